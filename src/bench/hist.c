@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Log-linear latency histogram (see hist.h for the error bound and units). This file owns the
+ * bucket index math and the readers; it allocates nothing and frees nothing: the caller owns
+ * every cp__hist. A histogram is written by one thread at a time; merge after join.
+ *
+ * Bucket layout: a value v (ns) keeps its top 8 significant bits. With shift = max(0, msb - 7)
+ * and sub = v >> shift (in [128, 256) once v >= 256, or v itself below), the bucket index is
+ * shift * 128 + sub: one formula for both the exact low range and the log-linear rest, and
+ * contiguous indices (255 -> 255, 256 -> 256).
+ */
+#include "bench/hist.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Bucket index of a value already clamped to CP__HIST_MAX_NS. */
+static inline size_t bucket_of(uint64_t v) {
+    /* v | 1 keeps clzll defined for v = 0. */
+    unsigned msb = 63u - (unsigned)__builtin_clzll(v | 1u);
+    unsigned shift = msb > CP__HIST_SUB_BITS ? msb - CP__HIST_SUB_BITS : 0;
+    return ((size_t)shift << CP__HIST_SUB_BITS) + (size_t)(v >> shift);
+}
+
+/* Inverse of bucket_of: smallest value of bucket i and its width (both ns). */
+static void bucket_range(size_t i, uint64_t *lower, uint64_t *width) {
+    if (i < 2 * CP__HIST_SUB_COUNT) {
+        *lower = i;
+        *width = 1;
+        return;
+    }
+    unsigned shift = (unsigned)(i >> CP__HIST_SUB_BITS) - 1u;
+    uint64_t sub = i - ((size_t)shift << CP__HIST_SUB_BITS);
+    *lower = sub << shift;
+    *width = 1ull << shift;
+}
+
+/* The value reported for bucket i: its middle, so the error is at most half a bucket, kept
+ * inside [min, max] so that the extremes never look worse (or better) than what was seen. */
+static double bucket_value_us(const cp__hist *h, size_t i) {
+    uint64_t lower, width;
+    bucket_range(i, &lower, &width);
+    uint64_t v = lower + width / 2;
+    if (v < h->min_ns)
+        v = h->min_ns;
+    if (v > h->max_ns)
+        v = h->max_ns;
+    return (double)v / 1000.0;
+}
+
+void cp__hist_init(cp__hist *h) {
+    memset(h, 0, sizeof(*h));
+    h->min_ns = UINT64_MAX;
+}
+
+void cp__hist_reset(cp__hist *h) {
+    cp__hist_init(h);
+}
+
+void cp__hist_record_ns(cp__hist *h, uint64_t ns) {
+    cp__hist_record_n_ns(h, ns, 1);
+}
+
+void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n) {
+    if (n == 0)
+        return;
+    if (ns > CP__HIST_MAX_NS) {
+        ns = CP__HIST_MAX_NS;
+        h->clamped += n;
+    }
+    h->buckets[bucket_of(ns)] += n;
+    h->count += n;
+    h->sum_ns += ns * n;
+    if (ns < h->min_ns)
+        h->min_ns = ns;
+    if (ns > h->max_ns)
+        h->max_ns = ns;
+}
+
+/* Bucket-wise sum: both histograms share one layout, so merging loses nothing. */
+void cp__hist_merge(cp__hist *dst, const cp__hist *src) {
+    if (src->count == 0)
+        return;
+    for (size_t i = 0; i < CP__HIST_BUCKETS; i++)
+        dst->buckets[i] += src->buckets[i];
+    dst->count += src->count;
+    dst->clamped += src->clamped;
+    dst->sum_ns += src->sum_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+}
+
+uint64_t cp__hist_count(const cp__hist *h) {
+    return h->count;
+}
+
+uint64_t cp__hist_clamped(const cp__hist *h) {
+    return h->clamped;
+}
+
+double cp__hist_min_us(const cp__hist *h) {
+    return h->count ? (double)h->min_ns / 1000.0 : 0.0;
+}
+
+double cp__hist_max_us(const cp__hist *h) {
+    return h->count ? (double)h->max_ns / 1000.0 : 0.0;
+}
+
+double cp__hist_mean_us(const cp__hist *h) {
+    return h->count ? (double)h->sum_ns / (double)h->count / 1000.0 : 0.0;
+}
+
+/* Rank (1-based) of the p-th percentile: ceil(p/100 * count), at least 1. The tiny relative
+ * slack keeps 99.9% of 1000 at rank 999 despite 99.9 not being exact in binary. */
+static uint64_t rank_of(const cp__hist *h, double p) {
+    if (!(p > 0.0)) /* also NaN */
+        return 1;
+    if (p >= 100.0)
+        return h->count;
+    double r = p / 100.0 * (double)h->count;
+    r = ceil(r - r * 1e-12);
+    if (r < 1.0)
+        return 1;
+    if (r >= (double)h->count)
+        return h->count;
+    return (uint64_t)r;
+}
+
+/* Value of the given rank: exact at both ends (min and max are tracked), the middle of the
+ * bucket holding that rank elsewhere. */
+static double value_at_rank(const cp__hist *h, uint64_t rank) {
+    if (rank <= 1)
+        return (double)h->min_ns / 1000.0;
+    if (rank >= h->count)
+        return (double)h->max_ns / 1000.0;
+    uint64_t cum = 0;
+    for (size_t i = bucket_of(h->min_ns); i < CP__HIST_BUCKETS; i++) {
+        cum += h->buckets[i];
+        if (cum >= rank)
+            return bucket_value_us(h, i);
+    }
+    return (double)h->max_ns / 1000.0; /* unreachable when counts are consistent */
+}
+
+double cp__hist_percentile_us(const cp__hist *h, double p) {
+    if (h->count == 0)
+        return 0.0;
+    return value_at_rank(h, rank_of(h, p));
+}
+
+void cp__hist_iter_init(cp__hist_iter *it, const cp__hist *h) {
+    it->h = h;
+    it->idx = h->count ? bucket_of(h->min_ns) : CP__HIST_BUCKETS;
+    it->cum = 0;
+}
+
+bool cp__hist_iter_next(cp__hist_iter *it, cp__hist_point *pt) {
+    const cp__hist *h = it->h;
+    while (it->idx < CP__HIST_BUCKETS && h->buckets[it->idx] == 0)
+        it->idx++;
+    if (it->idx >= CP__HIST_BUCKETS)
+        return false;
+    size_t i = it->idx++;
+    it->cum += h->buckets[i];
+    pt->count = it->cum;
+    pt->percentile = 100.0 * (double)it->cum / (double)h->count;
+    /* The last bucket holds the max: report it exactly. */
+    pt->value_us = it->cum == h->count ? (double)h->max_ns / 1000.0 : bucket_value_us(h, i);
+    return true;
+}
+
+/* Points evenly spaced in "number of nines", the usual latency-by-percentile chart, so the tail
+ * gets as many points as the body. Stops before the rank reaches count, then adds the max. */
+size_t cp__hist_curve(const cp__hist *h, unsigned per_decade, cp__hist_point *out, size_t cap) {
+    if (h->count == 0 || cap == 0)
+        return 0;
+    if (per_decade == 0)
+        per_decade = 1;
+    size_t n = 0;
+    /* 20 decades is beyond the precision of a double anyway: a hard bound on the loop. */
+    for (unsigned i = 0; i < per_decade * 20u && n + 1 < cap; i++) {
+        double p = 100.0 * (1.0 - pow(10.0, -(double)i / (double)per_decade));
+        uint64_t rank = rank_of(h, p);
+        if (rank >= h->count)
+            break;
+        out[n].percentile = p;
+        out[n].value_us = value_at_rank(h, rank);
+        out[n].count = rank;
+        n++;
+    }
+    out[n].percentile = 100.0;
+    out[n].value_us = (double)h->max_ns / 1000.0;
+    out[n].count = h->count;
+    return n + 1;
+}
