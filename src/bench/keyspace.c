@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Key space of the bench engine: PRNG, key names, key index generators and verifiable values
+ * (see keyspace.h for the formats). Owns only the value template of a cp__valuefmt (malloc'd in
+ * cp__valuefmt_init, freed in cp__valuefmt_free); everything else writes into caller memory.
+ * No global state: generators belong to one thread, formats are read-only once initialised.
+ */
+#include "bench/keyspace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- PRNG ----------------------------------------------------------------------------------- */
+
+/* splitmix64: turns any seed (even 0, or seeds differing by one bit) into well-mixed words, the
+ * recommended way to fill xoshiro's state. */
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
+
+void cp__rng_seed(cp__rng *r, uint64_t seed, uint64_t stream) {
+    /* Mix the stream in through a second splitmix round so seed+1/stream and seed/stream+1 do
+     * not collide. */
+    uint64_t x = seed;
+    uint64_t mixed = splitmix64(&x) ^ (stream * 0xd1342543de82ef95ull + 0x2545f4914f6cdd1dull);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&mixed);
+}
+
+/* xoshiro256**: fast (a few ns), 256-bit state, passes BigCrush; no global state. */
+uint64_t cp__rng_next(cp__rng *r) {
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Multiply-shift (Lemire) instead of modulo: no division on the hot path. */
+uint64_t cp__rng_below(cp__rng *r, uint64_t n) {
+#ifdef __SIZEOF_INT128__
+    return (uint64_t)(((unsigned __int128)cp__rng_next(r) * n) >> 64);
+#else
+    return (uint64_t)(cp__rng_double(r) * (double)n);
+#endif
+}
+
+double cp__rng_double(cp__rng *r) {
+    return (double)(cp__rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* ---- decimal formatting --------------------------------------------------------------------- */
+
+/* Writes n in decimal, at least `width` digits (zero-padded), to out; returns the length.
+ * Digits are produced backwards into a stack buffer: no division by powers of ten table walk,
+ * no snprintf (which would dominate key generation). */
+static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
+    char tmp[24];
+    size_t i = sizeof(tmp);
+    do {
+        tmp[--i] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n != 0);
+    while (sizeof(tmp) - i < width)
+        tmp[--i] = '0';
+    size_t len = sizeof(tmp) - i;
+    memcpy(out, tmp + i, len);
+    return len;
+}
+
+static unsigned digits_u64(uint64_t n) {
+    unsigned d = 1;
+    while (n >= 10) {
+        n /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* ---- key names ------------------------------------------------------------------------------ */
+
+int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width) {
+    if (prefix == NULL)
+        prefix = "key:";
+    size_t len = strlen(prefix);
+    if (len > CP__KEY_PREFIX_MAX || width > 20 || memchr(prefix, '|', len) != NULL)
+        return CP__KS_EINVAL;
+    memcpy(f->prefix, prefix, len + 1);
+    f->prefix_len = len;
+    f->width = width;
+    return 0;
+}
+
+size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf) {
+    memcpy(buf, f->prefix, f->prefix_len);
+    return f->prefix_len + fmt_u64(n, f->width, buf + f->prefix_len);
+}
+
+size_t cp__key_max_len(const cp__keyfmt *f, uint64_t keys) {
+    unsigned d = digits_u64(keys > 0 ? keys - 1 : 0);
+    if (d < f->width)
+        d = f->width;
+    return f->prefix_len + d;
+}
+
+/* ---- distributions -------------------------------------------------------------------------- */
+
+int cp__dist_parse(const char *s, cp__dist *out) {
+    if (s == NULL)
+        return CP__KS_EINVAL;
+    if (strcmp(s, "uniform") == 0) {
+        out->kind = CP__DIST_UNIFORM;
+        out->zipf_s = 0;
+        return 0;
+    }
+    if (strcmp(s, "sequential") == 0) {
+        out->kind = CP__DIST_SEQUENTIAL;
+        out->zipf_s = 0;
+        return 0;
+    }
+    if (strncmp(s, "zipf:", 5) != 0)
+        return CP__KS_EINVAL;
+    const char *num = s + 5;
+    /* Plain decimals only: strtod would also take " 1", "0x1p0", "1e3", "inf", "nan". */
+    if (*num == '\0' || num[strspn(num, "0123456789.")] != '\0')
+        return CP__KS_EINVAL;
+    char *end;
+    errno = 0;
+    double v = strtod(num, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v) || !(v > 0.0) || v > 100.0)
+        return CP__KS_EINVAL;
+    out->kind = CP__DIST_ZIPF;
+    out->zipf_s = v;
+    return 0;
+}
+
+int cp__dist_format(const cp__dist *d, char *buf, size_t cap) {
+    switch (d->kind) {
+    case CP__DIST_SEQUENTIAL:
+        return snprintf(buf, cap, "sequential");
+    case CP__DIST_ZIPF:
+        return snprintf(buf, cap, "zipf:%g", d->zipf_s);
+    case CP__DIST_UNIFORM:
+    default:
+        return snprintf(buf, cap, "uniform");
+    }
+}
+
+/* Zipf by rejection-inversion (W. Hormann, G. Derflinger, "Rejection-inversion to generate
+ * variates from monotone discrete distributions", 1996): sample a continuous hat whose integral
+ * H has a closed-form inverse, round, and accept with a cheap test that almost always passes
+ * without evaluating H. O(1) time and memory for any number of keys and any exponent s > 0,
+ * unlike the CDF-table or harmonic-number approaches that are O(keys).
+ *
+ * With h(x) = x^-s, H(x) = (x^(1-s) - 1) / (1-s) (log x for s = 1). Both H and its inverse are
+ * written through expm1(t)/t and log1p(t)/t so they stay exact as s approaches 1. */
+static double expm1_over_x(double t) {
+    return fabs(t) > 1e-8 ? expm1(t) / t : 1.0 + t * 0.5 * (1.0 + t / 3.0);
+}
+
+static double log1p_over_x(double t) {
+    return fabs(t) > 1e-8 ? log1p(t) / t : 1.0 - t * (0.5 - t / 3.0);
+}
+
+static double zipf_h(double s, double x) {
+    return exp(-s * log(x));
+}
+
+static double zipf_H(double s, double x) {
+    double lx = log(x);
+    return expm1_over_x((1.0 - s) * lx) * lx;
+}
+
+static double zipf_H_inv(double s, double y) {
+    double t = y * (1.0 - s);
+    if (t < -1.0) /* rounding at the far end of the hat: stay in log1p's domain */
+        t = -1.0;
+    return exp(log1p_over_x(t) * y);
+}
+
+static void zipf_setup(cp__keygen *g, double s) {
+    g->s = s;
+    g->h_x1 = zipf_H(s, 1.5) - 1.0;
+    g->h_n = zipf_H(s, (double)g->keys + 0.5);
+    g->accept = 2.0 - zipf_H_inv(s, zipf_H(s, 2.5) - zipf_h(s, 2.0));
+}
+
+/* One zipf rank in [1, keys], returned as index rank - 1 (index 0 is the most popular). */
+static uint64_t zipf_next(cp__keygen *g) {
+    for (;;) {
+        double u = g->h_n + cp__rng_double(&g->rng) * (g->h_x1 - g->h_n);
+        double x = zipf_H_inv(g->s, u);
+        double kd = floor(x + 0.5);
+        if (kd < 1.0)
+            kd = 1.0;
+        else if (kd > (double)g->keys)
+            kd = (double)g->keys;
+        if (kd - x <= g->accept || u >= zipf_H(g->s, kd + 0.5) - zipf_h(g->s, kd))
+            return (uint64_t)kd - 1;
+    }
+}
+
+/* floor(keys * part / parts) without overflowing for any keys (parts < 2^32). */
+static uint64_t split_point(uint64_t keys, uint64_t part, uint64_t parts) {
+    return (keys / parts) * part + (keys % parts) * part / parts;
+}
+
+int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t seed, uint64_t part,
+                    uint64_t parts) {
+    if (d == NULL || keys == 0 || parts == 0 || part >= parts || parts > UINT32_MAX)
+        return CP__KS_EINVAL;
+    if (d->kind == CP__DIST_ZIPF && !(d->zipf_s > 0.0 && d->zipf_s <= 100.0))
+        return CP__KS_EINVAL;
+    if (d->kind != CP__DIST_UNIFORM && d->kind != CP__DIST_SEQUENTIAL && d->kind != CP__DIST_ZIPF)
+        return CP__KS_EINVAL;
+    memset(g, 0, sizeof(*g));
+    g->kind = d->kind;
+    g->keys = keys;
+    cp__rng_seed(&g->rng, seed, part);
+    g->first = split_point(keys, part, parts);
+    g->end = split_point(keys, part + 1, parts);
+    g->next = g->first;
+    g->share = g->end - g->first;
+    if (g->first == g->end) {
+        /* More parts than keys: this part owns no key for a load (share 0), but a sequential
+         * bench still needs indices, so it walks all keys from its own offset. */
+        g->first = 0;
+        g->end = keys;
+        g->next = part % keys;
+    }
+    if (d->kind == CP__DIST_ZIPF)
+        zipf_setup(g, d->zipf_s);
+    return 0;
+}
+
+uint64_t cp__keygen_next(cp__keygen *g) {
+    switch (g->kind) {
+    case CP__DIST_SEQUENTIAL: {
+        uint64_t k = g->next++;
+        if (g->next >= g->end)
+            g->next = g->first;
+        return k;
+    }
+    case CP__DIST_ZIPF:
+        return zipf_next(g);
+    case CP__DIST_UNIFORM:
+    default:
+        return cp__rng_below(&g->rng, g->keys);
+    }
+}
+
+uint64_t cp__keygen_share(const cp__keygen *g) {
+    return g->kind == CP__DIST_SEQUENTIAL ? g->share : g->keys;
+}
+
+/* ---- values --------------------------------------------------------------------------------- */
+
+/* Filler alphabet: 64 printable bytes, no '|'. The byte at value offset i is pattern[i % 64],
+ * independent of key and header length, so one template serves every value. */
+static const char filler[64] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
+
+size_t cp__value_min_size(size_t keylen) {
+    return keylen + 2 + CP__VERSION_MAX_DIGITS;
+}
+
+int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, bool verifiable) {
+    v->value_size = 0;
+    v->tmpl = NULL;
+    if (value_size == 0)
+        return CP__KS_EINVAL;
+    if (value_size > CP__VALUE_MAX_SIZE)
+        return CP__KS_ETOOBIG;
+    if (verifiable && value_size < cp__value_min_size(max_keylen))
+        return CP__KS_ETOOSMALL;
+    char *t = malloc(value_size);
+    if (t == NULL)
+        return CP__KS_ENOMEM;
+    for (size_t i = 0; i < value_size; i++)
+        t[i] = filler[i & 63];
+    v->value_size = value_size;
+    v->tmpl = t;
+    return 0;
+}
+
+void cp__valuefmt_free(cp__valuefmt *v) {
+    free(v->tmpl);
+    v->tmpl = NULL;
+    v->value_size = 0;
+}
+
+size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
+                      char *buf) {
+    size_t size = v->value_size;
+    /* keylen + '|' + digits + '|' */
+    if (keylen + 2 + digits_u64(version) > size) {
+        memcpy(buf, v->tmpl, size);
+        return 0;
+    }
+    memcpy(buf, key, keylen);
+    size_t n = keylen;
+    buf[n++] = '|';
+    n += fmt_u64(version, 0, buf + n);
+    buf[n++] = '|';
+    memcpy(buf + n, v->tmpl + n, size - n);
+    return n;
+}
+
+/* Parses "<digits>|" at p (at most CP__VERSION_MAX_DIGITS digits, value <= UINT32_MAX).
+ * Returns the bytes consumed including the '|', or 0 if malformed. */
+static size_t parse_version(const char *p, size_t avail, uint32_t *out) {
+    uint64_t v = 0;
+    size_t i = 0;
+    while (i < avail && p[i] >= '0' && p[i] <= '9') {
+        if (i == CP__VERSION_MAX_DIGITS)
+            return 0;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+        i++;
+    }
+    if (i == 0 || i >= avail || p[i] != '|' || v > UINT32_MAX)
+        return 0;
+    *out = (uint32_t)v;
+    return i + 1;
+}
+
+/* Checks, cheapest first, that the reply is this key's value: header names the key, version
+ * parses, size is exact, and the filler matches byte for byte (memcmp against the template), so
+ * a value overwritten on a node, truncated, or routed to the wrong request is always caught. A
+ * reply for another key is told apart from garbage so the caller can report misrouting. */
+cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, size_t len,
+                                   const char *key, size_t keylen, uint32_t *version_out) {
+    uint32_t version;
+    if (len > keylen && reply[keylen] == '|' && memcmp(reply, key, keylen) == 0) {
+        size_t n = parse_version(reply + keylen + 1, len - keylen - 1, &version);
+        if (n == 0)
+            return CP__VERIFY_BAD_FORMAT;
+        if (version_out != NULL)
+            *version_out = version;
+        if (len != v->value_size)
+            return CP__VERIFY_WRONG_SIZE;
+        size_t hdr = keylen + 1 + n;
+        if (memcmp(reply + hdr, v->tmpl + hdr, len - hdr) != 0)
+            return CP__VERIFY_BAD_FORMAT;
+        return CP__VERIFY_OK;
+    }
+    /* Not ours: another key's well-formed header "<k>|<digits>|", k non-empty and short? */
+    size_t scan = len < CP__KEY_MAX_LEN + 1 ? len : CP__KEY_MAX_LEN + 1;
+    const char *bar = memchr(reply, '|', scan);
+    if (bar != NULL && bar != reply) {
+        size_t klen = (size_t)(bar - reply);
+        if (parse_version(bar + 1, len - klen - 1, &version) != 0)
+            return CP__VERIFY_WRONG_KEY;
+    }
+    return CP__VERIFY_BAD_FORMAT;
+}
+
+const char *cp__verify_result_str(cp__verify_result r) {
+    switch (r) {
+    case CP__VERIFY_OK:
+        return "ok";
+    case CP__VERIFY_WRONG_KEY:
+        return "wrong key";
+    case CP__VERIFY_BAD_FORMAT:
+        return "bad format";
+    case CP__VERIFY_WRONG_SIZE:
+        return "wrong size";
+    }
+    return "unknown";
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Key space of the bench engine (private to src/bench/): key names, per-thread key index
+ * generators (uniform, sequential, zipf) on a seeded PRNG, and verifiable values.
+ *
+ * Keys are "<prefix><n>" (default prefix "key:"), n in [0, keys), optionally zero-padded to a
+ * fixed width. Values are exactly value_size bytes: "<key>|<version>|" followed by a fixed
+ * filler pattern whose byte at offset i depends only on i, so a GET reply can be checked to
+ * belong to the key asked for, and a corrupted or truncated value cannot pass.
+ *
+ * Memory: cp__keyfmt, cp__rng and cp__keygen are plain caller-allocated structs, fixed size
+ * whatever the number of keys (no per-key tables: 50 million keys cost nothing here).
+ * cp__valuefmt owns one heap buffer of value_size bytes (the filler template), allocated by
+ * cp__valuefmt_init and freed by cp__valuefmt_free. Generating, formatting and verifying never
+ * allocate: they write into caller buffers.
+ *
+ * Threads: no global state. A cp__keygen / cp__rng belongs to one thread. cp__keyfmt and an
+ * initialised cp__valuefmt are read-only after init and may be shared by all threads.
+ */
+#ifndef CLUSTERPIPE_KEYSPACE_H
+#define CLUSTERPIPE_KEYSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes of this module (negative, 0 = ok). */
+#define CP__KS_EINVAL (-1)    /* bad argument: empty spec, S <= 0, keys = 0, part >= parts ... */
+#define CP__KS_ETOOSMALL (-2) /* value_size cannot hold "<key>|<version>|" */
+#define CP__KS_ETOOBIG (-3)   /* value_size above CP__VALUE_MAX_SIZE */
+#define CP__KS_ENOMEM (-4)
+
+#define CP__KEY_PREFIX_MAX 64 /* bytes of prefix, without NUL */
+#define CP__KEY_MAX_LEN (CP__KEY_PREFIX_MAX + 20)
+#define CP__VALUE_MAX_SIZE (512u * 1024u * 1024u) /* redis proto-max-bulk-len default */
+#define CP__VERSION_MAX_DIGITS 10                 /* versions are uint32_t, in decimal */
+
+/* ---- PRNG: xoshiro256**, seeded through splitmix64 ------------------------------------------ */
+
+typedef struct cp__rng {
+    uint64_t s[4];
+} cp__rng;
+
+/* Seeds from (seed, stream): different streams (e.g. thread numbers) give independent
+ * sequences for one seed. Never fails; any seed is fine, including 0. */
+void cp__rng_seed(cp__rng *r, uint64_t seed, uint64_t stream);
+uint64_t cp__rng_next(cp__rng *r);
+/* Uniform in [0, n); n = 0 returns 0. Multiply-shift, bias at most n / 2^64. */
+uint64_t cp__rng_below(cp__rng *r, uint64_t n);
+/* Uniform double in [0, 1), 53 random bits. */
+double cp__rng_double(cp__rng *r);
+
+/* ---- key names ------------------------------------------------------------------------------ */
+
+typedef struct cp__keyfmt {
+    char prefix[CP__KEY_PREFIX_MAX + 1];
+    size_t prefix_len;
+    unsigned width; /* minimum digits, zero-padded; 0 = no padding */
+} cp__keyfmt;
+
+/* prefix NULL means "key:". width: 0 (none) .. 20. The prefix may be any bytes except NUL and
+ * '|' (the value separator). Returns 0 or CP__KS_EINVAL (prefix too long, '|', width > 20). */
+int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width);
+
+/* Writes key n into buf (no NUL; buf must hold CP__KEY_MAX_LEN bytes). Returns its length. */
+size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf);
+
+/* Longest key among n in [0, keys): for sizing buffers and checking value_size up front. */
+size_t cp__key_max_len(const cp__keyfmt *f, uint64_t keys);
+
+/* ---- key index generators ------------------------------------------------------------------- */
+
+typedef enum cp__dist_kind {
+    CP__DIST_UNIFORM = 0,
+    CP__DIST_SEQUENTIAL,
+    CP__DIST_ZIPF,
+} cp__dist_kind;
+
+typedef struct cp__dist {
+    cp__dist_kind kind;
+    double zipf_s; /* exponent, > 0, only for CP__DIST_ZIPF */
+} cp__dist;
+
+/* Parses a --key-dist value: "uniform", "sequential" or "zipf:S" with S a decimal > 0 (and
+ * finite, at most 100). Returns 0 or CP__KS_EINVAL; *out untouched on error. */
+int cp__dist_parse(const char *s, cp__dist *out);
+
+/* Writes the canonical spelling of d ("uniform", "sequential", "zipf:0.99") into buf (NUL
+ * terminated, truncated to cap). Returns what snprintf returns. For reports. */
+int cp__dist_format(const cp__dist *d, char *buf, size_t cap);
+
+typedef struct cp__keygen {
+    cp__dist_kind kind;
+    uint64_t keys;
+    cp__rng rng;
+    /* sequential: range walked [first, end), next index, keys owned by this part */
+    uint64_t first, end, next, share;
+    /* zipf (rejection-inversion): precomputed constants */
+    double s, h_x1, h_n, accept;
+} cp__keygen;
+
+/* Prepares a generator over [0, keys) for one part of `parts` (a part is a thread, or a
+ * thread's client: any split the engine wants). seed and part give the random stream, so each
+ * part draws independently and a run is reproducible from its seed.
+ * Sequential: part p walks its own contiguous range [keys*p/parts, keys*(p+1)/parts) in order
+ * and wraps around; the parts together cover every key exactly once per lap, without overlap
+ * (cp__keygen_share() tells how many keys a lap has). Uniform and zipf ignore the split except
+ * for the stream. Zipf: index 0 is the most popular key; O(1) time and memory per sample.
+ * Returns 0 or CP__KS_EINVAL (keys = 0, parts = 0, part >= parts, bad zipf exponent). */
+int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t seed, uint64_t part,
+                    uint64_t parts);
+
+/* Next key index in [0, keys). */
+uint64_t cp__keygen_next(cp__keygen *g);
+
+/* Keys in one sequential lap of this part (may be 0 when parts > keys); for the other
+ * distributions, keys. */
+uint64_t cp__keygen_share(const cp__keygen *g);
+
+/* ---- values --------------------------------------------------------------------------------- */
+
+typedef enum cp__verify_result {
+    CP__VERIFY_OK = 0,
+    CP__VERIFY_WRONG_KEY,  /* a well-formed value, but it names another key */
+    CP__VERIFY_BAD_FORMAT, /* not a value of ours, or header/filler corrupted */
+    CP__VERIFY_WRONG_SIZE, /* our header for this key, but not value_size bytes */
+} cp__verify_result;
+
+typedef struct cp__valuefmt {
+    size_t value_size;
+    char *tmpl; /* value_size bytes of filler pattern (owned) */
+} cp__valuefmt;
+
+/* Smallest value_size that holds "<key>|<version>|" for a key of keylen bytes and any
+ * version: keylen + 2 + CP__VERSION_MAX_DIGITS. */
+size_t cp__value_min_size(size_t keylen);
+
+/* Prepares values of value_size bytes. With `verifiable`, value_size must be at least
+ * cp__value_min_size(max_keylen) (else CP__KS_ETOOSMALL): every value then carries its header.
+ * Without it any size >= 1 works and a value too small for its header is pure filler (such
+ * values cannot be verified; the CLI only allows that with --no-verify).
+ * Returns 0, CP__KS_EINVAL (value_size 0), CP__KS_ETOOSMALL, CP__KS_ETOOBIG or CP__KS_ENOMEM.
+ * On success the caller must call cp__valuefmt_free(). */
+int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, bool verifiable);
+/* Frees the template; safe on a zeroed or already freed struct. */
+void cp__valuefmt_free(cp__valuefmt *v);
+
+/* Writes exactly v->value_size bytes into buf: the header "<key>|<version>|" then filler.
+ * Returns the header length, or 0 if the header did not fit (pure filler; see init). */
+size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
+                      char *buf);
+
+/* Checks a GET reply against the key it was asked for. On CP__VERIFY_OK and
+ * CP__VERIFY_WRONG_SIZE, *version_out (if not NULL) gets the version read from the header.
+ * Reads only reply[0, len); never writes. */
+cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, size_t len,
+                                   const char *key, size_t keylen, uint32_t *version_out);
+
+/* "ok", "wrong key", "bad format", "wrong size". */
+const char *cp__verify_result_str(cp__verify_result r);
+
+#endif /* CLUSTERPIPE_KEYSPACE_H */

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Unit tests for the key space (src/bench/keyspace.c): PRNG streams, key names, --key-dist
+ * parsing, sequential coverage without overlap, uniform range, zipf against the exact
+ * distribution, and value generation / verification including every failure kind.
+ * Single-threaded; all randomness is seeded, so results are reproducible.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/keyspace.h"
+
+static void test_rng_streams(void **state) {
+    (void)state;
+    cp__rng a, b, c;
+    cp__rng_seed(&a, 42, 0);
+    cp__rng_seed(&b, 42, 0);
+    cp__rng_seed(&c, 42, 1);
+    int same_ab = 0, same_ac = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t x = cp__rng_next(&a), y = cp__rng_next(&b), z = cp__rng_next(&c);
+        same_ab += x == y;
+        same_ac += x == z;
+    }
+    assert_int_equal(same_ab, 1000);
+    assert_int_equal(same_ac, 0);
+
+    /* Seed 0 works and below() stays in range and covers it. */
+    cp__rng_seed(&a, 0, 0);
+    int seen[10] = {0};
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = cp__rng_below(&a, 10);
+        assert_true(v < 10);
+        seen[v]++;
+        double d = cp__rng_double(&a);
+        assert_true(d >= 0.0 && d < 1.0);
+    }
+    for (int i = 0; i < 10; i++)
+        assert_true(seen[i] > 9500 && seen[i] < 10500);
+    assert_int_equal(cp__rng_below(&a, 0), 0);
+    assert_int_equal(cp__rng_below(&a, 1), 0);
+}
+
+static void test_key_format(void **state) {
+    (void)state;
+    cp__keyfmt f;
+    char buf[CP__KEY_MAX_LEN];
+    assert_int_equal(cp__keyfmt_init(&f, NULL, 0), 0);
+    size_t n = cp__key_format(&f, 0, buf);
+    assert_int_equal(n, 5);
+    assert_memory_equal(buf, "key:0", 5);
+    n = cp__key_format(&f, 49999999, buf);
+    assert_int_equal(n, 12);
+    assert_memory_equal(buf, "key:49999999", 12);
+    n = cp__key_format(&f, UINT64_MAX, buf);
+    assert_int_equal(n, 24);
+    assert_memory_equal(buf, "key:18446744073709551615", 24);
+    assert_int_equal(cp__key_max_len(&f, 50000000), 12);
+    assert_int_equal(cp__key_max_len(&f, 1), 5);
+    assert_int_equal(cp__key_max_len(&f, 10), 5);
+    assert_int_equal(cp__key_max_len(&f, 11), 6);
+
+    assert_int_equal(cp__keyfmt_init(&f, "memtier-", 12), 0);
+    n = cp__key_format(&f, 1234, buf);
+    assert_int_equal(n, 20);
+    assert_memory_equal(buf, "memtier-000000001234", 20);
+    assert_int_equal(cp__key_max_len(&f, 100), 20);
+    n = cp__key_format(&f, 1234567890123ull, buf); /* wider than the padding */
+    assert_memory_equal(buf, "memtier-1234567890123", n);
+
+    assert_int_equal(cp__keyfmt_init(&f, "", 0), 0);
+    n = cp__key_format(&f, 7, buf);
+    assert_int_equal(n, 1);
+    assert_int_equal(buf[0], '7');
+
+    char longp[CP__KEY_PREFIX_MAX + 2];
+    memset(longp, 'p', sizeof(longp) - 1);
+    longp[sizeof(longp) - 1] = '\0';
+    assert_int_equal(cp__keyfmt_init(&f, longp, 0), CP__KS_EINVAL);
+    longp[CP__KEY_PREFIX_MAX] = '\0'; /* exactly the max is fine */
+    assert_int_equal(cp__keyfmt_init(&f, longp, 20), 0);
+    n = cp__key_format(&f, 0, buf);
+    assert_int_equal(n, CP__KEY_MAX_LEN);
+    assert_int_equal(cp__keyfmt_init(&f, "a|b", 0), CP__KS_EINVAL);
+    assert_int_equal(cp__keyfmt_init(&f, "k", 21), CP__KS_EINVAL);
+}
+
+static void test_dist_parse(void **state) {
+    (void)state;
+    cp__dist d;
+    char buf[32];
+    assert_int_equal(cp__dist_parse("uniform", &d), 0);
+    assert_int_equal(d.kind, CP__DIST_UNIFORM);
+    assert_int_equal(cp__dist_parse("sequential", &d), 0);
+    assert_int_equal(d.kind, CP__DIST_SEQUENTIAL);
+    cp__dist_format(&d, buf, sizeof(buf));
+    assert_string_equal(buf, "sequential");
+    assert_int_equal(cp__dist_parse("zipf:0.99", &d), 0);
+    assert_int_equal(d.kind, CP__DIST_ZIPF);
+    assert_true(d.zipf_s == 0.99);
+    cp__dist_format(&d, buf, sizeof(buf));
+    assert_string_equal(buf, "zipf:0.99");
+    assert_int_equal(cp__dist_parse("zipf:2", &d), 0);
+    assert_true(d.zipf_s == 2.0);
+    assert_int_equal(cp__dist_parse("zipf:.5", &d), 0);
+    assert_true(d.zipf_s == 0.5);
+
+    const char *bad[] = {
+        "",           "Uniform",  "zipf",       "zipf:",       "zipf:0",   "zipf:-1",
+        "zipf:x",     "zipf:1x",  "zipf: 1",    "zipf:inf",    "zipf:nan", "zipf:101",
+        "zipf:0x1p0", "zipf:1e3", "zipf:1.2.3", "sequential ", "uniform:3"};
+    d.kind = CP__DIST_SEQUENTIAL;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (cp__dist_parse(bad[i], &d) != CP__KS_EINVAL)
+            fail_msg("accepted \"%s\"", bad[i]);
+    }
+    assert_int_equal(d.kind, CP__DIST_SEQUENTIAL); /* untouched on error */
+    assert_int_equal(cp__dist_parse(NULL, &d), CP__KS_EINVAL);
+}
+
+static void test_keygen_init_errors(void **state) {
+    (void)state;
+    cp__keygen g;
+    cp__dist u = {CP__DIST_UNIFORM, 0}, z = {CP__DIST_ZIPF, 0};
+    assert_int_equal(cp__keygen_init(&g, &u, 0, 1, 0, 1), CP__KS_EINVAL);
+    assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 0, 0), CP__KS_EINVAL);
+    assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 3, 3), CP__KS_EINVAL);
+    assert_int_equal(cp__keygen_init(&g, &z, 10, 1, 0, 1), CP__KS_EINVAL);
+    assert_int_equal(cp__keygen_init(&g, NULL, 10, 1, 0, 1), CP__KS_EINVAL);
+}
+
+/* T parts of a sequential generator cover [0, K) exactly once per lap, then wrap. */
+static void check_sequential_cover(uint64_t keys, uint64_t parts) {
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    unsigned char *seen = calloc(keys, 1);
+    assert_non_null(seen);
+    uint64_t total = 0;
+    for (uint64_t p = 0; p < parts; p++) {
+        cp__keygen g;
+        assert_int_equal(cp__keygen_init(&g, &d, keys, 99, p, parts), 0);
+        uint64_t share = cp__keygen_share(&g);
+        total += share;
+        uint64_t first = 0;
+        for (uint64_t i = 0; i < share; i++) {
+            uint64_t k = cp__keygen_next(&g);
+            assert_true(k < keys);
+            if (i == 0)
+                first = k;
+            else
+                assert_int_equal(k, first + i); /* contiguous, in order */
+            seen[k]++;
+        }
+        if (share > 0)
+            assert_int_equal(cp__keygen_next(&g), first); /* wraps to its own start */
+        else
+            assert_true(cp__keygen_next(&g) < keys); /* still valid indices */
+    }
+    assert_int_equal(total, keys);
+    for (uint64_t k = 0; k < keys; k++)
+        if (seen[k] != 1)
+            fail_msg("keys=%lu parts=%lu: key %lu seen %u times", (unsigned long)keys,
+                     (unsigned long)parts, (unsigned long)k, seen[k]);
+    free(seen);
+}
+
+static void test_sequential(void **state) {
+    (void)state;
+    check_sequential_cover(1000, 1);
+    check_sequential_cover(1000, 7);
+    check_sequential_cover(1001, 10);
+    check_sequential_cover(5, 8); /* more parts than keys: some own nothing */
+    check_sequential_cover(1, 1);
+    check_sequential_cover(100003, 40);
+
+    /* Huge key counts split without overflow. */
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    cp__keygen g;
+    assert_int_equal(cp__keygen_init(&g, &d, UINT64_MAX, 1, 3, 4), 0);
+    assert_true(cp__keygen_next(&g) == UINT64_MAX / 4 * 3 + 3 * 3 / 4);
+}
+
+static void test_uniform(void **state) {
+    (void)state;
+    cp__dist d = {CP__DIST_UNIFORM, 0};
+    cp__keygen g, g2;
+    assert_int_equal(cp__keygen_init(&g, &d, 1000, 5, 0, 4), 0);
+    assert_int_equal(cp__keygen_init(&g2, &d, 1000, 5, 1, 4), 0);
+    assert_int_equal(cp__keygen_share(&g), 1000);
+    unsigned seen[1000] = {0};
+    int same = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t k = cp__keygen_next(&g);
+        assert_true(k < 1000);
+        seen[k]++;
+        same += k == cp__keygen_next(&g2);
+    }
+    for (int i = 0; i < 1000; i++)
+        assert_true(seen[i] > 100 && seen[i] < 300); /* expected 200 */
+    assert_true(same < 1000);                        /* parts draw independent streams */
+
+    /* 50 million keys: the generator's memory is its fixed struct. */
+    assert_int_equal(cp__keygen_init(&g, &d, 50000000, 5, 0, 1), 0);
+    uint64_t mx = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t k = cp__keygen_next(&g);
+        assert_true(k < 50000000);
+        if (k > mx)
+            mx = k;
+    }
+    assert_true(mx > 49000000);
+}
+
+/* Empirical zipf frequencies match p(k) = k^-s / sum_j j^-s within a small total variation
+ * distance, and the top ranks match individually. */
+static void check_zipf(uint64_t keys, double s) {
+    cp__dist d = {CP__DIST_ZIPF, s};
+    cp__keygen g;
+    assert_int_equal(cp__keygen_init(&g, &d, keys, 7, 0, 1), 0);
+    enum { N = 1000000 };
+    uint64_t *cnt = calloc(keys, sizeof(*cnt));
+    assert_non_null(cnt);
+    for (int i = 0; i < N; i++) {
+        uint64_t k = cp__keygen_next(&g);
+        assert_true(k < keys);
+        cnt[k]++;
+    }
+    double norm = 0;
+    for (uint64_t k = 1; k <= keys; k++)
+        norm += pow((double)k, -s);
+    double tv = 0;
+    for (uint64_t k = 1; k <= keys; k++)
+        tv += fabs((double)cnt[k - 1] / N - pow((double)k, -s) / norm);
+    tv /= 2;
+    if (tv > 0.01)
+        fail_msg("zipf keys=%lu s=%g: total variation %.4f", (unsigned long)keys, s, tv);
+    for (uint64_t k = 1; k <= 3 && k <= keys; k++) {
+        double want = pow((double)k, -s) / norm, got = (double)cnt[k - 1] / N;
+        if (fabs(got - want) > 0.005 + 0.02 * want)
+            fail_msg("zipf keys=%lu s=%g rank %lu: %.4f want %.4f", (unsigned long)keys, s,
+                     (unsigned long)k, got, want);
+    }
+    free(cnt);
+}
+
+static void test_zipf(void **state) {
+    (void)state;
+    check_zipf(100, 0.5);
+    check_zipf(100, 0.99);
+    check_zipf(100, 1.0);
+    check_zipf(1000, 1.2);
+    check_zipf(50, 2.0);
+    check_zipf(10, 5.0);
+    check_zipf(1, 1.0);
+    check_zipf(2, 0.01);
+
+    /* 50 million keys, s = 1: P(index 0) = 1 / H(5e7) ~= 0.0546; no table, O(1) per sample. */
+    cp__dist d = {CP__DIST_ZIPF, 1.0};
+    cp__keygen g;
+    assert_int_equal(cp__keygen_init(&g, &d, 50000000, 3, 0, 1), 0);
+    uint64_t zero = 0, high = 0;
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t k = cp__keygen_next(&g);
+        assert_true(k < 50000000);
+        zero += k == 0;
+        high += k >= 25000000;
+    }
+    double h = log(5e7) + 0.5772156649 + 1.0 / (2 * 5e7);
+    assert_true(fabs((double)zero / 1e6 - 1.0 / h) < 0.002);
+    /* P(k >= K/2) = (H(K) - H(K/2)) / H(K) ~= ln 2 / H(K) */
+    assert_true(fabs((double)high / 1e6 - log(2.0) / h) < 0.002);
+}
+
+static void test_value_roundtrip(void **state) {
+    (void)state;
+    cp__keyfmt kf;
+    cp__valuefmt vf;
+    char key[CP__KEY_MAX_LEN];
+    assert_int_equal(cp__keyfmt_init(&kf, NULL, 0), 0);
+    size_t maxk = cp__key_max_len(&kf, 1000000);
+    assert_int_equal(cp__valuefmt_init(&vf, 100, maxk, true), 0);
+    char buf[128];
+    for (uint64_t n = 0; n < 1000000; n += 997) {
+        size_t kl = cp__key_format(&kf, n, key);
+        uint32_t ver = (uint32_t)(n * 2654435761u);
+        memset(buf, '#', sizeof(buf));
+        size_t hdr = cp__value_fill(&vf, key, kl, ver, buf);
+        assert_true(hdr > kl + 2);
+        assert_int_equal(buf[100], '#'); /* exactly value_size bytes written */
+        assert_memory_equal(buf, key, kl);
+        assert_int_equal(buf[kl], '|');
+        assert_int_equal(buf[hdr - 1], '|');
+        assert_null(memchr(buf + hdr, '|', 100 - hdr));
+        uint32_t got = 0;
+        assert_int_equal(cp__value_verify(&vf, buf, 100, key, kl, &got), CP__VERIFY_OK);
+        assert_int_equal(got, ver);
+        assert_int_equal(cp__value_verify(&vf, buf, 100, key, kl, NULL), CP__VERIFY_OK);
+    }
+    cp__value_fill(&vf, "key:5", 5, 12, buf);
+    assert_memory_equal(buf, "key:5|12|", 9);
+    cp__valuefmt_free(&vf);
+    cp__valuefmt_free(&vf); /* idempotent */
+}
+
+static void test_value_verify_failures(void **state) {
+    (void)state;
+    cp__valuefmt vf;
+    assert_int_equal(cp__valuefmt_init(&vf, 64, 12, true), 0);
+    char v[64], w[64], t[80];
+    uint32_t ver = 0;
+    cp__value_fill(&vf, "key:1", 5, 3, v);
+
+    /* Another key's value: wrong key, including a key that extends ours. */
+    cp__value_fill(&vf, "key:2", 5, 3, w);
+    assert_int_equal(cp__value_verify(&vf, w, 64, "key:1", 5, &ver), CP__VERIFY_WRONG_KEY);
+    cp__value_fill(&vf, "key:12", 6, 3, w);
+    assert_int_equal(cp__value_verify(&vf, w, 64, "key:1", 5, &ver), CP__VERIFY_WRONG_KEY);
+    assert_int_equal(cp__value_verify(&vf, v, 64, "key:12", 6, &ver), CP__VERIFY_WRONG_KEY);
+
+    /* Wrong size: truncated or longer, header still ours; version still reported. */
+    ver = 0;
+    assert_int_equal(cp__value_verify(&vf, v, 63, "key:1", 5, &ver), CP__VERIFY_WRONG_SIZE);
+    assert_int_equal(ver, 3);
+    memcpy(t, v, 64);
+    memset(t + 64, 'x', 16);
+    assert_int_equal(cp__value_verify(&vf, t, 80, "key:1", 5, &ver), CP__VERIFY_WRONG_SIZE);
+    assert_int_equal(cp__value_verify(&vf, v, 9, "key:1", 5, &ver), CP__VERIFY_WRONG_SIZE);
+
+    /* Corrupted filler (the last byte, the first byte after the header). */
+    memcpy(t, v, 64);
+    t[63] ^= 1;
+    assert_int_equal(cp__value_verify(&vf, t, 64, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+    memcpy(t, v, 64);
+    t[8] = 'Z';
+    assert_int_equal(cp__value_verify(&vf, t, 64, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+
+    /* Corrupted header: version not digits, missing separator, too many digits, > uint32. */
+    const char *hdrs[] = {"key:1|x|", "key:1||", "key:1|3x", "key:1|12345678901|",
+                          "key:1|4294967296|"};
+    for (size_t i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
+        memcpy(t, v, 64);
+        memcpy(t, hdrs[i], strlen(hdrs[i]));
+        if (cp__value_verify(&vf, t, 64, "key:1", 5, &ver) != CP__VERIFY_BAD_FORMAT)
+            fail_msg("accepted header %s", hdrs[i]);
+    }
+    /* The largest version fits exactly. */
+    memcpy(t, v, 64);
+    assert_int_equal(cp__value_fill(&vf, "key:1", 5, UINT32_MAX, t), 17);
+    assert_int_equal(cp__value_verify(&vf, t, 64, "key:1", 5, &ver), CP__VERIFY_OK);
+    assert_int_equal(ver, UINT32_MAX);
+
+    /* Garbage, replies of other commands, empty. */
+    assert_int_equal(cp__value_verify(&vf, "OK", 2, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+    assert_int_equal(cp__value_verify(&vf, "", 0, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+    assert_int_equal(cp__value_verify(&vf, "key:1", 5, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+    assert_int_equal(cp__value_verify(&vf, "|1|", 3, "key:1", 5, &ver), CP__VERIFY_BAD_FORMAT);
+    assert_int_equal(cp__value_verify(&vf, "corrupted-by-hand", 17, "key:1", 5, &ver),
+                     CP__VERIFY_BAD_FORMAT);
+
+    assert_string_equal(cp__verify_result_str(CP__VERIFY_OK), "ok");
+    assert_string_equal(cp__verify_result_str(CP__VERIFY_WRONG_KEY), "wrong key");
+    assert_string_equal(cp__verify_result_str(CP__VERIFY_BAD_FORMAT), "bad format");
+    assert_string_equal(cp__verify_result_str(CP__VERIFY_WRONG_SIZE), "wrong size");
+    cp__valuefmt_free(&vf);
+}
+
+/* Size limits: the documented minimum, non-verifiable small values, bounds. */
+static void test_value_sizes(void **state) {
+    (void)state;
+    cp__valuefmt vf;
+    char buf[64];
+    size_t min = cp__value_min_size(12);
+    assert_int_equal(min, 24);
+    assert_int_equal(cp__valuefmt_init(&vf, min - 1, 12, true), CP__KS_ETOOSMALL);
+    assert_int_equal(cp__valuefmt_init(&vf, min, 12, true), 0);
+    assert_int_equal(cp__value_fill(&vf, "key:49999999", 12, UINT32_MAX, buf), 24);
+    assert_int_equal(cp__value_verify(&vf, buf, 24, "key:49999999", 12, NULL), CP__VERIFY_OK);
+    cp__valuefmt_free(&vf);
+
+    /* Not verifiable (--no-verify): tiny values are pure filler, header dropped. */
+    assert_int_equal(cp__valuefmt_init(&vf, 3, 12, false), 0);
+    memset(buf, '#', sizeof(buf));
+    assert_int_equal(cp__value_fill(&vf, "key:49999999", 12, 1, buf), 0);
+    assert_memory_equal(buf, "012#", 4);
+    assert_int_equal(cp__value_verify(&vf, buf, 3, "key:49999999", 12, NULL),
+                     CP__VERIFY_BAD_FORMAT);
+    cp__valuefmt_free(&vf);
+    /* ... while a short version still fits in a small non-verifiable value. */
+    assert_int_equal(cp__valuefmt_init(&vf, 8, 12, false), 0);
+    assert_int_equal(cp__value_fill(&vf, "k:1", 3, 7, buf), 6);
+    assert_memory_equal(buf, "k:1|7|67", 8);
+    cp__valuefmt_free(&vf);
+
+    assert_int_equal(cp__valuefmt_init(&vf, 0, 0, false), CP__KS_EINVAL);
+    assert_int_equal(cp__valuefmt_init(&vf, CP__VALUE_MAX_SIZE + 1, 0, false), CP__KS_ETOOBIG);
+    assert_null(vf.tmpl);
+
+    /* A large value: header then filler all the way. */
+    assert_int_equal(cp__valuefmt_init(&vf, 1 << 20, 12, true), 0);
+    char *big = malloc(1 << 20);
+    assert_non_null(big);
+    cp__value_fill(&vf, "key:7", 5, 1, big);
+    assert_int_equal(cp__value_verify(&vf, big, 1 << 20, "key:7", 5, NULL), CP__VERIFY_OK);
+    big[(1 << 20) - 1] = '|';
+    assert_int_equal(cp__value_verify(&vf, big, 1 << 20, "key:7", 5, NULL), CP__VERIFY_BAD_FORMAT);
+    free(big);
+    cp__valuefmt_free(&vf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rng_streams),
+        cmocka_unit_test(test_key_format),
+        cmocka_unit_test(test_dist_parse),
+        cmocka_unit_test(test_keygen_init_errors),
+        cmocka_unit_test(test_sequential),
+        cmocka_unit_test(test_uniform),
+        cmocka_unit_test(test_zipf),
+        cmocka_unit_test(test_value_roundtrip),
+        cmocka_unit_test(test_value_verify_failures),
+        cmocka_unit_test(test_value_sizes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
