@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Thin wrapper over CMake. `make` installs missing Debian packages and builds; `make test` also
+# runs the whole suite (unit + integration); `make demo` runs the twemproxy vs cluster comparison.
+BUILD      ?= build
+CMAKE_ARGS ?=
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps build test unit integration demo clean format format-check
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+integration: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L integration
+
+demo: build
+	$(BUILD)/clusterpipe compare --out results/demo
+
+format:
+	clang-format -i $$(find src include tests examples -name '*.[ch]')
+
+format-check:
+	clang-format --dry-run -Werror $$(find src include tests examples -name '*.[ch]')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Orchestration: bring up, inspect, operate and stop real topologies made of Debian's
+ * redis-server and nutcracker processes on 127.0.0.1. A topology lives in a directory that holds
+ * its configs, logs and a state file (state.json), so another process can find and stop it.
+ *
+ * Processes are tracked by PID and stopped by PID (SIGTERM, wait, SIGKILL), and only after
+ * checking /proc/PID/cmdline and the start time still match what was started. Nothing is ever
+ * stopped by name.
+ *
+ * Functions block (they spawn, wait for readiness, run admin commands). A cp_topo belongs to one
+ * thread at a time. Errors: return 0 or a negative CP_E* code with a message in `err`.
+ */
+#ifndef CLUSTERPIPE_ORCH_H
+#define CLUSTERPIPE_ORCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cp_topo_kind { CP_TOPO_CLUSTER = 1, CP_TOPO_TWEMPROXY = 2 } cp_topo_kind;
+
+typedef enum cp_proc_role {
+    CP_ROLE_MASTER = 1,  /* cluster master */
+    CP_ROLE_REPLICA = 2, /* cluster replica */
+    CP_ROLE_SHARD = 3,   /* plain redis-server behind twemproxy */
+    CP_ROLE_PROXY = 4    /* nutcracker */
+} cp_proc_role;
+
+struct cp_proc;
+
+typedef struct cp_up_opts {
+    cp_topo_kind kind;
+    int shards;               /* masters (cluster) or redis servers (twemproxy) */
+    int replicas;             /* cluster: replicas per master */
+    int proxies;              /* twemproxy: nutcracker processes, each fronting every shard */
+    int base_port;            /* first port tried; 0 = pick free ports from 30000 up */
+    const char *dir;          /* NULL: a new directory under $TMPDIR (or /tmp) */
+    const char *password;     /* requirepass / masterauth / redis_auth, NULL = none */
+    int persistence;          /* 0: no RDB/AOF */
+    const char *hash;         /* twemproxy: default "fnv1a_64" */
+    const char *distribution; /* twemproxy: default "ketama" */
+    int auto_eject;           /* twemproxy: auto_eject_hosts, default 0 */
+    int ephemeral;            /* 1: children die with the calling thread (tests, compare): they
+                                 get PR_SET_PDEATHSIG SIGKILL, which fires when the thread that
+                                 called cp_topo_up (or the op that spawned them) exits */
+    int quiet;                /* 1: the log hook is never called */
+
+    /* Binaries; NULL: search $PATH, then /usr/sbin, /usr/bin, /usr/local/bin, /usr/local/sbin. */
+    const char *redis_server; /* Debian package redis-server */
+    const char *nutcracker;   /* Debian package nutcracker */
+    /* Progress lines (no trailing newline), e.g. for the CLI to print on stderr. The library
+     * never prints. Called from the calling thread only. NULL: no progress. */
+    void (*log)(void *ud, const char *line);
+    /* Called right after each process is spawned (before it is waited for), also by later
+     * operations on the returned topology. Tests use it to record PIDs, or to kill a server
+     * during `up` to prove the cleanup. NULL: none. */
+    void (*on_spawn)(void *ud, const struct cp_proc *p);
+    void *hook_ud; /* passed to log and on_spawn */
+    /* When non-NULL and *cancel becomes non-zero (e.g. set by a SIGINT handler), cp_topo_up
+     * stops every process it started and returns CP_EIO with "interrupted" in err. Polled at
+     * least every 100 ms while waiting. */
+    const volatile sig_atomic_t *cancel;
+} cp_up_opts;
+
+#define CP_UP_OPTS_INIT                                                                            \
+    {CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0,                              \
+     NULL, NULL, NULL, NULL, NULL, NULL}
+
+/* One process of a topology, as recorded in the state file. */
+typedef struct cp_proc {
+    cp_proc_role role;
+    char host[64];
+    int port;
+    pid_t pid;
+    unsigned long long start_time; /* /proc/PID/stat field 22, to recognise our process */
+    char id[48];                   /* cluster node id ("" for shards and proxies) */
+    int master;                    /* replicas: index of the master in procs; else -1 */
+    int stats_port;                /* proxies: nutcracker's stats port (-s); else 0 */
+} cp_proc;
+
+typedef struct cp_topo cp_topo;
+
+/* Starts a topology and waits until it serves (cluster: every node cluster_state:ok and all
+ * agree on the slot map and roles, replicas linked; twemproxy: every proxy answers a SET/GET round
+ * trip). On success *out is owned by the caller (cp_topo_free; the processes keep running).
+ *
+ * opt->dir may name a missing or empty directory, or one holding a topology that is fully down
+ * (its files are replaced); a directory with a live topology is refused. Ports: with base_port
+ * > 0, ports base_port, base_port+1, ... are used in order (cluster: masters, then replicas;
+ * twemproxy: shards, proxies, then the proxies' stats ports) and a busy one is an error naming
+ * it; with 0, free ports are picked from a PID-dependent point in 30000..39999 up, and a port
+ * lost to a concurrent starter is replaced.
+ *
+ * On failure every process already started is stopped, `err` says which server failed (with the
+ * tail of its log), and the directory is kept with the logs (state.json then records only dead
+ * processes; `cp_topo_open` + `cp_topo_down` remove it), except that an auto-created directory is
+ * removed when the failure was *opt->cancel. Blocks for seconds. */
+int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen);
+
+/* Opens the topology recorded in dir/state.json. */
+int cp_topo_open(const char *dir, cp_topo **out, char *err, size_t errlen);
+
+/* Stops every process (by PID, verified), then removes the directory unless keep_dir. Safe to
+ * call on a topology that is already down. Does not free t. */
+int cp_topo_down(cp_topo *t, int keep_dir, char *err, size_t errlen);
+
+/* Frees the handle only; processes are not touched. */
+void cp_topo_free(cp_topo *t);
+
+cp_topo_kind cp_topo_get_kind(const cp_topo *t);
+const char *cp_topo_dir(const cp_topo *t);
+const char *cp_topo_password(const cp_topo *t); /* NULL when none */
+size_t cp_topo_nprocs(const cp_topo *t);
+const cp_proc *cp_topo_proc(const cp_topo *t, size_t i);
+
+/* "127.0.0.1:p,..." of the cluster masters (cluster) or the proxies (twemproxy), written into
+ * buf. Returns 0, or CP_EINVAL when buf is too small. */
+int cp_topo_endpoints(const cp_topo *t, char *buf, size_t len);
+
+/* 1 when process i is alive and is the process we started, else 0. */
+int cp_topo_alive(const cp_topo *t, size_t i);
+
+/* 1 when the process pid, started at start_time (/proc/PID/stat field 22), is still alive (not a
+ * zombie) and its /proc/PID/cmdline names redis-server or nutcracker (a basename containing
+ * either). Lets a test or a script check "nothing left running" by PID after the topology handle
+ * is gone. Never signals anything. */
+int cp_orch_pid_alive(pid_t pid, unsigned long long start_time);
+
+/* Replace the progress hooks of an opened topology (cp_topo_open has none). Any may be NULL. */
+void cp_topo_set_hooks(cp_topo *t, void (*log)(void *ud, const char *line),
+                       void (*on_spawn)(void *ud, const cp_proc *p), void *ud);
+
+/* What `status` shows for one process. -1 means unknown (dead, unreachable, or not applicable:
+ * proxies have no used_memory/keys). */
+typedef struct cp_proc_stats {
+    int alive;              /* cp_topo_alive */
+    int reachable;          /* answered PING (after AUTH) */
+    long long used_memory;  /* redis: INFO memory used_memory, bytes */
+    long long rss;          /* /proc/PID/statm resident set, bytes */
+    long long keys;         /* redis: DBSIZE */
+    char reported_role[16]; /* redis: INFO replication role ("master"/"slave"); else "" */
+} cp_proc_stats;
+
+/* Fills *st for process i. Blocks briefly (one connection, 1 s timeouts). Returns 0, or CP_EINVAL
+ * for a bad index; an unreachable process is not an error (reachable = 0). */
+int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st);
+
+/* Health check without side effects. Cluster: every alive node answers, reports cluster_state:ok,
+ * and all agree on the slot map and the roles. Twemproxy: every process alive and answering PING.
+ * Returns 0 when healthy, else a negative CP_E* code with the first problem in err. Blocks. */
+int cp_topo_check(const cp_topo *t, char *err, size_t errlen);
+
+/* twemproxy: 1 when `hash` / `distribution` is a value nutcracker 0.5 accepts. */
+int cp_orch_twemproxy_hash_valid(const char *hash);
+int cp_orch_twemproxy_distribution_valid(const char *distribution);
+
+/* ---- operations (cluster unless said otherwise) ---------------------------------------------- */
+
+/* Adds an empty master (replica_of < 0) or a replica of proc replica_of; returns its index in
+ * *index. The new node has no slots. */
+int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_t errlen);
+
+/* Moves nslots slots owned by proc `from` to proc `to`, with their keys: SETSLOT IMPORTING and
+ * MIGRATING, MIGRATE ... KEYS in batches, SETSLOT NODE on every master. */
+int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *err,
+                          size_t errlen);
+
+/* Moves slots so every master owns an equal share (within one slot). */
+int cp_topo_rebalance(cp_topo *t, char *err, size_t errlen);
+
+/* Sends `sig` to process i (verified PID). SIGKILL simulates a crash. */
+int cp_topo_kill(cp_topo *t, size_t i, int sig, char *err, size_t errlen);
+
+/* Restarts process i with its original config and waits until it serves. */
+int cp_topo_restart(cp_topo *t, size_t i, char *err, size_t errlen);
+
+/* CLUSTER FAILOVER on replica i; waits until it reports role master. Swaps roles in the state. */
+int cp_topo_failover(cp_topo *t, size_t replica, char *err, size_t errlen);
+
+/* twemproxy: adds a redis-server shard and rewrites every proxy's config; returns its index. The
+ * running proxies keep their old shard list until cp_topo_restart_proxies. */
+int cp_topo_add_shard(cp_topo *t, size_t *index, char *err, size_t errlen);
+
+/* twemproxy: rewrites every proxy config from the current shard list and restarts the proxies
+ * one by one (twemproxy cannot reload). */
+int cp_topo_restart_proxies(cp_topo *t, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLUSTERPIPE_ORCH_H */

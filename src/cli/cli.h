@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Shared pieces of the `clusterpipe` command: subcommand entry points, exit codes and the flag
+ * value parsers every subcommand uses, so that a bad value gets the same clear message and exit
+ * code 2 everywhere. Only src/cli/ prints and exits.
+ */
+#ifndef CLUSTERPIPE_CLI_H
+#define CLUSTERPIPE_CLI_H
+
+#include <stddef.h>
+
+#define CP_EXIT_OK 0
+#define CP_EXIT_FAIL 1  /* the run failed: errors, mismatches, unreachable target */
+#define CP_EXIT_USAGE 2 /* bad command line */
+
+/* Prints "clusterpipe: <fmt>" and a hint to use --help on stderr. Returns CP_EXIT_USAGE. */
+int cp_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parse a decimal integer flag value in [min, max]. On error prints a message naming the flag
+ * and returns -1; else 0. Rejects empty strings, trailing junk, overflow. */
+int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long min, long max,
+                      long *out);
+int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min, int max,
+                     int *out);
+
+/* Subcommands: argv[0] is the subcommand name. Return an exit code. */
+int cp_cli_up(int argc, char **argv);
+int cp_cli_status(int argc, char **argv);
+int cp_cli_down(int argc, char **argv);
+
+#endif /* CLUSTERPIPE_CLI_H */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * What the router needs to know about a command: where its keys are, whether it only reads
+ * (so it may be re-sent after its outcome became unknown), and whether it may be split across
+ * slots. A static, const table; lookups are pure and thread-safe.
+ */
+#ifndef CLUSTERPIPE_COMMAND_H
+#define CLUSTERPIPE_COMMAND_H
+
+#include <stddef.h>
+
+#define CP__CMD_READONLY 0x1u /* never changes data: safe to re-send */
+#define CP__CMD_NOKEY 0x2u    /* has no key: any node may serve it */
+#define CP__CMD_NUMKEYS 0x4u  /* EVAL-style: argv[2] = number of keys, keys from argv[3] */
+#define CP__CMD_SPLIT 0x8u    /* multi-key command that may be split per slot */
+
+/* How a split command's sub-replies are merged back into one reply. */
+typedef enum cp__merge {
+    CP__MERGE_NONE = 0,
+    CP__MERGE_ARRAY, /* MGET: array of values in key order */
+    CP__MERGE_SUM,   /* DEL/EXISTS/UNLINK/TOUCH: sum of integers */
+    CP__MERGE_OK     /* MSET: +OK when every part said OK */
+} cp__merge;
+
+typedef struct cp__cmdinfo {
+    const char *name; /* upper case */
+    int first;        /* argv index of the first key (0 = none) */
+    int last;         /* argv index of the last key; negative counts from the end (-1 = last) */
+    int step;         /* distance between keys (MSET: 2) */
+    unsigned flags;   /* CP__CMD_* */
+    cp__merge merge;
+} cp__cmdinfo;
+
+/* Looks up a command name (any case, not NUL-terminated). Unknown commands get a generic entry:
+ * argv[1] is the key, not read-only; never NULL. */
+const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len);
+
+/* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for
+ * k < the returned count. Returns 0 for keyless commands and for malformed EVAL-style numkeys.
+ * Only argv[2] (the numkeys argument) is ever read. */
+int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv,
+                    const size_t *argvlen, int *first, int *step);
+
+#endif

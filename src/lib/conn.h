@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * One connection to one node: a non-blocking TCP socket, a bounded output buffer, a FIFO of the
+ * requests written or buffered and not yet answered, and a hiredis reader for the replies. It
+ * knows nothing about slots; the pipeline decides what goes where and what a reply means.
+ *
+ * Each FIFO entry carries an opaque 32-bit tag and the stream offset where its bytes start, so
+ * that when the connection breaks the owner can tell requests that were never written (safe to
+ * resend) from requests that were (outcome unknown).
+ *
+ * Connecting (and AUTH) blocks up to the connect timeout; everything else is non-blocking.
+ * Owned by its client; one thread.
+ */
+#ifndef CLUSTERPIPE_CONN_H
+#define CLUSTERPIPE_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "clusterpipe/clusterpipe.h"
+
+/* Above this many buffered bytes, the owner should stop filling and let writes drain. */
+#define CP__OBUF_SOFT_LIMIT (64 * 1024)
+
+typedef struct cp__connopts {
+    const char *username, *password;
+    int connect_timeout_ms, io_timeout_ms;
+} cp__connopts;
+
+typedef struct cp__inflight {
+    uint32_t tag;
+    uint64_t start; /* stream offset of the request's first byte */
+} cp__inflight;
+
+typedef struct cp__conn {
+    int fd; /* -1 when closed */
+    redisReader *reader;
+    char *obuf;
+    size_t opos, olen, ocap; /* unwritten bytes are obuf[opos..olen) */
+    uint64_t buffered;       /* bytes ever appended to obuf on this socket */
+    uint64_t written;        /* bytes ever written to the socket */
+    cp__inflight *fifo;
+    size_t fhead, fcount, fcap;
+    uint64_t last_io_ns; /* last time bytes moved, for the I/O timeout */
+    int err;
+    char errstr[CP_ERRSTR_LEN];
+} cp__conn;
+
+/* Monotonic clock in nanoseconds. */
+uint64_t cp__now_ns(void);
+
+void cp__conn_init(cp__conn *c);
+
+/* Connects (blocking, bounded by the connect timeout), then AUTHs when a password is set.
+ * Returns 0, or CP_ECONNECT / CP_ETIMEDOUT / CP_EAUTH / CP_EIO with c->errstr set. */
+int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o);
+
+/* Closes the socket and drops buffered output, the FIFO and the reader's state. The caller
+ * reads the FIFO first if it needs to know what was in flight. */
+void cp__conn_close(cp__conn *c);
+
+/* Frees all memory (closes first). */
+void cp__conn_free(cp__conn *c);
+
+/* Appends request bytes and pushes `tag` on the FIFO. Returns 0 or CP_ENOMEM. */
+int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag);
+
+/* Writes buffered bytes without blocking. Returns 0 when the buffer is empty, 1 when bytes
+ * remain (socket full), or a negative CP_E* code (connection unusable). */
+int cp__conn_flush(cp__conn *c);
+
+/* Reads whatever is available into the reader without blocking. Returns 0 (possibly with no new
+ * data), or CP_ECLOSED / CP_EIO. */
+int cp__conn_fill(cp__conn *c);
+
+/* Next complete reply: returns 1 and sets *reply (caller owns it) and *tag (popped from the
+ * FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not RESP or a reply
+ * arrived with nothing in flight. */
+int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag);
+
+/* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */
+int cp__conn_was_written(const cp__conn *c, size_t i);
+uint32_t cp__conn_tag(const cp__conn *c, size_t i);
+
+/* Sends one request and waits for its reply, blocking up to the I/O timeout. Only for an idle
+ * connection (nothing in flight). Returns the reply (caller frees) or NULL with c->err set. */
+redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Pipeline internals shared by pipeline.c (append, execute, outcomes) and multikey.c (split and
+ * merge of multi-key commands across slots). A pipeline owns its command arena, its replies and
+ * its split parts; it borrows its client.
+ */
+#ifndef CLUSTERPIPE_PIPELINE_H
+#define CLUSTERPIPE_PIPELINE_H
+
+#include <stdarg.h>
+
+#include "lib/client.h"
+#include "lib/command.h"
+#include "lib/resp.h"
+
+#define CP__SLOT_NONE (-1)  /* keyless: any node */
+#define CP__SLOT_CROSS (-2) /* keys in several slots */
+
+#define CP__F_READONLY 0x01u   /* command never changes data */
+#define CP__F_IDEMPOTENT 0x02u /* caller says re-sending is harmless */
+#define CP__F_ASKING 0x04u     /* send ASKING first (one-shot, set by an ASK redirect) */
+#define CP__F_SPLIT 0x08u      /* a user command carried by parts; never sent itself */
+#define CP__F_WRITTEN 0x10u    /* waiting for retry after being written: unknown if abandoned */
+
+/* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. */
+#define CP__PART_TAG 0x80000000u
+#define CP__ASKING_TAG 0xFFFFFFFFu
+
+typedef struct cp__cmd {
+    uint64_t off;     /* bytes in the arena */
+    uint32_t len;
+    int32_t slot;     /* 0..16383, CP__SLOT_NONE or CP__SLOT_CROSS */
+    uint32_t next;    /* link in a node queue */
+    int32_t parent;   /* part: index of its user command; else -1 */
+    uint32_t part0;   /* split user command: first part index */
+    uint32_t nparts;  /* split user command: number of parts */
+    uint32_t pending; /* split user command: parts without an outcome yet */
+    uint8_t flags;
+    uint8_t outcome; /* cp_outcome */
+    uint8_t redirects;
+    uint8_t merge; /* cp__merge of a split command */
+    redisReply *reply;
+} cp__cmd;
+
+typedef struct cp__cmdvec {
+    cp__cmd *v;
+    size_t n, cap;
+} cp__cmdvec;
+
+struct cp_pipeline {
+    cp__client *c;
+    int err;
+    char errstr[CP_ERRSTR_LEN];
+    cp__buf arena;    /* every command's RESP bytes */
+    cp__cmdvec cmds;  /* what the caller appended */
+    cp__cmdvec parts; /* sub-commands of split commands */
+    uint32_t *retry;  /* tags waiting for the next retry round */
+    size_t nretry, capretry;
+    const char **argv; /* scratch for argument parsing */
+    size_t *argvlen;
+    size_t capargv;
+    size_t remaining;  /* commands and parts without an outcome */
+    uint64_t deadline; /* end of this exec's retry budget */
+    uint64_t retry_at; /* next retry round, 0 when none */
+    unsigned round;    /* retry rounds so far */
+    int executed;
+};
+
+/* cp_append with a va_list (used by cp_command). */
+int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
+
+/* Makes sure p->argv/argvlen hold at least n entries. 0 or CP_ENOMEM. */
+int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n);
+
+/* Adds a command record; returns its address (valid until the next add) or NULL on OOM. */
+cp__cmd *cp__cmdvec_add(cp__cmdvec *v);
+
+/* multikey.c: splits user command `i` (keys in several slots, splittable) into one part per
+ * slot, appended to p->parts. Returns 0 or CP_ENOMEM. */
+int cp__split(cp_pipeline *p, size_t i);
+
+/* multikey.c: builds the reply and outcome of split command `i` from its parts. */
+void cp__merge_parts(cp_pipeline *p, size_t i);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * RESP glue over hiredis (0.14 and 1.x): formatting commands into a caller's byte buffer,
+ * finding the arguments of an already formatted command, classifying the cluster errors the
+ * router acts on, and making reply objects that freeReplyObject can free. No I/O.
+ */
+#ifndef CLUSTERPIPE_RESP_H
+#define CLUSTERPIPE_RESP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+/* A growable byte buffer. Zero-initialise; free with cp__buf_free. */
+typedef struct cp__buf {
+    char *data;
+    size_t len, cap;
+} cp__buf;
+
+int cp__buf_reserve(cp__buf *b, size_t extra); /* 0 or CP_ENOMEM */
+int cp__buf_append(cp__buf *b, const void *p, size_t n);
+void cp__buf_free(cp__buf *b);
+
+/* Appends the RESP encoding of argv to b. Returns 0 or CP_ENOMEM. Written here rather than with
+ * redisFormatCommandArgv so the hot path does not malloc and free a buffer per command. */
+int cp__format_argv(cp__buf *b, int argc, const char *const *argv, const size_t *argvlen);
+
+/* Appends a printf-style command (hiredis's format rules, via redisvFormatCommand). Returns 0,
+ * CP_ENOMEM or CP_EINVAL (bad format). */
+int cp__format_va(cp__buf *b, const char *fmt, va_list ap);
+
+/* Arguments of a formatted command (an array of bulk strings). Fills argv/argvlen with pointers
+ * into cmd, at most max of them, and returns the total argument count, or -1 when cmd is not
+ * exactly one well-formed command of that shape. */
+int cp__parse_command(const char *cmd, size_t len, const char **argv, size_t *argvlen, int max);
+
+/* The error replies the router acts on. */
+typedef enum cp__errkind {
+    CP__ERR_NONE = 0, /* not an error reply */
+    CP__ERR_OTHER,    /* an error for the caller */
+    CP__ERR_MOVED,
+    CP__ERR_ASK,
+    CP__ERR_TRYAGAIN,
+    CP__ERR_CLUSTERDOWN,
+    CP__ERR_LOADING
+} cp__errkind;
+
+/* Classifies reply r. For MOVED/ASK also returns the slot and target ("host", port): an empty
+ * host in the redirect (Redis may send ":port") is left empty for the caller to replace with the
+ * address it asked. Malformed MOVED/ASK is CP__ERR_OTHER. */
+cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t hostlen, int *port);
+
+/* A new error reply "<msg>" (e.g. "CROSSSLOT ...") for freeReplyObject; NULL on OOM. */
+redisReply *cp__error_reply(const char *msg);
+
+/* New replies assembled by the library (merging split commands). They are allocated the way
+ * hiredis's default allocator does (malloc/calloc), so freeReplyObject frees them; a program that
+ * installs its own hiredis allocator must not use CP_OPT_SPLIT_MULTIKEY. NULL on OOM. */
+redisReply *cp__array_reply(size_t elements);
+redisReply *cp__integer_reply(long long v);
+redisReply *cp__status_reply(const char *s);
+
+/* "host:port" -> parts. Returns 0, or -1 when malformed (no colon, bad port). IPv6 addresses in
+ * brackets are accepted ("[::1]:7000"). */
+int cp__parse_addr(const char *s, size_t len, char *host, size_t hostlen, int *port);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Parsing of CLUSTER SHARDS and CLUSTER SLOTS replies into a cp__slotmap. The parser trusts
+ * nothing: every element's type and range is checked, since the reply may come from a buggy or
+ * hostile peer. Pure functions; any thread.
+ */
+#include "lib/topology.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *why) {
+    snprintf(err, errlen, "malformed topology reply: %s", why);
+    return CP_EPROTO;
+}
+
+static int is_str(const redisReply *r) {
+    return r != NULL && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS);
+}
+
+static int str_eq(const redisReply *r, const char *s) {
+    return is_str(r) && (size_t)r->len == strlen(s) && memcmp(r->str, s, r->len) == 0;
+}
+
+/* Finds or adds node host:port; returns its index or a negative CP_E* code. */
+static int add_node(cp__slotmap *m, const char *host, size_t hostlen, const char *asked,
+                    long long port, int *cap) {
+    if (port <= 0 || port > 65535)
+        return CP_EPROTO;
+    /* An empty or "?" address means the node does not know its own: use the host we asked. */
+    if (hostlen == 0 || (hostlen == 1 && host[0] == '?')) {
+        host = asked;
+        hostlen = strlen(asked);
+    }
+    if (hostlen >= CP__HOSTLEN)
+        return CP_EPROTO;
+    for (int i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].port == port && strlen(m->nodes[i].host) == hostlen &&
+            memcmp(m->nodes[i].host, host, hostlen) == 0)
+            return i;
+    if (m->nnodes == *cap) {
+        int ncap = *cap ? *cap * 2 : 8;
+        cp__topo_node *n = realloc(m->nodes, (size_t)ncap * sizeof(*n));
+        if (n == NULL)
+            return CP_ENOMEM;
+        m->nodes = n;
+        *cap = ncap;
+    }
+    cp__topo_node *n = &m->nodes[m->nnodes];
+    memset(n, 0, sizeof(*n));
+    memcpy(n->host, host, hostlen);
+    n->port = (int)port;
+    n->master = -1;
+    n->healthy = 1;
+    return m->nnodes++;
+}
+
+static void set_id(cp__topo_node *n, const redisReply *id) {
+    if (is_str(id) && (size_t)id->len < CP__IDLEN) {
+        memcpy(n->id, id->str, id->len);
+        n->id[id->len] = '\0';
+    }
+}
+
+static int assign(cp__slotmap *m, long long start, long long end, int node) {
+    if (start < 0 || end >= CP_SLOTS || start > end)
+        return CP_EPROTO;
+    for (long long s = start; s <= end; s++)
+        m->owner[s] = (int16_t)node;
+    return 0;
+}
+
+static void map_init(cp__slotmap *m) {
+    m->nodes = NULL;
+    m->nnodes = 0;
+    for (int s = 0; s < CP_SLOTS; s++)
+        m->owner[s] = -1;
+}
+
+/* Looks up key `k` in a flat key/value array; NULL when absent. */
+static const redisReply *kv_get(const redisReply *a, const char *k) {
+    for (size_t i = 0; i + 1 < a->elements; i += 2)
+        if (str_eq(a->element[i], k))
+            return a->element[i + 1];
+    return NULL;
+}
+
+/* One node of a shard: a flat array id, port, ip, endpoint, hostname, role, ... Returns its
+ * index, and whether it is the shard's master in *is_master. */
+static int shard_node(cp__slotmap *m, const redisReply *n, const char *asked, int *cap,
+                      int *is_master) {
+    if (n->type != REDIS_REPLY_ARRAY || n->elements % 2 != 0)
+        return CP_EPROTO;
+    const redisReply *port = kv_get(n, "port");
+    const redisReply *ep = kv_get(n, "endpoint");
+    const redisReply *ip = kv_get(n, "ip");
+    const redisReply *role = kv_get(n, "role");
+    const redisReply *health = kv_get(n, "health");
+    if (port == NULL || port->type != REDIS_REPLY_INTEGER || !is_str(role))
+        return CP_EPROTO;
+    /* The preferred endpoint first; it is "" or "?" when unknown, then the ip. */
+    const redisReply *addr = ep;
+    if (!is_str(addr) || addr->len == 0 || (addr->len == 1 && addr->str[0] == '?'))
+        addr = ip;
+    const char *h = is_str(addr) ? addr->str : "";
+    size_t hl = is_str(addr) ? (size_t)addr->len : 0;
+    int idx = add_node(m, h, hl, asked, port->integer, cap);
+    if (idx < 0)
+        return idx;
+    set_id(&m->nodes[idx], kv_get(n, "id"));
+    m->nodes[idx].healthy = !str_eq(health, "fail") && !str_eq(health, "failed");
+    *is_master = str_eq(role, "master");
+    return idx;
+}
+
+int cp__topo_parse_shards(const redisReply *r, const char *asked, cp__slotmap *out, char *err,
+                          size_t errlen) {
+    int cap = 0, rc = CP_EPROTO;
+    const char *why = "not an array";
+    map_init(out);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+        goto bad;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *sh = r->element[i];
+        why = "shard is not a key/value array";
+        if (sh->type != REDIS_REPLY_ARRAY || sh->elements % 2 != 0)
+            goto bad;
+        const redisReply *slots = kv_get(sh, "slots");
+        const redisReply *nodes = kv_get(sh, "nodes");
+        why = "shard without slots or nodes";
+        if (slots == NULL || nodes == NULL || slots->type != REDIS_REPLY_ARRAY ||
+            nodes->type != REDIS_REPLY_ARRAY || slots->elements % 2 != 0)
+            goto bad;
+        int master = -1, first = out->nnodes;
+        for (size_t j = 0; j < nodes->elements; j++) {
+            int is_master = 0;
+            int idx = shard_node(out, nodes->element[j], asked, &cap, &is_master);
+            why = "bad node entry";
+            if (idx < 0) {
+                rc = idx;
+                goto bad;
+            }
+            if (is_master)
+                master = idx;
+        }
+        /* Replicas point at their shard's master. */
+        for (int j = first; j < out->nnodes; j++)
+            if (j != master)
+                out->nodes[j].master = master;
+        if (slots->elements > 0 && master < 0) {
+            why = "shard has slots but no master";
+            goto bad;
+        }
+        for (size_t j = 0; j < slots->elements; j += 2) {
+            const redisReply *a = slots->element[j], *b = slots->element[j + 1];
+            why = "bad slot range";
+            if (a->type != REDIS_REPLY_INTEGER || b->type != REDIS_REPLY_INTEGER ||
+                assign(out, a->integer, b->integer, master) != 0)
+                goto bad;
+        }
+    }
+    return 0;
+bad:
+    cp__slotmap_free(out);
+    if (rc == CP_ENOMEM) {
+        snprintf(err, errlen, "out of memory parsing topology");
+        return rc;
+    }
+    return fail(err, errlen, why);
+}
+
+int cp__topo_parse_slots(const redisReply *r, const char *asked, cp__slotmap *out, char *err,
+                         size_t errlen) {
+    int cap = 0, rc = CP_EPROTO;
+    const char *why = "not an array";
+    map_init(out);
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+        goto bad;
+    for (size_t i = 0; i < r->elements; i++) {
+        /* [start, end, [host, port, id, ...] master, [host, port, id, ...] replica ...] */
+        const redisReply *e = r->element[i];
+        why = "bad slot range entry";
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            e->element[0]->type != REDIS_REPLY_INTEGER ||
+            e->element[1]->type != REDIS_REPLY_INTEGER)
+            goto bad;
+        int master = -1;
+        for (size_t j = 2; j < e->elements; j++) {
+            const redisReply *n = e->element[j];
+            why = "bad node entry";
+            if (n->type != REDIS_REPLY_ARRAY || n->elements < 2 || !is_str(n->element[0]) ||
+                n->element[1]->type != REDIS_REPLY_INTEGER)
+                goto bad;
+            int idx = add_node(out, n->element[0]->str, (size_t)n->element[0]->len, asked,
+                               n->element[1]->integer, &cap);
+            if (idx < 0) {
+                rc = idx;
+                goto bad;
+            }
+            if (n->elements >= 3)
+                set_id(&out->nodes[idx], n->element[2]);
+            if (j == 2)
+                master = idx;
+            else
+                out->nodes[idx].master = master;
+        }
+        why = "bad slot range";
+        if (assign(out, e->element[0]->integer, e->element[1]->integer, master) != 0)
+            goto bad;
+    }
+    return 0;
+bad:
+    cp__slotmap_free(out);
+    if (rc == CP_ENOMEM) {
+        snprintf(err, errlen, "out of memory parsing topology");
+        return rc;
+    }
+    return fail(err, errlen, why);
+}
+
+int cp__slotmap_covered(const cp__slotmap *m) {
+    int n = 0;
+    for (int s = 0; s < CP_SLOTS; s++)
+        n += m->owner[s] >= 0;
+    return n;
+}
+
+void cp__slotmap_free(cp__slotmap *m) {
+    free(m->nodes);
+    m->nodes = NULL;
+    m->nnodes = 0;
+}
