@@ -66,16 +66,30 @@ double cp__rng_double(cp__rng *r) {
 
 /* ---- decimal formatting --------------------------------------------------------------------- */
 
+/* "00" .. "99": two digits per division halves the divisions of the loop below. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
 /* Writes n in decimal, at least `width` digits (zero-padded), to out; returns the length.
- * Digits are produced backwards into a stack buffer: no division by powers of ten table walk,
- * no snprintf (which would dominate key generation). */
+ * Digits are produced backwards, two at a time, into a stack buffer: no snprintf, which would
+ * dominate key and value generation at millions of keys per second. */
 static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
     char tmp[24];
     size_t i = sizeof(tmp);
-    do {
-        tmp[--i] = (char)('0' + n % 10);
-        n /= 10;
-    } while (n != 0);
+    while (n >= 100) {
+        unsigned d = (unsigned)(n % 100) * 2;
+        n /= 100;
+        tmp[--i] = digit_pairs[d + 1];
+        tmp[--i] = digit_pairs[d];
+    }
+    if (n >= 10) {
+        tmp[--i] = digit_pairs[n * 2 + 1];
+        tmp[--i] = digit_pairs[n * 2];
+    } else {
+        tmp[--i] = (char)('0' + n);
+    }
     while (sizeof(tmp) - i < width)
         tmp[--i] = '0';
     size_t len = sizeof(tmp) - i;
@@ -274,6 +288,9 @@ uint64_t cp__keygen_share(const cp__keygen *g) {
  * independent of key and header length, so one template serves every value. */
 static const char filler[64] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
 
+/* Extra template bytes past value_size: one page, see cp__value_fill. */
+#define TMPL_SLACK 4096
+
 size_t cp__value_min_size(size_t keylen) {
     return keylen + 2 + CP__VERSION_MAX_DIGITS;
 }
@@ -287,10 +304,11 @@ int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, boo
         return CP__KS_ETOOBIG;
     if (verifiable && value_size < cp__value_min_size(max_keylen))
         return CP__KS_ETOOSMALL;
-    char *t = malloc(value_size);
+    /* TMPL_SLACK more bytes of the same pattern let cp__value_fill pick its source address. */
+    char *t = malloc(value_size + TMPL_SLACK);
     if (t == NULL)
         return CP__KS_ENOMEM;
-    for (size_t i = 0; i < value_size; i++)
+    for (size_t i = 0; i < value_size + TMPL_SLACK; i++)
         t[i] = filler[i & 63];
     v->value_size = value_size;
     v->tmpl = t;
@@ -303,20 +321,36 @@ void cp__valuefmt_free(cp__valuefmt *v) {
     v->value_size = 0;
 }
 
+/* Where to copy the filler for value offset `off` (going to dst, len bytes) from. Any template
+ * address off + 64 * j holds the same bytes; we pick j so that (dst - src) mod 4096 lies in
+ * [2048, 2112). Measured on this project's AMD EPYC with glibc 2.36: memcpy of >= 4 KiB (the
+ * rep movsb path) is ~25x slower when (dst - src) mod 4096 is in [1, 62] (16 KiB: 8.7 us instead
+ * of 0.35 us), and a caller's output buffer can sit at any such distance from the template. */
+static const char *filler_src(const cp__valuefmt *v, size_t off, const char *dst, size_t len) {
+    const char *src = v->tmpl + off;
+    if (len < 2048)
+        return src;
+    uintptr_t d = ((uintptr_t)dst - (uintptr_t)src) & (TMPL_SLACK - 1);
+    return src + (((d - 2048) & (TMPL_SLACK - 1)) & ~(uintptr_t)63);
+}
+
 size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
                       char *buf) {
     size_t size = v->value_size;
+    char ver[24];
+    size_t vlen = fmt_u64(version, 0, ver);
     /* keylen + '|' + digits + '|' */
-    if (keylen + 2 + digits_u64(version) > size) {
-        memcpy(buf, v->tmpl, size);
+    if (keylen + 2 + vlen > size) {
+        memcpy(buf, filler_src(v, 0, buf, size), size);
         return 0;
     }
     memcpy(buf, key, keylen);
     size_t n = keylen;
     buf[n++] = '|';
-    n += fmt_u64(version, 0, buf + n);
+    memcpy(buf + n, ver, vlen);
+    n += vlen;
     buf[n++] = '|';
-    memcpy(buf + n, v->tmpl + n, size - n);
+    memcpy(buf + n, filler_src(v, n, buf + n, size - n), size - n);
     return n;
 }
 

@@ -10,7 +10,7 @@
  *
  * Memory: cp__keyfmt, cp__rng and cp__keygen are plain caller-allocated structs, fixed size
  * whatever the number of keys (no per-key tables: 50 million keys cost nothing here).
- * cp__valuefmt owns one heap buffer of value_size bytes (the filler template), allocated by
+ * cp__valuefmt owns one heap buffer of value_size + 4 KiB (the filler template), allocated by
  * cp__valuefmt_init and freed by cp__valuefmt_free. Generating, formatting and verifying never
  * allocate: they write into caller buffers.
  *
@@ -128,7 +128,7 @@ typedef enum cp__verify_result {
 
 typedef struct cp__valuefmt {
     size_t value_size;
-    char *tmpl; /* value_size bytes of filler pattern (owned) */
+    char *tmpl; /* value_size + 4096 bytes of filler pattern (owned) */
 } cp__valuefmt;
 
 /* Smallest value_size that holds "<key>|<version>|" for a key of keylen bytes and any

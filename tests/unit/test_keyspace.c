@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,12 +412,56 @@ static void test_value_sizes(void **state) {
     assert_int_equal(cp__value_verify(&vf, big, 1 << 20, "key:7", 5, NULL), CP__VERIFY_BAD_FORMAT);
     free(big);
     cp__valuefmt_free(&vf);
+
+    /* Large values land correctly at every alignment of the destination (the fill picks its
+     * template source address from the destination's; see filler_src). */
+    assert_int_equal(cp__valuefmt_init(&vf, 8192, 12, true), 0);
+    char *area = malloc(8192 + 4096 + 64);
+    assert_non_null(area);
+    for (size_t off = 0; off < 4096 + 64; off++) {
+        char *dst = area + off;
+        cp__value_fill(&vf, "key:42", 6, (uint32_t)off, dst);
+        uint32_t got = 0;
+        assert_int_equal(cp__value_verify(&vf, dst, 8192, "key:42", 6, &got), CP__VERIFY_OK);
+        assert_int_equal(got, off);
+    }
+    free(area);
+    cp__valuefmt_free(&vf);
+}
+
+/* Decimal formatting of every digit count, against snprintf. */
+static void test_key_digits(void **state) {
+    (void)state;
+    cp__keyfmt f;
+    assert_int_equal(cp__keyfmt_init(&f, "k", 0), 0);
+    char buf[CP__KEY_MAX_LEN], want[32];
+    uint64_t n = 0;
+    for (int d = 0; d < 20; d++) {
+        uint64_t cases[] = {n, n + 1, n * 10 + 9, n ? n - 1 : 0};
+        for (int c = 0; c < 4; c++) {
+            size_t len = cp__key_format(&f, cases[c], buf);
+            int wl = snprintf(want, sizeof(want), "k%llu", (unsigned long long)cases[c]);
+            assert_int_equal(len, (size_t)wl);
+            assert_memory_equal(buf, want, len);
+        }
+        n = n * 10 + 9; /* 9, 99, 999, ... */
+    }
+    cp__rng r;
+    cp__rng_seed(&r, 3, 3);
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = cp__rng_next(&r) >> (cp__rng_next(&r) & 63);
+        size_t len = cp__key_format(&f, v, buf);
+        int wl = snprintf(want, sizeof(want), "k%llu", (unsigned long long)v);
+        assert_int_equal(len, (size_t)wl);
+        assert_memory_equal(buf, want, len);
+    }
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_streams),
         cmocka_unit_test(test_key_format),
+        cmocka_unit_test(test_key_digits),
         cmocka_unit_test(test_dist_parse),
         cmocka_unit_test(test_keygen_init_errors),
         cmocka_unit_test(test_sequential),
