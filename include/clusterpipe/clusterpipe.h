@@ -81,12 +81,13 @@ typedef struct cp_options {
  * reassemble one reply. NOT atomic: part may run and part may not (see docs/pipeline.md). */
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
-#define CP_OPTIONS_INIT {NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u}
+#define CP_OPTIONS_INIT                                                                            \
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u }
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {
-    int err;                     /* last CP_E* code, 0 if none */
-    char errstr[CP_ERRSTR_LEN];  /* description of err */
+    int err;                    /* last CP_E* code, 0 if none */
+    char errstr[CP_ERRSTR_LEN]; /* description of err */
 } cp_client;
 
 /* Connects to the seeds (cluster mode: the first seed that answers gives the slot map) or to the
@@ -117,7 +118,8 @@ typedef struct cp_stats {
 } cp_stats;
 void cp_get_stats(const cp_client *c, cp_stats *out);
 
-/* ---- pipelines --------------------------------------------------------------------------------- */
+/* ---- pipelines ---------------------------------------------------------------------------------
+ */
 
 /* What happened to one command. */
 typedef enum cp_outcome {

@@ -14,8 +14,7 @@
 #define CP_EXIT_USAGE 2 /* bad command line */
 
 /* Prints "clusterpipe: <fmt>" and a hint to use --help on stderr. Returns CP_EXIT_USAGE. */
-int cp_cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parse a decimal integer flag value in [min, max]. On error prints a message naming the flag
  * and returns -1; else 0. Rejects empty strings, trailing junk, overflow. */

@@ -109,8 +109,7 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
 
 /* Asks one address for its slot map over conn (opened here when closed). CLUSTER SHARDS first;
  * a server without it (Redis < 7) is asked CLUSTER SLOTS from then on. */
-static int fetch_map(cp__client *c, cp__conn *conn, const char *host, int port,
-                     cp__slotmap *m) {
+static int fetch_map(cp__client *c, cp__conn *conn, const char *host, int port, cp__slotmap *m) {
     static const char shards[] = "*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n";
     static const char slots[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
     if (conn->fd < 0) {
@@ -120,10 +119,10 @@ static int fetch_map(cp__client *c, cp__conn *conn, const char *host, int port,
     }
     for (;;) {
         int use_slots = c->no_shards;
-        redisReply *r = use_slots
-                            ? cp__conn_roundtrip(conn, slots, sizeof(slots) - 1, c->copts.io_timeout_ms)
-                            : cp__conn_roundtrip(conn, shards, sizeof(shards) - 1,
-                                                 c->copts.io_timeout_ms);
+        redisReply *r =
+            use_slots
+                ? cp__conn_roundtrip(conn, slots, sizeof(slots) - 1, c->copts.io_timeout_ms)
+                : cp__conn_roundtrip(conn, shards, sizeof(shards) - 1, c->copts.io_timeout_ms);
         if (r == NULL) {
             int rc = conn->err;
             cp__client_err(c, rc, "%s:%d: %s", host, port, conn->errstr);
@@ -137,8 +136,8 @@ static int fetch_map(cp__client *c, cp__conn *conn, const char *host, int port,
             continue;
         }
         if (r->type == REDIS_REPLY_ERROR) {
-            int rc = strstr(r->str, "NOAUTH") || strstr(r->str, "WRONGPASS") ? CP_EAUTH
-                                                                              : CP_ETOPOLOGY;
+            int rc =
+                strstr(r->str, "NOAUTH") || strstr(r->str, "WRONGPASS") ? CP_EAUTH : CP_ETOPOLOGY;
             cp__client_err(c, rc, "%s:%d: %.80s", host, port, r->str);
             freeReplyObject(r);
             return rc;

@@ -18,8 +18,8 @@ typedef struct cp__node {
     char host[CP__HOSTLEN];
     int port;
     cp__conn conn;
-    int is_master;        /* per the last slot map */
-    uint64_t failed_ns;   /* when its connection last broke (0: never) */
+    int is_master;         /* per the last slot map */
+    uint64_t failed_ns;    /* when its connection last broke (0: never) */
     uint32_t qhead, qtail; /* commands waiting to be written, linked through cp__cmd.next */
 } cp__node;
 

@@ -6,7 +6,6 @@
  */
 #include "lib/command.h"
 
-
 #define RO CP__CMD_READONLY
 #define NK CP__CMD_NOKEY
 
@@ -170,8 +169,8 @@ const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len) {
     return &unknown_cmd;
 }
 
-int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv,
-                    const size_t *argvlen, int *first, int *step) {
+int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv, const size_t *argvlen,
+                    int *first, int *step) {
     *first = 0;
     *step = 1;
     if (ci->flags & CP__CMD_NOKEY)

@@ -38,7 +38,7 @@ const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len);
 /* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for
  * k < the returned count. Returns 0 for keyless commands and for malformed EVAL-style numkeys.
  * Only argv[2] (the numkeys argument) is ever read. */
-int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv,
-                    const size_t *argvlen, int *first, int *step);
+int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv, const size_t *argvlen,
+                    int *first, int *step);
 
 #endif

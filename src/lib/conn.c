@@ -27,8 +27,8 @@ uint64_t cp__now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((format(printf, 3, 4))) static int set_err(cp__conn *c, int code,
-                                                           const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int set_err(cp__conn *c, int code, const char *fmt,
+                                                         ...) {
     va_list ap;
     va_start(ap, fmt);
     c->err = code;

@@ -14,8 +14,8 @@
 int cp__split(cp_pipeline *p, size_t i) {
     cp__cmd cmd = p->cmds.v[i];
     const cp__cmdinfo *ci;
-    int argc = cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen,
-                                 (int)p->capargv);
+    int argc =
+        cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen, (int)p->capargv);
     if (argc > (int)p->capargv) {
         if (cp__pipeline_argv_reserve(p, (size_t)argc) != 0)
             return CP_ENOMEM;
@@ -24,8 +24,8 @@ int cp__split(cp_pipeline *p, size_t i) {
      * repeats the command name and headers, and together they hold the original arguments. */
     if (cp__buf_reserve(&p->arena, (size_t)cmd.len * 2 + (size_t)argc * 64) != 0)
         return CP_ENOMEM;
-    argc = cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen,
-                             (int)p->capargv);
+    argc =
+        cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen, (int)p->capargv);
     ci = cp__cmd_lookup(p->argv[0], p->argvlen[0]);
     int first, step;
     int nkeys = cp__cmd_keyspan(ci, argc, p->argv, p->argvlen, &first, &step);
@@ -85,8 +85,8 @@ out:
 /* MGET: element k of the merged array is the next unread element of the part that holds key k's
  * slot; within a part, keys keep the caller's order. */
 static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *parts) {
-    int argc = cp__parse_command(p->arena.data + cmd->off, cmd->len, p->argv, p->argvlen,
-                                 (int)p->capargv);
+    int argc =
+        cp__parse_command(p->arena.data + cmd->off, cmd->len, p->argv, p->argvlen, (int)p->capargv);
     size_t *cursor = calloc(cmd->nparts, sizeof(size_t));
     redisReply *out = cursor ? cp__array_reply((size_t)(argc - 1)) : NULL;
     if (out == NULL) {
@@ -136,7 +136,8 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
         int t = parts[j].reply->type;
         if (cmd->merge == CP__MERGE_SUM && t == REDIS_REPLY_INTEGER)
             sum += parts[j].reply->integer;
-        else if ((cmd->merge == CP__MERGE_SUM) || (cmd->merge == CP__MERGE_ARRAY && t != REDIS_REPLY_ARRAY) ||
+        else if ((cmd->merge == CP__MERGE_SUM) ||
+                 (cmd->merge == CP__MERGE_ARRAY && t != REDIS_REPLY_ARRAY) ||
                  (cmd->merge == CP__MERGE_OK && t != REDIS_REPLY_STATUS))
             shape_ok = 0;
     }

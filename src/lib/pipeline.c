@@ -246,7 +246,8 @@ const char *cp_pipeline_errstr(const cp_pipeline *p) {
     return p->errstr;
 }
 
-/* ---- execution -------------------------------------------------------------------------------- */
+/* ---- execution --------------------------------------------------------------------------------
+ */
 
 static cp__cmd *get(cp_pipeline *p, uint32_t tag) {
     return (tag & CP__PART_TAG) ? &p->parts.v[tag & ~CP__PART_TAG] : &p->cmds.v[tag];
@@ -420,8 +421,8 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r) {
     cp__cmd *cmd = get(p, tag);
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
-    cp__errkind kind = c->cluster ? cp__classify(r, &slot, host, sizeof(host), &port)
-                                  : CP__ERR_NONE;
+    cp__errkind kind =
+        c->cluster ? cp__classify(r, &slot, host, sizeof(host), &port) : CP__ERR_NONE;
     switch (kind) {
     case CP__ERR_MOVED:
     case CP__ERR_ASK:
@@ -548,7 +549,8 @@ static void wait_and_dispatch(cp_pipeline *p) {
         int out = conn->olen > conn->opos || c->nodes[n].qhead != CP__NIL;
         if (conn->fd < 0 || (conn->fcount == 0 && !out))
             continue;
-        fds[nfds] = (struct pollfd){.fd = conn->fd, .events = (short)(POLLIN | (out ? POLLOUT : 0))};
+        fds[nfds] =
+            (struct pollfd){.fd = conn->fd, .events = (short)(POLLIN | (out ? POLLOUT : 0))};
         idx[nfds++] = n;
         uint64_t due = conn->last_io_ns + io_ns;
         if (conn->fcount > 0 && (wake == 0 || due < wake))

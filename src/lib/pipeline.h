@@ -27,7 +27,7 @@
 #define CP__ASKING_TAG 0xFFFFFFFFu
 
 typedef struct cp__cmd {
-    uint64_t off;     /* bytes in the arena */
+    uint64_t off; /* bytes in the arena */
     uint32_t len;
     int32_t slot;     /* 0..16383, CP__SLOT_NONE or CP__SLOT_CROSS */
     uint32_t next;    /* link in a node queue */

@@ -43,8 +43,7 @@ static void format_matches_hiredis(void **state) {
     assert_int_equal(cp__parse_command("PING\r\n", 6, pa, pl, 8), -1);
     assert_int_equal(cp__parse_command("*1\r\n:1\r\n", 8, pa, pl, 8), -1);
     assert_int_equal(cp__parse_command("*0\r\n", 4, pa, pl, 8), -1);
-    assert_int_equal(cp__parse_command("*1\r\n$99999999999999999999999\r\n", 30, pa, pl, 8),
-                     -1);
+    assert_int_equal(cp__parse_command("*1\r\n$99999999999999999999999\r\n", 30, pa, pl, 8), -1);
     cp__buf_free(&b);
 }
 
@@ -95,8 +94,8 @@ static void classify(void **state) {
     assert_int_equal(port, 7001);
     freeReplyObject(r);
 
-    const char *other[] = {"MOVED", "MOVED x 1.2.3.4:5", "MOVED 16384 h:1", "MOVED 1 h",
-                           "MOVED 1 h:0", "MOVED 1 h:99999", "ASKING is fine", "ERR boom",
+    const char *other[] = {"MOVED",        "MOVED x 1.2.3.4:5",  "MOVED 16384 h:1", "MOVED 1 h",
+                           "MOVED 1 h:0",  "MOVED 1 h:99999",    "ASKING is fine",  "ERR boom",
                            "MOVEDX 1 h:1", "WRONGTYPE Operation"};
     for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
         r = err(other[i]);
@@ -174,8 +173,10 @@ static void addresses(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(format_matches_hiredis), cmocka_unit_test(printf_format),
-        cmocka_unit_test(classify),               cmocka_unit_test(commands),
+        cmocka_unit_test(format_matches_hiredis),
+        cmocka_unit_test(printf_format),
+        cmocka_unit_test(classify),
+        cmocka_unit_test(commands),
         cmocka_unit_test(addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

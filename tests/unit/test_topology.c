@@ -119,12 +119,12 @@ static void malformed(void **state) {
     const char *bad_slots[] = {
         "+OK\r\n",
         "*1\r\n:5\r\n",
-        "*1\r\n*3\r\n:0\r\n:10\r\n:7\r\n",                         /* node not an array */
-        "*1\r\n*3\r\n:10\r\n:0\r\n*2\r\n$1\r\nh\r\n:7000\r\n",        /* start > end */
-        "*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:7000\r\n",     /* slot out of range */
-        "*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:70000\r\n",        /* bad port */
-        "*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n:1\r\n:7000\r\n",              /* host not a string */
-        "*1\r\n*2\r\n:0\r\n:1\r\n",                                   /* no node */
+        "*1\r\n*3\r\n:0\r\n:10\r\n:7\r\n",                        /* node not an array */
+        "*1\r\n*3\r\n:10\r\n:0\r\n*2\r\n$1\r\nh\r\n:7000\r\n",    /* start > end */
+        "*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:7000\r\n", /* slot out of range */
+        "*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:70000\r\n",    /* bad port */
+        "*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n:1\r\n:7000\r\n",          /* host not a string */
+        "*1\r\n*2\r\n:0\r\n:1\r\n",                               /* no node */
     };
     for (size_t i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]); i++) {
         redisReply *r = parse(bad_slots[i]);
@@ -137,8 +137,8 @@ static void malformed(void **state) {
     }
     const char *bad_shards[] = {
         ":1\r\n",
-        "*1\r\n*1\r\n$5\r\nslots\r\n",                             /* odd key/value array */
-        "*1\r\n*2\r\n$5\r\nslots\r\n*0\r\n",                       /* no nodes */
+        "*1\r\n*1\r\n$5\r\nslots\r\n",       /* odd key/value array */
+        "*1\r\n*2\r\n$5\r\nslots\r\n*0\r\n", /* no nodes */
         "*1\r\n*4\r\n$5\r\nslots\r\n*2\r\n:0\r\n:5\r\n$5\r\nnodes\r\n*0\r\n", /* no master */
         "*1\r\n*4\r\n$5\r\nslots\r\n*1\r\n:0\r\n$5\r\nnodes\r\n*0\r\n",       /* odd ranges */
         "*1\r\n*4\r\n$5\r\nslots\r\n*0\r\n$5\r\nnodes\r\n*1\r\n*2\r\n$4\r\nport\r\n$1\r\nx\r\n",

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Pipeline semantics against scripted fake nodes (tests/support/fakenode.h), where every fault
+ * is deterministic: MOVED and ASK mid-batch, TRYAGAIN then success, CLUSTERDOWN outlasting the
+ * budget, a connection closed after k of n replies, a partial reply then close, a stalled node, a
+ * malformed reply, a slot moving to a node not yet known, all seeds down, AUTH, splitting and
+ * client-side CROSSSLOT refusal. The same behaviours are proven on a real cluster in
+ * tests/integration/test_pipeline_real.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "clusterpipe/clusterpipe.h"
+#include "fakenode.h"
+
+#define MAXN 3
+
+typedef struct fixture {
+    fake_node *node[MAXN];
+    int port[MAXN];
+    cp_client *c;
+    cp_pipeline *p;
+} fixture;
+
+/* Node 0 serves every slot; nodes 1..MAXN-1 run but own nothing (redirect targets). Only node 0
+ * is in the topology, so the others are "not yet known" to the client until a redirect. */
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof(*f));
+    for (int i = 0; i < MAXN; i++) {
+        f->node[i] = fake_node_start();
+        assert_non_null(f->node[i]);
+        f->port[i] = fake_node_port(f->node[i]);
+    }
+    char buf[1024];
+    int start = 0, end = 16383;
+    assert_true(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
+    for (int i = 0; i < MAXN; i++)
+        fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    cp_pipeline_free(f->p);
+    cp_free(f->c);
+    for (int i = 0; i < MAXN; i++)
+        fake_node_stop(f->node[i]);
+    free(f);
+    return 0;
+}
+
+static void connect_cluster(fixture *f, int io_timeout_ms, int budget_ms, unsigned flags) {
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.io_timeout_ms = io_timeout_ms;
+    o.retry_budget_ms = budget_ms;
+    o.flags = flags;
+    f->c = cp_connect(&o);
+    assert_non_null(f->c);
+    assert_int_equal(f->c->err, 0);
+    f->p = cp_pipeline_new(f->c);
+    assert_non_null(f->p);
+}
+
+/* Stores key=value on fake node i directly through the library in endpoint mode. */
+static void put(fixture *f, int i, const char *key, const char *val) {
+    char ep[64];
+    snprintf(ep, sizeof(ep), "127.0.0.1:%d", f->port[i]);
+    cp_options o = CP_OPTIONS_INIT;
+    o.endpoint = ep;
+    cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, 0);
+    redisReply *r = cp_command(c, "SET %s %s", key, val);
+    assert_non_null(r);
+    freeReplyObject(r);
+    cp_free(c);
+}
+
+static void rule(fake_node *n, const char *cmd, const char *key, int skip, int times, fake_action a,
+                 const char *payload) {
+    fake_rule r = {cmd, key, skip, times, a, payload, 0};
+    assert_true(fake_node_rule(n, &r) >= 0);
+}
+
+static char *redirect(char *buf, const char *kind, const char *key, int port) {
+    sprintf(buf, "-%s %u 127.0.0.1:%d\r\n", kind, cp_keyslot(key, strlen(key)), port);
+    return buf;
+}
+
+static void assert_str_reply(cp_pipeline *p, size_t i, const char *want) {
+    assert_int_equal(cp_get_outcome(p, i), CP_DONE);
+    const redisReply *r = cp_reply(p, i);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_string_equal(r->str, want);
+}
+
+static void append_gets(cp_pipeline *p, int n) {
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cp_append(p, "GET k%d", i), 0);
+}
+
+static void moved_mid_batch(void **state) {
+    fixture *f = *state;
+    for (int i = 0; i < 10; i++) {
+        char k[8], v[8];
+        sprintf(k, "k%d", i);
+        sprintf(v, "v%d", i);
+        put(f, i == 5 ? 1 : 0, k, v);
+    }
+    char buf[128];
+    rule(f->node[0], "GET", "k5", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k5", f->port[1]));
+    connect_cluster(f, 2000, 1000, 0);
+    size_t shards_before = fake_node_count(f->node[0], "CLUSTER");
+    append_gets(f->p, 10);
+    assert_int_equal(cp_exec(f->p), 0);
+    for (int i = 0; i < 10; i++) {
+        char v[8];
+        sprintf(v, "v%d", i);
+        assert_str_reply(f->p, (size_t)i, v);
+    }
+    cp_stats st;
+    cp_get_stats(f->c, &st);
+    assert_int_equal(st.moved, 1);
+    /* The slot was patched: k5 now goes straight to node 1, and the map is re-read once, before
+     * the next batch, not during this one. */
+    assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), shards_before);
+    /* The cluster now says where k5 lives; the refresh before the next batch must learn it. */
+    int s5 = (int)cp_keyslot("k5", 2);
+    int start[3] = {0, s5, s5 + 1}, end[3] = {s5 - 1, s5, 16383};
+    int ports[3] = {f->port[0], f->port[1], f->port[0]};
+    char shards[2048];
+    assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
+    fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
+    cp_pipeline_reset(f->p);
+    append_gets(f->p, 10);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), shards_before + 1);
+    assert_int_equal(fake_node_count(f->node[1], "GET"), 2);
+}
+
+static void ask_mid_batch(void **state) {
+    fixture *f = *state;
+    put(f, 0, "k1", "v1");
+    put(f, 2, "k3", "moving");
+    char buf[128];
+    rule(f->node[0], "GET", "k3", 0, 1, FAKE_REPLY, redirect(buf, "ASK", "k3", f->port[2]));
+    connect_cluster(f, 2000, 1000, 0);
+    append_gets(f->p, 5);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_str_reply(f->p, 1, "v1");
+    assert_str_reply(f->p, 3, "moving");
+    assert_int_equal(cp_reply(f->p, 0)->type, REDIS_REPLY_NIL);
+    assert_true(fake_node_log_follows(f->node[2], "ASKING", "GET k3") == 1);
+    cp_stats st;
+    cp_get_stats(f->c, &st);
+    assert_int_equal(st.ask, 1);
+    /* ASK leaves the map alone: the next GET k3 goes to node 0 again. */
+    cp_pipeline_reset(f->p);
+    append_gets(f->p, 5);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(fake_node_log_find(f->node[0], 0, "GET k3") >= 0, 1);
+    assert_int_equal(fake_node_count(f->node[2], "GET"), 1);
+}
+
+static void tryagain_then_success(void **state) {
+    fixture *f = *state;
+    put(f, 0, "k2", "v2");
+    rule(f->node[0], "GET", "k2", 0, 2, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    connect_cluster(f, 2000, 2000, 0);
+    append_gets(f->p, 4);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_str_reply(f->p, 2, "v2");
+    cp_stats st;
+    cp_get_stats(f->c, &st);
+    assert_int_equal(st.tryagain, 2);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void clusterdown_outlasts_budget(void **state) {
+    fixture *f = *state;
+    put(f, 0, "k0", "v0");
+    rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY, "-CLUSTERDOWN The cluster is down\r\n");
+    connect_cluster(f, 2000, 300, 0);
+    append_gets(f->p, 3);
+    double t0 = now_s();
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    double took = now_s() - t0;
+    assert_str_reply(f->p, 0, "v0");
+    assert_int_equal(cp_get_outcome(f->p, 1), CP_NOT_EXECUTED);
+    assert_non_null(cp_reply(f->p, 1));
+    assert_non_null(strstr(cp_reply(f->p, 1)->str, "CLUSTERDOWN"));
+    assert_int_equal(cp_get_outcome(f->p, 2), CP_DONE);
+    /* It retried (more than once) and then gave up at the budget rather than hanging. */
+    assert_true(fake_node_count(f->node[0], "GET") >= 4);
+    assert_true(took < 5.0);
+    assert_non_null(strstr(cp_pipeline_errstr(f->p), "CLUSTERDOWN"));
+}
+
+/* The node closes the connection on the 4th command: three answers arrive; the commands written
+ * after them have an unknown outcome, except those safe to re-send, which are re-sent. */
+static void closed_after_k_of_n(void **state) {
+    fixture *f = *state;
+    rule(f->node[0], "INCR", NULL, 3, 1, FAKE_CLOSE, NULL);
+    connect_cluster(f, 2000, 1000, 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cp_append(f->p, "INCR c%d", i), 0);
+    assert_int_equal(cp_append(f->p, "GET c0"), 0);
+    assert_int_equal(cp_append(f->p, "INCR c9"), 0);
+    assert_int_equal(cp_set_flags(f->p, 7, CP_CMD_IDEMPOTENT), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cp_get_outcome(f->p, (size_t)i), CP_DONE);
+        assert_int_equal(cp_reply(f->p, (size_t)i)->integer, 1);
+    }
+    for (int i = 3; i < 6; i++) {
+        assert_int_equal(cp_get_outcome(f->p, (size_t)i), CP_UNKNOWN);
+        assert_null(cp_reply(f->p, (size_t)i));
+    }
+    /* Read-only GET and the INCR flagged idempotent were re-sent on a new connection. */
+    assert_str_reply(f->p, 6, "1");
+    assert_int_equal(cp_get_outcome(f->p, 7), CP_DONE);
+    assert_int_equal(fake_node_connections(f->node[0]) >= 2, 1);
+    cp_stats st;
+    cp_get_stats(f->c, &st);
+    assert_int_equal(st.io_retries, 2);
+}
+
+static void partial_reply_then_close(void **state) {
+    fixture *f = *state;
+    put(f, 0, "k0", "v0");
+    rule(f->node[0], "INCR", "n", 0, 1, FAKE_PARTIAL_CLOSE, ":4");
+    connect_cluster(f, 2000, 1000, 0);
+    assert_int_equal(cp_append(f->p, "GET k0"), 0);
+    assert_int_equal(cp_append(f->p, "INCR n"), 0);
+    assert_int_equal(cp_append(f->p, "SET x y"), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_str_reply(f->p, 0, "v0");
+    assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
+    assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
+    assert_non_null(strstr(cp_pipeline_errstr(f->p), "closed"));
+}
+
+static void stalled_node_times_out(void **state) {
+    fixture *f = *state;
+    put(f, 0, "k0", "v0");
+    put(f, 0, "k2", "v2");
+    rule(f->node[0], "GET", "k1", 0, -1, FAKE_STALL, NULL);
+    connect_cluster(f, 300, 0, 0);
+    append_gets(f->p, 3);
+    double t0 = now_s();
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_true(now_s() - t0 < 5.0);
+    assert_str_reply(f->p, 0, "v0");
+    /* Written, never answered, no budget to retry: unknown, for it and the one behind it. */
+    assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
+    assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
+    assert_int_equal(cp_pipeline_err(f->p), CP_ETIMEDOUT);
+}
+
+/* Garbage from one node: that connection fails cleanly; replies from the other node and those
+ * before the garbage are intact. */
+static void malformed_reply(void **state) {
+    fixture *f = *state;
+    char buf[2048];
+    int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
+    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
+    /* Keys: "foo" -> 12182 (node 1), "bar" -> 5061 (node 0). */
+    put(f, 1, "foo", "F");
+    put(f, 0, "bar", "B");
+    rule(f->node[0], "INCR", NULL, 0, 1, FAKE_GARBAGE, "%%%garbage\r\n");
+    connect_cluster(f, 2000, 200, 0);
+    assert_int_equal(cp_append(f->p, "GET bar"), 0);
+    assert_int_equal(cp_append(f->p, "GET foo"), 0);
+    assert_int_equal(cp_append(f->p, "INCR n1"), 0); /* slot 3671: node 0 */
+    assert_int_equal(cp_append(f->p, "GET foo"), 0);
+    assert_true(cp_keyslot("n1", 2) < 8192);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_str_reply(f->p, 0, "B");
+    assert_str_reply(f->p, 1, "F");
+    assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
+    assert_str_reply(f->p, 3, "F");
+    assert_int_equal(cp_pipeline_err(f->p), CP_EPROTO);
+}
+
+static void slot_moves_to_unknown_node(void **state) {
+    fixture *f = *state;
+    put(f, 2, "k1", "on-node-2");
+    char buf[128];
+    rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[2]));
+    connect_cluster(f, 2000, 1000, 0);
+    append_gets(f->p, 3);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_str_reply(f->p, 1, "on-node-2");
+    assert_int_equal(fake_node_connections(f->node[2]) >= 1, 1);
+}
+
+static void all_seeds_down(void **state) {
+    fixture *f = *state;
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d,127.0.0.1:%d", f->port[1], f->port[2]);
+    fake_node_stop(f->node[1]);
+    fake_node_stop(f->node[2]);
+    f->node[1] = f->node[2] = NULL;
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    f->c = cp_connect(&o);
+    assert_non_null(f->c);
+    assert_int_equal(f->c->err, CP_ECONNECT);
+    assert_non_null(strstr(f->c->errstr, "refused"));
+}
+
+static void seed_not_a_cluster(void **state) {
+    fixture *f = *state;
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[1]);
+    fake_node_set_cluster_reply(f->node[1], "SHARDS", NULL);
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    f->c = cp_connect(&o);
+    assert_int_equal(f->c->err, CP_ETOPOLOGY);
+    assert_non_null(strstr(f->c->errstr, "cluster support disabled"));
+}
+
+static void slots_fallback(void **state) {
+    fixture *f = *state;
+    char buf[512];
+    int start = 0, end = 16383;
+    fake_node_set_cluster_reply(f->node[0], "SHARDS", NULL);
+    assert_true(fake_cluster_slots(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
+    fake_node_set_cluster_reply(f->node[0], "SLOTS", buf);
+    connect_cluster(f, 2000, 0, 0);
+    redisReply *r = cp_command(f->c, "SET %s %s", "a", "1");
+    assert_non_null(r);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+}
+
+static void auth(void **state) {
+    fixture *f = *state;
+    fake_node_require_password(f->node[0], "alice", "s3cret");
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.username = "alice";
+    o.password = "wrong";
+    cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, CP_EAUTH);
+    assert_non_null(strstr(c->errstr, "WRONGPASS"));
+    cp_free(c);
+    o.password = NULL;
+    o.username = NULL;
+    c = cp_connect(&o);
+    assert_int_equal(c->err, CP_EAUTH);
+    assert_non_null(strstr(c->errstr, "NOAUTH"));
+    cp_free(c);
+    o.username = "alice";
+    o.password = "s3cret";
+    f->c = cp_connect(&o);
+    assert_int_equal(f->c->err, 0);
+    redisReply *r = cp_command(f->c, "PING");
+    assert_non_null(r);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+}
+
+static void crossslot_refused_client_side(void **state) {
+    fixture *f = *state;
+    connect_cluster(f, 2000, 0, 0);
+    assert_int_equal(cp_append(f->p, "MGET foo bar"), 0);
+    assert_int_equal(cp_append(f->p, "MGET {t}a {t}b"), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
+    assert_non_null(strstr(cp_reply(f->p, 0)->str, "CROSSSLOT"));
+    assert_int_equal(cp_get_outcome(f->p, 1), CP_DONE);
+    assert_int_equal(cp_pipeline_err(f->p), CP_ECROSSSLOT);
+    /* Only the same-slot MGET reached the node. */
+    assert_int_equal(fake_node_count(f->node[0], "MGET"), 1);
+}
+
+static void split_multikey(void **state) {
+    fixture *f = *state;
+    char buf[2048];
+    int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
+    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
+    connect_cluster(f, 2000, 0, CP_OPT_SPLIT_MULTIKEY);
+    /* foo -> node 1, bar -> node 0, {foo}x -> node 1. The fake node has no MSET: the MSET split
+     * is proven on a real cluster (test_pipeline_real). */
+    put(f, 1, "foo", "1");
+    put(f, 0, "bar", "2");
+    put(f, 1, "{foo}x", "3");
+    assert_int_equal(cp_append(f->p, "PING"), 0);
+    assert_int_equal(cp_append(f->p, "MGET bar foo missing {foo}x"), 0);
+    assert_int_equal(cp_append(f->p, "EXISTS foo bar nope {foo}x"), 0);
+    assert_int_equal(cp_append(f->p, "DEL foo bar"), 0);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_string_equal(cp_reply(f->p, 0)->str, "PONG");
+    const redisReply *m = cp_reply(f->p, 1);
+    assert_int_equal(m->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(m->elements, 4);
+    assert_string_equal(m->element[0]->str, "2");
+    assert_string_equal(m->element[1]->str, "1");
+    assert_int_equal(m->element[2]->type, REDIS_REPLY_NIL);
+    assert_string_equal(m->element[3]->str, "3");
+    assert_int_equal(cp_reply(f->p, 2)->integer, 3);
+    assert_int_equal(cp_reply(f->p, 3)->integer, 2);
+    /* One part per slot: bar (5061) and missing (5513) on node 0; foo and {foo}x share 12182. */
+    assert_int_equal(cp_keyslot("missing", 7), 5513);
+    assert_int_equal(fake_node_count(f->node[0], "MGET"), 2);
+    assert_int_equal(fake_node_count(f->node[1], "MGET"), 1);
+}
+
+/* Per-key order survives a redirect: SET k then GET k, both moved, arrive in order. */
+static void per_key_order_across_moved(void **state) {
+    fixture *f = *state;
+    char buf[128];
+    rule(f->node[0], NULL, "k", 0, -1, FAKE_REPLY, redirect(buf, "MOVED", "k", f->port[1]));
+    connect_cluster(f, 2000, 0, 0);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(cp_append(f->p, "SET k %d", i), 0);
+        assert_int_equal(cp_append(f->p, "GET k"), 0);
+    }
+    assert_int_equal(cp_exec(f->p), 0);
+    for (int i = 0; i < 20; i++) {
+        char v[8];
+        sprintf(v, "%d", i);
+        assert_str_reply(f->p, (size_t)(2 * i + 1), v);
+    }
+}
+
+static void endpoint_mode(void **state) {
+    fixture *f = *state;
+    char ep[64];
+    snprintf(ep, sizeof(ep), "127.0.0.1:%d", f->port[1]);
+    cp_options o = CP_OPTIONS_INIT;
+    o.endpoint = ep;
+    f->c = cp_connect(&o);
+    assert_int_equal(f->c->err, 0);
+    assert_int_equal(cp_is_cluster(f->c), 0);
+    f->p = cp_pipeline_new(f->c);
+    /* In endpoint mode no reply is interpreted: a MOVED is the caller's answer. */
+    rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY, "-MOVED 1 127.0.0.1:1\r\n");
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(cp_append(f->p, "SET k%d %d", i, i), 0);
+    append_gets(f->p, 3);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(cp_count(f->p), 103);
+    assert_int_equal(cp_get_outcome(f->p, 101), CP_DONE);
+    assert_int_equal(cp_reply(f->p, 101)->type, REDIS_REPLY_ERROR);
+    assert_str_reply(f->p, 102, "2");
+    /* Reset reuses the buffers; a pipeline executes once per reset. */
+    assert_int_equal(cp_exec(f->p), CP_EINVAL);
+    cp_pipeline_reset(f->p);
+    assert_int_equal(cp_count(f->p), 0);
+    append_gets(f->p, 1);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_str_reply(f->p, 0, "0");
+}
+
+/* A pipeline much larger than the output buffer: bounded buffering still delivers all. */
+static void large_pipeline(void **state) {
+    fixture *f = *state;
+    connect_cluster(f, 5000, 0, 0);
+    for (int i = 0; i < 50000; i++)
+        assert_int_equal(cp_append(f->p, "SET key:%d value-%d", i, i), 0);
+    for (int i = 0; i < 50000; i += 7)
+        assert_int_equal(cp_append(f->p, "GET key:%d", i), 0);
+    assert_int_equal(cp_exec(f->p), 0);
+    size_t j = 50000;
+    for (int i = 0; i < 50000; i += 7, j++) {
+        char v[32];
+        sprintf(v, "value-%d", i);
+        assert_str_reply(f->p, j, v);
+    }
+}
+
+static void bad_input(void **state) {
+    (void)state;
+    cp_options o = CP_OPTIONS_INIT;
+    cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, CP_EINVAL);
+    cp_free(c);
+    o.seeds = "nohostport";
+    c = cp_connect(&o);
+    assert_int_equal(c->err, CP_EINVAL);
+    assert_non_null(strstr(c->errstr, "nohostport"));
+    cp_free(c);
+    o.seeds = NULL;
+    o.endpoint = "127.0.0.1:1";
+    c = cp_connect(&o);
+    assert_int_equal(c->err, CP_ECONNECT);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append_formatted(p, "GET x\r\n", 7), CP_EINVAL);
+    assert_int_equal(cp_append_formatted(p, "*1\r\n$3\r\nGET\r\n", 13), 0);
+    assert_int_equal(cp_append_argv(p, 0, NULL, NULL), CP_EINVAL);
+    assert_int_equal(cp_set_flags(p, 5, CP_CMD_IDEMPOTENT), CP_EINVAL);
+    assert_int_equal(cp_count(p), 1);
+    assert_int_equal(cp_exec(p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(p, 0), CP_NOT_EXECUTED);
+    cp_pipeline_free(p);
+    cp_free(c);
+    assert_string_equal(cp_strerror(CP_EAUTH), "authentication failed");
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(moved_mid_batch),
+        T(ask_mid_batch),
+        T(tryagain_then_success),
+        T(clusterdown_outlasts_budget),
+        T(closed_after_k_of_n),
+        T(partial_reply_then_close),
+        T(stalled_node_times_out),
+        T(malformed_reply),
+        T(slot_moves_to_unknown_node),
+        T(all_seeds_down),
+        T(seed_not_a_cluster),
+        T(slots_fallback),
+        T(auth),
+        T(crossslot_refused_client_side),
+        T(split_multikey),
+        T(per_key_order_across_moved),
+        T(endpoint_mode),
+        T(large_pipeline),
+        cmocka_unit_test(bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
