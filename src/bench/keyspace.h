@@ -106,7 +106,8 @@ typedef struct cp__keygen {
  * and wraps around; the parts together cover every key exactly once per lap, without overlap
  * (cp__keygen_share() tells how many keys a lap has). Uniform and zipf ignore the split except
  * for the stream. Zipf: index 0 is the most popular key; O(1) time and memory per sample.
- * Returns 0 or CP__KS_EINVAL (keys = 0, parts = 0, part >= parts, bad zipf exponent). */
+ * Returns 0 or CP__KS_EINVAL (keys = 0, parts = 0 or >= 2^32, part >= parts, bad zipf
+ * exponent). */
 int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t seed, uint64_t part,
                     uint64_t parts);
 
