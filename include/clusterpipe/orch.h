@@ -68,8 +68,10 @@ typedef struct cp_up_opts {
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
-    {CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0,                              \
-     NULL, NULL, NULL, NULL, NULL, NULL}
+    {                                                                                              \
+        CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
+            NULL, NULL                                                                             \
+    }
 
 /* One process of a topology, as recorded in the state file. */
 typedef struct cp_proc {
@@ -167,8 +169,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
 
 /* Moves nslots slots owned by proc `from` to proc `to`, with their keys: SETSLOT IMPORTING and
  * MIGRATING, MIGRATE ... KEYS in batches, SETSLOT NODE on every master. */
-int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *err,
-                          size_t errlen);
+int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *err, size_t errlen);
 
 /* Moves slots so every master owns an equal share (within one slot). */
 int cp_topo_rebalance(cp_topo *t, char *err, size_t errlen);

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `clusterpipe up`, `status` and `down`: flag parsing, printing and exit codes around the
+ * orchestration layer (include/clusterpipe/orch.h), which does the work. Results go to stdout,
+ * progress and errors to stderr. Exit codes: 0 ok, 1 the run failed, 2 bad usage. Single-threaded;
+ * the only global is the signal flag that lets SIGINT/SIGTERM during `up` stop what was started.
+ */
+#include "cli/cli.h"
+
+#include "clusterpipe/clusterpipe.h"
+#include "clusterpipe/orch.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ERRLEN 4096
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+    interrupted = sig;
+}
+
+/* SIGINT/SIGTERM/SIGHUP set a flag the orchestration layer polls (no SA_RESTART, so blocking
+ * waits return early); SIGPIPE is ignored so a server dying under an admin connection does not
+ * kill us. */
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void log_stderr(void *ud, const char *line) {
+    (void)ud;
+    fprintf(stderr, "clusterpipe: %s\n", line);
+}
+
+/* Matches `--name value` and `--name=value` at argv[*i]; advances *i past the value. Returns 1
+ * matched (value in *val, NULL when missing), 0 not this flag. */
+static int flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
+    return 1;
+}
+
+static int is_help(const char *a) {
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* ---- up
+ * ------------------------------------------------------------------------------------------ */
+
+static void up_help(FILE *out) {
+    fprintf(out,
+            "usage: clusterpipe up cluster   [--shards N] [--replicas R] [options]\n"
+            "       clusterpipe up twemproxy [--shards N] [--proxies M] [--hash H]\n"
+            "                                [--distribution D] [--auto-eject] [options]\n"
+            "\n"
+            "Starts real redis-server (and nutcracker) processes on 127.0.0.1 and returns when\n"
+            "the topology serves: every cluster node reports cluster_state:ok and agrees on the\n"
+            "slot map, or every proxy answers a SET/GET. Prints the endpoints and the directory.\n"
+            "\n"
+            "  --shards N         cluster masters / redis servers behind twemproxy (default 3)\n"
+            "  --replicas R       cluster: replicas per master (default 0)\n"
+            "  --proxies M        twemproxy: nutcracker processes, each fronting every shard\n"
+            "                     (default 1)\n"
+            "  --hash H           twemproxy hash (default fnv1a_64)\n"
+            "  --distribution D   twemproxy distribution: ketama, modula, random (default ketama)\n"
+            "  --auto-eject       twemproxy: auto_eject_hosts true (default false)\n"
+            "  --base-port P      use ports P, P+1, ... (a busy one is an error); default: free\n"
+            "                     ports from 30000 up. Cluster nodes also use port+10000.\n"
+            "  --dir DIR          configs, logs and state.json (default: a new directory under\n"
+            "                     $TMPDIR or /tmp)\n"
+            "  --password PW      requirepass/masterauth (and redis_auth for twemproxy)\n"
+            "  --persistence      RDB + AOF (default: none)\n"
+            "  --redis-server PATH, --nutcracker PATH   binaries (default: $PATH, /usr/sbin)\n"
+            "  -q, --quiet        no progress lines on stderr\n"
+            "\n"
+            "Ctrl-C (SIGINT) or SIGTERM while starting stops everything started. The processes\n"
+            "keep running after 'up' returns; stop them with 'clusterpipe down --dir DIR'.\n"
+            "Exit status: 0 up, 1 failed (nothing left running), 2 bad usage.\n");
+}
+
+/* Prints what a user needs after `up`: endpoints, dir, processes, how to connect and stop. */
+static void print_up(const cp_topo *t) {
+    char eps[8192];
+    cp_topo_endpoints(t, eps, sizeof(eps));
+    int cluster = cp_topo_get_kind(t) == CP_TOPO_CLUSTER;
+    size_t n = cp_topo_nprocs(t);
+    printf("%s is up\n", cluster ? "Redis Cluster" : "twemproxy");
+    printf("endpoints: %s\n", eps);
+    printf("dir: %s\n", cp_topo_dir(t));
+    for (size_t i = 0; i < n; i++) {
+        const cp_proc *p = cp_topo_proc(t, i);
+        const char *role = p->role == CP_ROLE_MASTER    ? "master"
+                           : p->role == CP_ROLE_REPLICA ? "replica"
+                           : p->role == CP_ROLE_SHARD   ? "shard"
+                                                        : "proxy";
+        printf("  %-8s %s:%-6d pid %ld", role, p->host, p->port, (long)p->pid);
+        if (p->role == CP_ROLE_REPLICA && p->master >= 0)
+            printf("  replica of %s:%d", cp_topo_proc(t, (size_t)p->master)->host,
+                   cp_topo_proc(t, (size_t)p->master)->port);
+        if (p->role == CP_ROLE_PROXY)
+            printf("  stats port %d", p->stats_port);
+        printf("\n");
+    }
+    char first[64];
+    snprintf(first, sizeof(first), "%.*s", (int)strcspn(eps, ","), eps);
+    const char *colon = strrchr(first, ':');
+    printf("try:  redis-cli %s-p %s%s\n", cluster ? "-c " : "", colon ? colon + 1 : "?",
+           cp_topo_password(t) ? " --askpass" : "");
+    printf("stop: clusterpipe down --dir %s\n", cp_topo_dir(t));
+}
+
+int cp_cli_up(int argc, char **argv) {
+    const char *cmd = "up";
+    if (argc >= 2 && is_help(argv[1])) {
+        up_help(stdout);
+        return CP_EXIT_OK;
+    }
+    if (argc < 2)
+        return cp_cli_usage_error(cmd, "which topology? 'cluster' or 'twemproxy'");
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    if (strcmp(argv[1], "cluster") == 0)
+        o.kind = CP_TOPO_CLUSTER;
+    else if (strcmp(argv[1], "twemproxy") == 0)
+        o.kind = CP_TOPO_TWEMPROXY;
+    else
+        return cp_cli_usage_error(cmd, "unknown topology '%s' (cluster or twemproxy)", argv[1]);
+    int cluster = o.kind == CP_TOPO_CLUSTER;
+    int saw_replicas = 0, saw_tw = 0;
+    const char *saw_tw_flag = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (is_help(a)) {
+            up_help(stdout);
+            return CP_EXIT_OK;
+        } else if (flag_value(argc, argv, &i, "--shards", &v)) {
+            if (cp_cli_parse_int(cmd, "--shards", v, 1, 128, &o.shards) != 0)
+                return CP_EXIT_USAGE;
+        } else if (flag_value(argc, argv, &i, "--replicas", &v)) {
+            if (cp_cli_parse_int(cmd, "--replicas", v, 0, 8, &o.replicas) != 0)
+                return CP_EXIT_USAGE;
+            saw_replicas = 1;
+        } else if (flag_value(argc, argv, &i, "--proxies", &v)) {
+            if (cp_cli_parse_int(cmd, "--proxies", v, 1, 64, &o.proxies) != 0)
+                return CP_EXIT_USAGE;
+            saw_tw = 1;
+            saw_tw_flag = "--proxies";
+        } else if (flag_value(argc, argv, &i, "--base-port", &v)) {
+            if (cp_cli_parse_int(cmd, "--base-port", v, 1024, cluster ? 55535 : 65535,
+                                 &o.base_port) != 0)
+                return CP_EXIT_USAGE;
+        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--dir needs a value");
+            o.dir = v;
+        } else if (flag_value(argc, argv, &i, "--password", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--password needs a value");
+            o.password = v;
+        } else if (strcmp(a, "--persistence") == 0) {
+            o.persistence = 1;
+        } else if (flag_value(argc, argv, &i, "--hash", &v)) {
+            if (!cp_orch_twemproxy_hash_valid(v))
+                return cp_cli_usage_error(cmd, "--hash: unknown twemproxy hash '%s'", v ? v : "");
+            o.hash = v;
+            saw_tw = 1;
+            saw_tw_flag = "--hash";
+        } else if (flag_value(argc, argv, &i, "--distribution", &v)) {
+            if (!cp_orch_twemproxy_distribution_valid(v))
+                return cp_cli_usage_error(
+                    cmd, "--distribution: '%s' is not ketama, modula or random", v ? v : "");
+            o.distribution = v;
+            saw_tw = 1;
+            saw_tw_flag = "--distribution";
+        } else if (strcmp(a, "--auto-eject") == 0) {
+            o.auto_eject = 1;
+            saw_tw = 1;
+            saw_tw_flag = "--auto-eject";
+        } else if (flag_value(argc, argv, &i, "--redis-server", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--redis-server needs a value");
+            o.redis_server = v;
+        } else if (flag_value(argc, argv, &i, "--nutcracker", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--nutcracker needs a value");
+            o.nutcracker = v;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o.quiet = 1;
+        } else {
+            return cp_cli_usage_error(cmd, "unknown option '%s'", a);
+        }
+    }
+    if (cluster && saw_tw)
+        return cp_cli_usage_error(cmd, "%s is a twemproxy option", saw_tw_flag);
+    if (!cluster && saw_replicas)
+        return cp_cli_usage_error(cmd, "--replicas is a cluster option");
+    long nprocs = cluster ? (long)o.shards * (1 + o.replicas) : (long)o.shards + o.proxies;
+    if (o.base_port > 0 &&
+        o.base_port + nprocs + (cluster ? 0 : o.proxies) - 1 > (cluster ? 55535 : 65535))
+        return cp_cli_usage_error(cmd, "--base-port %d leaves no room for %ld processes",
+                                  o.base_port, nprocs);
+
+    install_signals();
+    o.cancel = &interrupted;
+    o.log = log_stderr;
+    char err[ERRLEN] = "";
+    cp_topo *t = NULL;
+    int rc = cp_topo_up(&o, &t, err, sizeof(err));
+    if (rc != 0) {
+        if (interrupted)
+            fprintf(stderr,
+                    "clusterpipe up: interrupted by signal %d; everything started was "
+                    "stopped\n%s\n",
+                    (int)interrupted, err);
+        else
+            fprintf(stderr, "clusterpipe up: %s\n", err);
+        return CP_EXIT_FAIL;
+    }
+    if (interrupted) {
+        /* The signal came as `up` finished: honour it, leave nothing running. */
+        cp_topo_down(t, 0, err, sizeof(err));
+        cp_topo_free(t);
+        fprintf(stderr, "clusterpipe up: interrupted by signal %d; stopped everything\n",
+                (int)interrupted);
+        return CP_EXIT_FAIL;
+    }
+    print_up(t);
+    fflush(stdout);
+    cp_topo_free(t);
+    return CP_EXIT_OK;
+}
+
+/* ---- status
+ * -------------------------------------------------------------------------------------- */
+
+static void status_help(FILE *out) {
+    fprintf(out,
+            "usage: clusterpipe status --dir DIR [--json]\n"
+            "\n"
+            "Shows every process of the topology started by 'clusterpipe up --dir DIR': role,\n"
+            "address, PID, alive, memory (redis used_memory, resident set size), keys; and\n"
+            "the cluster state (cluster_state:ok everywhere and one agreed slot map).\n"
+            "  --json   one JSON object (\"schema\": \"clusterpipe.status/1\") on stdout\n"
+            "Exit status: 0 healthy, 1 something is down or no topology in DIR, 2 bad "
+            "usage.\n");
+}
+
+static const char *role_word(cp_proc_role r) {
+    switch (r) {
+    case CP_ROLE_MASTER:
+        return "master";
+    case CP_ROLE_REPLICA:
+        return "replica";
+    case CP_ROLE_SHARD:
+        return "shard";
+    case CP_ROLE_PROXY:
+        return "proxy";
+    }
+    return "?";
+}
+
+/* Human-readable byte count, "-" when unknown. */
+static const char *human(long long b, char *buf, size_t len) {
+    if (b < 0)
+        snprintf(buf, len, "-");
+    else if (b >= 1LL << 30)
+        snprintf(buf, len, "%.2fG", (double)b / (1LL << 30));
+    else if (b >= 1LL << 20)
+        snprintf(buf, len, "%.2fM", (double)b / (1LL << 20));
+    else
+        snprintf(buf, len, "%.1fK", (double)b / 1024);
+    return buf;
+}
+
+int cp_cli_status(int argc, char **argv) {
+    const char *cmd = "status", *dir = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (is_help(argv[i])) {
+            status_help(stdout);
+            return CP_EXIT_OK;
+        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--dir needs a value");
+            dir = v;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else {
+            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    if (dir == NULL)
+        return cp_cli_usage_error(cmd, "--dir DIR is required");
+    signal(SIGPIPE, SIG_IGN);
+    char err[ERRLEN] = "";
+    cp_topo *t = NULL;
+    if (cp_topo_open(dir, &t, err, sizeof(err)) != 0) {
+        fprintf(stderr, "clusterpipe status: %s\n", err);
+        return CP_EXIT_FAIL;
+    }
+    char check[ERRLEN] = "";
+    int healthy = cp_topo_check(t, check, sizeof(check)) == 0;
+    int cluster = cp_topo_get_kind(t) == CP_TOPO_CLUSTER;
+    char eps[8192];
+    cp_topo_endpoints(t, eps, sizeof(eps));
+    size_t n = cp_topo_nprocs(t);
+    json_t *root = NULL, *procs = NULL;
+    if (json) {
+        root = json_object();
+        procs = json_array();
+        json_object_set_new(root, "schema", json_string("clusterpipe.status/1"));
+        json_object_set_new(root, "kind", json_string(cluster ? "cluster" : "twemproxy"));
+        json_object_set_new(root, "dir", json_string(cp_topo_dir(t)));
+        json_object_set_new(root, "endpoints", json_string(eps));
+    } else {
+        printf("%s in %s\nendpoints: %s\n", cluster ? "Redis Cluster" : "twemproxy", cp_topo_dir(t),
+               eps);
+        printf("%-8s %-16s %-8s %-6s %-11s %-9s %s\n", "ROLE", "ADDRESS", "PID", "ALIVE",
+               "USED_MEMORY", "RSS", "KEYS");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cp_proc *p = cp_topo_proc(t, i);
+        cp_proc_stats st;
+        cp_topo_proc_stats(t, i, &st);
+        char addr[96], m1[32], m2[32], keys[32];
+        snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
+        if (json) {
+            json_t *o = json_object();
+            json_object_set_new(o, "role", json_string(role_word(p->role)));
+            json_object_set_new(o, "address", json_string(addr));
+            json_object_set_new(o, "pid", json_integer(p->pid));
+            json_object_set_new(o, "alive", json_boolean(st.alive));
+            json_object_set_new(o, "reachable", json_boolean(st.reachable));
+            json_object_set_new(o, "used_memory",
+                                st.used_memory >= 0 ? json_integer(st.used_memory) : json_null());
+            json_object_set_new(o, "rss", st.rss >= 0 ? json_integer(st.rss) : json_null());
+            json_object_set_new(o, "keys", st.keys >= 0 ? json_integer(st.keys) : json_null());
+            if (p->id[0])
+                json_object_set_new(o, "id", json_string(p->id));
+            if (p->role == CP_ROLE_REPLICA && p->master >= 0)
+                json_object_set_new(o, "master", json_integer(p->master));
+            if (p->role == CP_ROLE_PROXY)
+                json_object_set_new(o, "stats_port", json_integer(p->stats_port));
+            json_array_append_new(procs, o);
+            continue;
+        }
+        if (st.keys >= 0)
+            snprintf(keys, sizeof(keys), "%lld", st.keys);
+        else
+            snprintf(keys, sizeof(keys), "-");
+        printf("%-8s %-16s %-8ld %-6s %-11s %-9s %s\n", role_word(p->role), addr, (long)p->pid,
+               st.alive ? (st.reachable ? "yes" : "hung") : "no",
+               human(st.used_memory, m1, sizeof(m1)), human(st.rss, m2, sizeof(m2)), keys);
+    }
+    if (json) {
+        json_object_set_new(root, "processes", procs);
+        json_object_set_new(root, "healthy", json_boolean(healthy));
+        json_object_set_new(root, cluster ? "cluster_state" : "state",
+                            json_string(healthy ? "ok" : check));
+        char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (text != NULL)
+            printf("%s\n", text);
+        free(text);
+        json_decref(root);
+    } else if (healthy) {
+        printf("%s: ok%s\n", cluster ? "cluster state" : "state",
+               cluster ? " (every node reports cluster_state:ok and the same slot map)"
+                       : " (every process answers)");
+    } else {
+        printf("%s: NOT ok: %s\n", cluster ? "cluster state" : "state", check);
+    }
+    cp_topo_free(t);
+    return healthy ? CP_EXIT_OK : CP_EXIT_FAIL;
+}
+
+/* ---- down
+ * ---------------------------------------------------------------------------------------- */
+
+static void down_help(FILE *out) {
+    fprintf(out,
+            "usage: clusterpipe down --dir DIR [--keep]\n"
+            "\n"
+            "Stops every process of the topology in DIR by PID (SIGTERM, wait, SIGKILL), each\n"
+            "only after checking it is still the process 'up' started, then removes DIR.\n"
+            "Running it again is fine.\n"
+            "  --keep   keep DIR (configs, logs, state.json)\n"
+            "Exit status: 0 nothing left running, 1 failure, 2 bad usage.\n");
+}
+
+int cp_cli_down(int argc, char **argv) {
+    const char *cmd = "down", *dir = NULL;
+    int keep = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (is_help(argv[i])) {
+            down_help(stdout);
+            return CP_EXIT_OK;
+        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--dir needs a value");
+            dir = v;
+        } else if (strcmp(argv[i], "--keep") == 0) {
+            keep = 1;
+        } else {
+            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    if (dir == NULL)
+        return cp_cli_usage_error(cmd, "--dir DIR is required");
+    char sp[4200];
+    snprintf(sp, sizeof(sp), "%s/state.json", dir);
+    if (access(sp, F_OK) != 0) {
+        fprintf(stderr, "clusterpipe down: nothing to stop: no topology in %s (already down?)\n",
+                dir);
+        return CP_EXIT_OK;
+    }
+    char err[ERRLEN] = "";
+    cp_topo *t = NULL;
+    if (cp_topo_open(dir, &t, err, sizeof(err)) != 0) {
+        fprintf(stderr, "clusterpipe down: %s\n", err);
+        return CP_EXIT_FAIL;
+    }
+    size_t n = cp_topo_nprocs(t), running = 0;
+    for (size_t i = 0; i < n; i++)
+        running += cp_topo_alive(t, i) ? 1 : 0;
+    int rc = cp_topo_down(t, keep, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "clusterpipe down: %s\n", err);
+        cp_topo_free(t);
+        return CP_EXIT_FAIL;
+    }
+    fprintf(stderr, "clusterpipe: stopped %zu running process(es) of %zu%s%s\n", running, n,
+            keep ? "; kept " : "; removed ", dir);
+    cp_topo_free(t);
+    return CP_EXIT_OK;
+}

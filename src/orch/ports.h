@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Loopback ports for a topology. A port is free when a listening socket can be bound to
+ * 127.0.0.1:port right now; a cluster node also needs port+10000 (its cluster bus). The allocator
+ * remembers what it handed out so two processes of one topology never get the same port before
+ * either has bound it. The caller owns the cp__ports value; one thread at a time.
+ */
+#ifndef CLUSTERPIPE_ORCH_PORTS_H
+#define CLUSTERPIPE_ORCH_PORTS_H
+
+#include <stddef.h>
+
+#define CP__BUS_OFFSET 10000
+#define CP__PORTS_MAX 1024
+
+typedef struct cp__ports {
+    int next;  /* next candidate */
+    int fixed; /* 1: ports are taken in order from the base and a busy one is an error */
+    int base;  /* fixed mode: the first port */
+    size_t nused;
+    int used[CP__PORTS_MAX]; /* handed out (including bus ports) */
+} cp__ports;
+
+/* base > 0: fixed mode starting at base. base == 0: auto mode starting at a point in
+ * 30000..39999 that depends on our PID, so concurrent starters rarely collide. */
+void cp__ports_init(cp__ports *a, int base);
+
+/* Marks port as taken (an existing process of the topology). */
+void cp__ports_reserve(cp__ports *a, int port);
+
+/* 1 when 127.0.0.1:port can be bound and listened on right now. */
+int cp__port_free(int port);
+
+/* Hands out the next port (and reserves port+10000 when bus). Fixed mode: exactly the next port
+ * in order, or -1 with an error naming the busy port. Auto mode: the next free one. Returns 0
+ * with *port set, or -1 with err. */
+int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen);
+
+#endif /* CLUSTERPIPE_ORCH_PORTS_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The topology state file, DIR/state.json (mode 0600: it may hold the password). Written after
+ * every change (each spawn, failover, added node) through a temporary file and rename, so another
+ * process (`status`, `down`, `bench --dir`) always reads a whole file. Read with jansson. The
+ * cp_topo returned by cp__state_load is owned by the caller (cp_topo_free). No threads.
+ *
+ * Schema "clusterpipe.topo/1":
+ *   {"schema", "kind": "cluster"|"twemproxy", "dir", "password" (null when none), "persistence",
+ *    "hash", "distribution", "auto_eject", "ephemeral", "redis_server", "nutcracker",
+ *    "procs": [{"role": "master"|"replica"|"shard"|"proxy", "host", "port", "pid", "start_time",
+ *               "id", "master", "stats_port"}]}
+ */
+#include "orch/topo.h"
+#include "orch/util.h"
+
+#include "clusterpipe/clusterpipe.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SCHEMA "clusterpipe.topo/1"
+
+static const char *role_key(cp_proc_role r) {
+    switch (r) {
+    case CP_ROLE_MASTER:
+        return "master";
+    case CP_ROLE_REPLICA:
+        return "replica";
+    case CP_ROLE_SHARD:
+        return "shard";
+    case CP_ROLE_PROXY:
+        return "proxy";
+    }
+    return "?";
+}
+
+static int role_from_key(const char *s, cp_proc_role *r) {
+    static const struct {
+        const char *k;
+        cp_proc_role r;
+    } map[] = {{"master", CP_ROLE_MASTER},
+               {"replica", CP_ROLE_REPLICA},
+               {"shard", CP_ROLE_SHARD},
+               {"proxy", CP_ROLE_PROXY}};
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (s != NULL && strcmp(s, map[i].k) == 0) {
+            *r = map[i].r;
+            return 0;
+        }
+    return -1;
+}
+
+int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
+    json_t *root = json_object();
+    json_t *procs = json_array();
+    if (root == NULL || procs == NULL)
+        goto oom;
+    json_object_set_new(root, "schema", json_string(SCHEMA));
+    json_object_set_new(root, "kind",
+                        json_string(t->kind == CP_TOPO_CLUSTER ? "cluster" : "twemproxy"));
+    json_object_set_new(root, "dir", json_string(t->dir));
+    json_object_set_new(root, "password", t->password ? json_string(t->password) : json_null());
+    json_object_set_new(root, "persistence", json_boolean(t->persistence));
+    json_object_set_new(root, "hash", json_string(t->hash));
+    json_object_set_new(root, "distribution", json_string(t->distribution));
+    json_object_set_new(root, "auto_eject", json_boolean(t->auto_eject));
+    json_object_set_new(root, "ephemeral", json_boolean(t->ephemeral));
+    json_object_set_new(root, "redis_server", json_string(t->redis_bin));
+    json_object_set_new(root, "nutcracker", json_string(t->nutcracker_bin));
+    for (size_t i = 0; i < t->nprocs; i++) {
+        const cp_proc *p = &t->procs[i];
+        json_t *o = json_object();
+        if (o == NULL)
+            goto oom;
+        json_object_set_new(o, "role", json_string(role_key(p->role)));
+        json_object_set_new(o, "host", json_string(p->host));
+        json_object_set_new(o, "port", json_integer(p->port));
+        json_object_set_new(o, "pid", json_integer(p->pid));
+        json_object_set_new(o, "start_time", json_integer((json_int_t)p->start_time));
+        json_object_set_new(o, "id", json_string(p->id));
+        json_object_set_new(o, "master", json_integer(p->master));
+        json_object_set_new(o, "stats_port", json_integer(p->stats_port));
+        json_array_append_new(procs, o);
+    }
+    json_object_set(root, "procs", procs);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(procs);
+    json_decref(root);
+    if (text == NULL) {
+        cp__seterr(err, errlen, "state.json: out of memory");
+        return CP_ENOMEM;
+    }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/state.json", t->dir);
+    size_t len = strlen(text);
+    int rc = cp__write_file_atomic(path, text, len, 0600);
+    free(text);
+    if (rc != 0) {
+        cp__seterr(err, errlen, "%s: %s", path, strerror(-rc));
+        return CP_EIO;
+    }
+    return 0;
+oom:
+    json_decref(procs);
+    json_decref(root);
+    cp__seterr(err, errlen, "state.json: out of memory");
+    return CP_ENOMEM;
+}
+
+/* Copies a string member (or "" when missing / not a string) into out. */
+static void get_str(json_t *o, const char *key, char *out, size_t len) {
+    const char *s = json_string_value(json_object_get(o, key));
+    snprintf(out, len, "%s", s ? s : "");
+}
+
+static long long get_int(json_t *o, const char *key, long long dflt) {
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+}
+
+int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/state.json", dir);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (root == NULL) {
+        if (access(path, F_OK) != 0)
+            cp__seterr(err, errlen, "%s: no topology here (%s)", dir, strerror(errno));
+        else
+            cp__seterr(err, errlen, "%s: line %d: %s", path, jerr.line, jerr.text);
+        return CP_EINVAL;
+    }
+    int rc = CP_EINVAL;
+    cp_topo *t = NULL;
+    const char *schema = json_string_value(json_object_get(root, "schema"));
+    if (schema == NULL || strcmp(schema, SCHEMA) != 0) {
+        cp__seterr(err, errlen, "%s: not a clusterpipe state file (schema %s)", path,
+                   schema ? schema : "missing");
+        goto out;
+    }
+    t = cp__topo_new();
+    if (t == NULL) {
+        rc = CP_ENOMEM;
+        cp__seterr(err, errlen, "out of memory");
+        goto out;
+    }
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    if (kind != NULL && strcmp(kind, "cluster") == 0)
+        t->kind = CP_TOPO_CLUSTER;
+    else if (kind != NULL && strcmp(kind, "twemproxy") == 0)
+        t->kind = CP_TOPO_TWEMPROXY;
+    else {
+        cp__seterr(err, errlen, "%s: unknown kind", path);
+        goto out;
+    }
+    /* The directory may have been moved: trust where we found the file. */
+    if (realpath(dir, t->dir) == NULL)
+        snprintf(t->dir, sizeof(t->dir), "%s", dir);
+    const char *pw = json_string_value(json_object_get(root, "password"));
+    if (pw != NULL && (t->password = strdup(pw)) == NULL) {
+        rc = CP_ENOMEM;
+        goto out;
+    }
+    t->persistence = json_is_true(json_object_get(root, "persistence"));
+    get_str(root, "hash", t->hash, sizeof(t->hash));
+    get_str(root, "distribution", t->distribution, sizeof(t->distribution));
+    t->auto_eject = json_is_true(json_object_get(root, "auto_eject"));
+    t->ephemeral = json_is_true(json_object_get(root, "ephemeral"));
+    get_str(root, "redis_server", t->redis_bin, sizeof(t->redis_bin));
+    get_str(root, "nutcracker", t->nutcracker_bin, sizeof(t->nutcracker_bin));
+    json_t *procs = json_object_get(root, "procs");
+    size_t i;
+    json_t *o;
+    json_array_foreach(procs, i, o) {
+        cp_proc_role role;
+        char rk[16];
+        get_str(o, "role", rk, sizeof(rk));
+        if (role_from_key(rk, &role) != 0) {
+            cp__seterr(err, errlen, "%s: procs[%zu]: unknown role '%s'", path, i, rk);
+            goto out;
+        }
+        int idx =
+            cp__topo_add_proc(t, role, (int)get_int(o, "port", 0), (int)get_int(o, "master", -1));
+        if (idx < 0) {
+            cp__seterr(err, errlen, "%s: too many processes", path);
+            goto out;
+        }
+        cp_proc *p = &t->procs[idx];
+        get_str(o, "host", p->host, sizeof(p->host));
+        p->pid = (pid_t)get_int(o, "pid", 0);
+        p->start_time = (unsigned long long)get_int(o, "start_time", 0);
+        get_str(o, "id", p->id, sizeof(p->id));
+        p->stats_port = (int)get_int(o, "stats_port", 0);
+        cp__ports_reserve(&t->ports, p->stats_port);
+        if (p->master >= (int)json_array_size(procs))
+            p->master = -1;
+    }
+    *out = t;
+    t = NULL;
+    rc = 0;
+out:
+    cp_topo_free(t);
+    json_decref(root);
+    return rc;
+}
