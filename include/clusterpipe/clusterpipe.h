@@ -16,6 +16,7 @@
 #ifndef CLUSTERPIPE_CLUSTERPIPE_H
 #define CLUSTERPIPE_CLUSTERPIPE_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -170,9 +171,52 @@ redisReply *cp_take_reply(cp_pipeline *p, size_t i);
 
 cp_outcome cp_get_outcome(const cp_pipeline *p, size_t i);
 
+/* When command i (CP_DONE) was first written and when the read carrying its answer completed,
+ * CLOCK_MONOTONIC nanoseconds: each command's own latency, never a batch-wide stamp. Redirects
+ * and retries are inside the interval. Returns 0, or CP_EINVAL when i is not CP_DONE. */
+int cp_timing(const cp_pipeline *p, size_t i, uint64_t *sent_ns, uint64_t *done_ns);
+
 /* The last error of the pipeline (0 / CP_E*) and its description. */
 int cp_pipeline_err(const cp_pipeline *p);
 const char *cp_pipeline_errstr(const cp_pipeline *p);
+
+/* ---- event-driven execution ------------------------------------------------------------------ *
+ *
+ * For programs that drive many clients from one event loop (the clusterpipe bench does). cp_exec
+ * is exactly this loop over poll(2):
+ *
+ *     done = cp_exec_start(p);
+ *     while (!done) {
+ *         wait until one of cp_client_pollfds(c) is ready, or cp_exec_timeout_ms(p) passes;
+ *         for each ready fd: done = cp_exec_on_ready(p, fd, revents);
+ *         if (!done) done = cp_exec_on_timer(p);
+ *     }
+ *     rc = cp_exec_result(p);
+ *
+ * None of these blocks, except that connecting a node not connected yet waits up to the connect
+ * timeout. Only one pipeline per client may be executing at a time. */
+
+/* Routes every command and writes what the sockets take. Returns 1 when every command already
+ * has an outcome, 0 when events are needed, CP_EINVAL when p was executed since its last reset. */
+int cp_exec_start(cp_pipeline *p);
+
+/* Reacts to readiness of one of the client's fds (revents as poll reports them: POLLIN, POLLOUT,
+ * POLLHUP, POLLERR; an fd not of this client is ignored). Returns 1 when done, else 0. */
+int cp_exec_on_ready(cp_pipeline *p, int fd, short revents);
+
+/* Runs I/O timeouts and retry rounds that are due. Returns 1 when done, else 0. */
+int cp_exec_on_timer(cp_pipeline *p);
+
+/* Milliseconds until cp_exec_on_timer has work (0: now), or -1 when no timer is pending. */
+int cp_exec_timeout_ms(const cp_pipeline *p);
+
+/* After completion: 0 when every command ended CP_DONE, else CP_EPARTIAL (as cp_exec). */
+int cp_exec_result(cp_pipeline *p);
+
+/* The client's open connections: fd, and events POLLIN (always, to notice a close) | POLLOUT
+ * (while output is pending). Fills at most max entries and returns how many there are; the set
+ * changes when connections open or close, so re-read it after every call above. */
+int cp_client_pollfds(cp_client *c, struct pollfd *fds, int max);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@ typedef struct cp__cmd {
     uint8_t redirects;
     uint8_t merge; /* cp__merge of a split command */
     redisReply *reply;
+    uint64_t sent_ns, done_ns; /* first send, and the read that carried the answer */
 } cp__cmd;
 
 typedef struct cp__cmdvec {
@@ -65,6 +66,15 @@ struct cp_pipeline {
     unsigned round;    /* retry rounds so far */
     int executed;
 };
+
+/* Records the first error of an exec on the pipeline (later ones are consequences). */
+void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The command a wire tag names. */
+static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
+    return (tag & CP__PART_TAG) ? &p->parts.v[tag & ~CP__PART_TAG] : &p->cmds.v[tag];
+}
 
 /* cp_append with a va_list (used by cp_command). */
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
