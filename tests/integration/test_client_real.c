@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The client against real servers (Debian's redis-server and nutcracker on free loopback ports):
+ * a 3-master cluster (routing by slot, MOVED after a live slot migration, ASK during one, AUTH
+ * with a password and with an ACL user) and one nutcracker in front of 2 redis-servers (the same
+ * calls in endpoint mode). Each test has its own topology, stopped by PID in its teardown.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clusterpipe/clusterpipe.h"
+#include "fixture.h"
+
+static cp_client *connect_seeds(const char *seeds, const char *user, const char *pass) {
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.username = user;
+    o.password = pass;
+    cp_client *c = cp_connect(&o);
+    assert_non_null(c);
+    return c;
+}
+
+/* Index in f->topo of the master listening on port. */
+static size_t proc_at(cp_fixture *f, int port) {
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
+        if (cp_topo_proc(f->topo, i)->port == port)
+            return i;
+    fail_msg("no process on port %d", port);
+    return 0;
+}
+
+static void routes_by_slot(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, 0);
+    assert_int_equal(cp_is_cluster(c), 1);
+    for (int i = 0; i < 300; i++) {
+        redisReply *r = cp_command(c, "SET key:%d v%d", i, i);
+        assert_non_null(r);
+        assert_string_equal(r->str, "OK");
+        freeReplyObject(r);
+    }
+    for (int i = 0; i < 300; i++) {
+        redisReply *r = cp_command(c, "GET key:%d", i);
+        char want[16];
+        snprintf(want, sizeof(want), "v%d", i);
+        assert_non_null(r);
+        assert_string_equal(r->str, want);
+        freeReplyObject(r);
+    }
+    /* Routed by slot from the start: no server had to redirect anything. */
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_int_equal(st.moved, 0);
+    assert_int_equal(st.ask, 0);
+    /* Keys really are spread: every master holds some. */
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        redisReply *r = redisCommand(cp_fixture_conn(f, cp_topo_proc(f->topo, i)->port), "DBSIZE");
+        assert_non_null(r);
+        assert_true(r->integer > 50);
+        freeReplyObject(r);
+    }
+    /* An error reply is a reply, not a failure. */
+    redisReply *r = cp_command(c, "INCR key:1");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    freeReplyObject(r);
+    cp_free(c);
+}
+
+/* The client's map is taken before 200 slots move; its next commands on those slots are
+ * answered MOVED, followed, and then the map is refreshed once. */
+static void follows_moved_after_migration(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, 0);
+    /* migrate_slots moves the top of master 0's range (0..5460) first: 5261..5460. */
+    char err[512];
+    int p0 = cp_topo_proc(f->topo, 0)->port;
+    assert_int_equal(cp_topo_migrate_slots(f->topo, proc_at(f, p0), 1, 200, err, sizeof(err)), 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    int n = 0;
+    for (int i = 0; n < 50; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "m:%d", i);
+        unsigned s = cp_keyslot(k, strlen(k));
+        if (s >= 5461 - 200 && s <= 5460) {
+            assert_int_equal(cp_append(p, "SET %s %s", k, k), 0);
+            n++;
+        }
+    }
+    assert_int_equal(cp_exec(p), 0);
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_true(st.moved >= 1);
+    uint64_t refreshes = st.refreshes;
+    cp_pipeline_reset(p);
+    assert_int_equal(cp_append(p, "GET m:0"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_get_stats(c, &st);
+    assert_int_equal(st.refreshes, refreshes + 1);
+    /* After the refresh, no more redirects for the moved slots. */
+    uint64_t moved = st.moved;
+    cp_pipeline_reset(p);
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(cp_append(p, "GET m:%d", i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_get_stats(c, &st);
+    assert_int_equal(st.moved, moved);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
+/* A slot half-way through migration (MIGRATING on the source, IMPORTING on the target) with the
+ * key already on the target: the source answers ASK, the client sends ASKING + the command. */
+static void follows_ask_during_migration(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, 0);
+    const char *key = "foo"; /* slot 12182: master 2 */
+    const cp_proc *src = cp_topo_proc(f->topo, 2), *dst = cp_topo_proc(f->topo, 0);
+    redisContext *s = cp_fixture_conn(f, src->port), *d = cp_fixture_conn(f, dst->port);
+    freeReplyObject(redisCommand(s, "SET foo before"));
+    freeReplyObject(redisCommand(d, "CLUSTER SETSLOT 12182 IMPORTING %s", src->id));
+    freeReplyObject(redisCommand(s, "CLUSTER SETSLOT 12182 MIGRATING %s", dst->id));
+    redisReply *r = redisCommand(s, "MIGRATE 127.0.0.1 %d foo 0 5000", dst->port);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    r = cp_command(c, "GET %s", key);
+    assert_non_null(r);
+    assert_string_equal(r->str, "before");
+    freeReplyObject(r);
+    r = cp_command(c, "SET %s after", key);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_int_equal(st.ask, 2);
+    assert_int_equal(st.moved, 0);
+    /* The target really got it. */
+    r = redisCommand(d, "ASKING");
+    freeReplyObject(r);
+    r = redisCommand(d, "GET foo");
+    assert_string_equal(r->str, "after");
+    freeReplyObject(r);
+    /* Finish the migration so teardown sees a healthy cluster. */
+    freeReplyObject(redisCommand(d, "CLUSTER SETSLOT 12182 NODE %s", dst->id));
+    freeReplyObject(redisCommand(s, "CLUSTER SETSLOT 12182 NODE %s", dst->id));
+    cp_free(c);
+}
+
+static int setup_cluster_password(void **state) {
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.kind = CP_TOPO_CLUSTER;
+    o.shards = 3;
+    o.password = "pw-cluster";
+    *state = cp_fixture_start(&o);
+    return *state ? 0 : -1;
+}
+
+static void auth_password_and_acl_user(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, CP_EAUTH);
+    assert_non_null(strstr(c->errstr, "NOAUTH"));
+    cp_free(c);
+    c = connect_seeds(f->endpoints, NULL, "wrong");
+    assert_int_equal(c->err, CP_EAUTH);
+    cp_free(c);
+    c = connect_seeds(f->endpoints, NULL, "pw-cluster");
+    assert_int_equal(c->err, 0);
+    redisReply *r = cp_command(c, "SET acl:key 1");
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    cp_free(c);
+    /* An ACL user that may run commands and read the topology, on every node. */
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        r = redisCommand(cp_fixture_conn(f, cp_topo_proc(f->topo, i)->port),
+                         "ACL SETUSER bench on >pw-bench ~* &* +@all");
+        assert_non_null(r);
+        assert_string_equal(r->str, "OK");
+        freeReplyObject(r);
+    }
+    c = connect_seeds(f->endpoints, "bench", "pw-wrong");
+    assert_int_equal(c->err, CP_EAUTH);
+    assert_non_null(strstr(c->errstr, "WRONGPASS"));
+    cp_free(c);
+    c = connect_seeds(f->endpoints, "bench", "pw-bench");
+    assert_int_equal(c->err, 0);
+    r = cp_command(c, "GET acl:key");
+    assert_string_equal(r->str, "1");
+    freeReplyObject(r);
+    r = cp_command(c, "ACL WHOAMI");
+    assert_string_equal(r->str, "bench");
+    freeReplyObject(r);
+    cp_free(c);
+}
+
+/* Endpoint mode through nutcracker: the same pipeline calls, replies in order. */
+static void twemproxy_endpoint(void **state) {
+    cp_fixture *f = *state;
+    cp_options o = CP_OPTIONS_INIT;
+    o.endpoint = f->endpoints;
+    cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, 0);
+    assert_int_equal(cp_is_cluster(c), 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < 2000; i++)
+        assert_int_equal(cp_append(p, "SET tw:%d val:%d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+    for (int i = 1999; i >= 0; i--)
+        assert_int_equal(cp_append(p, "GET tw:%d", i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    for (int i = 0; i < 2000; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "val:%d", 1999 - i);
+        assert_int_equal(cp_get_outcome(p, (size_t)i), CP_DONE);
+        assert_string_equal(cp_reply(p, (size_t)i)->str, want);
+    }
+    cp_pipeline_free(p);
+    /* nutcracker spread the keys over both servers. */
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role != CP_ROLE_SHARD)
+            continue;
+        redisReply *r = redisCommand(cp_fixture_conn(f, pr->port), "DBSIZE");
+        assert_true(r->integer > 500);
+        freeReplyObject(r);
+    }
+    cp_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(routes_by_slot, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(follows_moved_after_migration, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(follows_ask_during_migration, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(auth_password_and_acl_user, setup_cluster_password,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(twemproxy_endpoint, cp_fixture_setup_twemproxy2,
+                                        cp_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
