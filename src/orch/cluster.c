@@ -130,8 +130,7 @@ int cp__cluster_any_master(const cp_topo *t, int not_index) {
     return -1;
 }
 
-/* ---- agreement
- * ------------------------------------------------------------------------------------ */
+/* ---- agreement ------------------------------------------------------------------------------- */
 
 /* 1 when two views name the same nodes with the same roles and the same slot owners. */
 static int views_agree(const cp__cview *a, const cp__cview *b, char *why, size_t whylen) {
@@ -333,8 +332,7 @@ int cp__cluster_sync_roles(cp_topo *t, char *err, size_t errlen) {
     return cp__state_save(t, err, errlen);
 }
 
-/* ---- creation ----------------------------------------------------------------------------------
- */
+/* ---- creation -------------------------------------------------------------------------------- */
 
 /* Assigns slots lo..hi to the node behind c: ADDSLOTSRANGE (Redis 7), else ADDSLOTS in chunks. */
 static int add_slots(redisContext *c, int lo, int hi, char *err, size_t errlen) {
@@ -461,19 +459,30 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
     if (rc != 0)
         return rc;
     cp__topo_log(t, "forming the cluster: MEET, then REPLICATE");
-    redisContext *c0;
-    if (node_step(t, 0, &c0, err, errlen) != 0)
-        return CP_ECONNECT;
-    for (size_t i = 1; i < t->nprocs; i++) {
-        if (cp__adm_ok(c0, e, sizeof(e), "CLUSTER MEET %s %d", t->procs[i].host,
-                       t->procs[i].port) != 0) {
-            cp__topo_proc_label(t, 0, label, sizeof(label));
-            cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label, t->procs[i].port, e);
-            redisFree(c0);
-            return CP_ESERVER;
+    /* Every pair meets directly: with MEET from one node only, the others learn each other
+     * through gossip, which takes a second or more. */
+    for (size_t i = 0; i + 1 < t->nprocs; i++) {
+        redisContext *c;
+        if (node_step(t, i, &c, err, errlen) != 0)
+            return CP_ECONNECT;
+        for (size_t j = i + 1; j < t->nprocs; j++)
+            redisAppendCommand(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
+        for (size_t j = i + 1; j < t->nprocs; j++) {
+            void *reply = NULL;
+            int ok = redisGetReply(c, &reply) == REDIS_OK &&
+                     ((redisReply *)reply)->type != REDIS_REPLY_ERROR;
+            if (!ok) {
+                cp__topo_proc_label(t, i, label, sizeof(label));
+                cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label, t->procs[j].port,
+                           reply ? ((redisReply *)reply)->str : c->errstr);
+                freeReplyObject(reply);
+                redisFree(c);
+                return CP_ESERVER;
+            }
+            freeReplyObject(reply);
         }
+        redisFree(c);
     }
-    redisFree(c0);
     rc = wait_all_known(t, err, errlen);
     if (rc != 0)
         return rc;

@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIGRATE_BATCH 100        /* keys per GETKEYSINSLOT / MIGRATE */
-#define MIGRATE_TIMEOUT_MS 10000 /* MIGRATE's own transfer timeout */
+#define MIGRATE_BATCH 100           /* keys per GETKEYSINSLOT / MIGRATE */
+#define MIGRATE_SLOTS_PER_BATCH 256 /* slots per pipelined SETSLOT round (has_keys[] size) */
+#define MIGRATE_TIMEOUT_MS 10000    /* MIGRATE's own transfer timeout */
 #define FAILOVER_TIMEOUT_MS 20000
 
 static int check_index(const cp_topo *t, size_t i, char *err, size_t errlen) {
@@ -36,8 +37,36 @@ static int need_cluster(const cp_topo *t, const char *op, char *err, size_t errl
     return 0;
 }
 
-/* ---- add a node ---------------------------------------------------------------------------------
- */
+/* ---- add a node ------------------------------------------------------------------------------ */
+
+/* Waits until node i knows the node `id` (handshake done, link up). */
+static int wait_knows(cp_topo *t, size_t i, const char *id, char *err, size_t errlen) {
+    cp__cview *v = malloc(sizeof(*v));
+    if (v == NULL) {
+        cp__seterr(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    int64_t deadline = cp__now_ms() + CP__CONVERGE_TIMEOUT_MS;
+    int rc = 0;
+    char last[256] = "";
+    for (;;) {
+        if (cp__cluster_view(t, i, v, last, sizeof(last)) == 0) {
+            int j = cp__cview_find(v, id);
+            if (j >= 0 && !v->node[j].bad)
+                break;
+            snprintf(last, sizeof(last), "node %.8s not known yet", id);
+        }
+        if (cp__topo_cancelled(t) || cp__now_ms() >= deadline) {
+            cp__seterr(err, errlen, "port %d did not learn its master: %s", t->procs[i].port,
+                       cp__topo_cancelled(t) ? "interrupted" : last);
+            rc = CP_ETIMEDOUT;
+            break;
+        }
+        cp__sleep_ms(20);
+    }
+    free(v);
+    return rc;
+}
 
 int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_t errlen) {
     if (need_cluster(t, "add_node", err, errlen) != 0)
@@ -101,19 +130,23 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
         return CP_ESERVER;
     }
     cp__topo_log(t, "node on port %d met the cluster", p->port);
-    rc = cp__cluster_wait(t, 0, CP__CONVERGE_TIMEOUT_MS, err, errlen);
-    if (rc == 0 && replica_of >= 0) {
-        c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
-        if (c == NULL)
-            return CP_ECONNECT;
-        rc = cp__adm_ok(c, e, sizeof(e), "CLUSTER REPLICATE %s", t->procs[replica_of].id);
-        redisFree(c);
-        if (rc != 0) {
+    if (replica_of >= 0) {
+        /* REPLICATE as soon as the node knows its master: a node that is still a master waits
+         * Redis's 2 s writable delay before reporting cluster_state:ok, a replica does not. */
+        rc = wait_knows(t, i, t->procs[replica_of].id, err, errlen);
+        c = rc == 0 ? cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen) : NULL;
+        if (rc == 0 && c == NULL)
+            rc = CP_ECONNECT;
+        if (rc == 0 &&
+            cp__adm_ok(c, e, sizeof(e), "CLUSTER REPLICATE %s", t->procs[replica_of].id) != 0) {
             cp__seterr(err, errlen, "CLUSTER REPLICATE on port %d: %s", p->port, e);
-            return CP_ESERVER;
+            rc = CP_ESERVER;
         }
-        rc = cp__cluster_wait(t, 1, CP__CONVERGE_TIMEOUT_MS, err, errlen);
+        if (c != NULL)
+            redisFree(c);
     }
+    if (rc == 0)
+        rc = cp__cluster_wait(t, 1, CP__CONVERGE_TIMEOUT_MS, err, errlen);
     if (rc != 0)
         return rc;
     if (index != NULL)
@@ -121,8 +154,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
     return cp__state_save(t, err, errlen);
 }
 
-/* ---- slot migration -----------------------------------------------------------------------------
- */
+/* ---- slot migration -------------------------------------------------------------------------- */
 
 /* Moves the keys of one slot from cf to the node at to_port, MIGRATE_BATCH keys per MIGRATE,
  * until GETKEYSINSLOT comes back empty. REPLACE is safe: while the slot is MIGRATING, the source
@@ -170,28 +202,90 @@ static int move_keys(const cp_topo *t, redisContext *cf, const cp_proc *to, int 
     }
 }
 
-/* Moves one slot from `from` to `to` (both masters): IMPORTING on the target, MIGRATING on the
- * source, the keys, then SETSLOT NODE on the target, the source and every other master. */
-static int move_slot(const cp_topo *t, redisContext **cms, size_t from, size_t to, int slot,
-                     char *err, size_t errlen) {
-    const char *fid = t->procs[from].id, *tid = t->procs[to].id;
-    char e[512];
-    if (cp__adm_ok(cms[to], e, sizeof(e), "CLUSTER SETSLOT %d IMPORTING %s", slot, fid) != 0 ||
-        cp__adm_ok(cms[from], e, sizeof(e), "CLUSTER SETSLOT %d MIGRATING %s", slot, tid) != 0 ||
-        move_keys(t, cms[from], &t->procs[to], slot, e, sizeof(e)) != 0 ||
-        cp__adm_ok(cms[to], e, sizeof(e), "CLUSTER SETSLOT %d NODE %s", slot, tid) != 0 ||
-        cp__adm_ok(cms[from], e, sizeof(e), "CLUSTER SETSLOT %d NODE %s", slot, tid) != 0) {
-        cp__seterr(err, errlen, "moving slot %d from port %d to port %d: %s", slot,
-                   t->procs[from].port, t->procs[to].port, e);
-        return -1;
+/* Reads n pipelined replies from c, all of them even after an error so the connection stays in
+ * step. Returns 0, or -1 with the first error in err. */
+static int drain(redisContext *c, int n, char *err, size_t errlen) {
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        void *reply = NULL;
+        if (redisGetReply(c, &reply) != REDIS_OK) {
+            cp__seterr(err, errlen, "%s", c->errstr);
+            return -1;
+        }
+        redisReply *r = reply;
+        if (r->type == REDIS_REPLY_ERROR && rc == 0) {
+            cp__seterr(err, errlen, "%s", r->str);
+            rc = -1;
+        }
+        freeReplyObject(r);
     }
+    return rc;
+}
+
+/* Sends "CLUSTER SETSLOT <s> <how> <id>" for every slot of the batch in one pipeline. */
+static void append_setslot(redisContext *c, const int *slots, int n, const char *how,
+                           const char *id) {
+    for (int k = 0; k < n; k++)
+        redisAppendCommand(c, "CLUSTER SETSLOT %d %s %s", slots[k], how, id);
+}
+
+/* Moves a batch of slots from `from` to `to` (both masters): IMPORTING on the target, MIGRATING
+ * on the source, the keys of each non-empty slot, then SETSLOT NODE on the target first (so it
+ * owns the slots before the source lets go), then on the source and every other master. Each
+ * step is one pipeline per node: Redis saves nodes.conf (with an fsync) once per event-loop
+ * turn, so a pipelined batch costs one fsync where one command at a time costs one each. */
+static int move_batch(const cp_topo *t, redisContext **cms, size_t from, size_t to,
+                      const int *slots, int n, char *err, size_t errlen) {
+    const char *fid = t->procs[from].id, *tid = t->procs[to].id;
+    redisContext *cf = cms[from], *ct = cms[to];
+    char e[512];
+    const char *step = "IMPORTING";
+    append_setslot(ct, slots, n, "IMPORTING", fid);
+    if (drain(ct, n, e, sizeof(e)) != 0)
+        goto fail;
+    step = "MIGRATING";
+    append_setslot(cf, slots, n, "MIGRATING", tid);
+    if (drain(cf, n, e, sizeof(e)) != 0)
+        goto fail;
+    step = "COUNTKEYSINSLOT";
+    for (int k = 0; k < n; k++)
+        redisAppendCommand(cf, "CLUSTER COUNTKEYSINSLOT %d", slots[k]);
+    unsigned char has_keys[256] = {0};
+    for (int k = 0; k < n; k++) {
+        void *reply = NULL;
+        if (redisGetReply(cf, &reply) != REDIS_OK) {
+            snprintf(e, sizeof(e), "%s", cf->errstr);
+            goto fail;
+        }
+        redisReply *r = reply;
+        has_keys[k] = r->type != REDIS_REPLY_INTEGER || r->integer > 0;
+        freeReplyObject(r);
+    }
+    step = "MIGRATE";
+    for (int k = 0; k < n; k++)
+        if (has_keys[k] && move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e)) != 0)
+            goto fail;
+    step = "NODE";
+    append_setslot(ct, slots, n, "NODE", tid);
+    if (drain(ct, n, e, sizeof(e)) != 0)
+        goto fail;
+    for (size_t k = 0; k < t->nprocs; k++)
+        if (k != to && cms[k] != NULL)
+            append_setslot(cms[k], slots, n, "NODE", tid);
+    if (drain(cf, n, e, sizeof(e)) != 0)
+        goto fail;
     for (size_t k = 0; k < t->nprocs; k++) {
         if (k == from || k == to || cms[k] == NULL)
             continue;
-        /* Other masters learn it from gossip anyway; telling them now avoids a MOVED detour. */
-        cp__adm_ok(cms[k], e, sizeof(e), "CLUSTER SETSLOT %d NODE %s", slot, tid);
+        /* Other masters learn it from gossip anyway; telling them now avoids a MOVED detour,
+         * and an error here (a node that just restarted) is not fatal. */
+        drain(cms[k], n, e, sizeof(e));
     }
     return 0;
+fail:
+    cp__seterr(err, errlen, "moving slots %d..%d from port %d to port %d (%s): %s", slots[0],
+               slots[n - 1], t->procs[from].port, t->procs[to].port, step, e);
+    return -1;
 }
 
 int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *err,
@@ -244,13 +338,14 @@ int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *
     }
     cp__topo_log(t, "moving %d slots with their keys from port %d to port %d", nslots,
                  t->procs[from].port, t->procs[to].port);
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n; k += MIGRATE_SLOTS_PER_BATCH) {
         if (cp__topo_cancelled(t)) {
             cp__seterr(err, errlen, "interrupted after %d of %d slots", k, n);
             rc = CP_EIO;
             goto out;
         }
-        if (move_slot(t, cms, from, to, slots[k], err, errlen) != 0) {
+        int len = n - k < MIGRATE_SLOTS_PER_BATCH ? n - k : MIGRATE_SLOTS_PER_BATCH;
+        if (move_batch(t, cms, from, to, slots + k, len, err, errlen) != 0) {
             rc = CP_ESERVER;
             goto out;
         }
@@ -341,8 +436,7 @@ out:
     return rc;
 }
 
-/* ---- kill, restart, failover -------------------------------------------------------------------
- */
+/* ---- kill, restart, failover ----------------------------------------------------------------- */
 
 int cp_topo_kill(cp_topo *t, size_t i, int sig, char *err, size_t errlen) {
     if (check_index(t, i, err, errlen) != 0)

@@ -24,8 +24,7 @@
 
 #define MAX_MOVES 5 /* port replacements per process during one wait */
 
-/* ---- small helpers -----------------------------------------------------------------------------
- */
+/* ---- small helpers --------------------------------------------------------------------------- */
 
 void cp__topo_log(const cp_topo *t, const char *fmt, ...) {
     if (t->log == NULL || t->quiet)
@@ -124,8 +123,7 @@ static const char *log_name(const cp_proc *p) {
     return p->role == CP_ROLE_PROXY ? "nutcracker.log" : "redis.log";
 }
 
-/* ---- configs ----------------------------------------------------------------------------------
- */
+/* ---- configs --------------------------------------------------------------------------------- */
 
 /* Appends s to buf as a redis.conf double-quoted string (redis's sdssplitargs unescapes it). */
 static void conf_quoted(char *buf, size_t len, const char *s) {
@@ -197,8 +195,7 @@ int cp__topo_write_config(cp_topo *t, size_t i, char *err, size_t errlen) {
     return write_redis_conf(t, i, pdir, err, errlen);
 }
 
-/* ---- spawn, readiness, death ------------------------------------------------------------------
- */
+/* ---- spawn, readiness, death ----------------------------------------------------------------- */
 
 int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen) {
     cp_proc *p = &t->procs[i];
@@ -391,8 +388,7 @@ size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n) {
     return cp__proc_stop_many(refs, k, CP__STOP_TIMEOUT_MS);
 }
 
-/* ---- directory ---------------------------------------------------------------------------------
- */
+/* ---- directory ------------------------------------------------------------------------------- */
 
 /* 1 when name is one of the per-process directories we create. */
 static int our_entry(const char *name) {
@@ -499,8 +495,7 @@ static int prepare_dir(cp_topo *t, const char *dir, int *created, char *err, siz
     return 0;
 }
 
-/* ---- up
- * ------------------------------------------------------------------------------------------ */
+/* ---- up -------------------------------------------------------------------------------------- */
 
 /* Rejects option combinations we cannot start, with a message naming the option. */
 static int check_opts(const cp_up_opts *o, char *err, size_t errlen) {
@@ -686,8 +681,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     return rc;
 }
 
-/* ---- open, down, free, accessors ----------------------------------------------------------------
- */
+/* ---- open, down, free, accessors ------------------------------------------------------------- */
 
 int cp_topo_open(const char *dir, cp_topo **out, char *err, size_t errlen) {
     if (out != NULL)

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Integration tests of cp_topo_up / cp_topo_down on real redis-server and nutcracker processes:
+ * both topologies at two sizes, nothing left running (checked by PID), the state file read from
+ * another handle, a busy fixed port, a server killed during up, a missing binary, a directory
+ * that already holds a running topology. Every topology is ephemeral and stopped in the
+ * teardown, even when an assertion failed. Single-threaded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "testutil.h"
+
+#include "clusterpipe/clusterpipe.h"
+#include "clusterpipe/orch.h"
+#include "orch/ports.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Everything a test started outside a fixture, for the teardown to clean up by PID. */
+typedef struct rec {
+    size_t n;
+    pid_t pids[64];
+    unsigned long long starts[64];
+    int kill_at;   /* SIGKILL the kill_at-th spawned process (1-based) from the hook; 0: none */
+    char dir[512]; /* a directory to remove in the teardown */
+    int listen_fd[2];
+    cp_fixture *fx;
+} rec;
+
+static void rec_spawn(void *ud, const cp_proc *p) {
+    rec *r = ud;
+    if (r->n < 64) {
+        r->pids[r->n] = p->pid;
+        r->starts[r->n] = p->start_time;
+        r->n++;
+    }
+    if (r->kill_at > 0 && (int)r->n == r->kill_at)
+        kill(p->pid, SIGKILL); /* simulate a crash right after start */
+}
+
+static size_t rec_alive(const rec *r) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += cp_orch_pid_alive(r->pids[i], r->starts[i]) ? 1 : 0;
+    return n;
+}
+
+static int rec_setup(void **state) {
+    signal(SIGPIPE, SIG_IGN);
+    rec *r = calloc(1, sizeof(*r));
+    r->listen_fd[0] = r->listen_fd[1] = -1;
+    *state = r;
+    return 0;
+}
+
+static int rec_teardown(void **state) {
+    rec *r = *state;
+    int rc = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (cp_orch_pid_alive(r->pids[i], r->starts[i])) {
+            kill(r->pids[i], SIGKILL);
+            rc = -1;
+        }
+    if (r->dir[0]) {
+        cp_topo *t = NULL;
+        char err[256];
+        if (cp_topo_open(r->dir, &t, err, sizeof(err)) == 0) {
+            cp_topo_down(t, 0, err, sizeof(err));
+            cp_topo_free(t);
+        }
+        rmdir(r->dir);
+    }
+    for (int k = 0; k < 2; k++)
+        if (r->listen_fd[k] >= 0)
+            close(r->listen_fd[k]);
+    if (cp_fixture_stop(r->fx) != 0)
+        rc = -1;
+    free(r);
+    return rc;
+}
+
+static void set_dir(rec *r, const char *tag) {
+    char *d = cp_test_mkdtemp(tag);
+    snprintf(r->dir, sizeof(r->dir), "%s", d);
+    free(d);
+}
+
+/* Counts comma-separated entries. */
+static size_t count_endpoints(const char *eps) {
+    size_t n = *eps ? 1 : 0;
+    for (; *eps; eps++)
+        n += *eps == ',';
+    return n;
+}
+
+/* Starts a cluster through a fixture, checks its shape and health, a second handle from
+ * state.json, then stops it and proves every PID is gone and the directory removed. */
+static void cluster_up_down(rec *rc, int shards, int replicas) {
+    cp_fixture *f = rc->fx = cp_fixture_cluster(shards, replicas);
+    assert_non_null(f);
+    size_t n = cp_topo_nprocs(f->topo);
+    assert_int_equal(n, (size_t)(shards * (1 + replicas)));
+    assert_int_equal(f->nspawned, n);
+    assert_int_equal(count_endpoints(f->endpoints), (size_t)shards);
+    char err[1024];
+    assert_int_equal(cp_topo_check(f->topo, err, sizeof(err)), 0);
+    for (size_t i = 0; i < n; i++) {
+        const cp_proc *p = cp_topo_proc(f->topo, i);
+        assert_true(cp_topo_alive(f->topo, i));
+        assert_int_equal(strlen(p->id), 40);
+        cp_proc_stats st;
+        assert_int_equal(cp_topo_proc_stats(f->topo, i, &st), 0);
+        assert_true(st.reachable);
+        assert_true(st.used_memory > 0);
+        assert_int_equal(st.keys, 0);
+        if (p->role == CP_ROLE_REPLICA) {
+            assert_true(p->master >= 0 && (size_t)p->master < n);
+            assert_int_equal(cp_topo_proc(f->topo, (size_t)p->master)->role, CP_ROLE_MASTER);
+            assert_string_equal(st.reported_role, "slave");
+        } else {
+            assert_int_equal(p->role, CP_ROLE_MASTER);
+            assert_string_equal(st.reported_role, "master");
+        }
+    }
+    /* Data goes in and comes out through the cluster. */
+    for (int k = 0; k < 20; k++) {
+        redisReply *r = cp_fixture_command(f, "SET key:%d val:%d", k, k);
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    /* Another process would see the same topology through state.json. */
+    cp_topo *t2 = NULL;
+    assert_int_equal(cp_topo_open(f->dir, &t2, err, sizeof(err)), 0);
+    assert_int_equal(cp_topo_nprocs(t2), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(cp_topo_proc(t2, i)->pid, cp_topo_proc(f->topo, i)->pid);
+        assert_true(cp_topo_alive(t2, i));
+    }
+    char eps2[1024];
+    assert_int_equal(cp_topo_endpoints(t2, eps2, sizeof(eps2)), 0);
+    assert_string_equal(eps2, f->endpoints);
+    char tiny[8];
+    assert_int_equal(cp_topo_endpoints(t2, tiny, sizeof(tiny)), CP_EINVAL);
+    /* Down through the second handle, as `clusterpipe down` would; twice is fine. */
+    assert_int_equal(cp_topo_down(t2, 1, err, sizeof(err)), 0);
+    assert_int_equal(cp_fixture_alive(f), 0);
+    assert_int_equal(cp_topo_down(t2, 0, err, sizeof(err)), 0);
+    cp_topo_free(t2);
+    struct stat st;
+    assert_int_not_equal(stat(f->dir, &st), 0);
+    rc->fx = NULL;
+    assert_int_equal(cp_fixture_stop(f), 0);
+}
+
+static void test_cluster_3_masters(void **state) {
+    cluster_up_down(*state, 3, 0);
+}
+
+static void test_cluster_4_masters_1_replica(void **state) {
+    cluster_up_down(*state, 4, 1);
+}
+
+/* Binds a listener on 127.0.0.1:port; returns the fd or -1. */
+static int listen_on(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((unsigned short)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A base port whose next 4 ports and their bus ports are free right now. */
+static int free_base(void) {
+    for (int p = 41000 + (int)(getpid() % 100) * 40; p < 55000; p += 10) {
+        int ok = 1;
+        for (int k = 0; k < 4 && ok; k++)
+            ok = cp__port_free(p + k) && cp__port_free(p + k + CP__BUS_OFFSET);
+        if (ok)
+            return p;
+    }
+    return -1;
+}
+
+static void test_busy_fixed_port(void **state) {
+    rec *r = *state;
+    int base = free_base();
+    assert_true(base > 0);
+    r->listen_fd[0] = listen_on(base + 1);
+    assert_true(r->listen_fd[0] >= 0);
+    set_dir(r, "busy");
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.shards = 3;
+    o.base_port = base;
+    o.dir = r->dir;
+    o.ephemeral = 1;
+    o.quiet = 1;
+    o.on_spawn = rec_spawn;
+    o.hook_ud = r;
+    cp_topo *t = NULL;
+    char err[1024], want[32];
+    assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
+    assert_null(t);
+    snprintf(want, sizeof(want), "port %d", base + 1);
+    assert_non_null(strstr(err, want));
+    assert_int_equal(r->n, 0); /* ports are checked before anything starts */
+
+    /* The cluster bus port (port + 10000) counts too. */
+    close(r->listen_fd[0]);
+    r->listen_fd[0] = -1;
+    r->listen_fd[1] = listen_on(base + CP__BUS_OFFSET);
+    assert_true(r->listen_fd[1] >= 0);
+    assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
+    snprintf(want, sizeof(want), "port %d", base + CP__BUS_OFFSET);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "bus"));
+    assert_int_equal(rec_alive(r), 0);
+}
+
+/* A server killed right after it started: up fails naming it, with its log tail, and stops
+ * everything already started. */
+static void killed_during_up(rec *r, cp_topo_kind kind, int kill_at, const char *want_name) {
+    set_dir(r, "killed");
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.kind = kind;
+    o.shards = 3;
+    o.replicas = kind == CP_TOPO_CLUSTER ? 1 : 0;
+    o.proxies = 2;
+    o.dir = r->dir;
+    o.ephemeral = 1;
+    o.quiet = 1;
+    o.on_spawn = rec_spawn;
+    o.hook_ud = r;
+    r->kill_at = kill_at;
+    cp_topo *t = NULL;
+    char err[4096];
+    int rc = cp_topo_up(&o, &t, err, sizeof(err));
+    assert_int_not_equal(rc, 0);
+    assert_null(t);
+    print_message("expected failure: %s\n", err);
+    assert_true(r->n >= (size_t)kill_at);
+    char want[64];
+    /* The victim is named with its address. */
+    cp_topo *dead = NULL;
+    char e2[256];
+    assert_int_equal(cp_topo_open(r->dir, &dead, e2, sizeof(e2)), 0);
+    int port = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(dead); i++)
+        if (cp_topo_proc(dead, i)->pid == r->pids[kill_at - 1])
+            port = cp_topo_proc(dead, i)->port;
+    cp_topo_free(dead);
+    assert_true(port > 0);
+    snprintf(want, sizeof(want), "%s 127.0.0.1:%d", want_name, port);
+    if (strstr(err, want) == NULL)
+        fail_msg("error does not name %s: %s", want, err);
+    assert_non_null(strstr(err, "signal 9"));
+    assert_non_null(strstr(err, "last lines of"));
+    assert_int_equal(rec_alive(r), 0);
+}
+
+static void test_cluster_node_killed_during_up(void **state) {
+    killed_during_up(*state, CP_TOPO_CLUSTER, 2, "redis-server");
+}
+
+static void test_proxy_killed_during_up(void **state) {
+    /* 3 shards first, then the proxies: the 5th spawn is the second nutcracker. */
+    killed_during_up(*state, CP_TOPO_TWEMPROXY, 5, "nutcracker");
+}
+
+static void test_missing_binary(void **state) {
+    rec *r = *state;
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.quiet = 1;
+    o.redis_server = "/nonexistent/redis-server";
+    cp_topo *t = NULL;
+    char err[1024];
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    assert_non_null(strstr(err, "apt-get install redis-server"));
+    o.redis_server = NULL;
+    o.kind = CP_TOPO_TWEMPROXY;
+    o.nutcracker = "/nonexistent/nutcracker";
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    assert_non_null(strstr(err, "apt-get install nutcracker"));
+    assert_int_equal(r->n, 0);
+}
+
+static void test_bad_options(void **state) {
+    (void)state;
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    cp_topo *t = NULL;
+    char err[256];
+    o.shards = 0;
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    o.shards = 2;
+    o.kind = CP_TOPO_TWEMPROXY;
+    o.hash = "sha1";
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    assert_non_null(strstr(err, "sha1"));
+    assert_true(cp_orch_twemproxy_hash_valid("murmur"));
+    assert_false(cp_orch_twemproxy_distribution_valid("consistent"));
+}
+
+/* A directory holding a running topology is refused; the running one is not disturbed. */
+static void test_dir_in_use(void **state) {
+    rec *r = *state;
+    r->fx = cp_fixture_cluster(1, 0);
+    assert_non_null(r->fx);
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.shards = 1;
+    o.dir = r->fx->dir;
+    o.quiet = 1;
+    o.ephemeral = 1;
+    o.on_spawn = rec_spawn;
+    o.hook_ud = r;
+    cp_topo *t = NULL;
+    char err[1024];
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    assert_non_null(strstr(err, "already holds a running topology"));
+    assert_int_equal(r->n, 0);
+    assert_int_equal(cp_fixture_alive(r->fx), 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cluster_3_masters, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_4_masters_1_replica, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_busy_fixed_port, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_node_killed_during_up, rec_setup,
+                                        rec_teardown),
+        cmocka_unit_test_setup_teardown(test_proxy_killed_during_up, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_binary, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_options, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_dir_in_use, rec_setup, rec_teardown),
+    };
+    return cmocka_run_group_tests_name("orch_up", tests, NULL, NULL);
+}

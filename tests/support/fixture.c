@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Topology fixtures for integration tests (see fixture.h). Each cp_fixture is heap-allocated,
+ * registered as its topology's spawn hook, and freed by cp_fixture_stop. Main test thread only.
+ */
+#include "fixture.h"
+
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Spawn hook: remember every process so the stop can prove it is gone. */
+static void record_spawn(void *ud, const cp_proc *p) {
+    cp_fixture *f = ud;
+    if (f->nspawned < CP_FIXTURE_MAX_PIDS) {
+        f->pids[f->nspawned] = p->pid;
+        f->start_times[f->nspawned] = p->start_time;
+        f->nspawned++;
+    }
+}
+
+static void log_stderr(void *ud, const char *line) {
+    (void)ud;
+    fprintf(stderr, "fixture: %s\n", line);
+}
+
+size_t cp_fixture_alive(const cp_fixture *f) {
+    size_t n = 0;
+    for (size_t i = 0; f != NULL && i < f->nspawned; i++)
+        n += cp_orch_pid_alive(f->pids[i], f->start_times[i]) ? 1 : 0;
+    return n;
+}
+
+/* Last resort after a failed stop: SIGKILL by PID what we recorded and is still ours. */
+static size_t kill_leftovers(cp_fixture *f) {
+    size_t left = 0;
+    for (size_t i = 0; i < f->nspawned; i++) {
+        if (!cp_orch_pid_alive(f->pids[i], f->start_times[i]))
+            continue;
+        left++;
+        fprintf(stderr, "fixture: pid %ld survived the stop; killing it\n", (long)f->pids[i]);
+        kill(f->pids[i], SIGKILL);
+    }
+    return left;
+}
+
+/* Removes a directory left behind by a failed start (the orchestration keeps the logs). */
+static void remove_dir(const char *dir) {
+    cp_topo *t = NULL;
+    char err[256];
+    if (cp_topo_open(dir, &t, err, sizeof(err)) == 0) {
+        cp_topo_down(t, 0, err, sizeof(err));
+        cp_topo_free(t);
+    }
+    rmdir(dir);
+}
+
+cp_fixture *cp_fixture_start(const cp_up_opts *opt) {
+    signal(SIGPIPE, SIG_IGN);
+    cp_fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return NULL;
+    f->dir = cp_test_mkdtemp("orch");
+    cp_up_opts o = *opt;
+    o.dir = f->dir;
+    o.ephemeral = 1;
+    const char *verbose = getenv("CP_TEST_VERBOSE");
+    o.quiet = !(verbose != NULL && *verbose && strcmp(verbose, "0") != 0);
+    o.log = log_stderr;
+    o.on_spawn = record_spawn;
+    o.hook_ud = f;
+    int rc = cp_topo_up(&o, &f->topo, f->err, sizeof(f->err));
+    if (rc != 0) {
+        fprintf(stderr, "fixture: cannot start the topology: %s\n", f->err);
+        kill_leftovers(f);
+        remove_dir(f->dir);
+        free(f->dir);
+        free(f);
+        return NULL;
+    }
+    cp_topo_endpoints(f->topo, f->endpoints, sizeof(f->endpoints));
+    return f;
+}
+
+cp_fixture *cp_fixture_cluster(int shards, int replicas) {
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.kind = CP_TOPO_CLUSTER;
+    o.shards = shards;
+    o.replicas = replicas;
+    return cp_fixture_start(&o);
+}
+
+cp_fixture *cp_fixture_twemproxy(int shards, int proxies) {
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.kind = CP_TOPO_TWEMPROXY;
+    o.shards = shards;
+    o.proxies = proxies;
+    return cp_fixture_start(&o);
+}
+
+redisContext *cp_fixture_conn(cp_fixture *f, int port) {
+    size_t free_slot = CP_FIXTURE_MAX_CONNS;
+    for (size_t i = 0; i < CP_FIXTURE_MAX_CONNS; i++) {
+        if (f->conn[i] != NULL && f->conn_port[i] == port) {
+            if (!f->conn[i]->err)
+                return f->conn[i];
+            redisFree(f->conn[i]); /* broken (server restarted): reconnect */
+            f->conn[i] = NULL;
+        }
+        if (f->conn[i] == NULL && free_slot == CP_FIXTURE_MAX_CONNS)
+            free_slot = i;
+    }
+    if (free_slot == CP_FIXTURE_MAX_CONNS)
+        return NULL;
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+        if (c != NULL)
+            redisFree(c);
+        return NULL;
+    }
+    const char *pw = f->topo ? cp_topo_password(f->topo) : NULL;
+    if (pw != NULL) {
+        redisReply *r = redisCommand(c, "AUTH %s", pw);
+        int ok = r != NULL && r->type != REDIS_REPLY_ERROR;
+        freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    f->conn[free_slot] = c;
+    f->conn_port[free_slot] = port;
+    return c;
+}
+
+/* Port of the first endpoint ("127.0.0.1:p,..."). */
+static int first_port(const cp_fixture *f) {
+    const char *colon = strchr(f->endpoints, ':');
+    return colon ? atoi(colon + 1) : 0;
+}
+
+redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...) {
+    char *cmd = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return NULL;
+    int port = first_port(f), asking = 0, retried = 0;
+    redisReply *r = NULL;
+    for (int hop = 0; hop < 6; hop++) {
+        redisContext *c = cp_fixture_conn(f, port);
+        if (c == NULL)
+            break;
+        if (asking)
+            redisAppendCommand(c, "ASKING");
+        redisAppendFormattedCommand(c, cmd, (size_t)len);
+        void *reply = NULL;
+        int ok = 1;
+        if (asking) {
+            ok = redisGetReply(c, &reply) == REDIS_OK;
+            freeReplyObject(reply);
+            reply = NULL;
+        }
+        if (ok)
+            ok = redisGetReply(c, &reply) == REDIS_OK;
+        if (!ok) {
+            /* A cached connection to a server that restarted since: reconnect once. */
+            if (retried++)
+                break;
+            hop--;
+            continue;
+        }
+        r = reply;
+        int moved = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "MOVED ", 6) == 0;
+        int ask = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ASK ", 4) == 0;
+        if (!moved && !ask)
+            break;
+        const char *colon = strrchr(r->str, ':');
+        port = colon ? atoi(colon + 1) : 0;
+        asking = ask;
+        freeReplyObject(r);
+        r = NULL;
+    }
+    redisFreeCommand(cmd);
+    return r;
+}
+
+int cp_fixture_stop(cp_fixture *f) {
+    if (f == NULL)
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; i < CP_FIXTURE_MAX_CONNS; i++)
+        if (f->conn[i] != NULL)
+            redisFree(f->conn[i]);
+    if (f->topo != NULL) {
+        if (cp_topo_down(f->topo, 0, f->err, sizeof(f->err)) != 0) {
+            fprintf(stderr, "fixture: down failed: %s\n", f->err);
+            rc = -1;
+        }
+        cp_topo_free(f->topo);
+    }
+    if (kill_leftovers(f) != 0)
+        rc = -1;
+    struct stat st;
+    if (f->dir != NULL && stat(f->dir, &st) == 0) {
+        remove_dir(f->dir);
+        if (stat(f->dir, &st) == 0) {
+            fprintf(stderr, "fixture: %s was not removed\n", f->dir);
+            rc = -1;
+        }
+    }
+    free(f->dir);
+    free(f);
+    return rc;
+}
+
+int cp_fixture_setup_cluster3(void **state) {
+    *state = cp_fixture_cluster(3, 0);
+    return *state ? 0 : -1;
+}
+
+int cp_fixture_setup_twemproxy2(void **state) {
+    *state = cp_fixture_twemproxy(2, 1);
+    return *state ? 0 : -1;
+}
+
+int cp_fixture_teardown(void **state) {
+    int rc = cp_fixture_stop(*state);
+    *state = NULL;
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Topology fixtures for integration tests: start a real, ephemeral Redis Cluster or twemproxy
+ * topology (Debian's redis-server / nutcracker on free 127.0.0.1 ports) in a fresh temp
+ * directory, hand back the cp_topo and its endpoints, and stop it again, checking by PID that
+ * nothing is left alive. The processes get PR_SET_PDEATHSIG, so even a test process killed by a
+ * ctest timeout leaves nothing behind.
+ *
+ * Typical use (cmocka; the teardown runs even when an assertion in the test failed):
+ *
+ *     static void test_x(void **state) {
+ *         cp_fixture *f = *state;
+ *         // f->endpoints: "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3" (cluster masters)
+ *         //               or "127.0.0.1:p" (the nutcracker) ; f->topo for orch.h operations
+ *     }
+ *     ...
+ *     cmocka_unit_test_setup_teardown(test_x, cp_fixture_setup_cluster3, cp_fixture_teardown),
+ *     cmocka_unit_test_setup_teardown(test_y, cp_fixture_setup_twemproxy2, cp_fixture_teardown),
+ *
+ * or by hand: cp_fixture *f = cp_fixture_cluster(3, 0); ...; assert_int_equal(
+ * cp_fixture_stop(f), 0);
+ *
+ * Ownership: a cp_fixture is heap-allocated by the start functions (its address is registered as
+ * the topology's spawn hook, so it must not move) and freed by cp_fixture_stop. Single thread:
+ * start, use and stop it from the test's main thread (PDEATHSIG is tied to the starting thread).
+ * The start functions also ignore SIGPIPE for the process, as any hiredis user must.
+ * Set CP_TEST_VERBOSE=1 to see the orchestration's progress lines on stderr.
+ */
+#ifndef CLUSTERPIPE_FIXTURE_H
+#define CLUSTERPIPE_FIXTURE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+#include "clusterpipe/orch.h"
+
+#define CP_FIXTURE_MAX_PIDS 256
+#define CP_FIXTURE_MAX_CONNS 64
+
+typedef struct cp_fixture {
+    cp_topo *topo;        /* the running topology */
+    char *dir;            /* its directory (malloc'd) */
+    char endpoints[1024]; /* cluster: the masters at start; twemproxy: the proxies */
+    char err[4096];       /* the last error of a start/stop */
+    /* Every process ever spawned for this fixture, recorded by the spawn hook, including those
+     * started later by cp_topo_add_node / add_shard / restart. */
+    size_t nspawned;
+    pid_t pids[CP_FIXTURE_MAX_PIDS];
+    unsigned long long start_times[CP_FIXTURE_MAX_PIDS];
+    /* Connections cached by cp_fixture_command (closed by cp_fixture_stop). */
+    int conn_port[CP_FIXTURE_MAX_CONNS];
+    redisContext *conn[CP_FIXTURE_MAX_CONNS];
+} cp_fixture;
+
+/* A cluster of `shards` masters with `replicas` replicas each, ready (cluster_state:ok everywhere,
+ * one slot map, replicas linked). NULL on failure, with the reason printed on stderr and nothing
+ * left running. */
+cp_fixture *cp_fixture_cluster(int shards, int replicas);
+
+/* `proxies` nutcracker processes in front of `shards` redis-servers (default twemproxy settings:
+ * fnv1a_64, ketama, ...), each proxy serving. NULL on failure as above. */
+cp_fixture *cp_fixture_twemproxy(int shards, int proxies);
+
+/* General form: opt is copied; dir, ephemeral, quiet and the hooks are set by the fixture. */
+cp_fixture *cp_fixture_start(const cp_up_opts *opt);
+
+/* How many recorded processes are still alive (by PID + start time). */
+size_t cp_fixture_alive(const cp_fixture *f);
+
+/* Stops the topology (cp_topo_down), removes its directory, SIGKILLs by PID anything recorded
+ * that still lives (and reports it on stderr), frees f. Returns 0 when nothing was left alive,
+ * -1 otherwise. NULL is fine (returns 0). */
+int cp_fixture_stop(cp_fixture *f);
+
+/* Runs one command (hiredis format) on the topology and returns its reply (caller frees with
+ * freeReplyObject), or NULL when no connection could be made. Cluster: sent to the first
+ * endpoint, following MOVED and ASK (ASKING + resend) up to 5 times; twemproxy: sent to the first
+ * proxy. AUTHs with the topology's password. A plain, slow checker for data, not a client under
+ * test. */
+redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...);
+
+/* The cached connection to 127.0.0.1:port (AUTH'd), or NULL. Owned by f. */
+redisContext *cp_fixture_conn(cp_fixture *f, int port);
+
+/* cmocka setup/teardown pairs: *state becomes the cp_fixture. Setups return -1 on failure. */
+int cp_fixture_setup_cluster3(void **state);   /* 3 masters, no replicas */
+int cp_fixture_setup_twemproxy2(void **state); /* 1 nutcracker in front of 2 redis-servers */
+int cp_fixture_teardown(void **state);         /* cp_fixture_stop; -1 if anything survived */
+
+#endif /* CLUSTERPIPE_FIXTURE_H */
