@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Charts of a compare run (private to src/report/), drawn by gnuplot (Debian gnuplot-nox) run as
+ * a child process: this module writes DIR/charts.gp (a self-contained script with the data
+ * inline, so `cd DIR && gnuplot charts.gp` redraws them by hand), runs gnuplot on it with a
+ * timeout, and renames the finished files into place. Charts, each as PNG (pngcairo when the
+ * gnuplot build has it, else png) and SVG:
+ *   cpu.{png,svg}             CPU-seconds stacked by component (redis, twemproxy, client) per case
+ *   throughput_p99.{png,svg}  ops/s and p99 latency per case, with min-max bars over repeats
+ *   latency.{png,svg}         latency by percentile (median run of each case), log scales
+ *
+ * The gnuplot child is tracked by its PID only: it gets PR_SET_PDEATHSIG SIGKILL (it dies with
+ * the calling thread), is waited for, and on timeout or cancel is killed by that PID and reaped.
+ * Blocks the calling thread while gnuplot runs (well under a second for these charts). Never
+ * prints; gnuplot's stderr is captured into err on failure.
+ */
+#ifndef CLUSTERPIPE_REPORT_CHARTS_H
+#define CLUSTERPIPE_REPORT_CHARTS_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "report/summary.h"
+
+typedef struct cp__rpt_chart_opts {
+    const char *gnuplot; /* binary; NULL: "gnuplot" from $PATH */
+    int timeout_ms;      /* 0: 60000 */
+    /* non-NULL and non-zero: stop gnuplot (by PID) and fail with "interrupted" */
+    const volatile sig_atomic_t *cancel;
+} cp__rpt_chart_opts;
+
+/* Base names of the charts, NULL-terminated: "cpu", "throughput_p99", "latency". */
+extern const char *const cp__rpt_chart_names[];
+
+/* The gnuplot script for s, drawing into the current directory; output names get the gnuplot
+ * variable `suffix` appended (empty unless set with -e). malloc'd, NULL on OOM. Pure. */
+char *cp__rpt_chart_script(const cp__rpt_summary *s);
+
+/* Writes DIR/charts.gp and draws every chart into DIR (atomically: gnuplot writes NAME.tmp,
+ * renamed on success; on failure no partial chart is left). Returns 0, CP_EIO (gnuplot missing,
+ * failed or timed out; err holds its message) or CP_ENOMEM. */
+int cp__rpt_charts(const char *dir, const cp__rpt_summary *s, const cp__rpt_chart_opts *o,
+                   char *err, size_t errlen);
+
+#endif /* CLUSTERPIPE_REPORT_CHARTS_H */

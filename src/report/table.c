@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Renders table.md (report/table.h) from a cp__rpt_summary: a tiny fixed-size Markdown table
+ * builder with padded columns, the three tables, the published reference and the noise
+ * sentence. Stack memory only, except the returned string (caller frees). Any thread.
+ */
+#include "report/table.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cp__rpt_ref cp__rpt_published[CP__RPT_NREF] = {
+    {"twemproxy", "GET", 140, 52920},
+    {"twemproxy", "pipelined GET", 35, 12950},
+    {"cluster", "GET", 67, 24522},
+    {"cluster", "pipelined GET", 29, 10324},
+};
+
+const cp__rpt_ref *cp__rpt_ref_find(const char *setup, const char *call) {
+    for (size_t i = 0; i < CP__RPT_NREF; i++)
+        if (strcmp(cp__rpt_published[i].setup, setup) == 0 &&
+            strcmp(cp__rpt_published[i].call, call) == 0)
+            return &cp__rpt_published[i];
+    return NULL;
+}
+
+/* ---- a padded Markdown table ---------------------------------------------------------------- */
+
+#define MD_COLS 12
+#define MD_ROWS (CP__RPT_MAX_CASES + 1)
+#define MD_CELL 64
+
+typedef struct mdtable {
+    int ncols, nrows;
+    int right[MD_COLS]; /* right-align (numbers) */
+    char cell[MD_ROWS][MD_COLS][MD_CELL];
+} mdtable;
+
+static void md_set(mdtable *t, int row, int col, const char *s) {
+    snprintf(t->cell[row][col], MD_CELL, "%s", s);
+    if (row >= t->nrows)
+        t->nrows = row + 1;
+}
+
+/* Pads every column to its widest cell: valid Markdown that also lines up in a terminal. */
+static void md_emit(const mdtable *t, cp__sbuf *b) {
+    size_t w[MD_COLS] = {0};
+    for (int r = 0; r < t->nrows; r++)
+        for (int c = 0; c < t->ncols; c++) {
+            size_t n = strlen(t->cell[r][c]);
+            w[c] = n > w[c] ? n : w[c];
+        }
+    for (int r = 0; r < t->nrows; r++) {
+        cp__sbuf_puts(b, "|");
+        for (int c = 0; c < t->ncols; c++)
+            cp__sbuf_printf(b, t->right[c] && r > 0 ? " %*s |" : " %-*s |", (int)w[c],
+                            t->cell[r][c]);
+        cp__sbuf_puts(b, "\n");
+        if (r == 0) {
+            cp__sbuf_puts(b, "|");
+            for (int c = 0; c < t->ncols; c++) {
+                cp__sbuf_puts(b, t->right[c] ? " " : " :");
+                for (size_t k = 0; k < w[c] - 1; k++)
+                    cp__sbuf_puts(b, "-");
+                cp__sbuf_puts(b, t->right[c] ? ": |" : " |");
+            }
+            cp__sbuf_puts(b, "\n");
+        }
+    }
+}
+
+static void md_stat(mdtable *t, int row, int col, const cp__rpt_stat *s, int decimals, int spread) {
+    char buf[MD_CELL];
+    cp__rpt_fmt_stat(buf, sizeof(buf), s, decimals, spread);
+    md_set(t, row, col, buf);
+}
+
+/* ---- the tables ---------------------------------------------------------------------------- */
+
+/* Table 1: the published experiment's columns, then throughput and latency. */
+static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
+    static const cp__rpt_metric cols[] = {CP__M_SECONDS, CP__M_CPU_REDIS, CP__M_CPU_CLIENT,
+                                          CP__M_CPU_PROXY, CP__M_CPU_TOTAL};
+    mdtable t;
+    memset(&t, 0, sizeof(t));
+    t.ncols = 11;
+    md_set(&t, 0, 0, "setup");
+    md_set(&t, 0, 1, "call type");
+    for (int c = 0; c < 5; c++) {
+        md_set(&t, 0, 2 + c, cp__rpt_metric_info(cols[c])->label);
+        t.right[2 + c] = 1;
+    }
+    md_set(&t, 0, 7, "total CPU (%CPU x s)");
+    md_set(&t, 0, 8, "ops/s");
+    md_set(&t, 0, 9, "p50 (us)");
+    md_set(&t, 0, 10, "p99 (us)");
+    for (int c = 7; c < 11; c++)
+        t.right[c] = 1;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *k = &s->cases[i];
+        int r = (int)i + 1;
+        md_set(&t, r, 0, k->setup);
+        md_set(&t, r, 1, k->call);
+        for (int c = 0; c < 5; c++)
+            md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals, spread);
+        cp__rpt_stat cyc = k->m[CP__M_CPU_TOTAL];
+        cyc.med *= 100, cyc.min *= 100, cyc.max *= 100;
+        md_stat(&t, r, 7, &cyc, 0, spread);
+        md_stat(&t, r, 8, &k->m[CP__M_OPS_PER_SEC], 0, spread);
+        md_stat(&t, r, 9, &k->m[CP__M_P50], -1, spread);
+        md_stat(&t, r, 10, &k->m[CP__M_P99], -1, spread);
+    }
+    md_emit(&t, b);
+}
+
+/* Table 2: where the CPU goes, per operation, and whether every run was clean. */
+static void table_per_op(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
+    static const cp__rpt_metric cols[] = {CP__M_US_REDIS, CP__M_US_PROXY, CP__M_US_CLIENT,
+                                          CP__M_US_TOTAL};
+    mdtable t;
+    memset(&t, 0, sizeof(t));
+    t.ncols = 8;
+    md_set(&t, 0, 0, "setup");
+    md_set(&t, 0, 1, "call type");
+    md_set(&t, 0, 2, "pipeline");
+    t.right[2] = 1;
+    for (int c = 0; c < 4; c++) {
+        md_set(&t, 0, 3 + c, cp__rpt_metric_info(cols[c])->label);
+        t.right[3 + c] = 1;
+    }
+    md_set(&t, 0, 7, "runs");
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *k = &s->cases[i];
+        int r = (int)i + 1;
+        char buf[MD_CELL];
+        md_set(&t, r, 0, k->setup);
+        md_set(&t, r, 1, k->call);
+        if (k->pipeline > 0)
+            snprintf(buf, sizeof(buf), "%d", k->pipeline);
+        else
+            snprintf(buf, sizeof(buf), "n/a");
+        md_set(&t, r, 2, buf);
+        for (int c = 0; c < 4; c++)
+            md_stat(&t, r, 3 + c, &k->m[cols[c]], 2, spread);
+        if (k->nfailed == 0)
+            snprintf(buf, sizeof(buf), "%zu ok", k->nruns);
+        else
+            snprintf(buf, sizeof(buf), "FAILED %zu of %zu", k->nfailed, k->nruns);
+        md_set(&t, r, 7, buf);
+    }
+    md_emit(&t, b);
+}
+
+static void fmt_ratio(char *buf, size_t len, double r) {
+    if (isnan(r))
+        snprintf(buf, len, "n/a");
+    else
+        snprintf(buf, len, "%.2fx", r);
+}
+
+/* Table 3: cluster / twemproxy per call type, with the published ratio beside ours. Returns
+ * the number of rows (call types measured on both setups). */
+static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
+    static const cp__rpt_metric cols[] = {CP__M_SECONDS, CP__M_CPU_TOTAL, CP__M_OPS_PER_SEC,
+                                          CP__M_P99};
+    mdtable t;
+    memset(&t, 0, sizeof(t));
+    t.ncols = 7;
+    md_set(&t, 0, 0, "call type");
+    md_set(&t, 0, 1, "time taken");
+    md_set(&t, 0, 2, "total CPU");
+    md_set(&t, 0, 3, "ops/s");
+    md_set(&t, 0, 4, "p99");
+    md_set(&t, 0, 5, "published time");
+    md_set(&t, 0, 6, "published CPU");
+    for (int c = 1; c < 7; c++)
+        t.right[c] = 1;
+    int r = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *tw = &s->cases[i];
+        if (strcmp(tw->setup, "twemproxy") != 0)
+            continue;
+        const cp__rpt_case *cl = cp__rpt_find(s, "cluster", tw->call);
+        if (cl == NULL)
+            continue;
+        r++;
+        char buf[MD_CELL];
+        md_set(&t, r, 0, tw->call);
+        for (int c = 0; c < 4; c++) {
+            fmt_ratio(buf, sizeof(buf), cp__rpt_ratio(&cl->m[cols[c]], &tw->m[cols[c]]));
+            md_set(&t, r, 1 + c, buf);
+        }
+        const cp__rpt_ref *rt = cp__rpt_ref_find("twemproxy", tw->call);
+        const cp__rpt_ref *rc = cp__rpt_ref_find("cluster", tw->call);
+        fmt_ratio(buf, sizeof(buf), rt && rc ? rc->seconds / rt->seconds : NAN);
+        md_set(&t, r, 5, buf);
+        fmt_ratio(buf, sizeof(buf), rt && rc ? rc->cpu_cycles / rt->cpu_cycles : NAN);
+        md_set(&t, r, 6, buf);
+    }
+    if (r > 0)
+        md_emit(&t, b);
+    return r;
+}
+
+/* The noise test compares, per call type, the min-max spreads of the four headline metrics:
+ * overlapping spreads mean the repeats cannot tell the two setups apart on that metric. */
+void cp__rpt_noise(const cp__rpt_summary *s, cp__sbuf *b) {
+    static const cp__rpt_metric ms[] = {CP__M_SECONDS, CP__M_CPU_TOTAL, CP__M_OPS_PER_SEC,
+                                        CP__M_P99};
+    char inside[1024] = "", outside[1024] = "";
+    int nin = 0, nout = 0, pairs = 0, single = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *tw = &s->cases[i];
+        if (strcmp(tw->setup, "twemproxy") != 0)
+            continue;
+        const cp__rpt_case *cl = cp__rpt_find(s, "cluster", tw->call);
+        if (cl == NULL)
+            continue;
+        pairs++;
+        for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
+            const cp__rpt_stat *a = &tw->m[ms[j]], *c = &cl->m[ms[j]];
+            if (a->n == 0 || c->n == 0)
+                continue;
+            if (a->n < 2 || c->n < 2) {
+                single = 1;
+                continue;
+            }
+            int ov = cp__rpt_overlap(a, c);
+            char *dst = ov ? inside : outside;
+            size_t used = strlen(dst);
+            snprintf(dst + used, 1024 - used, "%s%s %s", (ov ? nin : nout) ? ", " : "", tw->call,
+                     cp__rpt_metric_info(ms[j])->short_);
+            ov ? nin++ : nout++;
+        }
+    }
+    if (pairs == 0) {
+        cp__sbuf_puts(b, "No call type was measured on both twemproxy and the cluster, so there "
+                         "is no ratio to judge against the noise.");
+        return;
+    }
+    if (single || nin + nout == 0) {
+        cp__sbuf_puts(b, "Noise: each case ran once, so run-to-run noise is unknown; run with "
+                         "`--repeat 3` (or more) to see which cluster/twemproxy differences "
+                         "are larger than it.");
+        return;
+    }
+    cp__sbuf_printf(b, "Noise (%d repeats per case, min-max spread): ", s->repeat);
+    if (nin == 0)
+        cp__sbuf_printf(b, "every cluster/twemproxy difference above is outside the noise "
+                           "(the spreads do not overlap).");
+    else if (nout == 0)
+        cp__sbuf_printf(b,
+                        "every cluster/twemproxy difference above is inside the noise "
+                        "(the spreads overlap): %s.",
+                        inside);
+    else
+        cp__sbuf_printf(b, "inside the noise (spreads overlap): %s; outside it: %s.", inside,
+                        outside);
+}
+
+/* table.md: short headings so the printed text explains itself, then the three tables. */
+char *cp__rpt_table_md(const cp__rpt_summary *s) {
+    cp__sbuf b = CP__SBUF_INIT;
+    int spread = s->repeat > 1;
+    if (spread)
+        cp__sbuf_printf(&b, "Each cell: median of %d runs [min-max].\n\n", s->repeat);
+    table_main(s, spread, &b);
+    cp__sbuf_puts(&b, "\nCPU microseconds per operation, by component:\n\n");
+    table_per_op(s, spread, &b);
+    cp__sbuf_puts(&b, "\ncluster / twemproxy (below 1x: the cluster takes less time or CPU; "
+                      "ops/s above 1x: the cluster is faster):\n\n");
+    if (table_ratio(s, &b) == 0)
+        cp__sbuf_puts(&b, "(no call type ran on both setups)\n");
+    cp__sbuf_puts(&b, "\n");
+    cp__rpt_noise(s, &b);
+    cp__sbuf_puts(&b, "\n");
+    return cp__sbuf_take(&b);
+}
