@@ -204,6 +204,33 @@ static void auth_password_and_acl_user(void **state) {
     cp_free(c);
 }
 
+/* CP_OPT_SPLIT_MULTIKEY on a real cluster: MSET/MGET/DEL across slots and masters. */
+static void split_multikey_real(void **state) {
+    cp_fixture *f = *state;
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints;
+    o.flags = CP_OPT_SPLIT_MULTIKEY;
+    cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append(p, "MSET a 1 b 2 c 3 d 4 e 5 {a}x 6"), 0);
+    assert_int_equal(cp_append(p, "MGET e d c b a {a}x nope"), 0);
+    assert_int_equal(cp_append(p, "DEL a b c nope"), 0);
+    assert_int_equal(cp_append(p, "EXISTS a b c d e"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_string_equal(cp_reply(p, 0)->str, "OK");
+    const redisReply *m = cp_reply(p, 1);
+    assert_int_equal(m->elements, 7);
+    const char *want[] = {"5", "4", "3", "2", "1", "6"};
+    for (int i = 0; i < 6; i++)
+        assert_string_equal(m->element[i]->str, want[i]);
+    assert_int_equal(m->element[6]->type, REDIS_REPLY_NIL);
+    assert_int_equal(cp_reply(p, 2)->integer, 3);
+    assert_int_equal(cp_reply(p, 3)->integer, 2);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
 /* Endpoint mode through nutcracker: the same pipeline calls, replies in order. */
 static void twemproxy_endpoint(void **state) {
     cp_fixture *f = *state;
@@ -246,6 +273,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(follows_moved_after_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(follows_ask_during_migration, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(split_multikey_real, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(auth_password_and_acl_user, setup_cluster_password,
                                         cp_fixture_teardown),

@@ -447,6 +447,24 @@ static void per_key_order_across_moved(void **state) {
     }
 }
 
+/* Two nodes sending a command back and forth forever: bounded by max_redirects. */
+static void redirect_loop_is_bounded(void **state) {
+    fixture *f = *state;
+    char a[128], b[128];
+    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
+    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
+    connect_cluster(f, 2000, 0, 0);
+    assert_int_equal(cp_append(f->p, "GET k"), 0);
+    assert_int_equal(cp_append(f->p, "PING"), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
+    assert_non_null(strstr(cp_reply(f->p, 0)->str, "MOVED"));
+    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
+    assert_int_equal(cp_get_outcome(f->p, 1), CP_DONE);
+    /* The default limit is 16 redirects: 17 answers, then it stops. */
+    assert_int_equal(fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET"), 17);
+}
+
 static void endpoint_mode(void **state) {
     fixture *f = *state;
     char ep[64];
@@ -540,6 +558,7 @@ int main(void) {
         T(crossslot_refused_client_side),
         T(split_multikey),
         T(per_key_order_across_moved),
+        T(redirect_loop_is_bounded),
         T(endpoint_mode),
         T(large_pipeline),
         cmocka_unit_test(bad_input),
