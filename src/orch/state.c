@@ -160,6 +160,10 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
     /* The directory may have been moved: trust where we found the file. */
     if (realpath(dir, t->dir) == NULL)
         snprintf(t->dir, sizeof(t->dir), "%s", dir);
+    if (strlen(t->dir) > CP__DIR_MAX) {
+        cp__seterr(err, errlen, "%s: path longer than %d bytes", dir, CP__DIR_MAX);
+        goto out;
+    }
     const char *pw = json_string_value(json_object_get(root, "password"));
     if (pw != NULL && (t->password = strdup(pw)) == NULL) {
         rc = CP_ENOMEM;

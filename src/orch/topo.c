@@ -109,8 +109,9 @@ void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len) {
 
 void cp__topo_proc_dir(const cp_topo *t, size_t i, char *buf, size_t len) {
     const cp_proc *p = &t->procs[i];
-    snprintf(buf, len, "%s/%s-%d", t->dir, p->role == CP_ROLE_PROXY ? "nutcracker" : "redis",
-             p->port);
+    /* prepare_dir keeps dir under CP__DIR_MAX, so the precision never cuts a real path. */
+    snprintf(buf, len, "%.*s/%s-%d", CP__DIR_MAX, t->dir,
+             p->role == CP_ROLE_PROXY ? "nutcracker" : "redis", p->port);
 }
 
 void cp__topo_proc_file(const cp_topo *t, size_t i, const char *file, char *buf, size_t len) {
@@ -236,10 +237,9 @@ int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen) {
     char label[128];
     cp__topo_proc_label(t, i, label, sizeof(label));
     cp__topo_log(t, "started %s, pid %ld", label, (long)pid);
-    rc = cp__state_save(t, err, errlen);
     if (t->on_spawn != NULL)
         t->on_spawn(t->hook_ud, p);
-    return rc;
+    return cp__state_save(t, err, errlen);
 }
 
 void cp__topo_dead_error(const cp_topo *t, size_t i, const char *when, char *err, size_t errlen) {
@@ -442,6 +442,10 @@ static int prepare_dir(cp_topo *t, const char *dir, int *created, char *err, siz
     if (realpath(path, t->dir) == NULL) {
         cp__seterr(err, errlen, "%s: %s", path, strerror(errno));
         return CP_EIO;
+    }
+    if (strlen(t->dir) > CP__DIR_MAX) {
+        cp__seterr(err, errlen, "%s: path longer than %d bytes", path, CP__DIR_MAX);
+        return CP_EINVAL;
     }
     if (*created)
         return 0;

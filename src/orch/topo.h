@@ -20,6 +20,7 @@
 #include <limits.h>
 
 #define CP__MAX_PROCS 256
+#define CP__DIR_MAX 3000              /* longest topology directory path accepted */
 #define CP__START_TIMEOUT_MS 20000    /* a process to answer after spawn */
 #define CP__CONVERGE_TIMEOUT_MS 60000 /* a cluster to agree */
 #define CP__STOP_TIMEOUT_MS 10000     /* SIGTERM before SIGKILL */

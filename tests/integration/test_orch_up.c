@@ -38,8 +38,12 @@ typedef struct rec {
     int kill_at;   /* SIGKILL the kill_at-th spawned process (1-based) from the hook; 0: none */
     char dir[512]; /* a directory to remove in the teardown */
     int listen_fd[2];
+    int steal_port; /* bind the first spawned process's port from the hook */
+    int stolen;     /* the port taken, 0 when redis bound it first */
     cp_fixture *fx;
 } rec;
+
+static int listen_on(int port);
 
 static void rec_spawn(void *ud, const cp_proc *p) {
     rec *r = ud;
@@ -50,6 +54,12 @@ static void rec_spawn(void *ud, const cp_proc *p) {
     }
     if (r->kill_at > 0 && (int)r->n == r->kill_at)
         kill(p->pid, SIGKILL); /* simulate a crash right after start */
+    if (r->steal_port && r->n == 1) {
+        /* Another program grabs the port between our check and redis's bind. */
+        r->listen_fd[0] = listen_on(p->port);
+        if (r->listen_fd[0] >= 0)
+            r->stolen = p->port;
+    }
 }
 
 static size_t rec_alive(const rec *r) {
@@ -178,6 +188,10 @@ static void test_cluster_4_masters_1_replica(void **state) {
 /* Binds a listener on 127.0.0.1:port; returns the fd or -1. */
 static int listen_on(int port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
+    /* Like any server (redis included): connections of earlier tests in TIME_WAIT on this port
+     * must not stop us. */
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
@@ -287,6 +301,37 @@ static void test_proxy_killed_during_up(void **state) {
     killed_during_up(*state, CP_TOPO_TWEMPROXY, 5, "nutcracker");
 }
 
+/* With automatic ports, a server that loses its port to another program is moved to a fresh
+ * port and the topology still comes up. (Racy by nature: when redis binds first, nothing is
+ * stolen and the test only checks the normal start.) */
+static void test_port_lost_is_replaced(void **state) {
+    rec *r = *state;
+    set_dir(r, "steal");
+    r->steal_port = 1;
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.shards = 2;
+    o.dir = r->dir;
+    o.ephemeral = 1;
+    o.quiet = 1;
+    o.on_spawn = rec_spawn;
+    o.hook_ud = r;
+    cp_topo *t = NULL;
+    char err[2048];
+    if (cp_topo_up(&o, &t, err, sizeof(err)) != 0)
+        fail_msg("up: %s", err);
+    print_message("port stolen: %d\n", r->stolen);
+    for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
+        assert_true(cp_topo_alive(t, i));
+        assert_int_not_equal(cp_topo_proc(t, i)->port, r->stolen);
+    }
+    assert_int_equal(r->n, r->stolen ? 3u : 2u);
+    assert_false(cp_orch_pid_alive(r->pids[0], r->starts[0]) && r->stolen);
+    assert_int_equal(cp_topo_check(t, err, sizeof(err)), 0);
+    assert_int_equal(cp_topo_down(t, 0, err, sizeof(err)), 0);
+    cp_topo_free(t);
+    assert_int_equal(rec_alive(r), 0);
+}
+
 static void test_missing_binary(void **state) {
     rec *r = *state;
     cp_up_opts o = CP_UP_OPTS_INIT;
@@ -348,6 +393,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_cluster_node_killed_during_up, rec_setup,
                                         rec_teardown),
         cmocka_unit_test_setup_teardown(test_proxy_killed_during_up, rec_setup, rec_teardown),
+        cmocka_unit_test_setup_teardown(test_port_lost_is_replaced, rec_setup, rec_teardown),
         cmocka_unit_test_setup_teardown(test_missing_binary, rec_setup, rec_teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, rec_setup, rec_teardown),
         cmocka_unit_test_setup_teardown(test_dir_in_use, rec_setup, rec_teardown),
