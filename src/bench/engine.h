@@ -132,7 +132,7 @@ typedef struct cp__bench_second {
 typedef struct cp__bench_mismatch {
     char key[CP__KEY_MAX_LEN + 1];
     unsigned slot; /* cp_keyslot(key) */
-    char node[64]; /* "host:port" that owns the slot (cluster), the proxy endpoint (proxy) */
+    char node[80]; /* "host:port" that owns the slot (cluster), the proxy endpoint (proxy) */
     char what[32]; /* cp__verify_result_str(...) or "not a string" */
 } cp__bench_mismatch;
 
@@ -219,7 +219,8 @@ typedef struct cp__load_config {
     uint64_t keys;          /* keys 0 .. keys-1, each SET once */
     size_t value_size;      /* verifiable values (>= cp__value_min_size) */
     int pipeline;           /* requests in flight per connection */
-    int threads;            /* worker threads (one client each, connected to every node) */
+    int threads;            /* worker threads, each with its own event loop */
+    int clients;            /* total clients (each connected to every master); 0: 4 per thread */
     const char *key_prefix; /* NULL: "key:" */
     uint32_t version;       /* version embedded in values; default 1 */
     bool check_dbsize;      /* default true: end by checking the servers hold exactly keys */
@@ -228,7 +229,8 @@ typedef struct cp__load_config {
     const volatile sig_atomic_t *cancel;
 } cp__load_config;
 
-/* Defaults: 100000 keys, value 64 bytes, pipeline 64, 2 threads, version 1, DBSIZE check on. */
+/* Defaults: 100000 keys, value 64 bytes, pipeline 64, 2 threads, 4 clients per thread,
+ * version 1, DBSIZE check on. */
 void cp__load_config_init(cp__load_config *cfg);
 
 typedef struct cp__load_result {

@@ -27,5 +27,7 @@ int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min
 int cp_cli_up(int argc, char **argv);
 int cp_cli_status(int argc, char **argv);
 int cp_cli_down(int argc, char **argv);
+int cp_cli_load(int argc, char **argv);
+int cp_cli_bench(int argc, char **argv);
 
 #endif /* CLUSTERPIPE_CLI_H */

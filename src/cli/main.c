@@ -22,6 +22,8 @@ static const subcommand commands[] = {
     {"up", cp_cli_up, "start a Redis Cluster or a twemproxy topology on loopback"},
     {"status", cp_cli_status, "show the processes of a topology started by 'up'"},
     {"down", cp_cli_down, "stop every process of a topology and remove its directory"},
+    {"load", cp_cli_load, "bulk-load N keys with verifiable values, then check the key count"},
+    {"bench", cp_cli_bench, "run a verified GET/SET workload; latency, CPU per component"},
 };
 
 static void usage(FILE *out) {

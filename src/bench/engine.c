@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `bench` runs: configuration defaults and checks, the pure helpers the CLI and the tests share
+ * (ratio, batch size, client split), and cp__bench_run, which resolves the target, sets up CPU
+ * sources for every component, runs the workers (worker.c) and gathers one cp__bench_result:
+ * counts, merged latency histogram, library counters, CPU over the measured interval only, the
+ * per-second timeline and the environment.
+ *
+ * The result owns its timeline (cp__bench_result_free). Admin connections used for INFO CPU are
+ * opened and closed here. Runs on the calling thread, which also receives the progress callback;
+ * never prints.
+ */
+#include "bench/engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/cpu.h"
+#include "bench/nodes.h"
+#include "bench/worker.h"
+
+/* ---- pure helpers --------------------------------------------------------------------------- */
+
+int cp__ratio_parse(const char *s, unsigned *set, unsigned *get) {
+    if (s == NULL)
+        return CP_EINVAL;
+    unsigned long v[2];
+    const char *p = s;
+    for (int i = 0; i < 2; i++) {
+        if (*p < '0' || *p > '9')
+            return CP_EINVAL;
+        unsigned long x = 0;
+        while (*p >= '0' && *p <= '9') {
+            x = x * 10 + (unsigned long)(*p - '0');
+            if (x > 1000000)
+                return CP_EINVAL;
+            p++;
+        }
+        v[i] = x;
+        if (i == 0 && *p++ != ':')
+            return CP_EINVAL;
+    }
+    if (*p != '\0' || (v[0] == 0 && v[1] == 0))
+        return CP_EINVAL;
+    *set = (unsigned)v[0];
+    *get = (unsigned)v[1];
+    return 0;
+}
+
+/* Bresenham over one period of set + get requests: request m of the period is a SET when
+ * floor((m + 1) * set / period) steps past floor(m * set / period). */
+bool cp__ratio_is_set(uint64_t n, unsigned ratio_set, unsigned ratio_get) {
+    uint64_t period = (uint64_t)ratio_set + ratio_get;
+    if (ratio_set == 0 || period == 0)
+        return false;
+    if (ratio_get == 0)
+        return true;
+    uint64_t m = n % period;
+    return (m + 1) * ratio_set / period != m * ratio_set / period;
+}
+
+size_t cp__batch_size(cp__target_mode mode, int pipeline, int masters) {
+    size_t p = pipeline > 0 ? (size_t)pipeline : 1;
+    if (mode == CP__TARGET_CLUSTER && masters > 1)
+        p *= (size_t)masters;
+    return p;
+}
+
+int cp__clients_of_thread(int clients, int threads, int thread) {
+    if (threads <= 0 || thread < 0 || thread >= threads)
+        return 0;
+    return clients / threads + (thread < clients % threads ? 1 : 0);
+}
+
+/* ---- configuration -------------------------------------------------------------------------- */
+
+void cp__bench_config_init(cp__bench_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->threads = 1;
+    cfg->clients = 50;
+    cfg->pipeline = 1;
+    cfg->requests = 100000;
+    cfg->duration_s = 0;
+    cfg->ratio_set = 0;
+    cfg->ratio_get = 1;
+    cfg->keys = 100000;
+    cfg->value_size = 64;
+    cfg->dist.kind = CP__DIST_UNIFORM;
+    cfg->verify = true;
+    cfg->seed = 1;
+}
+
+int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen) {
+#define BAD(...)                                                                                   \
+    do {                                                                                           \
+        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        return CP_EINVAL;                                                                          \
+    } while (0)
+    if (cfg->threads < 1 || cfg->threads > 1024)
+        BAD("--threads must be in [1, 1024]");
+    if (cfg->clients < cfg->threads)
+        BAD("--clients (%d) must be >= --threads (%d)", cfg->clients, cfg->threads);
+    if (cfg->clients > 100000)
+        BAD("--clients must be <= 100000");
+    if (cfg->pipeline < 1 || cfg->pipeline > 100000)
+        BAD("--pipeline must be in [1, 100000]");
+    if (cfg->requests == 0 && !(cfg->duration_s > 0))
+        BAD("one of --requests N (N > 0) or --duration S (S > 0) is needed");
+    if (cfg->ratio_set == 0 && cfg->ratio_get == 0)
+        BAD("--ratio 0:0 runs nothing");
+    if (cfg->keys == 0)
+        BAD("--keys must be > 0");
+    if (cfg->value_size == 0 || cfg->value_size > CP__VALUE_MAX_SIZE)
+        BAD("--value-size must be in [1, %u]", CP__VALUE_MAX_SIZE);
+    if (cfg->rate < 0)
+        BAD("--rate must be >= 0");
+    if (cfg->dist.kind == CP__DIST_ZIPF && !(cfg->dist.zipf_s > 0))
+        BAD("--key-dist zipf:S needs S > 0");
+    cp__keyfmt kf;
+    if (cp__keyfmt_init(&kf, cfg->key_prefix, 0) != 0)
+        BAD("bad key prefix");
+    size_t maxkey = cp__key_max_len(&kf, cfg->keys);
+    if (cfg->verify && cfg->value_size < cp__value_min_size(maxkey))
+        BAD("--value-size %zu cannot hold a verifiable value for keys of %zu bytes (minimum "
+            "%zu; or use --no-verify)",
+            cfg->value_size, maxkey, cp__value_min_size(maxkey));
+    return 0;
+#undef BAD
+}
+
+/* ---- environment ---------------------------------------------------------------------------- */
+
+/* Cores online and /proc/cpuinfo's first "model name" (reports must say what ran them). */
+static void machine_info(int *cores, char *model, size_t cap) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    *cores = n > 0 ? (int)n : 0;
+    model[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (v == NULL)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(model, cap, "%.*s", (int)strcspn(v, "\n"), v);
+        break;
+    }
+    fclose(f);
+}
+
+/* Redis version from the first server that answers INFO, nutcracker's from a proxy stats port. */
+static void read_versions(const cp__bench_target *t, const cp__target_ctx *ctx,
+                          cp__bench_result *out) {
+    char err[256];
+    if (ctx->map != NULL || t->topo != NULL) {
+        for (int i = 0; i < ctx->nservers && out->redis_version[0] == '\0'; i++) {
+            const cp__server *s = &ctx->servers[i];
+            if (s->comp != CP__CPU_REDIS)
+                continue;
+            cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t->user, t->password, err,
+                                            sizeof(err));
+            if (c == NULL)
+                continue;
+            cp__node_version(c, out->redis_version, sizeof(out->redis_version));
+            cp_free(c);
+        }
+    }
+    for (int i = 0; i < ctx->nservers && out->nutcracker_version[0] == '\0'; i++) {
+        const cp__server *s = &ctx->servers[i];
+        if (s->comp == CP__CPU_PROXY && s->stats_port > 0)
+            cp__nutcracker_version(s->addr.host, s->stats_port, out->nutcracker_version,
+                                   sizeof(out->nutcracker_version));
+    }
+}
+
+/* ---- the run ----------------------------------------------------------------------------------
+ */
+
+typedef struct bench_ctx {
+    const cp__bench_config *cfg;
+    cp__bench_result *out;
+    const cp__target_ctx *tctx;
+    cp__cpu_source *src; /* one per server, then the client */
+    cp_client **admin;   /* remote sources: INFO CPU connections (NULL entries for local) */
+    int nsrc;
+    size_t captl;
+    uint64_t total_ops, total_errors, total_mism;
+    int oom;
+} bench_ctx;
+
+/* Samples every CPU source: "before" right before the interval, "after" right after it. */
+static void sample_cpu(bench_ctx *b, int after) {
+    for (int i = 0; i < b->nsrc; i++) {
+        cp__cpu_source *s = &b->src[i];
+        if (s->kind != CP__CPU_SRC_REMOTE) {
+            if (after)
+                cp__cpu_source_after(s);
+            else
+                cp__cpu_source_before(s);
+            continue;
+        }
+        cp__cpu_times tm;
+        if (b->admin[i] == NULL || cp__node_info_cpu(b->admin[i], &tm) != 0)
+            continue;
+        if (after)
+            cp__cpu_source_set_after(s, &tm);
+        else
+            cp__cpu_source_set_before(s, &tm);
+    }
+}
+
+static void before_go(void *ud) {
+    sample_cpu(ud, 0);
+}
+
+static void on_second(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, uint64_t errors,
+                      uint64_t mismatches) {
+    bench_ctx *b = ud;
+    cp__bench_result *r = b->out;
+    if (r->ntimeline == b->captl) {
+        size_t ncap = b->captl ? b->captl * 2 : 64;
+        cp__bench_second *n = realloc(r->timeline, ncap * sizeof(*n));
+        if (n == NULL) {
+            b->oom = 1;
+            return;
+        }
+        r->timeline = n;
+        b->captl = ncap;
+    }
+    cp__bench_second *s = &r->timeline[r->ntimeline++];
+    s->t = (double)(sec + 1);
+    s->ops = ops;
+    s->errors = errors;
+    s->p99_us = cp__hist_count(h) ? cp__hist_percentile_us(h, 99.0) : 0;
+    b->total_ops += ops;
+    b->total_errors += errors;
+    b->total_mism += mismatches;
+    if (b->cfg->progress != NULL) {
+        cp__bench_progress p;
+        memset(&p, 0, sizeof(p));
+        p.elapsed = s->t;
+        p.ops = b->total_ops;
+        p.errors = b->total_errors;
+        p.ops_per_sec = (double)ops;
+        p.p99_us = s->p99_us;
+        p.mismatches = b->total_mism;
+        if (b->cfg->requests > 0)
+            p.fraction = (double)(b->total_ops + b->total_errors) / (double)b->cfg->requests;
+        else
+            p.fraction = s->t / b->cfg->duration_s;
+        if (p.fraction > 1)
+            p.fraction = 1;
+        b->cfg->progress(b->cfg->progress_ud, &p);
+    }
+}
+
+/* Sets up one CPU source per measured process (plus the client) and, for remote masters, the
+ * connection INFO CPU is read on. has_cpu_* say which components can be reported. */
+static int setup_cpu(bench_ctx *b, const cp__bench_target *t) {
+    const cp__target_ctx *ctx = b->tctx;
+    cp__bench_result *out = b->out;
+    b->src = calloc((size_t)ctx->nservers + 1, sizeof(*b->src));
+    b->admin = calloc((size_t)ctx->nservers + 1, sizeof(*b->admin));
+    if (b->src == NULL || b->admin == NULL)
+        return CP_ENOMEM;
+    int remote_ok = 1, nredis = 0;
+    for (int i = 0; i < ctx->nservers; i++) {
+        const cp__server *s = &ctx->servers[i];
+        if (s->pid > 0) {
+            cp__cpu_source_pid(&b->src[b->nsrc++], s->comp, s->pid);
+        } else {
+            char err[256];
+            cp__cpu_source_remote(&b->src[b->nsrc], s->comp);
+            b->admin[b->nsrc] = cp__node_connect(s->addr.host, s->addr.port, t->user, t->password,
+                                                 err, sizeof(err));
+            remote_ok &= b->admin[b->nsrc] != NULL;
+            b->nsrc++;
+        }
+        nredis += s->comp == CP__CPU_REDIS;
+    }
+    cp__cpu_source_self(&b->src[b->nsrc++]);
+    out->has_cpu_client = true;
+    /* redis: every server measurable (local, or remote that answered); an external proxy's
+     * backends are unknown. proxy: none exists in cluster mode (0 is the truth); measurable
+     * for a local twemproxy topology; unknown behind an external proxy. */
+    out->has_cpu_redis = nredis > 0 && remote_ok;
+    out->has_cpu_proxy = t->mode == CP__TARGET_CLUSTER || t->topo != NULL;
+    return 0;
+}
+
+/* Sums the per-component CPU deltas; a component with a source that could not be read is not
+ * measurable (never reported as a smaller number). */
+static void finish_cpu(bench_ctx *b) {
+    cp__cpu_totals tot;
+    cp__cpu_sum(b->src, (size_t)b->nsrc, &tot);
+    cp__bench_result *out = b->out;
+    out->cpu_redis = tot.seconds[CP__CPU_REDIS];
+    out->cpu_proxy = tot.seconds[CP__CPU_PROXY];
+    out->cpu_client = tot.seconds[CP__CPU_CLIENT];
+    if (tot.missing[CP__CPU_REDIS] > 0)
+        out->has_cpu_redis = false;
+    if (tot.missing[CP__CPU_PROXY] > 0)
+        out->has_cpu_proxy = false;
+    if (tot.missing[CP__CPU_CLIENT] > 0)
+        out->has_cpu_client = false;
+}
+
+/* Adds every worker's counts, samples and histogram into the result. */
+static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *out) {
+    uint64_t end = start_ns;
+    for (int t = 0; t < n; t++) {
+        cp__worker *x = &w[t];
+        out->ops += x->ops;
+        out->gets += x->gets;
+        out->sets += x->sets;
+        out->misses += x->misses;
+        out->failed_ops += x->failed;
+        out->error_replies += x->error_replies;
+        out->unknown_ops += x->unknown;
+        out->verify_checked += x->checked;
+        out->verify_mismatches += x->mismatches;
+        for (size_t i = 0; i < x->nmismatch && out->nmismatch < CP__BENCH_MISMATCH_SAMPLES; i++)
+            out->mismatch[out->nmismatch++] = x->mismatch[i];
+        if (out->first_error[0] == '\0' && x->first_error[0] != '\0')
+            snprintf(out->first_error, sizeof(out->first_error), "%s", x->first_error);
+        cp__hist_merge(&out->latency, &x->hist);
+        out->stats.moved += x->stats.moved;
+        out->stats.ask += x->stats.ask;
+        out->stats.tryagain += x->stats.tryagain;
+        out->stats.clusterdown += x->stats.clusterdown;
+        out->stats.loading += x->stats.loading;
+        out->stats.io_retries += x->stats.io_retries;
+        out->stats.refreshes += x->stats.refreshes;
+        if (x->finish_ns > end)
+            end = x->finish_ns;
+    }
+    out->seconds = (double)(end - start_ns) / 1e9;
+    out->ops_per_sec = out->seconds > 0 ? (double)out->ops / out->seconds : 0;
+    /* The last second is partial: stamp it with the real end. */
+    if (out->ntimeline > 0 && out->timeline[out->ntimeline - 1].t > out->seconds)
+        out->timeline[out->ntimeline - 1].t = out->seconds;
+}
+
+static void result_init(cp__bench_result *out) {
+    memset(out, 0, sizeof(*out));
+    cp__hist_init(&out->latency);
+    machine_info(&out->cores, out->cpu_model, sizeof(out->cpu_model));
+}
+
+int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__bench_result *out,
+                  char *err, size_t errlen) {
+    result_init(out);
+    err[0] = '\0';
+    int rc = cp__bench_config_check(cfg, err, errlen);
+    if (rc != 0)
+        return rc;
+    cp__run_spec *spec = calloc(1, sizeof(*spec));
+    cp__target_ctx ctx;
+    memset(&ctx, 0, sizeof(ctx));
+    bench_ctx b;
+    memset(&b, 0, sizeof(b));
+    cp__worker *w = NULL;
+    if (spec == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    rc = cp__target_prepare(t, cfg->key_prefix, cfg->keys, cfg->value_size, cfg->verify, spec, &ctx,
+                            err, errlen);
+    if (rc != 0)
+        goto done;
+    out->masters = ctx.masters;
+    spec->io_timeout_ms = cfg->io_timeout_ms;
+    spec->threads = cfg->threads;
+    spec->clients = cfg->clients;
+    spec->batch = cp__batch_size(t->mode, cfg->pipeline, ctx.masters);
+    spec->requests = cfg->requests;
+    spec->duration_ns = cfg->requests > 0 ? 0 : (uint64_t)(cfg->duration_s * 1e9);
+    spec->ratio_set = cfg->ratio_set;
+    spec->ratio_get = cfg->ratio_get;
+    spec->keys = cfg->keys;
+    spec->dist = cfg->dist;
+    spec->seed = cfg->seed;
+    spec->verify = cfg->verify;
+    spec->rate = cfg->rate;
+    spec->version = 2; /* load writes version 1 */
+
+    read_versions(t, &ctx, out);
+    b.cfg = cfg;
+    b.out = out;
+    b.tctx = &ctx;
+    if ((rc = setup_cpu(&b, t)) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    cp__run_hooks h = {before_go, on_second, NULL, 0, cfg->cancel, &b};
+    uint64_t start_ns;
+    rc = cp__run_execute(spec, &h, &w, &start_ns, err, errlen);
+    if (rc == 0) {
+        sample_cpu(&b, 1);
+        finish_cpu(&b);
+        gather(w, spec->threads, start_ns, out);
+        if (b.oom) {
+            snprintf(err, errlen, "out of memory keeping the timeline");
+            rc = CP_ENOMEM;
+        }
+    }
+done:
+    cp__workers_free(w, spec->threads);
+    for (int i = 0; b.admin != NULL && i < b.nsrc; i++)
+        if (b.admin[i] != NULL)
+            cp_free(b.admin[i]);
+    free(b.admin);
+    free(b.src);
+    cp__target_ctx_free(&ctx);
+    free(spec);
+    return rc;
+}
+
+void cp__bench_result_free(cp__bench_result *r) {
+    free(r->timeline);
+    r->timeline = NULL;
+    r->ntimeline = 0;
+}
+
+int cp__bench_result_failed(const cp__bench_result *r) {
+    return r->failed_ops > 0 || r->unknown_ops > 0 || r->verify_mismatches > 0;
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Node-level helpers of the bench engine: the cluster's masters and slot owners (CLUSTER SLOTS
+ * through the public client), address lists, single-node admin commands (INFO CPU, DBSIZE,
+ * version) and nutcracker's version from its stats port. See nodes.h for the contract.
+ *
+ * Every reply obtained here is freed here; clients returned by cp__node_connect belong to the
+ * caller. Blocking, calling thread only, no global state.
+ */
+#include "bench/nodes.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bench/keyspace.h"
+
+/* Splits one "host:port" entry (host may be "[v6]"); rejects ports outside 1..65535. */
+static int parse_addr(const char *s, size_t len, cp__node_addr *out) {
+    const char *colon = NULL;
+    for (size_t i = len; i > 0; i--)
+        if (s[i - 1] == ':') {
+            colon = s + i - 1;
+            break;
+        }
+    if (colon == NULL || colon == s || (size_t)(colon - s) >= CP__HOST_MAX)
+        return CP_EINVAL;
+    size_t plen = len - (size_t)(colon - s) - 1;
+    if (plen == 0 || plen > 5)
+        return CP_EINVAL;
+    int port = 0;
+    for (size_t i = 0; i < plen; i++) {
+        char ch = colon[1 + i];
+        if (ch < '0' || ch > '9')
+            return CP_EINVAL;
+        port = port * 10 + (ch - '0');
+    }
+    if (port < 1 || port > 65535)
+        return CP_EINVAL;
+    const char *h = s;
+    size_t hlen = (size_t)(colon - s);
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    if (hlen == 0)
+        return CP_EINVAL;
+    memcpy(out->host, h, hlen);
+    out->host[hlen] = '\0';
+    out->port = port;
+    return 0;
+}
+
+int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max) {
+    int n = 0;
+    const char *p = list;
+    if (list == NULL)
+        return CP_EINVAL;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0 || n >= max)
+            return CP_EINVAL;
+        if (parse_addr(p, len, &addrs[n]) != 0)
+            return CP_EINVAL;
+        n++;
+        p += len + (end != NULL);
+        if (end != NULL && *p == '\0')
+            return CP_EINVAL; /* trailing comma */
+    }
+    return n > 0 ? n : CP_EINVAL;
+}
+
+/* Returns the index of host:port in m->masters, adding it when new; -1 when full. */
+static int master_index(cp__nodemap *m, const char *host, size_t hlen, int port) {
+    for (int i = 0; i < m->nmasters; i++)
+        if (m->masters[i].port == port && strlen(m->masters[i].host) == hlen &&
+            memcmp(m->masters[i].host, host, hlen) == 0)
+            return i;
+    if (m->nmasters >= CP__NODES_MAX || hlen >= CP__HOST_MAX)
+        return -1;
+    cp__node_addr *a = &m->masters[m->nmasters];
+    memcpy(a->host, host, hlen);
+    a->host[hlen] = '\0';
+    a->port = port;
+    return m->nmasters++;
+}
+
+/* CLUSTER SLOTS rather than SHARDS: every Redis since 3.0 answers it and the bench only needs
+ * slot ranges and master addresses. */
+int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, char *err,
+                      size_t errlen) {
+    memset(m, 0, sizeof(*m));
+    for (int s = 0; s < CP_SLOTS; s++)
+        m->owner[s] = -1;
+    redisReply *r = cp_command(c, "CLUSTER SLOTS");
+    if (r == NULL) {
+        snprintf(err, errlen, "CLUSTER SLOTS: %s", c->errstr);
+        return c->err ? c->err : CP_EIO;
+    }
+    int rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        snprintf(err, errlen, "CLUSTER SLOTS: %s",
+                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        rc = CP_ETOPOLOGY;
+        goto out;
+    }
+    int covered = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            e->element[0]->type != REDIS_REPLY_INTEGER ||
+            e->element[1]->type != REDIS_REPLY_INTEGER ||
+            e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2 ||
+            e->element[2]->element[0]->type != REDIS_REPLY_STRING ||
+            e->element[2]->element[1]->type != REDIS_REPLY_INTEGER) {
+            snprintf(err, errlen, "CLUSTER SLOTS: malformed entry %zu", i);
+            rc = CP_EPROTO;
+            goto out;
+        }
+        long long lo = e->element[0]->integer, hi = e->element[1]->integer;
+        const redisReply *h = e->element[2]->element[0];
+        const char *host = h->len > 0 ? h->str : default_host;
+        size_t hlen = h->len > 0 ? h->len : strlen(default_host);
+        int idx = master_index(m, host, hlen, (int)e->element[2]->element[1]->integer);
+        if (idx < 0 || lo < 0 || hi >= CP_SLOTS || lo > hi) {
+            snprintf(err, errlen, "CLUSTER SLOTS: bad entry %zu (or more than %d masters)", i,
+                     CP__NODES_MAX);
+            rc = CP_EPROTO;
+            goto out;
+        }
+        for (long long s = lo; s <= hi; s++) {
+            covered += m->owner[s] < 0;
+            m->owner[s] = (int16_t)idx;
+        }
+    }
+    if (covered == 0) {
+        snprintf(err, errlen, "CLUSTER SLOTS: no slot is assigned");
+        rc = CP_ETOPOLOGY;
+    }
+out:
+    freeReplyObject(r);
+    return rc;
+}
+
+void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,
+                          size_t cap) {
+    int o = m->owner[cp_keyslot(key, keylen)];
+    if (o < 0)
+        snprintf(buf, cap, "?");
+    else
+        snprintf(buf, cap, "%s:%d", m->masters[o].host, m->masters[o].port);
+}
+
+/* Keys land on masters at random, so a few hundred tries find one per master whp. */
+void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t limit,
+                            uint64_t *out) {
+    cp__keyfmt kf;
+    char key[CP__KEY_MAX_LEN];
+    int found = 0;
+    for (int i = 0; i < m->nmasters; i++)
+        out[i] = UINT64_MAX;
+    if (cp__keyfmt_init(&kf, prefix, 0) != 0)
+        return;
+    for (uint64_t n = 0; n < limit && found < m->nmasters; n++) {
+        size_t len = cp__key_format(&kf, n, key);
+        int o = m->owner[cp_keyslot(key, len)];
+        if (o >= 0 && out[o] == UINT64_MAX) {
+            out[o] = n;
+            found++;
+        }
+    }
+}
+
+cp_client *cp__node_connect(const char *host, int port, const char *user, const char *password,
+                            char *err, size_t errlen) {
+    char ep[CP__HOST_MAX + 16];
+    snprintf(ep, sizeof(ep), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.endpoint = ep;
+    opt.password = password;
+    opt.username = password ? user : NULL;
+    opt.io_timeout_ms = 2000;
+    cp_client *c = cp_connect(&opt);
+    if (c == NULL) {
+        snprintf(err, errlen, "%s: out of memory", ep);
+        return NULL;
+    }
+    if (c->err != 0) {
+        snprintf(err, errlen, "%s", c->errstr);
+        cp_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int cp__node_info_cpu(cp_client *c, cp__cpu_times *out) {
+    redisReply *r = cp_command(c, "INFO cpu");
+    if (r == NULL)
+        return c->err ? c->err : CP_EIO;
+    int rc = CP_ESERVER;
+    if (r->type == REDIS_REPLY_STRING)
+        rc = cp__cpu_parse_info(r->str, r->len, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+long long cp__node_dbsize(cp_client *c) {
+    redisReply *r = cp_command(c, "DBSIZE");
+    if (r == NULL)
+        return c->err ? c->err : CP_EIO;
+    long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : CP_ESERVER;
+    freeReplyObject(r);
+    return n;
+}
+
+int cp__node_version(cp_client *c, char *buf, size_t cap) {
+    buf[0] = '\0';
+    redisReply *r = cp_command(c, "INFO server");
+    if (r == NULL)
+        return c->err ? c->err : CP_EIO;
+    int rc = CP_ESERVER;
+    if (r->type == REDIS_REPLY_STRING) {
+        const char *v = strstr(r->str, "redis_version:");
+        if (v != NULL) {
+            v += strlen("redis_version:");
+            size_t n = strcspn(v, "\r\n");
+            if (n >= cap)
+                n = cap - 1;
+            memcpy(buf, v, n);
+            buf[n] = '\0';
+            rc = 0;
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* nutcracker writes one JSON document to every connection on its stats port and closes it. */
+int cp__nutcracker_version(const char *host, int stats_port, char *buf, size_t cap) {
+    buf[0] = '\0';
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%d", stats_port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, portstr, &hints, &res) != 0)
+        return CP_ECONNECT;
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+        freeaddrinfo(res);
+        if (fd >= 0)
+            close(fd);
+        return CP_ECONNECT;
+    }
+    freeaddrinfo(res);
+    size_t len = 0, bcap = 64 * 1024;
+    char *data = malloc(bcap);
+    int rc = CP_EIO;
+    while (data != NULL) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 1000) <= 0)
+            break;
+        if (len == bcap) {
+            char *n = realloc(data, bcap * 2);
+            if (n == NULL)
+                break;
+            data = n;
+            bcap *= 2;
+        }
+        ssize_t got = read(fd, data + len, bcap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            rc = got == 0 ? 0 : CP_EIO;
+            break;
+        }
+        len += (size_t)got;
+    }
+    close(fd);
+    if (rc == 0) {
+        json_t *j = json_loadb(data, len, 0, NULL);
+        const char *v = j ? json_string_value(json_object_get(j, "version")) : NULL;
+        if (v != NULL)
+            snprintf(buf, cap, "%s", v);
+        else
+            rc = CP_EPROTO;
+        json_decref(j);
+    }
+    free(data);
+    return rc;
+}

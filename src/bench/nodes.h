@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Node-level helpers of the bench engine (private to src/bench/): the cluster's masters and slot
+ * owners as the bench needs them (batch size, warm-up keys that reach every master, the node of a
+ * mismatching key, where to send INFO CPU and DBSIZE), and single-node admin commands (INFO CPU,
+ * DBSIZE, the server version) plus nutcracker's version from its stats port.
+ *
+ * Everything here talks to servers through the public library (cp_connect in endpoint mode and
+ * cp_command), never through library internals. All functions block (one round trip each, bounded
+ * by the connection timeouts) and run on the calling thread; nothing keeps global state. A
+ * cp__nodemap is a plain caller-allocated struct (about 50 KiB: allocate it on the heap).
+ */
+#ifndef CLUSTERPIPE_NODES_H
+#define CLUSTERPIPE_NODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/cpu.h"
+#include "clusterpipe/clusterpipe.h"
+
+#define CP__NODES_MAX 512
+#define CP__HOST_MAX 64
+
+typedef struct cp__node_addr {
+    char host[CP__HOST_MAX];
+    int port;
+} cp__node_addr;
+
+typedef struct cp__nodemap {
+    int nmasters;
+    cp__node_addr masters[CP__NODES_MAX];
+    int16_t owner[CP_SLOTS]; /* index into masters, -1 when the slot has no owner */
+} cp__nodemap;
+
+/* Reads the slot map with CLUSTER SLOTS through a connected cluster client c. A master announced
+ * with an empty host is taken to be on default_host. Returns 0, or a negative CP_E* code with
+ * err set (command failed, malformed reply, no slot covered, more than CP__NODES_MAX masters). */
+int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, char *err,
+                      size_t errlen);
+
+/* "host:port" of the master owning key's slot into buf ("?" when unknown). */
+void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,
+                          size_t cap);
+
+/* Finds, for every master, a key index n in [0, limit) whose key (prefix + n) lands on that
+ * master, writing them to out[0..nmasters) (UINT64_MAX where none was found within limit).
+ * Used for warm-up batches that open every connection before the measured interval. */
+void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t limit,
+                            uint64_t *out);
+
+/* Splits "h:p[,h:p...]" into addrs (at most max). Returns how many, or CP_EINVAL on an entry that
+ * is not HOST:PORT with 1 <= PORT <= 65535 or an empty list. */
+int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max);
+
+/* A single-endpoint client to host:port (AUTH with user/password when given). Returns the client
+ * (caller cp_free()s) or NULL with err set; blocks up to the connect timeout. */
+cp_client *cp__node_connect(const char *host, int port, const char *user, const char *password,
+                            char *err, size_t errlen);
+
+/* INFO CPU on c, parsed. Returns 0 or a negative code (CP_E* or -errno from the parser). */
+int cp__node_info_cpu(cp_client *c, cp__cpu_times *out);
+
+/* DBSIZE on c. Returns the count (>= 0) or a negative CP_E* code. */
+long long cp__node_dbsize(cp_client *c);
+
+/* INFO server's redis_version into buf ("" when unknown). Returns 0 or a negative CP_E* code. */
+int cp__node_version(cp_client *c, char *buf, size_t cap);
+
+/* nutcracker's version from its stats port (JSON with a "version" field) into buf. Returns 0 or
+ * a negative CP_E* code (buf then ""). Blocks up to about one second. */
+int cp__nutcracker_version(const char *host, int stats_port, char *buf, size_t cap);
+
+#endif /* CLUSTERPIPE_NODES_H */

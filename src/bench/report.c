@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Bench reports: the "clusterpipe.bench/1" JSON object (design.md contract) built with jansson,
+ * a CSV rendering of the same numbers, and atomic file writes (temporary file in the same
+ * directory, fsync, rename) so a reader never sees a partial file under the final name.
+ *
+ * cp__bench_json returns a new reference the caller json_decref()s; nothing else allocates
+ * beyond the call. Pure with respect to the run: reads the result, never changes it. Any thread.
+ */
+#include "bench/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CP_LIB_VERSION STR(CP_VERSION_MAJOR) "." STR(CP_VERSION_MINOR) "." STR(CP_VERSION_PATCH)
+
+/* A number, or null when the quantity could not be measured. */
+static json_t *num_or_null(bool has, double v) {
+    return has ? json_real(v) : json_null();
+}
+
+static json_t *us_per_op(bool has, double seconds, uint64_t ops) {
+    if (!has || ops == 0)
+        return json_null();
+    return json_real(seconds * 1e6 / (double)ops);
+}
+
+static json_t *str_or_null(const char *s) {
+    return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
+}
+
+json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
+                       const cp__bench_result *r) {
+    json_t *o = json_object();
+    if (o == NULL)
+        return NULL;
+    char buf[64];
+    json_object_set_new(o, "schema", json_string(CP__BENCH_SCHEMA));
+    json_object_set_new(o, "topology", json_string(cp__bench_target_topology(t)));
+    json_object_set_new(o, "mode",
+                        json_string(t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy"));
+    json_object_set_new(o, "endpoints", json_string(t->endpoints));
+
+    json_t *wl = json_object();
+    json_object_set_new(wl, "threads", json_integer(cfg->threads));
+    json_object_set_new(wl, "clients", json_integer(cfg->clients));
+    json_object_set_new(wl, "pipeline", json_integer(cfg->pipeline));
+    snprintf(buf, sizeof(buf), "%u:%u", cfg->ratio_set, cfg->ratio_get);
+    json_object_set_new(wl, "ratio", json_string(buf));
+    json_object_set_new(wl, "keys", json_integer((json_int_t)cfg->keys));
+    json_object_set_new(wl, "value_size", json_integer((json_int_t)cfg->value_size));
+    cp__dist_format(&cfg->dist, buf, sizeof(buf));
+    json_object_set_new(wl, "key_dist", json_string(buf));
+    json_object_set_new(wl, "requests",
+                        cfg->requests ? json_integer((json_int_t)cfg->requests) : json_null());
+    json_object_set_new(wl, "duration", cfg->requests ? json_null() : json_real(cfg->duration_s));
+    json_object_set_new(wl, "rate", cfg->rate > 0 ? json_real(cfg->rate) : json_null());
+    json_object_set_new(wl, "verify", json_boolean(cfg->verify));
+    json_object_set_new(wl, "seed", json_integer((json_int_t)cfg->seed));
+    json_object_set_new(wl, "masters", json_integer(r->masters));
+    json_object_set_new(o, "workload", wl);
+
+    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
+    json_object_set_new(o, "gets", json_integer((json_int_t)r->gets));
+    json_object_set_new(o, "sets", json_integer((json_int_t)r->sets));
+    json_object_set_new(o, "seconds", json_real(r->seconds));
+    json_object_set_new(o, "ops_per_sec", json_real(r->ops_per_sec));
+
+    json_t *lat = json_object();
+    json_object_set_new(lat, "p50", json_real(cp__hist_percentile_us(&r->latency, 50)));
+    json_object_set_new(lat, "p90", json_real(cp__hist_percentile_us(&r->latency, 90)));
+    json_object_set_new(lat, "p99", json_real(cp__hist_percentile_us(&r->latency, 99)));
+    json_object_set_new(lat, "p999", json_real(cp__hist_percentile_us(&r->latency, 99.9)));
+    json_object_set_new(lat, "max", json_real(cp__hist_max_us(&r->latency)));
+    json_object_set_new(lat, "mean", json_real(cp__hist_mean_us(&r->latency)));
+    json_object_set_new(lat, "min", json_real(cp__hist_min_us(&r->latency)));
+    json_object_set_new(o, "latency_us", lat);
+
+    bool has_total = r->has_cpu_redis && r->has_cpu_proxy && r->has_cpu_client;
+    double total = r->cpu_redis + r->cpu_proxy + r->cpu_client;
+    json_t *cs = json_object();
+    json_object_set_new(cs, "redis", num_or_null(r->has_cpu_redis, r->cpu_redis));
+    json_object_set_new(cs, "proxy", num_or_null(r->has_cpu_proxy, r->cpu_proxy));
+    json_object_set_new(cs, "client", num_or_null(r->has_cpu_client, r->cpu_client));
+    json_object_set_new(cs, "total", num_or_null(has_total, total));
+    json_object_set_new(o, "cpu_seconds", cs);
+    json_t *cu = json_object();
+    json_object_set_new(cu, "redis", us_per_op(r->has_cpu_redis, r->cpu_redis, r->ops));
+    json_object_set_new(cu, "proxy", us_per_op(r->has_cpu_proxy, r->cpu_proxy, r->ops));
+    json_object_set_new(cu, "client", us_per_op(r->has_cpu_client, r->cpu_client, r->ops));
+    json_object_set_new(cu, "total", us_per_op(has_total, total, r->ops));
+    json_object_set_new(o, "cpu_us_per_op", cu);
+
+    json_t *rd = json_object();
+    json_object_set_new(rd, "moved", json_integer((json_int_t)r->stats.moved));
+    json_object_set_new(rd, "ask", json_integer((json_int_t)r->stats.ask));
+    json_object_set_new(o, "redirects", rd);
+    json_t *rt = json_object();
+    json_object_set_new(rt, "tryagain", json_integer((json_int_t)r->stats.tryagain));
+    json_object_set_new(rt, "clusterdown", json_integer((json_int_t)r->stats.clusterdown));
+    json_object_set_new(rt, "loading", json_integer((json_int_t)r->stats.loading));
+    json_object_set_new(rt, "io", json_integer((json_int_t)r->stats.io_retries));
+    json_object_set_new(o, "retries", rt);
+    json_object_set_new(o, "refreshes", json_integer((json_int_t)r->stats.refreshes));
+    json_object_set_new(o, "failed_ops", json_integer((json_int_t)r->failed_ops));
+    json_object_set_new(o, "error_replies", json_integer((json_int_t)r->error_replies));
+    json_object_set_new(o, "unknown_ops", json_integer((json_int_t)r->unknown_ops));
+    json_object_set_new(o, "first_error", str_or_null(r->first_error));
+
+    json_t *vf = json_object();
+    json_object_set_new(vf, "enabled", json_boolean(cfg->verify));
+    json_object_set_new(vf, "checked", json_integer((json_int_t)r->verify_checked));
+    json_object_set_new(vf, "mismatches", json_integer((json_int_t)r->verify_mismatches));
+    json_t *samples = json_array();
+    for (size_t i = 0; i < r->nmismatch; i++) {
+        json_t *m = json_object();
+        json_object_set_new(m, "key", json_string(r->mismatch[i].key));
+        json_object_set_new(m, "slot", json_integer(r->mismatch[i].slot));
+        json_object_set_new(m, "node", json_string(r->mismatch[i].node));
+        json_object_set_new(m, "what", json_string(r->mismatch[i].what));
+        json_array_append_new(samples, m);
+    }
+    json_object_set_new(vf, "samples", samples);
+    json_object_set_new(o, "verify", vf);
+    json_object_set_new(o, "misses", json_integer((json_int_t)r->misses));
+
+    json_t *tl = json_array();
+    for (size_t i = 0; i < r->ntimeline; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "t", json_real(r->timeline[i].t));
+        json_object_set_new(e, "ops", json_integer((json_int_t)r->timeline[i].ops));
+        json_object_set_new(e, "errors", json_integer((json_int_t)r->timeline[i].errors));
+        json_object_set_new(e, "p99_us", json_real(r->timeline[i].p99_us));
+        json_array_append_new(tl, e);
+    }
+    json_object_set_new(o, "timeline", tl);
+
+    cp__hist_point pts[64];
+    size_t np = cp__hist_curve(&r->latency, 4, pts, sizeof(pts) / sizeof(pts[0]));
+    json_t *curve = json_array();
+    for (size_t i = 0; i < np; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "percentile", json_real(pts[i].percentile));
+        json_object_set_new(e, "value_us", json_real(pts[i].value_us));
+        json_array_append_new(curve, e);
+    }
+    json_object_set_new(o, "latency_curve", curve);
+
+    json_t *ver = json_object();
+    json_object_set_new(ver, "redis", str_or_null(r->redis_version));
+    json_object_set_new(ver, "nutcracker", str_or_null(r->nutcracker_version));
+    json_object_set_new(ver, "clusterpipe", json_string(CP_LIB_VERSION));
+    json_object_set_new(o, "versions", ver);
+    json_t *mach = json_object();
+    json_object_set_new(mach, "cores", json_integer(r->cores));
+    json_object_set_new(mach, "cpu_model", str_or_null(r->cpu_model));
+    json_object_set_new(o, "machine", mach);
+    json_object_set_new(o, "command_line", str_or_null(cfg->command_line));
+    return o;
+}
+
+/* Writes len bytes to a temporary file next to path, fsyncs it, renames it over path. */
+static int write_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen) {
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (tmp == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        free(tmp);
+        return CP_EIO;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+            rc = CP_EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (rc == 0 && fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        rc = CP_EIO;
+    }
+    if (close(fd) != 0 && rc == 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        rc = CP_EIO;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        rc = CP_EIO;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+int cp__bench_write_json(const char *path, json_t *obj, char *err, size_t errlen) {
+    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    size_t len = strlen(text);
+    char *withnl = realloc(text, len + 2);
+    if (withnl == NULL) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    withnl[len] = '\n';
+    withnl[len + 1] = '\0';
+    int rc = write_atomic(path, withnl, len + 1, err, errlen);
+    free(withnl);
+    return rc;
+}
+
+/* A growing text buffer for the CSV. */
+typedef struct sbuf {
+    char *d;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->d ? b->d + b->len : NULL, b->d ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->d != NULL && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t ncap = b->cap ? b->cap * 2 : 4096;
+        while (ncap < b->len + (size_t)n + 1)
+            ncap *= 2;
+        char *nd = realloc(b->d, ncap);
+        if (nd == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->d = nd;
+        b->cap = ncap;
+    }
+}
+
+static void sb_num(sbuf *b, bool has, double v) {
+    if (has)
+        sb_printf(b, ",%.6f", v);
+    else
+        sb_printf(b, ",");
+}
+
+int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
+                        const cp__bench_result *r, char *err, size_t errlen) {
+    sbuf b = {0};
+    char dist[64];
+    cp__dist_format(&cfg->dist, dist, sizeof(dist));
+    bool has_total = r->has_cpu_redis && r->has_cpu_proxy && r->has_cpu_client;
+    double total = r->cpu_redis + r->cpu_proxy + r->cpu_client;
+    double ops = r->ops ? (double)r->ops : 1;
+    sb_printf(&b, "topology,mode,threads,clients,pipeline,ratio,keys,value_size,key_dist,ops,"
+                  "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
+                  "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
+                  "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
+                  "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses\n");
+    sb_printf(&b, "%s,%s,%d,%d,%d,%u:%u,%llu,%zu,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+              cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
+              cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
+              (unsigned long long)cfg->keys, cfg->value_size, dist, (unsigned long long)r->ops,
+              r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
+              cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
+              cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
+    sb_num(&b, r->has_cpu_redis, r->cpu_redis);
+    sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
+    sb_num(&b, r->has_cpu_client, r->cpu_client);
+    sb_num(&b, has_total, total);
+    sb_num(&b, r->has_cpu_redis && r->ops, r->cpu_redis * 1e6 / ops);
+    sb_num(&b, r->has_cpu_proxy && r->ops, r->cpu_proxy * 1e6 / ops);
+    sb_num(&b, r->has_cpu_client && r->ops, r->cpu_client * 1e6 / ops);
+    sb_num(&b, has_total && r->ops, total * 1e6 / ops);
+    sb_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+              (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
+              (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
+              (unsigned long long)r->stats.io_retries, (unsigned long long)r->failed_ops,
+              (unsigned long long)r->unknown_ops, (unsigned long long)r->verify_checked,
+              (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses);
+    sb_printf(&b, "\nt,ops,errors,p99_us\n");
+    for (size_t i = 0; i < r->ntimeline; i++)
+        sb_printf(&b, "%.3f,%llu,%llu,%.1f\n", r->timeline[i].t,
+                  (unsigned long long)r->timeline[i].ops, (unsigned long long)r->timeline[i].errors,
+                  r->timeline[i].p99_us);
+    int rc;
+    if (b.oom) {
+        snprintf(err, errlen, "out of memory");
+        rc = CP_ENOMEM;
+    } else {
+        rc = write_atomic(path, b.d, b.len, err, errlen);
+    }
+    free(b.d);
+    return rc;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Targets of the bench engine: building a cp__bench_target from a topology or from an external
+ * endpoint list, and resolving it before a run (slot map, endpoints, which processes to measure
+ * or count, key and value formats). See engine.h and worker.h.
+ *
+ * A cp__target_ctx owns its map, endpoint and server arrays and its value template, freed by
+ * cp__target_ctx_free. Calling thread only; blocks on the slot-map round trip.
+ */
+#include "bench/worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cp__bench_target_from_topo(cp__bench_target *out, const cp_topo *t, const char *password,
+                               const char *user) {
+    memset(out, 0, sizeof(*out));
+    out->mode = cp_topo_get_kind(t) == CP_TOPO_TWEMPROXY ? CP__TARGET_PROXY : CP__TARGET_CLUSTER;
+    if (cp_topo_endpoints(t, out->endpoints, sizeof(out->endpoints)) != 0)
+        return CP_EINVAL;
+    out->password = password != NULL ? password : cp_topo_password(t);
+    out->user = user;
+    out->topo = t;
+    return 0;
+}
+
+int cp__bench_target_external(cp__bench_target *out, cp__target_mode mode, const char *endpoints,
+                              const char *password, const char *user) {
+    memset(out, 0, sizeof(*out));
+    cp__node_addr tmp[CP__NODES_MAX];
+    if (endpoints == NULL || strlen(endpoints) >= sizeof(out->endpoints) ||
+        cp__addr_list_parse(endpoints, tmp, CP__NODES_MAX) <= 0 ||
+        (mode != CP__TARGET_CLUSTER && mode != CP__TARGET_PROXY))
+        return CP_EINVAL;
+    out->mode = mode;
+    snprintf(out->endpoints, sizeof(out->endpoints), "%s", endpoints);
+    out->password = password;
+    out->user = user;
+    return 0;
+}
+
+const char *cp__bench_target_topology(const cp__bench_target *t) {
+    if (t->topo == NULL)
+        return "external";
+    return cp_topo_get_kind(t->topo) == CP_TOPO_TWEMPROXY ? "twemproxy" : "cluster";
+}
+
+void cp__target_ctx_free(cp__target_ctx *ctx) {
+    free(ctx->map);
+    free(ctx->endpoints);
+    free(ctx->servers);
+    cp__valuefmt_free(&ctx->vf);
+    memset(ctx, 0, sizeof(*ctx));
+}
+
+static cp__server *add_server(cp__target_ctx *ctx) {
+    cp__server *s = &ctx->servers[ctx->nservers++];
+    memset(s, 0, sizeof(*s));
+    return s;
+}
+
+/* Which processes to measure and count: a topology's own processes (CPU from /proc), else the
+ * external cluster's masters (INFO CPU); an external proxy's backends are unknown. */
+static int collect_servers(const cp__bench_target *t, cp__target_ctx *ctx) {
+    size_t cap = t->topo ? cp_topo_nprocs(t->topo) : (ctx->map ? (size_t)ctx->map->nmasters : 0);
+    ctx->servers = calloc(cap ? cap : 1, sizeof(*ctx->servers));
+    if (ctx->servers == NULL)
+        return CP_ENOMEM;
+    if (t->topo != NULL) {
+        for (size_t i = 0; i < cap; i++) {
+            const cp_proc *p = cp_topo_proc(t->topo, i);
+            cp__server *s = add_server(ctx);
+            snprintf(s->addr.host, sizeof(s->addr.host), "%s", p->host);
+            s->addr.port = p->port;
+            s->pid = p->pid;
+            s->comp = p->role == CP_ROLE_PROXY ? CP__CPU_PROXY : CP__CPU_REDIS;
+            s->holds_keys = p->role == CP_ROLE_MASTER || p->role == CP_ROLE_SHARD;
+            s->stats_port = p->stats_port;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        cp__server *s = add_server(ctx);
+        s->addr = ctx->map->masters[i];
+        s->comp = CP__CPU_REDIS;
+        s->holds_keys = true;
+    }
+    return 0;
+}
+
+int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, uint64_t keys,
+                       size_t value_size, bool verifiable, cp__run_spec *spec, cp__target_ctx *ctx,
+                       char *err, size_t errlen) {
+    memset(ctx, 0, sizeof(*ctx));
+    int rc = cp__keyfmt_init(&ctx->kf, key_prefix, 0);
+    if (rc != 0) {
+        snprintf(err, errlen, "bad key prefix");
+        return CP_EINVAL;
+    }
+    size_t maxkey = cp__key_max_len(&ctx->kf, keys);
+    rc = cp__valuefmt_init(&ctx->vf, value_size, maxkey, verifiable);
+    if (rc != 0) {
+        if (rc == CP__KS_ETOOSMALL)
+            snprintf(err, errlen,
+                     "--value-size %zu cannot hold a verifiable value for keys of %zu bytes "
+                     "(minimum %zu; or use --no-verify)",
+                     value_size, maxkey, cp__value_min_size(maxkey));
+        else
+            snprintf(err, errlen, "--value-size %zu is not usable", value_size);
+        return rc == CP__KS_ENOMEM ? CP_ENOMEM : CP_EINVAL;
+    }
+    ctx->endpoints = calloc(CP__NODES_MAX, sizeof(*ctx->endpoints));
+    if (ctx->endpoints == NULL)
+        return CP_ENOMEM;
+    ctx->nendpoints = cp__addr_list_parse(t->endpoints, ctx->endpoints, CP__NODES_MAX);
+    if (ctx->nendpoints <= 0) {
+        snprintf(err, errlen, "bad endpoint list '%.200s' (want HOST:PORT[,HOST:PORT...])",
+                 t->endpoints);
+        return CP_EINVAL;
+    }
+    spec->mode = t->mode;
+    spec->password = t->password;
+    spec->user = t->user;
+    spec->kf = &ctx->kf;
+    spec->vf = &ctx->vf;
+    if (t->mode == CP__TARGET_CLUSTER) {
+        cp_options opt = CP_OPTIONS_INIT;
+        opt.seeds = t->endpoints;
+        opt.password = t->password;
+        opt.username = t->password ? t->user : NULL;
+        cp_client *c = cp_connect(&opt);
+        if (c == NULL)
+            return CP_ENOMEM;
+        if (c->err != 0) {
+            snprintf(err, errlen, "cannot reach the cluster at %.200s: %s", t->endpoints,
+                     c->errstr);
+            rc = c->err;
+            cp_free(c);
+            return rc;
+        }
+        ctx->map = malloc(sizeof(*ctx->map));
+        if (ctx->map == NULL) {
+            cp_free(c);
+            return CP_ENOMEM;
+        }
+        rc = cp__nodemap_fetch(c, ctx->endpoints[0].host, ctx->map, err, errlen);
+        cp_free(c);
+        if (rc != 0)
+            return rc;
+        ctx->masters = ctx->map->nmasters;
+        spec->seeds = t->endpoints;
+        spec->map = ctx->map;
+        cp__nodemap_probe_keys(ctx->map, ctx->kf.prefix, keys > 100000 ? keys : 100000,
+                               spec->probe_keys);
+    } else {
+        ctx->masters = ctx->nendpoints;
+        spec->endpoints = ctx->endpoints;
+        spec->nendpoints = ctx->nendpoints;
+    }
+    if (collect_servers(t, ctx) != 0)
+        return CP_ENOMEM;
+    return 0;
+}

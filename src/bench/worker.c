@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Worker threads of the bench engine: each thread owns an epoll instance and its share of the
+ * clients (a cp_client + a cp_pipeline each), composes batches (pipeline depth x masters
+ * commands), drives them with cp_exec_start / cp_exec_on_ready / cp_exec_on_timer, and accounts
+ * every finished command: per-request latency from cp_timing, outcomes, verification of GET
+ * replies. Routing, redirects and retries are entirely the library's.
+ *
+ * Syscalls are the cost that matters on loopback, so: fds are registered level-triggered with
+ * EPOLLIN only, EPOLLOUT only while the library reports POLLOUT (a socket that would block),
+ * and epoll_ctl is called only when a client's fd set or interest changes, or after something
+ * failed (a connection the library closed and reopened may come back with the same number, and
+ * closing an fd silently removes it from epoll). A batch then costs one send per node, one recv
+ * per node (usually) and a share of one epoll_wait.
+ *
+ * Ownership: a worker owns its clients, pipelines, batch metadata and epoll fd, all freed by
+ * cp__workers_free. Threads: see worker.h; everything non-atomic in a cp__worker is touched by
+ * its own thread until pthread_join.
+ */
+#include "bench/worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NS 1000000000ull
+#define SWEEP_NS 10000000ull /* how often library timers (I/O timeouts, retries) are checked */
+#define MAX_EVENTS 256
+
+enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2 };
+
+struct cp__client_state {
+    cp_client *c;
+    cp_pipeline *p;
+    int gindex;
+    int endpoint; /* proxy: index into spec->endpoints */
+    int state;
+    cp__keygen kg;
+    uint64_t quota, issued;
+    uint64_t next_start_ns; /* --rate: when the next batch may start */
+    uint64_t *keyidx;       /* batch metadata, spec->batch entries */
+    uint8_t *isset;
+    struct pollfd *reg; /* fds registered in epoll, with the events asked */
+    int nreg, capreg;
+    struct pollfd *cur; /* scratch for cp_client_pollfds */
+    int capcur;
+    uint64_t refreshes; /* library counter when last synced: a refresh may have reopened fds */
+    cp_stats base;      /* counters when the measured interval began */
+};
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cp__client_quota(uint64_t total, int clients, int client) {
+    /* total * i / clients without overflow for any realistic total */
+    unsigned __int128 a = (unsigned __int128)total * (unsigned)client / (unsigned)clients;
+    unsigned __int128 b = (unsigned __int128)total * (unsigned)(client + 1) / (unsigned)clients;
+    return (uint64_t)(b - a);
+}
+
+/* ---- per-thread context --------------------------------------------------------------------- */
+
+typedef struct wctx {
+    cp__worker *w;
+    const cp__run_spec *spec;
+    int epfd;
+    uint64_t start_ns, end_ns; /* end_ns: duration mode only */
+    uint64_t cur_sec;          /* second being filled */
+    cp__sec_slot *slot;
+    uint64_t next_sweep;
+    int active; /* clients not done */
+    uint64_t rate_interval_ns;
+    char *valbuf;
+} wctx;
+
+static void note_error(cp__worker *w, const char *fmt, const char *msg) {
+    if (w->first_error[0] == '\0')
+        snprintf(w->first_error, sizeof(w->first_error), fmt, msg);
+}
+
+/* Brings client cs's epoll registrations in line with its current fds (see the file comment for
+ * why `force` exists). Never DELs: fds leave a client only by being closed, which already
+ * removed them from epoll, and their numbers may already belong to someone else. */
+static void resync(wctx *x, cp__client_state *cs, int idx, int force) {
+    int n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
+    if (n > cs->capcur) {
+        struct pollfd *g = realloc(cs->cur, (size_t)n * sizeof(*g));
+        struct pollfd *r = realloc(cs->reg, (size_t)n * sizeof(*r));
+        if (g != NULL)
+            cs->cur = g;
+        if (r != NULL)
+            cs->reg = r;
+        if (g == NULL || r == NULL) {
+            note_error(x->w, "%s", "out of memory registering fds");
+            return;
+        }
+        cs->capcur = cs->capreg = n;
+        n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
+    }
+    cp_stats st;
+    cp_get_stats(cs->c, &st);
+    if (st.refreshes != cs->refreshes) {
+        cs->refreshes = st.refreshes;
+        force = 1;
+    }
+    if (!force && n == cs->nreg) {
+        int same = 1;
+        for (int i = 0; i < n && same; i++)
+            same = cs->cur[i].fd == cs->reg[i].fd && cs->cur[i].events == cs->reg[i].events;
+        if (same)
+            return;
+    }
+    for (int i = 0; i < n; i++) {
+        int fd = cs->cur[i].fd, found = -1;
+        for (int j = 0; j < cs->nreg; j++)
+            if (cs->reg[j].fd == fd) {
+                found = j;
+                break;
+            }
+        if (!force && found >= 0 && cs->reg[found].events == cs->cur[i].events)
+            continue;
+        struct epoll_event ev = {0};
+        ev.events = EPOLLIN | ((cs->cur[i].events & POLLOUT) ? EPOLLOUT : 0);
+        ev.data.u64 = ((uint64_t)(uint32_t)idx << 32) | (uint32_t)fd;
+        int op = found >= 0 && !force ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (epoll_ctl(x->epfd, op, fd, &ev) != 0) {
+            if (errno == EEXIST)
+                epoll_ctl(x->epfd, EPOLL_CTL_MOD, fd, &ev);
+            else if (errno == ENOENT)
+                epoll_ctl(x->epfd, EPOLL_CTL_ADD, fd, &ev);
+        }
+    }
+    memcpy(cs->reg, cs->cur, (size_t)n * sizeof(*cs->reg));
+    cs->nreg = n;
+}
+
+/* Removes the client's fds from epoll (when it is done, or idle and poked by the server). */
+static void unregister(wctx *x, cp__client_state *cs) {
+    for (int j = 0; j < cs->nreg; j++)
+        epoll_ctl(x->epfd, EPOLL_CTL_DEL, cs->reg[j].fd, NULL);
+    cs->nreg = 0;
+}
+
+/* ---- seconds -------------------------------------------------------------------------------- */
+
+static void open_slot(wctx *x, uint64_t sec) {
+    cp__worker *w = x->w;
+    /* The main thread merges each second within ~50 ms; wait if it is CP__RING behind. */
+    while (sec >= atomic_load_explicit(&w->consumed, memory_order_acquire) + CP__RING) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    x->slot = &w->ring[sec % CP__RING];
+    cp__hist_init(&x->slot->hist);
+    x->slot->ops = x->slot->errors = x->slot->mismatches = 0;
+    x->cur_sec = sec;
+}
+
+static void close_seconds(wctx *x, uint64_t now) {
+    while (now >= x->start_ns + (x->cur_sec + 1) * NS) {
+        atomic_store_explicit(&x->w->closed, x->cur_sec + 1, memory_order_release);
+        open_slot(x, x->cur_sec + 1);
+    }
+}
+
+/* ---- batches -------------------------------------------------------------------------------- */
+
+static void record_mismatch(wctx *x, cp__client_state *cs, const char *key, size_t keylen,
+                            const char *what) {
+    cp__worker *w = x->w;
+    w->mismatches++;
+    x->slot->mismatches++;
+    if (w->nmismatch >= CP__BENCH_MISMATCH_SAMPLES)
+        return;
+    cp__bench_mismatch *m = &w->mismatch[w->nmismatch++];
+    memcpy(m->key, key, keylen);
+    m->key[keylen] = '\0';
+    m->slot = cp_keyslot(key, keylen);
+    if (x->spec->map != NULL)
+        cp__nodemap_key_node(x->spec->map, key, keylen, m->node, sizeof(m->node));
+    else
+        snprintf(m->node, sizeof(m->node), "%s:%d", x->spec->endpoints[cs->endpoint].host,
+                 x->spec->endpoints[cs->endpoint].port);
+    snprintf(m->what, sizeof(m->what), "%s", what);
+}
+
+/* Accounts every command of the finished batch and resets the pipeline for the next one. */
+static void finish_batch(wctx *x, cp__client_state *cs) {
+    cp__worker *w = x->w;
+    const cp__run_spec *s = x->spec;
+    cp_pipeline *p = cs->p;
+    size_t n = cp_count(p);
+    uint64_t ops = 0, errors = 0;
+    char key[CP__KEY_MAX_LEN];
+    for (size_t i = 0; i < n; i++) {
+        cp_outcome oc = cp_get_outcome(p, i);
+        const redisReply *r = cp_reply(p, i);
+        if (oc == CP_UNKNOWN) {
+            w->unknown++;
+            errors++;
+            note_error(w, "%s", cp_pipeline_errstr(p));
+            continue;
+        }
+        if (oc != CP_DONE || r == NULL || r->type == REDIS_REPLY_ERROR) {
+            w->failed++;
+            errors++;
+            if (oc == CP_DONE && r != NULL && r->type == REDIS_REPLY_ERROR) {
+                w->error_replies++;
+                note_error(w, "error reply: %s", r->str);
+            } else {
+                note_error(w, "%s",
+                           r != NULL && r->type == REDIS_REPLY_ERROR ? r->str
+                                                                     : cp_pipeline_errstr(p));
+            }
+            continue;
+        }
+        uint64_t sent, done;
+        if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
+            cp__hist_record_ns(&w->hist, done - sent);
+            cp__hist_record_ns(&x->slot->hist, done - sent);
+        }
+        ops++;
+        if (cs->isset[i]) {
+            w->sets++;
+            continue;
+        }
+        w->gets++;
+        if (r->type == REDIS_REPLY_NIL) {
+            w->misses++;
+            continue;
+        }
+        if (!s->verify)
+            continue;
+        size_t klen = cp__key_format(s->kf, cs->keyidx[i], key);
+        w->checked++;
+        if (r->type != REDIS_REPLY_STRING) {
+            record_mismatch(x, cs, key, klen, "not a string");
+            continue;
+        }
+        cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, NULL);
+        if (vr != CP__VERIFY_OK)
+            record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
+    }
+    w->ops += ops;
+    x->slot->ops += ops;
+    x->slot->errors += errors;
+    atomic_store_explicit(&w->live_ops, w->ops, memory_order_relaxed);
+    atomic_store_explicit(&w->live_errors, w->failed + w->unknown, memory_order_relaxed);
+    atomic_store_explicit(&w->live_mismatches, w->mismatches, memory_order_relaxed);
+    cp_pipeline_reset(p);
+}
+
+/* Appends the next batch (bounded by the client's remaining quota). Returns its size. */
+static size_t compose_batch(wctx *x, cp__client_state *cs) {
+    const cp__run_spec *s = x->spec;
+    uint64_t left = cs->quota - cs->issued;
+    size_t b = left < s->batch ? (size_t)left : s->batch;
+    char key[CP__KEY_MAX_LEN];
+    for (size_t i = 0; i < b; i++) {
+        uint64_t n = cs->issued++;
+        int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
+        uint64_t k = cp__keygen_next(&cs->kg);
+        size_t klen = cp__key_format(s->kf, k, key);
+        cs->keyidx[i] = k;
+        cs->isset[i] = (uint8_t)set;
+        int rc;
+        if (set) {
+            cp__value_fill(s->vf, key, klen, s->version, x->valbuf);
+            const char *argv[3] = {"SET", key, x->valbuf};
+            size_t lens[3] = {3, klen, s->vf->value_size};
+            rc = cp_append_argv(cs->p, 3, argv, lens);
+        } else {
+            const char *argv[2] = {"GET", key};
+            size_t lens[2] = {3, klen};
+            rc = cp_append_argv(cs->p, 2, argv, lens);
+        }
+        if (rc != 0) { /* out of memory: run what is appended */
+            note_error(x->w, "%s", "out of memory composing a batch");
+            return i;
+        }
+    }
+    return b;
+}
+
+/* Decides what the client does next after a batch (or at the start): stop, wait for its rate
+ * slot, or start the next batch; loops when a batch completes without any I/O. */
+static void next_batch(wctx *x, cp__client_state *cs, int idx, uint64_t now) {
+    for (;;) {
+        int stop = atomic_load_explicit(&x->w->sync->stop, memory_order_relaxed);
+        if (stop || cs->issued >= cs->quota || (x->end_ns != 0 && now >= x->end_ns)) {
+            cs->state = CS_DONE;
+            unregister(x, cs);
+            x->active--;
+            return;
+        }
+        if (x->rate_interval_ns != 0) {
+            cs->next_start_ns = x->start_ns + cs->issued * x->rate_interval_ns;
+            if (now < cs->next_start_ns) {
+                cs->state = CS_IDLE;
+                return;
+            }
+        }
+        if (compose_batch(x, cs) == 0) {
+            cs->state = CS_DONE;
+            unregister(x, cs);
+            x->active--;
+            return;
+        }
+        cs->state = CS_EXEC;
+        int rc = cp_exec_start(cs->p);
+        if (rc == 0) {
+            resync(x, cs, idx, cp_pipeline_err(cs->p) != 0);
+            return;
+        }
+        finish_batch(x, cs);
+        now = now_ns();
+    }
+}
+
+/* Runs library timers (I/O timeouts, retry rounds) that are due, for every executing client. */
+static void sweep(wctx *x, uint64_t now) {
+    cp__worker *w = x->w;
+    for (int i = 0; i < w->nclients; i++) {
+        cp__client_state *cs = &w->cs[i];
+        if (cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) {
+            next_batch(x, cs, i, now);
+            continue;
+        }
+        if (cs->state != CS_EXEC || cp_exec_timeout_ms(cs->p) != 0)
+            continue;
+        if (cp_exec_on_timer(cs->p) == 1) {
+            finish_batch(x, cs);
+            next_batch(x, cs, i, now_ns());
+        } else {
+            resync(x, cs, i, cp_pipeline_err(cs->p) != 0);
+        }
+    }
+}
+
+/* An event on a client that is not executing: data or a close on an idle connection. Stop
+ * watching that fd until the next batch, or level-triggered epoll would spin on it. */
+static void idle_event(wctx *x, cp__client_state *cs, int fd) {
+    int n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
+    for (int i = 0; i < n && i < cs->capcur; i++)
+        if (cs->cur[i].fd == fd) {
+            epoll_ctl(x->epfd, EPOLL_CTL_DEL, fd, NULL);
+            break;
+        }
+    for (int j = 0; j < cs->nreg; j++)
+        if (cs->reg[j].fd == fd) {
+            cs->reg[j] = cs->reg[--cs->nreg];
+            break;
+        }
+}
+
+static void run_loop(wctx *x) {
+    cp__worker *w = x->w;
+    struct epoll_event evs[MAX_EVENTS];
+    uint64_t now = now_ns();
+    x->next_sweep = now + SWEEP_NS;
+    for (int i = 0; i < w->nclients; i++)
+        next_batch(x, &w->cs[i], i, now);
+    while (x->active > 0) {
+        close_seconds(x, now);
+        uint64_t wake = x->next_sweep;
+        uint64_t sec_end = x->start_ns + (x->cur_sec + 1) * NS;
+        if (sec_end < wake)
+            wake = sec_end;
+        int timeout = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
+        int n = epoll_wait(x->epfd, evs, MAX_EVENTS, timeout);
+        if (n < 0 && errno != EINTR) {
+            note_error(w, "epoll_wait: %s", strerror(errno));
+            break;
+        }
+        now = now_ns();
+        for (int k = 0; k < n; k++) {
+            int idx = (int)(evs[k].data.u64 >> 32);
+            int fd = (int)(uint32_t)evs[k].data.u64;
+            cp__client_state *cs = &w->cs[idx];
+            if (cs->state != CS_EXEC) {
+                idle_event(x, cs, fd);
+                continue;
+            }
+            if (cp_exec_on_ready(cs->p, fd, (short)evs[k].events) == 1) {
+                finish_batch(x, cs);
+                next_batch(x, cs, idx, now);
+            } else {
+                resync(x, cs, idx, cp_pipeline_err(cs->p) != 0);
+            }
+        }
+        if (now >= x->next_sweep) {
+            sweep(x, now);
+            x->next_sweep = now + SWEEP_NS;
+        }
+    }
+}
+
+/* ---- setup ---------------------------------------------------------------------------------- */
+
+static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, const char *b) {
+    if (w->setup_err == 0) {
+        w->setup_err = code;
+        snprintf(w->setup_errstr, sizeof(w->setup_errstr), fmt, a, b);
+    }
+    return code;
+}
+
+/* Connects client cs and runs one untimed GET per master (or on the proxy), so every connection
+ * is open and authenticated before the measured interval, and an unusable target fails here. */
+static int setup_client(wctx *x, cp__client_state *cs) {
+    const cp__run_spec *s = x->spec;
+    cp__worker *w = x->w;
+    char ep[CP__HOST_MAX + 16];
+    cp_options opt = CP_OPTIONS_INIT;
+    if (s->mode == CP__TARGET_CLUSTER) {
+        opt.seeds = s->seeds;
+    } else {
+        const cp__node_addr *a = &s->endpoints[cs->endpoint];
+        snprintf(ep, sizeof(ep), strchr(a->host, ':') ? "[%s]:%d" : "%s:%d", a->host, a->port);
+        opt.endpoint = ep;
+    }
+    opt.password = s->password;
+    opt.username = s->password ? s->user : NULL;
+    if (s->io_timeout_ms > 0)
+        opt.io_timeout_ms = s->io_timeout_ms;
+    cs->c = cp_connect(&opt);
+    if (cs->c == NULL)
+        return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
+    if (cs->c->err != 0)
+        return setup_err(w, cs->c->err, "%s%s", cs->c->errstr, "");
+    cs->p = cp_pipeline_new(cs->c);
+    cs->keyidx = calloc(s->batch, sizeof(*cs->keyidx));
+    cs->isset = calloc(s->batch, 1);
+    cs->capcur = cs->capreg = 16;
+    cs->cur = calloc(16, sizeof(*cs->cur));
+    cs->reg = calloc(16, sizeof(*cs->reg));
+    if (cs->p == NULL || cs->keyidx == NULL || cs->isset == NULL || cs->cur == NULL ||
+        cs->reg == NULL)
+        return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
+
+    char key[CP__KEY_MAX_LEN];
+    int warm = 0;
+    if (s->map != NULL) {
+        for (int m = 0; m < s->map->nmasters; m++) {
+            if (s->probe_keys[m] == UINT64_MAX)
+                continue;
+            size_t klen = cp__key_format(s->kf, s->probe_keys[m], key);
+            const char *argv[2] = {"GET", key};
+            size_t lens[2] = {3, klen};
+            warm += cp_append_argv(cs->p, 2, argv, lens) == 0;
+        }
+    } else {
+        size_t klen = cp__key_format(s->kf, 0, key);
+        const char *argv[2] = {"GET", key};
+        size_t lens[2] = {3, klen};
+        warm += cp_append_argv(cs->p, 2, argv, lens) == 0;
+    }
+    int rc = warm > 0 ? cp_exec(cs->p) : 0;
+    if (rc != 0)
+        return setup_err(w, rc, "target not serving: %s%s", cp_pipeline_errstr(cs->p), "");
+    for (size_t i = 0; i < cp_count(cs->p); i++) {
+        const redisReply *r = cp_reply(cs->p, i);
+        if (r != NULL && r->type == REDIS_REPLY_ERROR)
+            return setup_err(w, CP_ESERVER, "target not serving: %s%s", r->str, "");
+    }
+    cp_pipeline_reset(cs->p);
+    return 0;
+}
+
+static void *worker_main(void *arg) {
+    cp__worker *w = arg;
+    const cp__run_spec *s = w->spec;
+    wctx x;
+    memset(&x, 0, sizeof(x));
+    x.w = w;
+    x.spec = s;
+    x.epfd = epoll_create1(EPOLL_CLOEXEC);
+    x.valbuf = malloc(s->vf->value_size + 1);
+    if (x.epfd < 0 || x.valbuf == NULL)
+        setup_err(w, CP_ENOMEM, "%s%s", "cannot create the event loop", "");
+    for (int i = 0; i < w->nclients && w->setup_err == 0; i++) {
+        cp__client_state *cs = &w->cs[i];
+        cs->gindex = w->first_client + i;
+        cs->endpoint = s->nendpoints > 0 ? cs->gindex % s->nendpoints : 0;
+        if (cp__keygen_init(&cs->kg, &s->dist, s->keys, s->seed, (uint64_t)cs->gindex,
+                            (uint64_t)s->clients) != 0) {
+            setup_err(w, CP_EINVAL, "%s%s", "bad key distribution", "");
+            break;
+        }
+        if (s->exact_cover)
+            cs->quota = cp__keygen_share(&cs->kg);
+        else if (s->requests > 0)
+            cs->quota = cp__client_quota(s->requests, s->clients, cs->gindex);
+        else
+            cs->quota = UINT64_MAX;
+        if (setup_client(&x, cs) != 0)
+            break;
+        cp_get_stats(cs->c, &cs->base);
+        cs->refreshes = cs->base.refreshes;
+    }
+    cp__hist_init(&w->hist);
+
+    cp__run_sync *sy = w->sync;
+    pthread_mutex_lock(&sy->mu);
+    sy->arrived++;
+    pthread_cond_broadcast(&sy->cv);
+    while (!sy->go)
+        pthread_cond_wait(&sy->cv, &sy->mu);
+    int abort = sy->abort;
+    x.start_ns = sy->start_ns;
+    pthread_mutex_unlock(&sy->mu);
+    if (!abort && w->setup_err == 0) {
+        if (s->requests == 0 && !s->exact_cover)
+            x.end_ns = x.start_ns + s->duration_ns;
+        if (s->rate > 0)
+            x.rate_interval_ns = (uint64_t)((double)s->clients * 1e9 / s->rate);
+        x.active = w->nclients;
+        for (int i = 0; i < w->nclients; i++)
+            resync(&x, &w->cs[i], i, 1);
+        open_slot(&x, 0);
+        run_loop(&x);
+        w->finish_ns = now_ns();
+        close_seconds(&x, w->finish_ns);
+        atomic_store_explicit(&w->closed, x.cur_sec + 1, memory_order_release);
+    }
+    for (int i = 0; i < w->nclients; i++) {
+        cp__client_state *cs = &w->cs[i];
+        if (cs->c == NULL)
+            continue;
+        cp_stats st;
+        cp_get_stats(cs->c, &st);
+        w->stats.moved += st.moved - cs->base.moved;
+        w->stats.ask += st.ask - cs->base.ask;
+        w->stats.tryagain += st.tryagain - cs->base.tryagain;
+        w->stats.clusterdown += st.clusterdown - cs->base.clusterdown;
+        w->stats.loading += st.loading - cs->base.loading;
+        w->stats.io_retries += st.io_retries - cs->base.io_retries;
+        w->stats.refreshes += st.refreshes - cs->base.refreshes;
+    }
+    if (x.epfd >= 0)
+        close(x.epfd);
+    free(x.valbuf);
+    atomic_store_explicit(&w->done, 1, memory_order_release);
+    return NULL;
+}
+
+/* ---- main-thread side ----------------------------------------------------------------------- */
+
+static int workers_start(const cp__run_spec *spec, cp__run_sync *sync, cp__worker **out) {
+    int n = spec->threads;
+    *out = NULL;
+    cp__worker *w = calloc((size_t)n, sizeof(*w));
+    if (w == NULL)
+        return CP_ENOMEM;
+    atomic_store(&sync->stop, 0);
+    pthread_mutex_init(&sync->mu, NULL);
+    pthread_cond_init(&sync->cv, NULL);
+    sync->started = sync->arrived = sync->go = sync->abort = 0;
+    int first = 0;
+    for (int t = 0; t < n; t++) {
+        w[t].spec = spec;
+        w[t].sync = sync;
+        w[t].index = t;
+        w[t].first_client = first;
+        w[t].nclients = cp__clients_of_thread(spec->clients, n, t);
+        first += w[t].nclients;
+        w[t].cs = calloc((size_t)w[t].nclients, sizeof(*w[t].cs));
+        if (w[t].cs == NULL) {
+            w[t].setup_err = CP_ENOMEM;
+            snprintf(w[t].setup_errstr, sizeof(w[t].setup_errstr), "out of memory");
+        }
+    }
+    *out = w;
+    for (int t = 0; t < n; t++) {
+        if (pthread_create(&w[t].tid, NULL, worker_main, &w[t]) != 0)
+            return CP_ENOMEM; /* the caller still calls ready/go(abort)/join/free */
+        w[t].started = true;
+        sync->started++;
+    }
+    return 0;
+}
+
+static int workers_ready(cp__worker *w, int n, cp__run_sync *sync, char *err, size_t errlen) {
+    pthread_mutex_lock(&sync->mu);
+    while (sync->arrived < sync->started)
+        pthread_cond_wait(&sync->cv, &sync->mu);
+    pthread_mutex_unlock(&sync->mu);
+    for (int t = 0; t < n; t++)
+        if (w[t].setup_err != 0) {
+            snprintf(err, errlen, "%s", w[t].setup_errstr);
+            return w[t].setup_err;
+        }
+    return 0;
+}
+
+static void workers_go(cp__run_sync *sync, int abort) {
+    pthread_mutex_lock(&sync->mu);
+    sync->abort = abort;
+    sync->start_ns = now_ns();
+    sync->go = 1;
+    pthread_cond_broadcast(&sync->cv);
+    pthread_mutex_unlock(&sync->mu);
+}
+
+static int poll_seconds(cp__worker *w, int n, uint64_t *next, cp__hist *scratch,
+                        void (*on_second)(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops,
+                                          uint64_t errors, uint64_t mismatches),
+                        void *ud) {
+    for (;;) {
+        uint64_t s = *next;
+        int ready = 1, any = 0, all_done = 1;
+        for (int t = 0; t < n; t++) {
+            int done = atomic_load_explicit(&w[t].done, memory_order_acquire);
+            uint64_t closed = atomic_load_explicit(&w[t].closed, memory_order_acquire);
+            all_done &= done;
+            if (closed > s)
+                any = 1;
+            else if (!done)
+                ready = 0;
+        }
+        if (!ready || !any)
+            return all_done;
+        uint64_t ops = 0, errors = 0, mism = 0;
+        cp__hist_init(scratch);
+        for (int t = 0; t < n; t++) {
+            if (atomic_load_explicit(&w[t].closed, memory_order_acquire) <= s)
+                continue;
+            const cp__sec_slot *sl = &w[t].ring[s % CP__RING];
+            cp__hist_merge(scratch, &sl->hist);
+            ops += sl->ops;
+            errors += sl->errors;
+            mism += sl->mismatches;
+        }
+        for (int t = 0; t < n; t++)
+            atomic_store_explicit(&w[t].consumed, s + 1, memory_order_release);
+        if (on_second != NULL)
+            on_second(ud, s, scratch, ops, errors, mism);
+        *next = s + 1;
+    }
+}
+
+static void workers_join(cp__worker *w, int n) {
+    for (int t = 0; t < n; t++)
+        if (w[t].started) {
+            pthread_join(w[t].tid, NULL);
+            w[t].started = false;
+        }
+}
+
+int cp__run_execute(const cp__run_spec *spec, const cp__run_hooks *h, cp__worker **out,
+                    uint64_t *start_ns, char *err, size_t errlen) {
+    cp__run_sync *sync = calloc(1, sizeof(*sync));
+    cp__hist *scratch = malloc(sizeof(*scratch));
+    int n = spec->threads, rc;
+    *out = NULL;
+    *start_ns = 0;
+    if (sync == NULL || scratch == NULL) {
+        free(sync);
+        free(scratch);
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    rc = workers_start(spec, sync, out);
+    if (rc != 0)
+        snprintf(err, errlen, "cannot start %d worker threads", n);
+    if (*out == NULL) {
+        free(sync);
+        free(scratch);
+        return rc;
+    }
+    int rc2 = workers_ready(*out, n, sync, err, errlen);
+    if (rc == 0)
+        rc = rc2;
+    if (rc == 0 && h->before_go != NULL)
+        h->before_go(h->ud);
+    workers_go(sync, rc != 0);
+    *start_ns = sync->start_ns;
+    if (rc == 0) {
+        uint64_t next = 0, last_tick = sync->start_ns;
+        for (;;) {
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+            if (h->cancel != NULL && *h->cancel)
+                atomic_store(&sync->stop, 1);
+            /* Always merged, even without a callback: workers reuse slots only once consumed. */
+            poll_seconds(*out, n, &next, scratch, h->on_second, h->ud);
+            uint64_t now = now_ns();
+            if (h->tick != NULL && now - last_tick >= h->tick_ns) {
+                uint64_t ops = 0, errs = 0, mism = 0;
+                for (int t = 0; t < n; t++) {
+                    ops += atomic_load_explicit(&(*out)[t].live_ops, memory_order_relaxed);
+                    errs += atomic_load_explicit(&(*out)[t].live_errors, memory_order_relaxed);
+                    mism += atomic_load_explicit(&(*out)[t].live_mismatches, memory_order_relaxed);
+                }
+                h->tick(h->ud, now - sync->start_ns, ops, errs, mism);
+                last_tick = now;
+            }
+            int done = 1;
+            for (int t = 0; t < n; t++)
+                done &= atomic_load_explicit(&(*out)[t].done, memory_order_acquire);
+            if (done)
+                break;
+        }
+        workers_join(*out, n);
+        poll_seconds(*out, n, &next, scratch, h->on_second, h->ud);
+    } else {
+        workers_join(*out, n);
+    }
+    pthread_mutex_destroy(&sync->mu);
+    pthread_cond_destroy(&sync->cv);
+    free(sync);
+    free(scratch);
+    return rc;
+}
+
+void cp__workers_free(cp__worker *w, int n) {
+    if (w == NULL)
+        return;
+    for (int t = 0; t < n; t++) {
+        for (int i = 0; w[t].cs != NULL && i < w[t].nclients; i++) {
+            cp__client_state *cs = &w[t].cs[i];
+            cp_pipeline_free(cs->p);
+            if (cs->c != NULL)
+                cp_free(cs->c);
+            free(cs->keyidx);
+            free(cs->isset);
+            free(cs->cur);
+            free(cs->reg);
+        }
+        free(w[t].cs);
+    }
+    free(w);
+}
