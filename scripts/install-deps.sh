@@ -7,6 +7,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang-format
       libhiredis-dev libcmocka-dev libjansson-dev
       redis-server redis-tools nutcracker gnuplot-nox)
+# CI also fuzzes (clang + libFuzzer runtime) and runs valgrind.
+[[ "${1:-}" == "--ci" ]] && PKGS+=(clang libclang-rt-14-dev valgrind)
 
 missing=()
 for p in "${PKGS[@]}"; do

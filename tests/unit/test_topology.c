@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Topology parsing on replies captured from a real redis-server 7.0 (tests/data/*.resp):
+ * Topology parsing on replies captured from a real redis-server 7.0 (tests/data/cluster_*.resp):
  * two masters with one replica each and slots 9001-9099 and 16001-16383 unassigned; and a
  * single node that does not know its own address (empty ip/endpoint). Also malformed input.
  */
