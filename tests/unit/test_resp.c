@@ -17,8 +17,9 @@
 
 static void format_matches_hiredis(void **state) {
     (void)state;
-    const char *argv[] = {"SET", "key:1", "", "with\r\nCRLF and \0 byte"};
-    size_t len[] = {3, 5, 0, 23};
+    static const char binary[] = "with\r\nCRLF and \0 byte";
+    const char *argv[] = {"SET", "key:1", "", binary};
+    size_t len[] = {3, 5, 0, sizeof(binary) - 1};
     cp__buf b = {0};
     assert_int_equal(cp__format_argv(&b, 4, argv, len), 0);
     char *ref = NULL;
