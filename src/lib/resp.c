@@ -27,6 +27,8 @@ int cp__buf_reserve(cp__buf *b, size_t extra) {
 }
 
 int cp__buf_append(cp__buf *b, const void *p, size_t n) {
+    if (n == 0) /* memcpy to a still-NULL buffer is undefined even for 0 bytes */
+        return 0;
     if (cp__buf_reserve(b, n) != 0)
         return CP_ENOMEM;
     memcpy(b->data + b->len, p, n);
