@@ -29,5 +29,7 @@ int cp_cli_status(int argc, char **argv);
 int cp_cli_down(int argc, char **argv);
 int cp_cli_load(int argc, char **argv);
 int cp_cli_bench(int argc, char **argv);
+int cp_cli_compare(int argc, char **argv);
+int cp_cli_report(int argc, char **argv);
 
 #endif /* CLUSTERPIPE_CLI_H */

@@ -24,6 +24,8 @@ static const subcommand commands[] = {
     {"down", cp_cli_down, "stop every process of a topology and remove its directory"},
     {"load", cp_cli_load, "bulk-load N keys with verifiable values, then check the key count"},
     {"bench", cp_cli_bench, "run a verified GET/SET workload; latency, CPU per component"},
+    {"compare", cp_cli_compare, "twemproxy vs Redis Cluster: the experiment, table and charts"},
+    {"report", cp_cli_report, "re-render table, charts and report.md from DIR/results.json"},
 };
 
 static void usage(FILE *out) {

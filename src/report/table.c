@@ -77,6 +77,12 @@ static void md_stat(mdtable *t, int row, int col, const cp__rpt_stat *s, int dec
     md_set(t, row, col, buf);
 }
 
+/* A cluster has no proxy: its twemproxy cells are "-" (nothing there), which is different
+ * from "n/a" (a proxy that exists but could not be measured) and from a measured 0. */
+static int no_proxy(const cp__rpt_case *k) {
+    return strcmp(k->setup, "cluster") == 0;
+}
+
 /* ---- the tables ---------------------------------------------------------------------------- */
 
 /* Table 1: the published experiment's columns, then throughput and latency. */
@@ -104,7 +110,11 @@ static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
         md_set(&t, r, 0, k->setup);
         md_set(&t, r, 1, k->call);
         for (int c = 0; c < 5; c++)
-            md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals, spread);
+            if (cols[c] == CP__M_CPU_PROXY && no_proxy(k))
+                md_set(&t, r, 2 + c, "-");
+            else
+                md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
+                        spread);
         cp__rpt_stat cyc = k->m[CP__M_CPU_TOTAL];
         cyc.med *= 100, cyc.min *= 100, cyc.max *= 100;
         md_stat(&t, r, 7, &cyc, 0, spread);
@@ -143,7 +153,10 @@ static void table_per_op(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
             snprintf(buf, sizeof(buf), "n/a");
         md_set(&t, r, 2, buf);
         for (int c = 0; c < 4; c++)
-            md_stat(&t, r, 3 + c, &k->m[cols[c]], 2, spread);
+            if (cols[c] == CP__M_US_PROXY && no_proxy(k))
+                md_set(&t, r, 3 + c, "-");
+            else
+                md_stat(&t, r, 3 + c, &k->m[cols[c]], 2, spread);
         if (k->nfailed == 0)
             snprintf(buf, sizeof(buf), "%zu ok", k->nruns);
         else
