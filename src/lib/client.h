@@ -36,7 +36,8 @@ typedef struct cp__client {
     cp__node *nodes;
     int nnodes, capnodes;
     int16_t slot_node[CP_SLOTS]; /* index into nodes[], -1 when unknown */
-    int need_refresh;            /* a MOVED was seen: refresh before the next batch */
+    int need_refresh;            /* MOVED, CLUSTERDOWN or a broken connection was seen: refresh
+                                    before the next batch */
     int no_shards;               /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */

@@ -137,6 +137,7 @@ static void fail_node(cp_pipeline *p, int n, int code, const char *why) {
     }
     c->nodes[n].qtail = CP__NIL;
     c->need_refresh = 1;
+    p->node_failed = 1; /* a failover may be under way: re-read the map before the next round */
 }
 
 /* Connects node n if needed, moves queued commands into its output buffer (bounded) and writes
@@ -237,6 +238,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         else if (kind == CP__ERR_CLUSTERDOWN) {
             c->stats.clusterdown++;
             c->need_refresh = 1;
+            p->node_failed = 1;
         } else
             c->stats.loading++;
         /* Kept so that a command given up at the end of the budget shows why. */
@@ -280,9 +282,13 @@ static void run_retries(cp_pipeline *p) {
     cp__client *c = p->c;
     p->retry_at = 0;
     p->round++;
-    /* Refreshes are spaced so a cluster in failover is not hammered. */
-    if (c->cluster && c->need_refresh && cp__now_ns() - c->last_refresh_ns >= 50000000ull)
+    /* After a broken connection or CLUSTERDOWN the map may be stale (a replica promoted), so it
+     * is re-read before the round, spaced so a cluster in failover is not hammered. MOVED alone
+     * never refreshes mid-batch: its slot is patched and the map is re-read before the next. */
+    if (c->cluster && p->node_failed && cp__now_ns() - c->last_refresh_ns >= 50000000ull) {
+        p->node_failed = 0;
         cp__client_refresh(c);
+    }
     size_t n = p->nretry;
     p->nretry = 0;
     for (size_t i = 0; i < n; i++)
@@ -309,6 +315,7 @@ static void begin(cp_pipeline *p) {
     p->round = 0;
     p->retry_at = 0;
     p->nretry = 0;
+    p->node_failed = 0;
     /* The map is re-read at most once per batch, lazily, after a MOVED in an earlier one. */
     if (c->cluster && c->need_refresh)
         cp__client_refresh(c);

@@ -64,6 +64,7 @@ struct cp_pipeline {
     uint64_t deadline; /* end of this exec's retry budget */
     uint64_t retry_at; /* next retry round, 0 when none */
     unsigned round;    /* retry rounds so far */
+    int node_failed;   /* a connection broke or CLUSTERDOWN came: refresh before the next round */
     int executed;
 };
 

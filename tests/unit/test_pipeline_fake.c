@@ -150,6 +150,23 @@ static void moved_mid_batch(void **state) {
     assert_int_equal(fake_node_count(f->node[1], "GET"), 2);
 }
 
+/* MOVED alone never re-reads the map mid-batch, even when retry rounds run in that batch. */
+static void moved_with_retries_refreshes_once(void **state) {
+    fixture *f = *state;
+    char buf[128];
+    rule(f->node[0], "GET", "k1", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[1]));
+    rule(f->node[0], "GET", "k2", 0, 3, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    connect_cluster(f, 2000, 2000, 0);
+    size_t before = fake_node_count(f->node[0], "CLUSTER");
+    append_gets(f->p, 4);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), before);
+    cp_pipeline_reset(f->p);
+    append_gets(f->p, 4);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), before + 1);
+}
+
 static void ask_mid_batch(void **state) {
     fixture *f = *state;
     put(f, 0, "k1", "v1");
@@ -543,6 +560,7 @@ int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(moved_mid_batch),
+        T(moved_with_retries_refreshes_once),
         T(ask_mid_batch),
         T(tryagain_then_success),
         T(clusterdown_outlasts_budget),
