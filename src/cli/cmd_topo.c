@@ -130,6 +130,8 @@ static void print_up(const cp_topo *t) {
     printf("stop: clusterpipe down --dir %s\n", cp_topo_dir(t));
 }
 
+/* `clusterpipe up`: flags are checked here so a bad one exits 2 before anything starts; the
+ * orchestration layer does the rest, polling our signal flag so Ctrl-C stops what it started. */
 int cp_cli_up(int argc, char **argv) {
     const char *cmd = "up";
     if (argc >= 2 && is_help(argv[1])) {
@@ -227,13 +229,15 @@ int cp_cli_up(int argc, char **argv) {
     cp_topo *t = NULL;
     int rc = cp_topo_up(&o, &t, err, sizeof(err));
     if (rc != 0) {
-        if (interrupted)
+        if (interrupted) {
+            /* err starts with "interrupted"; keep only what follows (where the logs are). */
+            const char *rest = strchr(err, '\n');
             fprintf(stderr,
-                    "clusterpipe up: interrupted by signal %d; everything started was "
-                    "stopped\n%s\n",
-                    (int)interrupted, err);
-        else
+                    "clusterpipe up: interrupted by signal %d; everything started was stopped%s\n",
+                    (int)interrupted, rest ? rest : "");
+        } else {
             fprintf(stderr, "clusterpipe up: %s\n", err);
+        }
         return CP_EXIT_FAIL;
     }
     if (interrupted) {
@@ -291,6 +295,8 @@ static const char *human(long long b, char *buf, size_t len) {
     return buf;
 }
 
+/* `clusterpipe status`: reads state.json and asks every process; the exit code says whether the
+ * whole topology is healthy so scripts can wait on it. */
 int cp_cli_status(int argc, char **argv) {
     const char *cmd = "status", *dir = NULL;
     int json = 0;
@@ -406,6 +412,8 @@ static void down_help(FILE *out) {
             "Exit status: 0 nothing left running, 1 failure, 2 bad usage.\n");
 }
 
+/* `clusterpipe down`: a missing state.json means there is nothing left to stop (a second `down`
+ * is not an error); otherwise every recorded process is stopped by verified PID. */
 int cp_cli_down(int argc, char **argv) {
     const char *cmd = "down", *dir = NULL;
     int keep = 0;
