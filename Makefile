@@ -27,8 +27,12 @@ unit: build
 integration: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L integration
 
+# DEMO_ARGS: extra compare flags, e.g. `make demo DEMO_ARGS=--full` or `DEMO_ARGS="--repeat 5"`.
+# compare prints the table and the report's path itself; a failed run fails the target.
+DEMO_ARGS  ?=
 demo: build
-	$(BUILD)/clusterpipe compare --out results/demo
+	$(BUILD)/clusterpipe compare --out results/demo $(DEMO_ARGS)
+	@echo "demo: open results/demo/report.md (table: results/demo/table.md, charts: results/demo/*.png)"
 
 format:
 	clang-format -i $$(find src include tests examples -name '*.[ch]')

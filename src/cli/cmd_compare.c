@@ -664,7 +664,7 @@ static int make_dirs(const char *path, char *err, size_t errlen) {
 }
 
 /* Renders table/charts/report and prints the table and the report path. Returns 0 or -1. */
-static int render_and_print(const char *dir, const json_t *doc, int quiet) {
+static int render_and_print(const char *dir, const json_t *doc, int quiet, int wrote_results) {
     cp__rpt_chart_opts copts = {NULL, 0, &interrupted};
     cp__rpt_render_out out;
     char err[ERRLEN] = "";
@@ -679,7 +679,8 @@ static int render_and_print(const char *dir, const json_t *doc, int quiet) {
     printf("%s\n", out.table_md);
     printf("report: %s/report.md\n", dir);
     if (!quiet)
-        fprintf(stderr, "clusterpipe: wrote %s/{results.json,table.md,report.md%s}\n", dir,
+        fprintf(stderr, "clusterpipe: wrote %s/{%stable.md,report.md%s}\n", dir,
+                wrote_results ? "results.json," : "",
                 out.charts_ok ? ",cpu.png,throughput_p99.png,latency.png,*.svg" : "");
     fflush(stdout);
     int ok = out.charts_ok;
@@ -799,7 +800,7 @@ int cp_cli_compare(int argc, char **argv) {
         return CP_EXIT_FAIL;
     }
     /* a chart failure is reported but does not fail the measurement */
-    render_and_print(outdir, r.doc, o.quiet);
+    render_and_print(outdir, r.doc, o.quiet, 1);
     json_decref(r.doc);
     if (r.failed)
         fprintf(stderr,
@@ -846,7 +847,7 @@ int cp_cli_report(int argc, char **argv) {
         fprintf(stderr, "clusterpipe report: %s\n", err);
         return CP_EXIT_FAIL;
     }
-    int rc = render_and_print(dir, doc, 0);
+    int rc = render_and_print(dir, doc, 0, 0);
     json_decref(doc);
     return rc == 0 ? CP_EXIT_OK : CP_EXIT_FAIL;
 }

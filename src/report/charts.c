@@ -120,10 +120,10 @@ static void chart_perf(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
                     "set bmargin 4\n"
                     "set title 'throughput, ops/s (higher is better)'\n"
                     "plot $perf using 0:3:9:%s with boxes lc rgb variable notitle, \\\n"
-                    "     '' using 0:3:4:5 with yerrorbars lc rgb 'black' pt 0 ps 0 notitle\n"
+                    "     '' using 0:3:4:5 with yerrorbars lc rgb 'black' pt 7 ps 0.5 notitle\n"
                     "set title 'p99 latency, us (lower is better)'\n"
                     "plot $perf using 0:6:9:%s with boxes lc rgb variable notitle, \\\n"
-                    "     '' using 0:6:7:8 with yerrorbars lc rgb 'black' pt 0 ps 0 notitle\n"
+                    "     '' using 0:6:7:8 with yerrorbars lc rgb 'black' pt 7 ps 0.5 notitle\n"
                     "unset multiplot\n"
                     "unset output\n",
                     (double)s->ncases - 0.4, xtic_label, xtic_label);
@@ -182,7 +182,7 @@ static void chart_latency(cp__sbuf *b, const cp__rpt_summary *s, int svg, const 
                     "set xrange [0:%g]\n"
                     "set xtics ('0' 0, '50' %g, '90' 1, '99' 2, '99.9' 3, '99.99' 4, "
                     "'99.999' 5, '99.9999' 6)\n",
-                    ceil(xmax), nines(50));
+                    ceil(xmax - 0.05), nines(50));
     if (ncurves == 0) {
         cp__sbuf_puts(b, "set yrange [1:10]\n"
                          "set label 'no latency data in these results' at graph 0.5,0.5 center\n"

@@ -54,7 +54,7 @@ static void list_add(char *list, size_t cap, const char *fmt, ...) {
 }
 
 /* The workload paragraph: what ran, how much, how hard, on what. */
-static void workload(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s) {
+static void workload(cp__sbuf *b, const json_t *doc) {
     const char *mode = json_string_value(json_object_get(doc, "mode"));
     int external = mode && strcmp(mode, "external") == 0;
     double shards = num2(doc, "settings", "shards", NULL, NULL);
@@ -106,9 +106,6 @@ static void workload(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s) {
         cp__sbuf_puts(b, ". Replies were not verified (`--no-verify`).");
     else
         cp__sbuf_puts(b, ". Every GET reply was checked against the key it was asked for.");
-    if (s->repeat > 1)
-        cp__sbuf_printf(b, " Each case ran %d times; cells show the median and [min-max].",
-                        s->repeat);
     cp__sbuf_puts(b, "\n\n");
 }
 
@@ -186,6 +183,34 @@ static void how_to_read(cp__sbuf *b) {
            "difference.\n\n");
 }
 
+/* One sentence per call type: does this run point the same way as the published one, and is
+ * the cluster's advantage larger or smaller? Judged on total CPU, the least load-sensitive
+ * number. */
+static void direction(cp__sbuf *b, const cp__rpt_summary *s) {
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *tw = &s->cases[i];
+        const cp__rpt_case *cl = cp__rpt_find(s, "cluster", tw->call);
+        const cp__rpt_ref *rt = cp__rpt_ref_find("twemproxy", tw->call);
+        const cp__rpt_ref *rc = cp__rpt_ref_find("cluster", tw->call);
+        if (strcmp(tw->setup, "twemproxy") != 0 || cl == NULL || rt == NULL || rc == NULL)
+            continue;
+        double ours = cp__rpt_ratio(&cl->m[CP__M_CPU_TOTAL], &tw->m[CP__M_CPU_TOTAL]);
+        double theirs = rc->cpu_cycles / rt->cpu_cycles;
+        if (isnan(ours))
+            continue;
+        const char *how = (ours < 1) != (theirs < 1)  ? "the OPPOSITE direction to"
+                          : fabs(ours - theirs) < 0.1 ? "about the same as"
+                          : (ours < theirs) == (theirs < 1)
+                              ? "the same direction as, and a larger gap than,"
+                              : "the same direction as, and a smaller gap than,";
+        cp__sbuf_printf(b,
+                        "- %s: total CPU cluster/twemproxy %.2fx here vs %.2fx published: %s "
+                        "the published result.\n",
+                        tw->call, ours, theirs, how);
+    }
+    cp__sbuf_puts(b, "\n");
+}
+
 /* The experiment being reproduced, and our ratios next to its. */
 static void reference(cp__sbuf *b, const cp__rpt_summary *s) {
     cp__sbuf_puts(b, "## The published experiment being reproduced\n\n"
@@ -218,6 +243,8 @@ static void reference(cp__sbuf *b, const cp__rpt_summary *s) {
         any = 1;
     }
     cp__sbuf_puts(b, any ? ".\n\n" : "\n\n");
+    if (any)
+        direction(b, s);
 }
 
 static void environment(cp__sbuf *b, const json_t *doc) {
@@ -280,7 +307,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
                         const char *chart_err) {
     cp__sbuf b = CP__SBUF_INIT;
     cp__sbuf_puts(&b, "# Twemproxy vs Redis Cluster: clusterpipe compare\n\n");
-    workload(&b, doc, s);
+    workload(&b, doc);
     status_line(&b, s);
     cp__sbuf_puts(&b, "## Results\n\n");
     cp__sbuf_puts(&b, table_md);

@@ -425,6 +425,14 @@ static void test_render_all(void **state) {
     assert_true(file_starts_ends(path, "| setup", NULL, NULL));
     snprintf(path, sizeof(path), "%s/report.md", dir);
     assert_true(file_starts_ends(path, "# Twemproxy vs Redis Cluster", NULL, NULL));
+    char *md0 = cp__rpt_report_md(d, &out.summary, out.table_md, NULL);
+    assert_non_null(strstr(md0, "](cpu.png)"));
+    assert_non_null(strstr(md0, "52920"));
+    /* GET: 3/9 CPU here vs 0.46 published; pipelined 1.5/3 vs 0.80 */
+    assert_non_null(strstr(md0, "- GET: total CPU cluster/twemproxy 0.33x here vs 0.46x "
+                                "published: the same direction as, and a larger gap than"));
+    assert_non_null(strstr(md0, "- pipelined GET: total CPU cluster/twemproxy 0.50x here"));
+    free(md0);
     cp__rpt_render_out_free(&out);
 
     /* gnuplot missing: table and report still written, the report says why */
