@@ -166,7 +166,8 @@ static void how_to_read(cp__sbuf *b) {
            "in each place. The twemproxy column is what the extra hop costs; the cluster has no "
            "such column because the client talks to the shards directly.\n"
            "- **n/a** means not measurable (a remote proxy, a run that did not start), never "
-           "zero; **-** means there is nothing to measure (a cluster has no proxy).\n"
+           "zero; **-** means there is nothing to measure (a cluster has no proxy); a total "
+           "marked **>=** lacks an n/a component, so it is a lower bound and its ratio is n/a.\n"
            "- **p50 / p99** are per request, from its own send to its reply; with pipelining a "
            "request also waits for the ones ahead of it on its connection.\n"
            "- **pipeline P** is the number of requests in flight on each connection. A twemproxy "
@@ -194,7 +195,7 @@ static void direction(cp__sbuf *b, const cp__rpt_summary *s) {
         const cp__rpt_ref *rc = cp__rpt_ref_find("cluster", tw->call);
         if (strcmp(tw->setup, "twemproxy") != 0 || cl == NULL || rt == NULL || rc == NULL)
             continue;
-        double ours = cp__rpt_ratio(&cl->m[CP__M_CPU_TOTAL], &tw->m[CP__M_CPU_TOTAL]);
+        double ours = cp__rpt_case_ratio(cl, tw, CP__M_CPU_TOTAL);
         double theirs = rc->cpu_cycles / rt->cpu_cycles;
         if (isnan(ours))
             continue;
@@ -233,8 +234,8 @@ static void reference(cp__sbuf *b, const cp__rpt_summary *s) {
         const cp__rpt_case *cl = cp__rpt_find(s, "cluster", tw->call);
         if (strcmp(tw->setup, "twemproxy") != 0 || cl == NULL)
             continue;
-        double rt = cp__rpt_ratio(&cl->m[CP__M_SECONDS], &tw->m[CP__M_SECONDS]);
-        double rc = cp__rpt_ratio(&cl->m[CP__M_CPU_TOTAL], &tw->m[CP__M_CPU_TOTAL]);
+        double rt = cp__rpt_case_ratio(cl, tw, CP__M_SECONDS);
+        double rc = cp__rpt_case_ratio(cl, tw, CP__M_CPU_TOTAL);
         char a[32], c[32];
         cp__rpt_fmt_value(a, sizeof(a), rt, 2);
         cp__rpt_fmt_value(c, sizeof(c), rc, 2);

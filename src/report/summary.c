@@ -124,6 +124,16 @@ double cp__rpt_run_value(const json_t *run, cp__rpt_metric m) {
     return any ? sum : NAN;
 }
 
+int cp__rpt_case_partial(const cp__rpt_case *c, cp__rpt_metric m) {
+    return c->total_partial && (m == CP__M_CPU_TOTAL || m == CP__M_US_TOTAL);
+}
+
+double cp__rpt_case_ratio(const cp__rpt_case *num, const cp__rpt_case *den, cp__rpt_metric m) {
+    if (cp__rpt_case_partial(num, m) || cp__rpt_case_partial(den, m))
+        return NAN;
+    return cp__rpt_ratio(&num->m[m], &den->m[m]);
+}
+
 int cp__rpt_run_failed(const json_t *run) {
     if (json_object_get(run, "error") != NULL && !json_is_null(json_object_get(run, "error")))
         return 1;
@@ -166,6 +176,10 @@ static void case_stats(const json_t *runs, cp__rpt_case *c) {
         members[k] = run;
         for (int m = 0; m < CP__NMETRIC; m++)
             vals[m][k] = cp__rpt_run_value(run, (cp__rpt_metric)m);
+        int has_proxy = strcmp(c->setup, "cluster") != 0;
+        if (isnan(vals[CP__M_CPU_REDIS][k]) || isnan(vals[CP__M_CPU_CLIENT][k]) ||
+            (has_proxy && isnan(vals[CP__M_CPU_PROXY][k])))
+            c->total_partial = 1;
         if (cp__rpt_run_failed(run)) {
             c->nfailed++;
             if (c->first_error == NULL) {

@@ -62,6 +62,9 @@ typedef struct cp__rpt_case {
     int pipeline;   /* workload.pipeline of the first run, 0 when unknown */
     size_t nruns;
     size_t nfailed;          /* runs with an error, failed/unknown ops or mismatches */
+    int total_partial;       /* a component that exists (redis, client, and the proxy unless
+                                the setup is a cluster) was not measured in some run: the
+                                total CPU is then a lower bound, not comparable */
     const char *first_error; /* borrowed: the first run's "error" or "first_error", else NULL */
     cp__rpt_stat m[CP__NMETRIC];
     const json_t *median_run; /* borrowed: the run whose time is closest to the median (its
@@ -97,6 +100,14 @@ void cp__rpt_fmt_stat(char *buf, size_t len, const cp__rpt_stat *s, int decimals
 /* One metric from one run (bench object), NaN when absent or null. cpu_seconds.total and
  * cpu_us_per_op.total fall back to the sum of the components present. */
 double cp__rpt_run_value(const json_t *run, cp__rpt_metric m);
+
+/* num / den of metric m between two cases (e.g. cluster / twemproxy), NaN when either is n/a,
+ * den is 0, or m is a CPU total and either total is partial (comparing a total that lacks the
+ * redis or proxy share with a complete one would mislead). */
+double cp__rpt_case_ratio(const cp__rpt_case *num, const cp__rpt_case *den, cp__rpt_metric m);
+
+/* 1 when the case's value of m cannot be compared: m is a CPU total and the total is partial. */
+int cp__rpt_case_partial(const cp__rpt_case *c, cp__rpt_metric m);
 
 /* 1 when the run failed: it has an "error", or failed_ops, unknown_ops or verify.mismatches
  * is non-zero. */

@@ -77,6 +77,15 @@ static void md_stat(mdtable *t, int row, int col, const cp__rpt_stat *s, int dec
     md_set(t, row, col, buf);
 }
 
+/* A partial total (some component n/a) is a lower bound and printed as one: ">= 0.53". */
+static void md_total(mdtable *t, int row, int col, const cp__rpt_stat *s, int decimals, int spread,
+                     int partial) {
+    char buf[MD_CELL], val[MD_CELL - 4];
+    cp__rpt_fmt_stat(val, sizeof(val), s, decimals, spread);
+    snprintf(buf, sizeof(buf), "%s%s", partial && s->n > 0 ? ">= " : "", val);
+    md_set(t, row, col, buf);
+}
+
 /* A cluster has no proxy: its twemproxy cells are "-" (nothing there), which is different
  * from "n/a" (a proxy that exists but could not be measured) and from a measured 0. */
 static int no_proxy(const cp__rpt_case *k) {
@@ -113,11 +122,11 @@ static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
             if (cols[c] == CP__M_CPU_PROXY && no_proxy(k))
                 md_set(&t, r, 2 + c, "-");
             else
-                md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
-                        spread);
+                md_total(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
+                         spread, cp__rpt_case_partial(k, cols[c]));
         cp__rpt_stat cyc = k->m[CP__M_CPU_TOTAL];
         cyc.med *= 100, cyc.min *= 100, cyc.max *= 100;
-        md_stat(&t, r, 7, &cyc, 0, spread);
+        md_total(&t, r, 7, &cyc, 0, spread, k->total_partial);
         md_stat(&t, r, 8, &k->m[CP__M_OPS_PER_SEC], 0, spread);
         md_stat(&t, r, 9, &k->m[CP__M_P50], -1, spread);
         md_stat(&t, r, 10, &k->m[CP__M_P99], -1, spread);
@@ -156,7 +165,7 @@ static void table_per_op(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
             if (cols[c] == CP__M_US_PROXY && no_proxy(k))
                 md_set(&t, r, 3 + c, "-");
             else
-                md_stat(&t, r, 3 + c, &k->m[cols[c]], 2, spread);
+                md_total(&t, r, 3 + c, &k->m[cols[c]], 2, spread, cp__rpt_case_partial(k, cols[c]));
         if (k->nfailed == 0)
             snprintf(buf, sizeof(buf), "%zu ok", k->nruns);
         else
@@ -202,7 +211,7 @@ static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
         char buf[MD_CELL];
         md_set(&t, r, 0, tw->call);
         for (int c = 0; c < 4; c++) {
-            fmt_ratio(buf, sizeof(buf), cp__rpt_ratio(&cl->m[cols[c]], &tw->m[cols[c]]));
+            fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(cl, tw, cols[c]));
             md_set(&t, r, 1 + c, buf);
         }
         const cp__rpt_ref *rt = cp__rpt_ref_find("twemproxy", tw->call);
@@ -234,7 +243,8 @@ void cp__rpt_noise(const cp__rpt_summary *s, cp__sbuf *b) {
         pairs++;
         for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
             const cp__rpt_stat *a = &tw->m[ms[j]], *c = &cl->m[ms[j]];
-            if (a->n == 0 || c->n == 0)
+            if (a->n == 0 || c->n == 0 || cp__rpt_case_partial(tw, ms[j]) ||
+                cp__rpt_case_partial(cl, ms[j]))
                 continue;
             if (a->n < 2 || c->n < 2) {
                 single = 1;

@@ -349,6 +349,15 @@ static void test_external_proxy_na(void **state) {
     assert_string_equal(c, "n/a");
     cell(row(t, "per operation", "twemproxy", "GET"), 4, c, sizeof(c));
     assert_string_equal(c, "n/a");
+    /* its total lacks the proxy: a lower bound, and no total-CPU ratio against a full total */
+    cell(row(t, "| setup", "twemproxy", "GET"), 6, c, sizeof(c));
+    assert_string_equal(c, ">= 6.00");
+    cell(row(t, "| setup", "cluster", "GET"), 6, c, sizeof(c));
+    assert_string_equal(c, "3.00");
+    cell(row(t, "cluster / twemproxy", "GET", NULL), 2, c, sizeof(c));
+    assert_string_equal(c, "n/a");
+    cell(row(t, "cluster / twemproxy", "GET", NULL), 1, c, sizeof(c));
+    assert_string_equal(c, "0.50x");
     free(t);
     char *script = cp__rpt_chart_script(&s);
     assert_non_null(strstr(script, "n/a: not measurable"));
