@@ -92,6 +92,7 @@ void cp__bench_config_init(cp__bench_config *cfg) {
     cfg->dist.kind = CP__DIST_UNIFORM;
     cfg->verify = true;
     cfg->seed = 1;
+    cfg->retry_budget_ms = -1;
 }
 
 int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen) {
@@ -227,6 +228,11 @@ static void on_second(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, u
                       uint64_t mismatches) {
     bench_ctx *b = ud;
     cp__bench_result *r = b->out;
+    /* Local processes are sampled every second too: one that dies mid-run then still counts up
+     * to its last sample instead of making its component unmeasurable. */
+    for (int i = 0; i < b->nsrc; i++)
+        if (b->src[i].kind == CP__CPU_SRC_PID)
+            cp__cpu_source_after(&b->src[i]);
     if (r->ntimeline == b->captl) {
         size_t ncap = b->captl ? b->captl * 2 : 64;
         cp__bench_second *n = realloc(r->timeline, ncap * sizeof(*n));
@@ -380,6 +386,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
         goto done;
     out->masters = ctx.masters;
     spec->io_timeout_ms = cfg->io_timeout_ms;
+    spec->retry_budget_ms = cfg->retry_budget_ms;
     spec->threads = cfg->threads;
     spec->clients = cfg->clients;
     spec->batch = cp__batch_size(t->mode, cfg->pipeline, ctx.masters);

@@ -102,6 +102,7 @@ typedef struct cp__bench_config {
     uint64_t seed;            /* key generator seed; a run is reproducible from it */
     const char *key_prefix;   /* NULL: "key:" (same default as load) */
     int io_timeout_ms;        /* per connection; 0: library default */
+    int retry_budget_ms;      /* per batch, for retries after errors; < 0: library default */
     const char *command_line; /* for the report (borrowed), NULL: none */
     /* NULL: no progress. Called from the calling thread only. */
     void (*progress)(void *ud, const cp__bench_progress *p);

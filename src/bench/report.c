@@ -213,7 +213,7 @@ static int write_atomic(const char *path, const char *data, size_t len, char *er
 }
 
 int cp__bench_write_json(const char *path, json_t *obj, char *err, size_t errlen) {
-    char *text = json_dumps(obj, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *text = json_dumps(obj, JSON_INDENT(2));
     if (text == NULL) {
         snprintf(err, errlen, "out of memory");
         return CP_ENOMEM;

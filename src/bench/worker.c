@@ -431,11 +431,14 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     opt.username = s->password ? s->user : NULL;
     if (s->io_timeout_ms > 0)
         opt.io_timeout_ms = s->io_timeout_ms;
+    if (s->retry_budget_ms >= 0)
+        opt.retry_budget_ms = s->retry_budget_ms;
     cs->c = cp_connect(&opt);
     if (cs->c == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
     if (cs->c->err != 0)
-        return setup_err(w, cs->c->err, "%s%s", cs->c->errstr, "");
+        return setup_err(w, cs->c->err, "cannot reach %s: %s",
+                         s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
     cs->p = cp_pipeline_new(cs->c);
     cs->keyidx = calloc(s->batch, sizeof(*cs->keyidx));
     cs->isset = calloc(s->batch, 1);

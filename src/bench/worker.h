@@ -36,7 +36,8 @@ typedef struct cp__run_spec {
     const cp__node_addr *endpoints; /* proxy: clients go round-robin over these */
     int nendpoints;
     const char *password, *user;
-    int io_timeout_ms;
+    int io_timeout_ms;      /* 0: library default */
+    int retry_budget_ms;    /* < 0: library default */
     const cp__nodemap *map; /* cluster: masters and slot owners; NULL in proxy mode */
 
     int threads, clients;

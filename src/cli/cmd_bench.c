@@ -246,6 +246,9 @@ static void bench_help(FILE *out) {
         "  --value-size B       SET value size in bytes (default 64; same as load's to verify)\n"
         "  --rate R             total ops/s, paced per client (default: as fast as possible)\n"
         "  --seed N             key generator seed (default 1)\n"
+        "  --retry-budget MS    time a batch may spend retrying after errors (TRYAGAIN,\n"
+        "                       CLUSTERDOWN, lost connections) before giving up on them\n"
+        "                       (default: the library's, 3000)\n"
         "  --no-verify          do not check GET replies\n"
         "  --json FILE          write the clusterpipe.bench/1 JSON report (atomically)\n"
         "  --csv FILE           write the numbers as CSV (atomically)\n"
@@ -375,6 +378,9 @@ int cp_cli_bench(int argc, char **argv) {
             cfg.value_size = (size_t)vs;
         } else if (flag_value(argc, argv, &i, "--rate", &v)) {
             if (parse_double(cmd, "--rate", v, 0, 1e12, &cfg.rate))
+                return CP_EXIT_USAGE;
+        } else if (flag_value(argc, argv, &i, "--retry-budget", &v)) {
+            if (cp_cli_parse_int(cmd, "--retry-budget", v, 0, 3600000, &cfg.retry_budget_ms))
                 return CP_EXIT_USAGE;
         } else if (flag_value(argc, argv, &i, "--seed", &v)) {
             if (parse_u64(cmd, "--seed", v, 0, (uint64_t)LONG_MAX, &cfg.seed))

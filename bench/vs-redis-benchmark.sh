@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# `clusterpipe bench` vs redis-benchmark, side by side on one 4-master cluster started here
+# (`clusterpipe up cluster --shards 4`, stopped by the trap). Same key count and value size, GET
+# only, the same number of connections and the same requests in flight per connection:
+#   redis-benchmark --cluster -c 4C -P P        (pins each of its 4C clients to one master)
+#   clusterpipe bench --clients C --pipeline P  (each client holds one connection per master)
+# for P = 1, 10, 50. clusterpipe verifies every reply and records per-request latency;
+# redis-benchmark does neither. Client CPU is user+sys of the whole process for both (bash's
+# accounting of the child, setup included). Prints ops/s and client CPU us/op and the ratios.
+# Optional: LOAD_KEYS=N compares `clusterpipe load` with `redis-benchmark -t set -P 64`;
+# STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
+#   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
+#   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  LOAD_KEYS=0  STRACE=0
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+REQ=${1:-1000000}
+KEYS=${2:-100000}
+C=${3:-10}
+VALUE=${VALUE:-64}
+DEPTHS=${DEPTHS:-"1 10 50"}
+LOAD_KEYS=${LOAD_KEYS:-0}
+STRACE=${STRACE:-0}
+CP=$BUILD/clusterpipe
+[[ -x $CP ]] || { echo "build first: cmake -S . -B $BUILD && cmake --build $BUILD" >&2; exit 1; }
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (Debian: redis-tools)" >&2; exit 1; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-vsrb-XXXXXX")
+rmdir "$dir"
+out=$(mktemp)
+cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out.st"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+"$CP" up cluster --shards 4 --dir "$dir" >/dev/null
+seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
+port=${seeds%%,*}; port=${port##*:}
+echo "cluster: $seeds" >&2
+echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" >&2
+echo "loading $KEYS keys of $VALUE bytes for each tool's key names" >&2
+"$CP" load --dir "$dir" --keys "$KEYS" --value-size "$VALUE" --quiet >/dev/null
+# redis-benchmark reads "key:{tag}:%012d" with one tag per master: about 95% of them exist after
+# 3 x 4 x KEYS random SETs, so both tools mostly read real values of the same size.
+redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -r "$KEYS" -n $((KEYS * 12)) -P 64 \
+    -d "$VALUE" -q >/dev/null 2>&1
+
+# CPU seconds (user+sys) of one command, from bash's own accounting of the child.
+cpu_of() { local TIMEFORMAT='%U %S'; { time "$@" >"$out" 2>&1; } 2>&1 | awk '{print $1 + $2}'; }
+rb_ops_of() { tr '\r' '\n' <"$out" | sed -n 's/^[A-Z]*: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
+
+printf '\n%-6s %12s %12s | %12s %12s | %10s %10s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
+    "cp us/op" "ops ratio" "cpu ratio"
+for P in $DEPTHS; do
+    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) -P "$P" \
+        -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
+    rb_ops=$(rb_ops_of)
+    cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
+        --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet)
+    cp_ops=$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,)
+    grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench reported mismatches:" >&2; cat "$out" >&2; }
+    awk -v p="$P" -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$REQ" 'BEGIN {
+        rcu = rc * 1e6 / n; ccu = cc * 1e6 / n;
+        printf "%-6s %12.0f %12.3f | %12.0f %12.3f | %9.2fx %9.2fx\n", p, ro, rcu, co, ccu,
+               co / ro, ccu / rcu }'
+done
+echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
+     "per op, want <= 0.9)"
+
+if [[ $STRACE == 1 ]]; then
+    command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
+    n=$((REQ / 5))
+    echo
+    echo "syscalls per GET at depth 10 ($n GETs, strace -c -f):"
+    # strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall
+    count() { awk 'NR > 2 && $1 !~ /^-/ && $NF != "total" { t += $4 } END { printf "%d", t }' "$out.st"; }
+    detail() { awk -v n="$1" 'NR > 2 && $1 !~ /^-/ && $NF != "total" && $4 / n >= 0.005 {
+                   printf " %s %.3f", $NF, $4 / n }' "$out.st"; }
+    strace -c -f -o "$out.st" redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) \
+        -P 10 -n "$n" -t get -r "$KEYS" -d "$VALUE" -q >/dev/null 2>&1
+    printf '  redis-benchmark %.3f per GET:%s\n' "$(awk -v t="$(count)" -v n="$n" 'BEGIN{print t/n}')" "$(detail "$n")"
+    strace -c -f -o "$out.st" "$CP" bench --dir "$dir" --clients "$C" --pipeline 10 \
+        --requests "$n" --keys "$KEYS" --value-size "$VALUE" --quiet >/dev/null 2>&1
+    printf '  clusterpipe     %.3f per GET:%s\n' "$(awk -v t="$(count)" -v n="$n" 'BEGIN{print t/n}')" "$(detail "$n")"
+fi
+
+if [[ $LOAD_KEYS -gt 0 ]]; then
+    echo
+    echo "load of $LOAD_KEYS keys of $VALUE bytes (clusterpipe load --pipeline 64 vs" \
+         "redis-benchmark -t set -P 64 -c 50, fresh key names for each):"
+    "$CP" down --dir "$dir" >/dev/null
+    "$CP" up cluster --shards 4 --dir "$dir" >/dev/null
+    seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
+    port=${seeds%%,*}; port=${port##*:}
+    cp_cpu=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" \
+        --pipeline 64 --quiet)
+    cp_ops=$(sed -n 's/^loaded .* = \([0-9,]*\) keys\/s.*/\1/p' "$out" | tr -d ,)
+    grep -q 'as expected' "$out" || { echo "clusterpipe load did not check out:" >&2; cat "$out" >&2; }
+    for ep in ${seeds//,/ }; do redis-cli -p "${ep##*:}" FLUSHALL >/dev/null; done
+    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -P 64 -c 50 \
+        -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
+    rb_ops=$(rb_ops_of)
+    awk -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$LOAD_KEYS" 'BEGIN {
+        printf "  redis-benchmark %12.0f keys/s %8.3f client us/op\n", ro, rc * 1e6 / n;
+        printf "  clusterpipe     %12.0f keys/s %8.3f client us/op   rate %.2fx, cpu %.2fx\n",
+               co, cc * 1e6 / n, co / ro, (cc / n) / (rc / n) }'
+fi

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `clusterpipe load` / `bench` usage and failure paths through the binary, no topology needed:
+ * every bad flag or value exits 2 with a message naming the flag, --help exits 0, an unreachable
+ * target or a missing --dir exits 1 with a clear error. Single-threaded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "clirun.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define T "--cluster", "127.0.0.1:1"
+
+typedef struct bad_case {
+    const char *args[12];
+    const char *needle; /* must appear on stderr */
+} bad_case;
+
+static void test_bad_flags_exit_2(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        {{"bench", NULL}, "target"},
+        {{"bench", T, "--proxy", "127.0.0.1:2", NULL}, "only one"},
+        {{"bench", "--cluster", "nohostport", NULL}, "--cluster"},
+        {{"bench", "--proxy", "h:99999", NULL}, "--proxy"},
+        {{"bench", T, "--threads", "0", NULL}, "--threads"},
+        {{"bench", T, "--threads", "2", "--clients", "1", NULL}, "--clients"},
+        {{"bench", T, "--clients", "abc", NULL}, "--clients"},
+        {{"bench", T, "--pipeline", "-1", NULL}, "--pipeline"},
+        {{"bench", T, "--requests", "0", NULL}, "--requests"},
+        {{"bench", T, "--requests", "5", "--duration", "1", NULL}, "--duration"},
+        {{"bench", T, "--duration", "soon", NULL}, "--duration"},
+        {{"bench", T, "--ratio", "1", NULL}, "--ratio"},
+        {{"bench", T, "--ratio", "0:0", NULL}, "--ratio"},
+        {{"bench", T, "--keys", "0", NULL}, "--keys"},
+        {{"bench", T, "--key-dist", "zipf:0", NULL}, "--key-dist"},
+        {{"bench", T, "--key-dist", "pareto", NULL}, "--key-dist"},
+        {{"bench", T, "--value-size", "0", NULL}, "--value-size"},
+        {{"bench", T, "--value-size", "4", NULL}, "--no-verify"},
+        {{"bench", T, "--rate", "-5", NULL}, "--rate"},
+        {{"bench", T, "--json", NULL}, "--json"},
+        {{"bench", T, "--frobnicate", NULL}, "--frobnicate"},
+        {{"bench", T, "--user", "u", NULL}, "--password"},
+        {{"load", T, NULL}, "--keys"},
+        {{"load", T, "--keys", "ten", NULL}, "--keys"},
+        {{"load", T, "--keys", "10", "--pipeline", "0", NULL}, "--pipeline"},
+        {{"load", T, "--keys", "10", "--threads", "4", "--clients", "2", NULL}, "--clients"},
+        {{"load", T, "--keys", "10", "--value-size", "3", NULL}, "--value-size"},
+        {{"load", "--keys", "10", NULL}, "target"},
+    };
+    cp_clirun run;
+    cp_clirun_init(&run);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc = cp_clirun_run(&run, cases[i].args);
+        if (rc != 2 || strstr(run.err, cases[i].needle) == NULL)
+            fail_msg("case %zu (%s %s ...): exit %d, stderr '%s' (want 2 naming '%s')", i,
+                     cases[i].args[0], cases[i].args[1] ? cases[i].args[1] : "", rc, run.err,
+                     cases[i].needle);
+    }
+    cp_clirun_free(&run);
+}
+
+static void test_help(void **state) {
+    (void)state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *b[] = {"bench", "--help", NULL}, *l[] = {"load", "--help", NULL};
+    assert_int_equal(cp_clirun_run(&run, b), 0);
+    assert_non_null(strstr(run.out, "--pipeline"));
+    assert_non_null(strstr(run.out, "--no-verify"));
+    assert_int_equal(cp_clirun_run(&run, l), 0);
+    assert_non_null(strstr(run.out, "--keys"));
+    cp_clirun_free(&run);
+}
+
+static void test_unreachable_exit_1(void **state) {
+    (void)state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *c[] = {"bench", "--cluster", "127.0.0.1:1", "--requests", "10", NULL};
+    assert_int_equal(cp_clirun_run(&run, c), 1);
+    assert_non_null(strstr(run.err, "127.0.0.1:1"));
+    const char *p[] = {"bench", "--proxy", "127.0.0.1:1", "--requests", "10", NULL};
+    assert_int_equal(cp_clirun_run(&run, p), 1);
+    assert_non_null(strstr(run.err, "127.0.0.1:1"));
+    const char *l[] = {"load", "--proxy", "127.0.0.1:1", "--keys", "10", NULL};
+    assert_int_equal(cp_clirun_run(&run, l), 1);
+    assert_non_null(strstr(run.err, "127.0.0.1:1"));
+    const char *d[] = {"bench", "--dir", "/nonexistent/cp-no-such-topology", NULL};
+    assert_int_equal(cp_clirun_run(&run, d), 1);
+    assert_non_null(strstr(run.err, "--dir"));
+    cp_clirun_free(&run);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_flags_exit_2),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_unreachable_exit_1),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

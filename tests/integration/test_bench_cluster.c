@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `load` and `bench` against a real 3-master Redis Cluster (one ephemeral topology per test,
+ * stopped and checked by PID in the teardown): a verified mixed run through the engine API with
+ * 0 mismatches and the key count checked after load; a value corrupted directly on its owning
+ * node caught by verification (exit code 1 through the CLI, the key named); the JSON report with
+ * every contract field and sane values; a master killed mid-run (the run goes on, errors are
+ * counted, the summary is printed, exit code 1); an external --cluster target (redis CPU from
+ * INFO). Requests are kept small so each test takes seconds. Single-threaded test code (the
+ * engine starts its own threads).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "bench/engine.h"
+#include "clirun.h"
+#include "fixture.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KEYS 3000
+
+static int setup(void **state) {
+    return cp_fixture_setup_cluster3(state);
+}
+
+static int teardown(void **state) {
+    return cp_fixture_teardown(state);
+}
+
+static void load_cli(cp_clirun *r, cp_fixture *f, int keys) {
+    char k[32];
+    snprintf(k, sizeof(k), "%d", keys);
+    const char *args[] = {"load", "--dir", f->dir, "--keys", k, "--pipeline", "16", NULL};
+    int rc = cp_clirun_run(r, args);
+    if (rc != 0)
+        fail_msg("load exited %d: %s%s", rc, r->out, r->err);
+    assert_non_null(strstr(r->out, "as expected"));
+}
+
+/* Engine API: load, check the count, then a verified 1:4 run over two threads. */
+static void test_load_and_bench_verified(void **state) {
+    cp_fixture *f = *state;
+    cp__bench_target t;
+    char err[1024];
+    assert_int_equal(cp__bench_target_from_topo(&t, f->topo, NULL, NULL), 0);
+    assert_string_equal(cp__bench_target_topology(&t), "cluster");
+
+    cp__load_config lc;
+    cp__load_config_init(&lc);
+    lc.keys = KEYS;
+    lc.pipeline = 16;
+    cp__load_result lr;
+    if (cp__load_run(&t, &lc, &lr, err, sizeof(err)) != 0)
+        fail_msg("load: %s", err);
+    assert_int_equal(lr.written, KEYS);
+    assert_int_equal(lr.dbsize_checked, 1);
+    assert_int_equal(lr.dbsize, KEYS);
+
+    cp__bench_config cfg;
+    cp__bench_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.clients = 4;
+    cfg.pipeline = 8;
+    cfg.requests = 20000;
+    cfg.ratio_set = 1;
+    cfg.ratio_get = 4;
+    cfg.keys = KEYS;
+    cp__bench_result *r = malloc(sizeof(*r));
+    assert_non_null(r);
+    if (cp__bench_run(&t, &cfg, r, err, sizeof(err)) != 0)
+        fail_msg("bench: %s", err);
+    assert_int_equal(r->ops, 20000);
+    assert_int_equal(r->sets, 4000);
+    assert_int_equal(r->gets, 16000);
+    assert_int_equal(r->failed_ops, 0);
+    assert_int_equal(r->unknown_ops, 0);
+    assert_int_equal(r->misses, 0);
+    assert_int_equal(r->verify_checked, 16000);
+    assert_int_equal(r->verify_mismatches, 0);
+    assert_int_equal(cp__hist_count(&r->latency), 20000);
+    assert_int_equal(r->masters, 3);
+    assert_int_equal(r->stats.moved, 0);
+    assert_true(r->seconds > 0);
+    assert_true(r->ntimeline >= 1);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->ntimeline; i++)
+        sum += r->timeline[i].ops;
+    assert_int_equal(sum, 20000);
+    assert_true(r->has_cpu_redis && r->cpu_redis > 0);
+    assert_true(r->has_cpu_client && r->cpu_client > 0);
+    assert_true(r->has_cpu_proxy && r->cpu_proxy == 0);
+    assert_true(r->redis_version[0] != '\0');
+    assert_false(cp__bench_result_failed(r));
+    cp__bench_result_free(r);
+
+    /* keys beyond the loaded range are misses, not mismatches */
+    cfg.ratio_set = 0;
+    cfg.ratio_get = 1;
+    cfg.keys = 2 * KEYS;
+    cfg.requests = 4000;
+    if (cp__bench_run(&t, &cfg, r, err, sizeof(err)) != 0)
+        fail_msg("bench: %s", err);
+    assert_true(r->misses > 0);
+    assert_int_equal(r->verify_mismatches, 0);
+    assert_int_equal(r->misses + r->verify_checked, 4000);
+    cp__bench_result_free(r);
+    free(r);
+}
+
+/* A wrong value written straight to the owning node must be caught, named, and fail the run. */
+static void test_corrupted_value_caught(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    load_cli(&run, f, KEYS);
+    /* key:7 gets key:8's (well-formed) value; key:9 a truncated one. cp_fixture_command follows
+     * MOVED, so the SET lands on the owning master itself. */
+    cp__keyfmt kf;
+    cp__valuefmt vf;
+    assert_int_equal(cp__keyfmt_init(&kf, NULL, 0), 0);
+    assert_int_equal(cp__valuefmt_init(&vf, 64, cp__key_max_len(&kf, KEYS), true), 0);
+    char val[64];
+    cp__value_fill(&vf, "key:8", 5, 1, val);
+    redisReply *rep = cp_fixture_command(f, "SET key:7 %b", val, (size_t)64);
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_STATUS);
+    freeReplyObject(rep);
+    cp__value_fill(&vf, "key:9", 5, 1, val);
+    rep = cp_fixture_command(f, "SET key:9 %b", val, (size_t)40);
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    cp__valuefmt_free(&vf);
+
+    char keys[32];
+    snprintf(keys, sizeof(keys), "%d", KEYS);
+    const char *json = cp_clirun_path(&run, "corrupt.json");
+    char jpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", json);
+    /* sequential, one lap: every key is read exactly once */
+    const char *args[] = {"bench", "--dir",      f->dir,       "--keys",    keys, "--requests",
+                          keys,    "--key-dist", "sequential", "--clients", "2",  "--pipeline",
+                          "4",     "--json",     jpath,        NULL};
+    int rc = cp_clirun_run(&run, args);
+    if (rc != 1)
+        fail_msg("bench exited %d, want 1: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "mismatches 2"));
+    assert_non_null(strstr(run.err, "key:7"));
+    assert_non_null(strstr(run.err, "key:9"));
+    assert_non_null(strstr(run.err, "wrong key"));
+    assert_non_null(strstr(run.err, "node 127.0.0.1:"));
+    json_t *j = json_load_file(jpath, 0, NULL);
+    assert_non_null(j);
+    json_t *v = json_object_get(j, "verify");
+    assert_int_equal(json_integer_value(json_object_get(v, "mismatches")), 2);
+    assert_int_equal(json_integer_value(json_object_get(v, "checked")), KEYS);
+    json_decref(j);
+    cp_clirun_free(&run);
+}
+
+static double num(json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    if (!json_is_number(v))
+        fail_msg("'%s' is not a number", k);
+    return json_number_value(v);
+}
+
+/* The CLI's --json file: every contract field, with values that make sense for the run. */
+static void test_json_report(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    load_cli(&run, f, KEYS);
+    char jpath[4096], cpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "bench.json"));
+    snprintf(cpath, sizeof(cpath), "%s", cp_clirun_path(&run, "bench.csv"));
+    const char *args[] = {"bench",     "--dir",   f->dir,       "--threads", "2",
+                          "--clients", "4",       "--pipeline", "10",        "--requests",
+                          "12000",     "--ratio", "1:5",        "--keys",    "3000",
+                          "--json",    jpath,     "--csv",      cpath,       NULL};
+    int rc = cp_clirun_run(&run, args);
+    if (rc != 0)
+        fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "throughput"));
+    json_error_t je;
+    json_t *j = json_load_file(jpath, 0, &je);
+    if (j == NULL)
+        fail_msg("%s: %s", jpath, je.text);
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), "clusterpipe.bench/1");
+    assert_string_equal(json_string_value(json_object_get(j, "topology")), "cluster");
+    json_t *wl = json_object_get(j, "workload");
+    assert_int_equal(num(wl, "threads"), 2);
+    assert_int_equal(num(wl, "clients"), 4);
+    assert_int_equal(num(wl, "pipeline"), 10);
+    assert_string_equal(json_string_value(json_object_get(wl, "ratio")), "1:5");
+    assert_int_equal(num(wl, "keys"), 3000);
+    assert_int_equal(num(wl, "value_size"), 64);
+    assert_string_equal(json_string_value(json_object_get(wl, "key_dist")), "uniform");
+    double ops = num(j, "ops"), secs = num(j, "seconds");
+    assert_true(ops == 12000);
+    assert_true(secs > 0 && secs < 120);
+    assert_true(fabs(num(j, "ops_per_sec") - ops / secs) < 1e-6 * ops / secs + 1);
+    json_t *lat = json_object_get(j, "latency_us");
+    assert_true(num(lat, "p50") > 0);
+    assert_true(num(lat, "p50") <= num(lat, "p90"));
+    assert_true(num(lat, "p90") <= num(lat, "p99"));
+    assert_true(num(lat, "p99") <= num(lat, "p999"));
+    assert_true(num(lat, "p999") <= num(lat, "max"));
+    json_t *cs = json_object_get(j, "cpu_seconds"), *cu = json_object_get(j, "cpu_us_per_op");
+    assert_true(num(cs, "redis") > 0);
+    assert_true(num(cs, "proxy") == 0);
+    assert_true(num(cs, "client") > 0);
+    assert_true(fabs(num(cs, "total") - num(cs, "redis") - num(cs, "client")) < 1e-9);
+    assert_true(fabs(num(cu, "client") - num(cs, "client") * 1e6 / ops) < 1e-6);
+    assert_true(num(cu, "total") > 0);
+    json_t *rd = json_object_get(j, "redirects"), *rt = json_object_get(j, "retries");
+    assert_true(num(rd, "moved") == 0 && num(rd, "ask") == 0);
+    assert_true(num(rt, "tryagain") == 0 && num(rt, "clusterdown") == 0 && num(rt, "io") == 0);
+    assert_true(num(j, "failed_ops") == 0 && num(j, "unknown_ops") == 0);
+    json_t *v = json_object_get(j, "verify");
+    assert_true(num(v, "mismatches") == 0);
+    assert_true(num(v, "checked") == 10000);
+    assert_true(num(j, "misses") == 0);
+    json_t *tl = json_object_get(j, "timeline");
+    assert_true(json_array_size(tl) >= 1);
+    double tsum = 0, tprev = 0;
+    for (size_t i = 0; i < json_array_size(tl); i++) {
+        json_t *e = json_array_get(tl, i);
+        assert_true(num(e, "t") > tprev);
+        tprev = num(e, "t");
+        tsum += num(e, "ops");
+        assert_true(num(e, "errors") == 0);
+        assert_true(num(e, "p99_us") >= 0);
+    }
+    assert_true(tsum == ops);
+    json_t *curve = json_object_get(j, "latency_curve");
+    assert_true(json_array_size(curve) >= 3);
+    double pprev = -1;
+    for (size_t i = 0; i < json_array_size(curve); i++) {
+        double p = num(json_array_get(curve, i), "percentile");
+        assert_true(p > pprev && p <= 100);
+        pprev = p;
+    }
+    json_t *ver = json_object_get(j, "versions");
+    assert_non_null(strstr(json_string_value(json_object_get(ver, "redis")), "."));
+    assert_non_null(json_string_value(json_object_get(ver, "clusterpipe")));
+    assert_true(num(json_object_get(j, "machine"), "cores") >= 1);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "command_line")), "bench --dir"));
+    json_decref(j);
+    FILE *fp = fopen(cpath, "r");
+    assert_non_null(fp);
+    char line[4096];
+    assert_non_null(fgets(line, sizeof(line), fp));
+    assert_non_null(strstr(line, "ops_per_sec"));
+    assert_non_null(fgets(line, sizeof(line), fp));
+    assert_non_null(strstr(line, "cluster,cluster,2,4,10,1:5,3000,64,uniform,12000,"));
+    fclose(fp);
+    cp_clirun_free(&run);
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A master dies mid-run: the run continues with the others, counts the errors, prints its
+ * summary and exits 1. */
+static void test_master_dies_mid_run(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    load_cli(&run, f, KEYS);
+    char jpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "dies.json"));
+    const char *args[] = {
+        "bench",          "--dir", f->dir,   "--duration", "3",      "--clients", "2",
+        "--retry-budget", "200",   "--keys", "3000",       "--json", jpath,       NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    sleep_ms(1200);
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
+        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER)
+            victim = i;
+    assert_true(victim != SIZE_MAX);
+    char err[1024];
+    if (cp_topo_kill(f->topo, victim, SIGKILL, err, sizeof(err)) != 0)
+        fail_msg("kill: %s", err);
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 1)
+        fail_msg("bench exited %d, want 1: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "throughput"));
+    assert_non_null(strstr(run.err, "the run failed"));
+    json_t *j = json_load_file(jpath, 0, NULL);
+    assert_non_null(j);
+    assert_true(json_integer_value(json_object_get(j, "ops")) > 0);
+    assert_true(json_integer_value(json_object_get(j, "failed_ops")) +
+                    json_integer_value(json_object_get(j, "unknown_ops")) >
+                0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
+    /* the dead server's CPU counts up to its last sample rather than vanishing */
+    assert_true(json_is_number(json_object_get(json_object_get(j, "cpu_seconds"), "redis")));
+    json_decref(j);
+    cp_clirun_free(&run);
+}
+
+/* --cluster without --dir: external; redis CPU still measured through INFO CPU. */
+static void test_external_cluster(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    char jpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "ext.json"));
+    const char *load[] = {"load", "--cluster", f->endpoints, "--keys", "2000", NULL};
+    int rc = cp_clirun_run(&run, load);
+    if (rc != 0)
+        fail_msg("load exited %d: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "hold 2000 keys"));
+    const char *args[] = {"bench",      f->endpoints[0] ? "--cluster" : "",
+                          f->endpoints, "--keys",
+                          "2000",       "--requests",
+                          "6000",       "--pipeline",
+                          "5",          "--json",
+                          jpath,        NULL};
+    rc = cp_clirun_run(&run, args);
+    if (rc != 0)
+        fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
+    json_t *j = json_load_file(jpath, 0, NULL);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "topology")), "external");
+    json_t *cs = json_object_get(j, "cpu_seconds");
+    assert_true(json_is_number(json_object_get(cs, "redis")));
+    assert_true(json_number_value(json_object_get(cs, "redis")) >= 0);
+    assert_true(json_number_value(json_object_get(cs, "client")) > 0);
+    json_decref(j);
+    cp_clirun_free(&run);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_load_and_bench_verified, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupted_value_caught, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_external_cluster, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
