@@ -47,7 +47,7 @@ extern "C" {
 #define CP_EPARTIAL (-12)   /* cp_exec: some commands did not end CP_DONE */
 #define CP_ESERVER (-13)    /* the server answered with an error reply */
 
-#define CP_ERRSTR_LEN 128
+#define CP_ERRSTR_LEN 256
 
 /* Returns a static description of a CP_E* code (never NULL). */
 const char *cp_strerror(int code);
@@ -76,6 +76,14 @@ typedef struct cp_options {
     int retry_budget_ms;    /* per cp_exec: time allowed for TRYAGAIN/CLUSTERDOWN/LOADING and
                                reconnect retries with backoff before a command is given up */
     unsigned flags;         /* CP_OPT_* */
+    /* TLS (Redis tls-port, tls-cluster yes): set tls = 1. The server's certificate is verified
+     * against tls_ca_file (NULL: the system's CAs) and the address connected to (IP SAN or DNS
+     * name), unless tls_insecure. A client certificate is sent when tls_cert_file is set. */
+    int tls;
+    const char *tls_ca_file;
+    const char *tls_cert_file;
+    const char *tls_key_file; /* NULL: the key is in tls_cert_file */
+    int tls_insecure;
 } cp_options;
 
 /* Split MGET/MSET/DEL/EXISTS/UNLINK/TOUCH whose keys span slots into one sub-command per slot and
@@ -83,7 +91,7 @@ typedef struct cp_options {
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u }
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0 }
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {

@@ -8,6 +8,7 @@
 
 #include "lib/pipeline.h"
 #include "lib/resp.h"
+#include "lib/tls.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,8 +144,9 @@ static int fetch_map(cp__client *c, cp__conn *conn, const char *host, int port, 
             return rc;
         }
         char err[CP_ERRSTR_LEN];
-        int rc = use_slots ? cp__topo_parse_slots(r, host, m, err, sizeof(err))
-                           : cp__topo_parse_shards(r, host, m, err, sizeof(err));
+        int rc = use_slots
+                     ? cp__topo_parse_slots(r, host, m, err, sizeof(err))
+                     : cp__topo_parse_shards(r, host, c->copts.tls != NULL, m, err, sizeof(err));
         freeReplyObject(r);
         if (rc != 0)
             return cp__client_err(c, rc, "%s:%d: %s", host, port, err);
@@ -270,6 +272,15 @@ cp_client *cp_connect(const cp_options *opt) {
         cp__client_err(c, CP_EINVAL, "a username needs a password");
         return &c->pub;
     }
+    if (opt->tls) {
+        cp__tlsopts t = {opt->tls_ca_file, opt->tls_cert_file, opt->tls_key_file, NULL,
+                         opt->tls_insecure};
+        char why[CP_ERRSTR_LEN];
+        if ((c->copts.tls = cp__tls_ctx_new(&t, why, sizeof(why))) == NULL) {
+            cp__client_err(c, CP_EINVAL, "%s", why);
+            return &c->pub;
+        }
+    }
     c->cluster = opt->seeds != NULL;
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return &c->pub;
@@ -306,6 +317,7 @@ void cp_free(cp_client *pc) {
     free(c->seed_port);
     free(c->username);
     free(c->password);
+    cp__tls_ctx_free(c->copts.tls);
     free(c);
 }
 

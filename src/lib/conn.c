@@ -6,6 +6,7 @@
 #include "lib/conn.h"
 
 #include "lib/resp.h"
+#include "lib/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +97,14 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
         return set_err(c, last == ETIMEDOUT ? CP_ETIMEDOUT : CP_ECONNECT, "connect to %s:%d: %s",
                        host, port, strerror(last));
     }
+    if (o->tls != NULL) {
+        char why[CP_ERRSTR_LEN];
+        c->ssl = cp__tls_handshake(o->tls, c->fd, host, o->connect_timeout_ms, why, sizeof(why));
+        if (c->ssl == NULL) {
+            cp__conn_close(c);
+            return set_err(c, CP_ECONNECT, "%s:%d: %s", host, port, why);
+        }
+    }
     if (c->reader == NULL && (c->reader = redisReaderCreate()) == NULL) {
         cp__conn_close(c);
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
@@ -134,6 +143,8 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
 }
 
 void cp__conn_close(cp__conn *c) {
+    cp__tls_free(c->ssl);
+    c->ssl = NULL;
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -195,6 +206,19 @@ int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
 
 int cp__conn_flush(cp__conn *c) {
     while (c->opos < c->olen) {
+        if (c->ssl != NULL) {
+            char why[CP_ERRSTR_LEN];
+            ssize_t n =
+                cp__tls_write(c->ssl, c->obuf + c->opos, c->olen - c->opos, why, sizeof(why));
+            if (n == -EAGAIN)
+                return 1;
+            if (n < 0)
+                return set_err(c, CP_EIO, "%s", why);
+            c->opos += (size_t)n;
+            c->written += (uint64_t)n;
+            c->last_io_ns = cp__now_ns();
+            continue;
+        }
         ssize_t n = send(c->fd, c->obuf + c->opos, c->olen - c->opos, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
@@ -211,8 +235,27 @@ int cp__conn_flush(cp__conn *c) {
     return 0;
 }
 
+/* TLS records may hold more plaintext than one read returns: read until it would block. */
+static int fill_tls(cp__conn *c, char *buf, size_t cap) {
+    for (;;) {
+        char why[CP_ERRSTR_LEN];
+        ssize_t n = cp__tls_read(c->ssl, buf, cap, why, sizeof(why));
+        if (n == -EAGAIN)
+            return 0;
+        if (n == 0)
+            return set_err(c, CP_ECLOSED, "connection closed by peer");
+        if (n < 0)
+            return set_err(c, CP_EIO, "%s", why);
+        c->last_io_ns = cp__now_ns();
+        if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+            return set_err(c, CP_ENOMEM, "reader: out of memory");
+    }
+}
+
 int cp__conn_fill(cp__conn *c) {
     char buf[64 * 1024];
+    if (c->ssl != NULL)
+        return fill_tls(c, buf, sizeof(buf));
     for (;;) {
         ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
         if (n > 0) {

@@ -24,9 +24,13 @@
 /* Above this many buffered bytes, the owner should stop filling and let writes drain. */
 #define CP__OBUF_SOFT_LIMIT (64 * 1024)
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 typedef struct cp__connopts {
     const char *username, *password;
     int connect_timeout_ms, io_timeout_ms;
+    struct ssl_ctx_st *tls; /* TLS context (owned by the client), NULL for plain TCP */
 } cp__connopts;
 
 typedef struct cp__inflight {
@@ -35,7 +39,8 @@ typedef struct cp__inflight {
 } cp__inflight;
 
 typedef struct cp__conn {
-    int fd; /* -1 when closed */
+    int fd;             /* -1 when closed */
+    struct ssl_st *ssl; /* TLS session when the client uses TLS */
     redisReader *reader;
     char *obuf;
     size_t opos, olen, ocap; /* unwritten bytes are obuf[opos..olen) */

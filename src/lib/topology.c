@@ -88,11 +88,13 @@ static const redisReply *kv_get(const redisReply *a, const char *k) {
 
 /* One node of a shard: a flat array id, port, ip, endpoint, hostname, role, ... Returns its
  * index, and whether it is the shard's master in *is_master. */
-static int shard_node(cp__slotmap *m, const redisReply *n, const char *asked, int *cap,
+static int shard_node(cp__slotmap *m, const redisReply *n, const char *asked, int tls, int *cap,
                       int *is_master) {
     if (n->type != REDIS_REPLY_ARRAY || n->elements % 2 != 0)
         return CP_EPROTO;
     const redisReply *port = kv_get(n, "port");
+    if (tls && kv_get(n, "tls-port") != NULL)
+        port = kv_get(n, "tls-port");
     const redisReply *ep = kv_get(n, "endpoint");
     const redisReply *ip = kv_get(n, "ip");
     const redisReply *role = kv_get(n, "role");
@@ -114,8 +116,8 @@ static int shard_node(cp__slotmap *m, const redisReply *n, const char *asked, in
     return idx;
 }
 
-int cp__topo_parse_shards(const redisReply *r, const char *asked, cp__slotmap *out, char *err,
-                          size_t errlen) {
+int cp__topo_parse_shards(const redisReply *r, const char *asked, int tls, cp__slotmap *out,
+                          char *err, size_t errlen) {
     int cap = 0, rc = CP_EPROTO;
     const char *why = "not an array";
     map_init(out);
@@ -135,7 +137,7 @@ int cp__topo_parse_shards(const redisReply *r, const char *asked, cp__slotmap *o
         int master = -1, first = out->nnodes;
         for (size_t j = 0; j < nodes->elements; j++) {
             int is_master = 0;
-            int idx = shard_node(out, nodes->element[j], asked, &cap, &is_master);
+            int idx = shard_node(out, nodes->element[j], asked, tls, &cap, &is_master);
             why = "bad node entry";
             if (idx < 0) {
                 rc = idx;

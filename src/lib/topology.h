@@ -33,11 +33,12 @@ typedef struct cp__slotmap {
 } cp__slotmap;
 
 /* Parse a CLUSTER SHARDS / CLUSTER SLOTS reply. `asked_host` replaces an empty or "?" address
- * (a node that does not know its own address). Returns 0, or CP_EPROTO with a reason in err when
- * the reply does not have the documented shape, or CP_ENOMEM. On success *out (caller-zeroed or
- * freed before) owns a new node array. */
-int cp__topo_parse_shards(const redisReply *r, const char *asked_host, cp__slotmap *out, char *err,
-                          size_t errlen);
+ * (a node that does not know its own address). With `tls`, a node's "tls-port" is used when the
+ * reply has one (CLUSTER SLOTS and redirects already give TLS connections the TLS port).
+ * Returns 0, or CP_EPROTO with a reason in err when the reply does not have the documented shape,
+ * or CP_ENOMEM. On success *out (caller-zeroed or freed before) owns a new node array. */
+int cp__topo_parse_shards(const redisReply *r, const char *asked_host, int tls, cp__slotmap *out,
+                          char *err, size_t errlen);
 int cp__topo_parse_slots(const redisReply *r, const char *asked_host, cp__slotmap *out, char *err,
                          size_t errlen);
 

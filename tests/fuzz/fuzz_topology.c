@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     while (redisReaderGetReply(rd, &reply) == REDIS_OK && reply != NULL) {
         cp__slotmap m;
         char err[128];
-        if (cp__topo_parse_shards(reply, "asked", &m, err, sizeof(err)) == 0) {
+        if (cp__topo_parse_shards(reply, "asked", 1, &m, err, sizeof(err)) == 0) {
             check(&m);
             cp__slotmap_free(&m);
         }

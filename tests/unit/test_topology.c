@@ -66,7 +66,7 @@ static void shards_with_replicas(void **state) {
     redisReply *r = load("cluster_shards_replicas.resp");
     cp__slotmap m;
     char err[128];
-    assert_int_equal(cp__topo_parse_shards(r, "10.0.0.1", &m, err, sizeof(err)), 0);
+    assert_int_equal(cp__topo_parse_shards(r, "10.0.0.1", 0, &m, err, sizeof(err)), 0);
     check_replicas_map(&m);
     cp__slotmap_free(&m);
     freeReplyObject(r);
@@ -91,7 +91,7 @@ static void empty_host_means_asked(void **state) {
         redisReply *r = load(files[f]);
         cp__slotmap m;
         char err[128];
-        int rc = f == 0 ? cp__topo_parse_shards(r, "localhost", &m, err, sizeof(err))
+        int rc = f == 0 ? cp__topo_parse_shards(r, "localhost", 0, &m, err, sizeof(err))
                         : cp__topo_parse_slots(r, "localhost", &m, err, sizeof(err));
         assert_int_equal(rc, 0);
         assert_int_equal(m.nnodes, 1);
@@ -147,7 +147,7 @@ static void malformed(void **state) {
         redisReply *r = parse(bad_shards[i]);
         cp__slotmap m;
         char err[128];
-        assert_int_equal(cp__topo_parse_shards(r, "h", &m, err, sizeof(err)), CP_EPROTO);
+        assert_int_equal(cp__topo_parse_shards(r, "h", 0, &m, err, sizeof(err)), CP_EPROTO);
         assert_null(m.nodes);
         freeReplyObject(r);
     }
