@@ -226,6 +226,11 @@ int cp_exec_result(cp_pipeline *p);
  * changes when connections open or close, so re-read it after every call above. */
 int cp_client_pollfds(cp_client *c, struct pollfd *fds, int max);
 
+/* A counter that changes whenever one of the client's connections opens or closes. An event loop
+ * that registered the fds of cp_client_pollfds (epoll) re-reads them when it changed: a closed
+ * fd leaves epoll silently, and a reopened connection may get the same number. */
+unsigned cp_client_fd_generation(const cp_client *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,7 @@ int cp__client_node(cp__client *c, const char *host, int port) {
     snprintf(n->host, sizeof(n->host), "%s", host);
     n->port = port;
     cp__conn_init(&n->conn);
+    n->conn.fd_gen = &c->fd_gen;
     n->qhead = n->qtail = CP__NIL;
     return c->nnodes++;
 }
@@ -330,6 +331,10 @@ int cp_refresh(cp_client *pc) {
     if (!c->cluster)
         return 0;
     return cp__client_refresh(c);
+}
+
+unsigned cp_client_fd_generation(const cp_client *c) {
+    return ((const cp__client *)c)->fd_gen;
 }
 
 void cp_get_stats(const cp_client *c, cp_stats *out) {

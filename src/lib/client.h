@@ -42,6 +42,7 @@ typedef struct cp__client {
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */
     cp_stats stats;
+    unsigned fd_gen;            /* bumped by every node connection open/close */
     struct cp_pipeline *single; /* reused by cp_command */
 } cp__client;
 

@@ -110,6 +110,8 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
     }
     c->last_io_ns = cp__now_ns();
+    if (c->fd_gen != NULL)
+        ++*c->fd_gen;
     if (o->password == NULL)
         return 0;
 
@@ -145,8 +147,11 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
 void cp__conn_close(cp__conn *c) {
     cp__tls_free(c->ssl);
     c->ssl = NULL;
-    if (c->fd >= 0)
+    if (c->fd >= 0) {
         close(c->fd);
+        if (c->fd_gen != NULL)
+            ++*c->fd_gen;
+    }
     c->fd = -1;
     c->opos = c->olen = 0;
     c->buffered = c->written = 0;

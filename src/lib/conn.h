@@ -49,6 +49,7 @@ typedef struct cp__conn {
     cp__inflight *fifo;
     size_t fhead, fcount, fcap;
     uint64_t last_io_ns; /* last time bytes moved, for the I/O timeout */
+    unsigned *fd_gen;    /* when set, incremented each time the socket opens or closes */
     int err;
     char errstr[CP_ERRSTR_LEN];
 } cp__conn;
