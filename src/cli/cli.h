@@ -7,6 +7,8 @@
 #ifndef CLUSTERPIPE_CLI_H
 #define CLUSTERPIPE_CLI_H
 
+#include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 
 #define CP_EXIT_OK 0
@@ -31,5 +33,13 @@ int cp_cli_load(int argc, char **argv);
 int cp_cli_bench(int argc, char **argv);
 int cp_cli_compare(int argc, char **argv);
 int cp_cli_report(int argc, char **argv);
+
+/* Renders table.md, charts and report.md into dir from a "clusterpipe.compare/1" document
+ * (borrowed) and prints the table and "report: DIR/report.md" on stdout. wrote_results: say
+ * results.json was written too. cancel: stops gnuplot when it becomes non-zero (may be NULL).
+ * Returns 0, or -1 when something (a chart included) could not be written; the reason is on
+ * stderr. Blocks while gnuplot runs. */
+int cp_cli_render(const char *dir, const json_t *doc, int quiet, int wrote_results,
+                  const volatile sig_atomic_t *cancel);
 
 #endif /* CLUSTERPIPE_CLI_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * `clusterpipe compare` and `clusterpipe report`: the twemproxy vs Redis Cluster experiment in
- * one command. compare brings up twemproxy (4 redis-server + 4 nutcracker), loads the dataset,
- * runs GET and pipelined GET (K times each with --repeat), tears it down, then does the same
- * with a 4-master cluster, so the two setups never share the CPU; with --cluster/--proxy it runs
- * against the user's endpoints and starts nothing. It writes results.json
- * ("clusterpipe.compare/1") and hands it to src/report/ for table.md, charts and report.md;
- * report re-renders those from an existing results.json.
+ * `clusterpipe compare`: the twemproxy vs Redis Cluster experiment in one command. compare brings
+ * up twemproxy (4 redis-server + 4 nutcracker), loads the dataset, runs GET and pipelined GET (K
+ * times each with --repeat), tears it down, then does the same with a 4-master cluster, so the two
+ * setups never share the CPU; with --cluster/--proxy it runs against the user's endpoints and
+ * starts nothing. It writes results.json
+ * ("clusterpipe.compare/1") and hands it to cp_cli_render (cmd_report.c) for table.md, charts
+ * and report.md.
  *
  * Processes: every server is started ephemeral (it dies with this thread), tracked by PID by
  * the orchestration layer and stopped by PID after its setup's runs, on failure, and on
@@ -22,7 +22,6 @@
 #include "clusterpipe/clusterpipe.h"
 #include "clusterpipe/orch.h"
 #include "report/io.h"
-#include "report/render.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -663,31 +662,6 @@ static int make_dirs(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* Renders table/charts/report and prints the table and the report path. Returns 0 or -1. */
-static int render_and_print(const char *dir, const json_t *doc, int quiet, int wrote_results) {
-    cp__rpt_chart_opts copts = {NULL, 0, &interrupted};
-    cp__rpt_render_out out;
-    char err[ERRLEN] = "";
-    int rc = cp__rpt_render(dir, doc, &copts, &out, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "clusterpipe: %s\n", err);
-        cp__rpt_render_out_free(&out);
-        return -1;
-    }
-    if (!out.charts_ok)
-        fprintf(stderr, "clusterpipe: charts not drawn: %s\n", out.chart_err);
-    printf("%s\n", out.table_md);
-    printf("report: %s/report.md\n", dir);
-    if (!quiet)
-        fprintf(stderr, "clusterpipe: wrote %s/{%stable.md,report.md%s}\n", dir,
-                wrote_results ? "results.json," : "",
-                out.charts_ok ? ",cpu.png,throughput_p99.png,latency.png,*.svg" : "");
-    fflush(stdout);
-    int ok = out.charts_ok;
-    cp__rpt_render_out_free(&out);
-    return ok ? 0 : -1;
-}
-
 int cp_cli_compare(int argc, char **argv) {
     compare_opts o;
     int help = 0;
@@ -800,7 +774,7 @@ int cp_cli_compare(int argc, char **argv) {
         return CP_EXIT_FAIL;
     }
     /* a chart failure is reported but does not fail the measurement */
-    render_and_print(outdir, r.doc, o.quiet, 1);
+    cp_cli_render(outdir, r.doc, o.quiet, 1, &interrupted);
     json_decref(r.doc);
     if (r.failed)
         fprintf(stderr,
@@ -808,46 +782,4 @@ int cp_cli_compare(int argc, char **argv) {
                 "and %s/results.json)\n",
                 outdir);
     return r.failed ? CP_EXIT_FAIL : CP_EXIT_OK;
-}
-
-/* ---- report ----------------------------------------------------------------------------------
- */
-
-static void report_help(FILE *out) {
-    fprintf(out, "usage: clusterpipe report DIR\n"
-                 "\n"
-                 "Re-renders DIR/table.md, the charts (DIR/*.png, DIR/*.svg, via gnuplot) and\n"
-                 "DIR/report.md from DIR/results.json, as written by 'clusterpipe compare', and\n"
-                 "prints the table. Useful after editing nothing but the renderer, or to draw\n"
-                 "the charts on a machine that has gnuplot.\n"
-                 "Exit status: 0 rendered, 1 DIR/results.json unreadable or a file (or chart)\n"
-                 "could not be written, 2 bad usage.\n");
-}
-
-int cp_cli_report(int argc, char **argv) {
-    const char *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            report_help(stdout);
-            return CP_EXIT_OK;
-        }
-        if (argv[i][0] == '-')
-            return cp_cli_usage_error("report", "unknown option '%s'", argv[i]);
-        if (dir != NULL)
-            return cp_cli_usage_error("report", "one directory only ('%s' and '%s')", dir, argv[i]);
-        dir = argv[i];
-    }
-    if (dir == NULL)
-        return cp_cli_usage_error("report", "which directory? (one written by compare)");
-    install_signals();
-    char path[4200], err[ERRLEN] = "";
-    snprintf(path, sizeof(path), "%s/results.json", dir);
-    json_t *doc = NULL;
-    if (cp__rpt_load(path, &doc, err, sizeof(err)) != 0) {
-        fprintf(stderr, "clusterpipe report: %s\n", err);
-        return CP_EXIT_FAIL;
-    }
-    int rc = render_and_print(dir, doc, 0, 0);
-    json_decref(doc);
-    return rc == 0 ? CP_EXIT_OK : CP_EXIT_FAIL;
 }
