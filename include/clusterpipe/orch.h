@@ -8,6 +8,22 @@
  * checking /proc/PID/cmdline and the start time still match what was started. Nothing is ever
  * stopped by name.
  *
+ * Security (docs/security.md). Every server binds 127.0.0.1 only, with protected-mode yes. Unless
+ * told otherwise, cp_topo_up generates a password (32 hex characters from /dev/urandom) and uses
+ * it as requirepass + masterauth on cluster nodes, requirepass on twemproxy's shards and
+ * redis_auth in nutcracker.yml (so clients AUTH to the proxy as well). It is kept in DIR/password
+ * (mode 0600) and in DIR/state.json (mode 0600); DIR itself is 0700. cp_up_opts.password sets it
+ * explicitly; cp_up_opts.no_password turns auth off (for a tool under comparison that cannot
+ * AUTH). Callers get it back with cp_topo_password, or fill a client's options with
+ * cp_topo_client_options. The test fixture (tests/support/fixture.h) starts its default
+ * topologies with no_password, because the client tests connect to f->endpoints without one.
+ *
+ * TLS (cluster only; nutcracker has no TLS): cp_up_opts.tls generates a CA and a server
+ * certificate for the run with the `openssl` command (DIR/tls/), and the nodes serve TLS only
+ * (port 0, tls-port P, tls-cluster and tls-replication yes: the cluster bus and replication are
+ * encrypted too). Every admin connection of this layer goes through libclusterpipe's
+ * single-endpoint client, so TLS and AUTH apply to it like to any client.
+ *
  * Functions block (they spawn, wait for readiness, run admin commands). A cp_topo belongs to one
  * thread at a time. Errors: return 0 or a negative CP_E* code with a message in `err`.
  */
@@ -17,6 +33,8 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "clusterpipe/clusterpipe.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,7 +58,8 @@ typedef struct cp_up_opts {
     int proxies;              /* twemproxy: nutcracker processes, each fronting every shard */
     int base_port;            /* first port tried; 0 = pick free ports from 30000 up */
     const char *dir;          /* NULL: a new directory under $TMPDIR (or /tmp) */
-    const char *password;     /* requirepass / masterauth / redis_auth, NULL = none */
+    const char *password;     /* requirepass / masterauth / redis_auth; NULL: generated, unless
+                                 no_password */
     int persistence;          /* 0: no RDB/AOF */
     const char *hash;         /* twemproxy: default "fnv1a_64" */
     const char *distribution; /* twemproxy: default "ketama" */
@@ -65,12 +84,19 @@ typedef struct cp_up_opts {
      * stops every process it started and returns CP_EIO with "interrupted" in err. Polled at
      * least every 100 ms while waiting. */
     const volatile sig_atomic_t *cancel;
+
+    /* Security (see the top of this file). */
+    int no_password;      /* 1: no password at all (password must then be NULL) */
+    int tls;              /* cluster only: TLS on every port, certificates generated in DIR/tls */
+    int tls_auth_clients; /* with tls: tls-auth-clients yes; a client certificate is generated
+                             (DIR/tls/client.crt, client.key) and admin connections use it */
+    const char *openssl;  /* the openssl command; NULL: search like the binaries above */
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL                                                                             \
+            NULL, NULL, 0, 0, 0, NULL                                                              \
     }
 
 /* One process of a topology, as recorded in the state file. */
@@ -101,7 +127,11 @@ typedef struct cp_topo cp_topo;
  * On failure every process already started is stopped, `err` says which server failed (with the
  * tail of its log), and the directory is kept with the logs (state.json then records only dead
  * processes; `cp_topo_open` + `cp_topo_down` remove it), except that an auto-created directory is
- * removed when the failure was *opt->cancel. Blocks for seconds. */
+ * removed when the failure was *opt->cancel. Blocks for seconds.
+ *
+ * Security options (see the top of this file): password and no_password together, tls or
+ * tls_auth_clients with twemproxy, and tls_auth_clients without tls are CP_EINVAL. With tls, a
+ * missing or failing `openssl` command fails the run before any server starts. */
 int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen);
 
 /* Opens the topology recorded in dir/state.json. */
@@ -117,6 +147,22 @@ void cp_topo_free(cp_topo *t);
 cp_topo_kind cp_topo_get_kind(const cp_topo *t);
 const char *cp_topo_dir(const cp_topo *t);
 const char *cp_topo_password(const cp_topo *t); /* NULL when none */
+
+/* DIR/password (mode 0600, the password without a newline), or NULL when there is no password.
+ * Lets a script or a message point at the secret without printing it. */
+const char *cp_topo_password_file(const cp_topo *t);
+
+/* TLS material of the topology, NULL when it has no TLS: the CA that signed the servers'
+ * certificate (DIR/tls/ca.crt), and the client certificate and key (DIR/tls/client.crt,
+ * client.key) when the servers require one (tls_auth_clients), else NULL. */
+const char *cp_topo_tls_ca(const cp_topo *t);
+const char *cp_topo_tls_client_cert(const cp_topo *t);
+const char *cp_topo_tls_client_key(const cp_topo *t);
+
+/* Fills the connection fields of *o from the topology: password, tls, tls_ca_file, and the
+ * client certificate when required. The other fields (seeds/endpoint, timeouts) are left alone.
+ * The strings point into t and live as long as t. */
+void cp_topo_client_options(const cp_topo *t, cp_options *o);
 size_t cp_topo_nprocs(const cp_topo *t);
 const cp_proc *cp_topo_proc(const cp_topo *t, size_t i);
 

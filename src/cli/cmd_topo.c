@@ -11,6 +11,7 @@
 #include "clusterpipe/orch.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +90,21 @@ static void up_help(FILE *out) {
             "                     ports from 30000 up. Cluster nodes also use port+10000.\n"
             "  --dir DIR          configs, logs and state.json (default: a new directory under\n"
             "                     $TMPDIR or /tmp)\n"
-            "  --password PW      requirepass/masterauth (and redis_auth for twemproxy)\n"
+            "  --password PW      requirepass/masterauth (and redis_auth for twemproxy);\n"
+            "                     default: a random password, kept in DIR/password (mode 0600)\n"
+            "  --no-password      no AUTH at all, e.g. to compare with a tool that cannot AUTH;\n"
+            "                     any local user can then use (and FLUSHALL) the servers\n"
+            "  --tls              cluster: serve TLS only (clients, cluster bus, replication),\n"
+            "                     with a CA and certificates made for this run in DIR/tls\n"
+            "                     (needs the openssl command; twemproxy has no TLS)\n"
+            "  --tls-auth-clients with --tls: clients must present a certificate signed by the\n"
+            "                     run's CA (DIR/tls/client.crt and client.key are made for them)\n"
             "  --persistence      RDB + AOF (default: none)\n"
-            "  --redis-server PATH, --nutcracker PATH   binaries (default: $PATH, /usr/sbin)\n"
+            "  --redis-server PATH, --nutcracker PATH, --openssl PATH\n"
+            "                     binaries (default: $PATH, /usr/sbin)\n"
             "  -q, --quiet        no progress lines on stderr\n"
             "\n"
+            "Servers listen on 127.0.0.1 only, with protected-mode yes (docs/security.md).\n"
             "Ctrl-C (SIGINT) or SIGTERM while starting stops everything started. The processes\n"
             "keep running after 'up' returns; stop them with 'clusterpipe down --dir DIR'.\n"
             "Exit status: 0 up, 1 failed (nothing left running), 2 bad usage.\n");
@@ -125,8 +136,26 @@ static void print_up(const cp_topo *t) {
     char first[64];
     snprintf(first, sizeof(first), "%.*s", (int)strcspn(eps, ","), eps);
     const char *colon = strrchr(first, ':');
-    printf("try:  redis-cli %s-p %s%s\n", cluster ? "-c " : "", colon ? colon + 1 : "?",
-           cp_topo_password(t) ? " --askpass" : "");
+    /* Never the password itself: where it is, and commands that read it from there. */
+    char tls[PATH_MAX * 3 + 64] = "";
+    if (cp_topo_tls_ca(t) != NULL) {
+        printf("tls: on (CA %s)\n", cp_topo_tls_ca(t));
+        snprintf(tls, sizeof(tls), " --tls --cacert %s", cp_topo_tls_ca(t));
+        if (cp_topo_tls_client_cert(t) != NULL)
+            snprintf(tls + strlen(tls), sizeof(tls) - strlen(tls), " --cert %s --key %s",
+                     cp_topo_tls_client_cert(t), cp_topo_tls_client_key(t));
+    }
+    const char *pwf = cp_topo_password_file(t);
+    if (pwf != NULL) {
+        printf("auth: on (password in %s, mode 0600)\n", pwf);
+        printf("try:  redis-cli %s-p %s%s --askpass\n", cluster ? "-c " : "",
+               colon ? colon + 1 : "?", tls);
+        printf("  or: redis-cli %s-p %s%s --no-auth-warning -a \"$(cat %s)\"\n",
+               cluster ? "-c " : "", colon ? colon + 1 : "?", tls, pwf);
+    } else {
+        printf("auth: off (--no-password: any local user can use these servers)\n");
+        printf("try:  redis-cli %s-p %s%s\n", cluster ? "-c " : "", colon ? colon + 1 : "?", tls);
+    }
     printf("stop: clusterpipe down --dir %s\n", cp_topo_dir(t));
 }
 
@@ -179,6 +208,16 @@ int cp_cli_up(int argc, char **argv) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--password needs a value");
             o.password = v;
+        } else if (strcmp(a, "--no-password") == 0) {
+            o.no_password = 1;
+        } else if (strcmp(a, "--tls") == 0) {
+            o.tls = 1;
+        } else if (strcmp(a, "--tls-auth-clients") == 0) {
+            o.tls_auth_clients = 1;
+        } else if (flag_value(argc, argv, &i, "--openssl", &v)) {
+            if (v == NULL || *v == '\0')
+                return cp_cli_usage_error(cmd, "--openssl needs a value");
+            o.openssl = v;
         } else if (strcmp(a, "--persistence") == 0) {
             o.persistence = 1;
         } else if (flag_value(argc, argv, &i, "--hash", &v)) {
@@ -216,6 +255,15 @@ int cp_cli_up(int argc, char **argv) {
         return cp_cli_usage_error(cmd, "%s is a twemproxy option", saw_tw_flag);
     if (!cluster && saw_replicas)
         return cp_cli_usage_error(cmd, "--replicas is a cluster option");
+    if (o.password != NULL && o.no_password)
+        return cp_cli_usage_error(cmd, "--password and --no-password exclude each other");
+    if (!cluster && (o.tls || o.tls_auth_clients))
+        return cp_cli_usage_error(cmd,
+                                  "%s: twemproxy (nutcracker) has no TLS support; TLS needs "
+                                  "'up cluster'",
+                                  o.tls ? "--tls" : "--tls-auth-clients");
+    if (o.tls_auth_clients && !o.tls)
+        return cp_cli_usage_error(cmd, "--tls-auth-clients needs --tls");
     long nprocs = cluster ? (long)o.shards * (1 + o.replicas) : (long)o.shards + o.proxies;
     if (o.base_port > 0 &&
         o.base_port + nprocs + (cluster ? 0 : o.proxies) - 1 > (cluster ? 55535 : 65535))
@@ -262,7 +310,8 @@ static void status_help(FILE *out) {
             "\n"
             "Shows every process of the topology started by 'clusterpipe up --dir DIR': role,\n"
             "address, PID, alive, memory (redis used_memory, resident set size), keys; and\n"
-            "the cluster state (cluster_state:ok everywhere and one agreed slot map).\n"
+            "the cluster state (cluster_state:ok everywhere and one agreed slot map), and whether\n"
+            "auth and TLS are on (the password file's path, never the password).\n"
             "  --json   one JSON object (\"schema\": \"clusterpipe.status/1\") on stdout\n"
             "Exit status: 0 healthy, 1 something is down or no topology in DIR, 2 bad "
             "usage.\n");
@@ -330,6 +379,7 @@ int cp_cli_status(int argc, char **argv) {
     char eps[8192];
     cp_topo_endpoints(t, eps, sizeof(eps));
     size_t n = cp_topo_nprocs(t);
+    const char *pwf = cp_topo_password_file(t), *ca = cp_topo_tls_ca(t);
     json_t *root = NULL, *procs = NULL;
     if (json) {
         root = json_object();
@@ -338,9 +388,23 @@ int cp_cli_status(int argc, char **argv) {
         json_object_set_new(root, "kind", json_string(cluster ? "cluster" : "twemproxy"));
         json_object_set_new(root, "dir", json_string(cp_topo_dir(t)));
         json_object_set_new(root, "endpoints", json_string(eps));
+        json_object_set_new(root, "auth", json_boolean(pwf != NULL));
+        json_object_set_new(root, "password_file", pwf ? json_string(pwf) : json_null());
+        json_object_set_new(root, "tls", json_boolean(ca != NULL));
+        json_object_set_new(root, "tls_ca", ca ? json_string(ca) : json_null());
     } else {
         printf("%s in %s\nendpoints: %s\n", cluster ? "Redis Cluster" : "twemproxy", cp_topo_dir(t),
                eps);
+        /* Whether auth is on and where the secret is; never the password itself. */
+        if (pwf != NULL)
+            printf("auth: on (password in %s)\n", pwf);
+        else
+            printf("auth: off\n");
+        if (ca != NULL)
+            printf("tls: on (CA %s%s)\n", ca,
+                   cp_topo_tls_client_cert(t) ? "; clients need a certificate" : "");
+        else
+            printf("tls: off\n");
         printf("%-8s %-16s %-8s %-6s %-11s %-9s %s\n", "ROLE", "ADDRESS", "PID", "ALIVE",
                "USED_MEMORY", "RSS", "KEYS");
     }

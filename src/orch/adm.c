@@ -1,98 +1,198 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Synchronous admin commands over hiredis (see adm.h). Contexts and replies belong to the
- * caller; nothing is cached. One thread per context.
+ * Admin commands over libclusterpipe single-endpoint clients (see adm.h). A cp__adm owns its
+ * client and its one reusable pipeline; replies handed out by cp__adm_cmd belong to the caller.
+ * Commands are formatted with hiredis's printf-like formatter and appended preformatted, so the
+ * familiar "%s %b %d" formats keep working. No retries: the client gets a zero retry budget, so
+ * a failure surfaces at once and the orchestration's own polling loops decide what to do.
  */
 #include "orch/adm.h"
 
+#include "clusterpipe/clusterpipe.h"
 #include "orch/util.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
-redisContext *cp__adm_connect(const char *host, int port, const char *password, int timeout_ms,
-                              char *err, size_t errlen) {
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
-    if (c == NULL) {
+enum { CLEAN, QUEUED, DONE };
+
+struct cp__adm {
+    cp_client *c;
+    cp_pipeline *p;
+    int state; /* CLEAN, QUEUED (appended, not executed) or DONE (executed: reset before reuse) */
+    char host[64];
+    int port;
+};
+
+cp__adm *cp__adm_connect(const char *host, int port, const cp__adm_sec *sec, int timeout_ms,
+                         char *err, size_t errlen) {
+    cp__adm *a = calloc(1, sizeof(*a));
+    if (a == NULL) {
         cp__seterr(err, errlen, "%s:%d: out of memory", host, port);
         return NULL;
     }
-    if (c->err) {
-        cp__seterr(err, errlen, "%s:%d: %s", host, port, c->errstr);
-        redisFree(c);
-        return NULL;
-    }
-    if (redisSetTimeout(c, tv) != REDIS_OK) {
-        cp__seterr(err, errlen, "%s:%d: cannot set timeout", host, port);
-        redisFree(c);
-        return NULL;
-    }
-    if (password != NULL && *password != '\0') {
-        char e[256];
-        redisReply *r = cp__adm_cmd(c, e, sizeof(e), "AUTH %s", password);
-        if (r == NULL) {
-            cp__seterr(err, errlen, "%s:%d: AUTH: %s", host, port, e);
-            redisFree(c);
-            return NULL;
+    snprintf(a->host, sizeof(a->host), "%s", host);
+    a->port = port;
+    char ep[96];
+    snprintf(ep, sizeof(ep), "%s:%d", host, port);
+    cp_options o = CP_OPTIONS_INIT;
+    o.endpoint = ep;
+    o.connect_timeout_ms = timeout_ms;
+    o.io_timeout_ms = timeout_ms;
+    o.retry_budget_ms = 0;
+    if (sec != NULL) {
+        o.password = sec->password;
+        if (sec->tls_ca != NULL) {
+            o.tls = 1;
+            o.tls_ca_file = sec->tls_ca;
+            o.tls_cert_file = sec->tls_cert;
+            o.tls_key_file = sec->tls_key;
         }
-        freeReplyObject(r);
     }
-    return c;
+    a->c = cp_connect(&o);
+    if (a->c == NULL) {
+        cp__seterr(err, errlen, "%s:%d: out of memory", host, port);
+        free(a);
+        return NULL;
+    }
+    if (a->c->err != 0) {
+        /* The library's messages name the address already ("connect to 127.0.0.1:p: ..."). */
+        cp__seterr(err, errlen, "%s", a->c->errstr);
+        cp__adm_free(a);
+        return NULL;
+    }
+    if ((a->p = cp_pipeline_new(a->c)) == NULL) {
+        cp__seterr(err, errlen, "%s:%d: out of memory", host, port);
+        cp__adm_free(a);
+        return NULL;
+    }
+    return a;
 }
 
-/* Turns a hiredis result into our convention: NULL + err for transport errors and error
- * replies, the reply otherwise. */
-static redisReply *check_reply(redisContext *c, redisReply *r, char *err, size_t errlen) {
-    if (r == NULL) {
-        cp__seterr(err, errlen, "%s", c->errstr[0] ? c->errstr : "connection lost");
-        return NULL;
+void cp__adm_free(cp__adm *a) {
+    if (a == NULL)
+        return;
+    cp_pipeline_free(a->p);
+    cp_free(a->c);
+    free(a);
+}
+
+/* Makes the pipeline ready for a single command: whatever an earlier batch left is dropped. */
+static void fresh(cp__adm *a) {
+    if (a->state != CLEAN)
+        cp_pipeline_reset(a->p);
+    a->state = QUEUED;
+}
+
+/* Why command k has no usable reply: its error reply, or how the transport failed. Returns 0
+ * when reply k is a non-error answer. */
+static int reply_problem(cp__adm *a, size_t k, char *err, size_t errlen) {
+    const redisReply *r = cp_reply(a->p, k);
+    if (cp_get_outcome(a->p, k) != CP_DONE || r == NULL) {
+        const char *why = cp_pipeline_errstr(a->p);
+        if (why != NULL && *why) /* the library's message names the address */
+            cp__seterr(err, errlen, "%s", why);
+        else
+            cp__seterr(err, errlen, "%s:%d: no answer", a->host, a->port);
+        return -1;
     }
     if (r->type == REDIS_REPLY_ERROR) {
         cp__seterr(err, errlen, "%.*s", (int)r->len, r->str);
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
-}
-
-redisReply *cp__adm_cmd(redisContext *c, char *err, size_t errlen, const char *fmt, ...) {
-    if (c->err) {
-        cp__seterr(err, errlen, "%s", c->errstr);
-        return NULL;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    return check_reply(c, r, err, errlen);
-}
-
-redisReply *cp__adm_argv(redisContext *c, int argc, const char **argv, const size_t *lens,
-                         char *err, size_t errlen) {
-    if (c->err) {
-        cp__seterr(err, errlen, "%s", c->errstr);
-        return NULL;
-    }
-    redisReply *r = redisCommandArgv(c, argc, argv, lens);
-    return check_reply(c, r, err, errlen);
-}
-
-int cp__adm_ok(redisContext *c, char *err, size_t errlen, const char *fmt, ...) {
-    if (c->err) {
-        cp__seterr(err, errlen, "%s", c->errstr);
         return -1;
     }
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    r = check_reply(c, r, err, errlen);
-    if (r == NULL)
-        return -1;
-    freeReplyObject(r);
     return 0;
+}
+
+/* Executes the single queued command and hands its reply to the caller (NULL + err on an error
+ * reply or a transport failure). */
+static redisReply *run_single(cp__adm *a, char *err, size_t errlen) {
+    cp_exec(a->p);
+    a->state = DONE;
+    if (reply_problem(a, 0, err, errlen) != 0)
+        return NULL;
+    return cp_take_reply(a->p, 0);
+}
+
+/* Formats with hiredis's printf-like formatter and appends the result. */
+static int append_v(cp__adm *a, const char *fmt, va_list ap) {
+    char *cmd = NULL;
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    if (len < 0)
+        return -1;
+    int rc = cp_append_formatted(a->p, cmd, (size_t)len);
+    redisFreeCommand(cmd);
+    return rc == 0 ? 0 : -1;
+}
+
+redisReply *cp__adm_cmd(cp__adm *a, char *err, size_t errlen, const char *fmt, ...) {
+    fresh(a);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = append_v(a, fmt, ap);
+    va_end(ap);
+    if (rc != 0) {
+        cp__seterr(err, errlen, "cannot format command '%s'", fmt);
+        return NULL;
+    }
+    return run_single(a, err, errlen);
+}
+
+redisReply *cp__adm_argv(cp__adm *a, int argc, const char **argv, const size_t *lens, char *err,
+                         size_t errlen) {
+    fresh(a);
+    if (cp_append_argv(a->p, argc, argv, lens) != 0) {
+        cp__seterr(err, errlen, "cannot append %s", argc > 0 ? argv[0] : "an empty command");
+        return NULL;
+    }
+    return run_single(a, err, errlen);
+}
+
+int cp__adm_ok(cp__adm *a, char *err, size_t errlen, const char *fmt, ...) {
+    fresh(a);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = append_v(a, fmt, ap);
+    va_end(ap);
+    if (rc != 0) {
+        cp__seterr(err, errlen, "cannot format command '%s'", fmt);
+        return -1;
+    }
+    cp_exec(a->p);
+    a->state = DONE;
+    return reply_problem(a, 0, err, errlen);
+}
+
+int cp__adm_append(cp__adm *a, const char *fmt, ...) {
+    /* A batch that was executed is over: the first append after it starts a new one. */
+    if (a->state == DONE)
+        cp_pipeline_reset(a->p);
+    a->state = QUEUED;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = append_v(a, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cp__adm_flush(cp__adm *a, char *err, size_t errlen) {
+    cp_exec(a->p);
+    a->state = DONE;
+    int rc = 0;
+    char first[512] = "";
+    for (size_t k = 0; k < cp_count(a->p); k++)
+        if (reply_problem(a, k, rc == 0 ? first : NULL, rc == 0 ? sizeof(first) : 0) != 0)
+            rc = -1;
+    if (rc != 0)
+        cp__seterr(err, errlen, "%s", first);
+    return rc;
+}
+
+const redisReply *cp__adm_reply(const cp__adm *a, size_t k) {
+    if (k >= cp_count(a->p) || cp_get_outcome(a->p, k) != CP_DONE)
+        return NULL;
+    return cp_reply(a->p, k);
 }
 
 int cp__info_field(const char *info, const char *field, char *out, size_t len) {
@@ -111,9 +211,9 @@ int cp__info_field(const char *info, const char *field, char *out, size_t len) {
     return -1;
 }
 
-int cp__adm_info(redisContext *c, const char *section, const char *field, char *out, size_t len,
+int cp__adm_info(cp__adm *a, const char *section, const char *field, char *out, size_t len,
                  char *err, size_t errlen) {
-    redisReply *r = cp__adm_cmd(c, err, errlen, "INFO %s", section);
+    redisReply *r = cp__adm_cmd(a, err, errlen, "INFO %s", section);
     if (r == NULL)
         return -1;
     int rc = -1;

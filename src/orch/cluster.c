@@ -2,8 +2,8 @@
  *
  * Redis Cluster formation and agreement checks (see cluster.h). Works on a cp_topo whose nodes
  * are started; every wait polls, watches for dead processes and honours the caller's cancel flag.
- * Views (cp__cview, ~70 KiB) are heap-allocated here and freed before returning. One thread per
- * cp_topo.
+ * Views (cp__cview, ~70 KiB) are heap-allocated here and freed before returning. Admin
+ * connections (adm.h) go over TLS when the topology has it. One thread per cp_topo.
  */
 #include "orch/cluster.h"
 
@@ -101,7 +101,7 @@ int cp__cview_find(const cp__cview *v, const char *id) {
 }
 
 /* CLUSTER NODES on an open connection, parsed. */
-static int view_of(redisContext *c, cp__cview *v, char *err, size_t errlen) {
+static int view_of(cp__adm *c, cp__cview *v, char *err, size_t errlen) {
     redisReply *r = cp__adm_cmd(c, err, errlen, "CLUSTER NODES");
     if (r == NULL)
         return -1;
@@ -115,11 +115,11 @@ static int view_of(redisContext *c, cp__cview *v, char *err, size_t errlen) {
 }
 
 int cp__cluster_view(const cp_topo *t, size_t i, cp__cview *v, char *err, size_t errlen) {
-    redisContext *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
+    cp__adm *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
     if (c == NULL)
         return -1;
     int rc = view_of(c, v, err, errlen);
-    redisFree(c);
+    cp__adm_free(c);
     return rc;
 }
 
@@ -210,13 +210,13 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
             continue;
         char label[128], val[64];
         cp__topo_proc_label(t, i, label, sizeof(label));
-        redisContext *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
+        cp__adm *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
         if (c == NULL)
             goto out;
         if (cp__adm_info(c, "cluster", "cluster_enabled", val, sizeof(val), err, errlen) != 0 ||
             strcmp(val, "1") != 0) {
             cp__seterr(err, errlen, "%s is not a cluster node", label);
-            redisFree(c);
+            cp__adm_free(c);
             goto out;
         }
         redisReply *r = cp__adm_cmd(c, err, errlen, "CLUSTER INFO");
@@ -225,7 +225,7 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
             if (r != NULL)
                 cp__seterr(err, errlen, "%s reports cluster_state:%s", label, val);
             freeReplyObject(r);
-            redisFree(c);
+            cp__adm_free(c);
             goto out;
         }
         freeReplyObject(r);
@@ -245,7 +245,7 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
                 bad = 1;
             }
         }
-        redisFree(c);
+        cp__adm_free(c);
         if (bad)
             goto out;
         if (!have_ref) {
@@ -335,7 +335,7 @@ int cp__cluster_sync_roles(cp_topo *t, char *err, size_t errlen) {
 /* ---- creation -------------------------------------------------------------------------------- */
 
 /* Assigns slots lo..hi to the node behind c: ADDSLOTSRANGE (Redis 7), else ADDSLOTS in chunks. */
-static int add_slots(redisContext *c, int lo, int hi, char *err, size_t errlen) {
+static int add_slots(cp__adm *c, int lo, int hi, char *err, size_t errlen) {
     char e[256];
     if (cp__adm_ok(c, e, sizeof(e), "CLUSTER ADDSLOTSRANGE %d %d", lo, hi) == 0)
         return 0;
@@ -405,7 +405,7 @@ static int wait_all_known(cp_topo *t, char *err, size_t errlen) {
 
 /* Runs one setup step on node i, turning failures into a message naming the node (or its death,
  * when that is the cause). */
-static int node_step(cp_topo *t, size_t i, redisContext **cp, char *err, size_t errlen) {
+static int node_step(cp_topo *t, size_t i, cp__adm **cp, char *err, size_t errlen) {
     char label[128], e[256];
     cp__topo_proc_label(t, i, label, sizeof(label));
     *cp = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, e, sizeof(e));
@@ -430,7 +430,7 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
     size_t m = 0;
     for (size_t i = 0; i < t->nprocs; i++) {
         cp_proc *p = &t->procs[i];
-        redisContext *c;
+        cp__adm *c;
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
         cp__topo_proc_label(t, i, label, sizeof(label));
@@ -449,7 +449,7 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             rc = add_slots(c, lo, hi, e, sizeof(e));
             m++;
         }
-        redisFree(c);
+        cp__adm_free(c);
         if (rc != 0) {
             cp__seterr(err, errlen, "%s: %s", label, e);
             return CP_ESERVER;
@@ -462,26 +462,31 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
     /* Every pair meets directly: with MEET from one node only, the others learn each other
      * through gossip, which takes a second or more. */
     for (size_t i = 0; i + 1 < t->nprocs; i++) {
-        redisContext *c;
+        cp__adm *c;
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
+        int queued = 0;
         for (size_t j = i + 1; j < t->nprocs; j++)
-            redisAppendCommand(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
-        for (size_t j = i + 1; j < t->nprocs; j++) {
-            void *reply = NULL;
-            int ok = redisGetReply(c, &reply) == REDIS_OK &&
-                     ((redisReply *)reply)->type != REDIS_REPLY_ERROR;
-            if (!ok) {
-                cp__topo_proc_label(t, i, label, sizeof(label));
-                cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label, t->procs[j].port,
-                           reply ? ((redisReply *)reply)->str : c->errstr);
-                freeReplyObject(reply);
-                redisFree(c);
-                return CP_ESERVER;
-            }
-            freeReplyObject(reply);
+            queued |= cp__adm_append(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
+        if (queued != 0) {
+            cp__adm_free(c);
+            cp__seterr(err, errlen, "out of memory");
+            return CP_ENOMEM;
         }
-        redisFree(c);
+        if (cp__adm_flush(c, e, sizeof(e)) != 0) {
+            /* Name the first MEET that failed (no reply, or an error reply). */
+            size_t j = i + 1;
+            for (size_t k = 0; j + 1 < t->nprocs; j++, k++) {
+                const redisReply *r = cp__adm_reply(c, k);
+                if (r == NULL || r->type == REDIS_REPLY_ERROR)
+                    break;
+            }
+            cp__topo_proc_label(t, i, label, sizeof(label));
+            cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label, t->procs[j].port, e);
+            cp__adm_free(c);
+            return CP_ESERVER;
+        }
+        cp__adm_free(c);
     }
     rc = wait_all_known(t, err, errlen);
     if (rc != 0)
@@ -490,11 +495,11 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
         cp_proc *p = &t->procs[i];
         if (p->role != CP_ROLE_REPLICA)
             continue;
-        redisContext *c;
+        cp__adm *c;
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
         rc = cp__adm_ok(c, e, sizeof(e), "CLUSTER REPLICATE %s", t->procs[p->master].id);
-        redisFree(c);
+        cp__adm_free(c);
         if (rc != 0) {
             cp__topo_proc_label(t, i, label, sizeof(label));
             cp__seterr(err, errlen, "%s: CLUSTER REPLICATE: %s", label, e);

@@ -3,7 +3,8 @@
  * Operations on a running cluster that the scenarios need: add a node, migrate slots with their
  * keys, rebalance, kill and restart one process, manual failover. Each one blocks until the
  * cluster agrees again, then records the new roles in state.json. The admin connections opened
- * here are closed before returning. One thread per cp_topo.
+ * here (adm.h: TLS when the topology has it) are closed before returning. One thread per
+ * cp_topo.
  */
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
@@ -96,7 +97,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
     if (rc == 0)
         rc = cp__topo_wait_serving(t, &i, 1, 1, err, errlen);
     char e[256];
-    redisContext *c = rc == 0 ? cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, e, sizeof(e)) : NULL;
+    cp__adm *c = rc == 0 ? cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, e, sizeof(e)) : NULL;
     if (rc == 0 && c == NULL) {
         cp__seterr(err, errlen, "new node on port %d: %s", p->port, e);
         rc = CP_ECONNECT;
@@ -111,7 +112,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
         }
         freeReplyObject(r);
     }
-    redisFree(c);
+    cp__adm_free(c);
     if (rc != 0) {
         /* Not introduced to anyone yet: forget it entirely. */
         cp__topo_stop(t, &i, 1);
@@ -124,7 +125,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
     if (c == NULL)
         return CP_ECONNECT;
     rc = cp__adm_ok(c, e, sizeof(e), "CLUSTER MEET %s %d", p->host, p->port);
-    redisFree(c);
+    cp__adm_free(c);
     if (rc != 0) {
         cp__seterr(err, errlen, "CLUSTER MEET %s %d: %s", p->host, p->port, e);
         return CP_ESERVER;
@@ -143,7 +144,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
             rc = CP_ESERVER;
         }
         if (c != NULL)
-            redisFree(c);
+            cp__adm_free(c);
     }
     if (rc == 0)
         rc = cp__cluster_wait(t, 1, CP__CONVERGE_TIMEOUT_MS, err, errlen);
@@ -159,7 +160,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
 /* Moves the keys of one slot from cf to the node at to_port, MIGRATE_BATCH keys per MIGRATE,
  * until GETKEYSINSLOT comes back empty. REPLACE is safe: while the slot is MIGRATING, the source
  * holds the authoritative copy of every key it still has. */
-static int move_keys(const cp_topo *t, redisContext *cf, const cp_proc *to, int slot, char *err,
+static int move_keys(const cp_topo *t, cp__adm *cf, const cp_proc *to, int slot, char *err,
                      size_t errlen) {
     char port[16], tmo[16];
     snprintf(port, sizeof(port), "%d", to->port);
@@ -202,31 +203,17 @@ static int move_keys(const cp_topo *t, redisContext *cf, const cp_proc *to, int 
     }
 }
 
-/* Reads n pipelined replies from c, all of them even after an error so the connection stays in
- * step. Returns 0, or -1 with the first error in err. */
-static int drain(redisContext *c, int n, char *err, size_t errlen) {
-    int rc = 0;
-    for (int k = 0; k < n; k++) {
-        void *reply = NULL;
-        if (redisGetReply(c, &reply) != REDIS_OK) {
-            cp__seterr(err, errlen, "%s", c->errstr);
+/* Sends "CLUSTER SETSLOT <s> <how> <id>" for every slot of the batch to c as one pipeline (all
+ * written before any answer is read) and waits for every answer. Returns 0, or -1 with the first
+ * error in err. */
+static int setslot_all(cp__adm *c, const int *slots, int n, const char *how, const char *id,
+                       char *err, size_t errlen) {
+    for (int k = 0; k < n; k++)
+        if (cp__adm_append(c, "CLUSTER SETSLOT %d %s %s", slots[k], how, id) != 0) {
+            cp__seterr(err, errlen, "out of memory");
             return -1;
         }
-        redisReply *r = reply;
-        if (r->type == REDIS_REPLY_ERROR && rc == 0) {
-            cp__seterr(err, errlen, "%s", r->str);
-            rc = -1;
-        }
-        freeReplyObject(r);
-    }
-    return rc;
-}
-
-/* Sends "CLUSTER SETSLOT <s> <how> <id>" for every slot of the batch in one pipeline. */
-static void append_setslot(redisContext *c, const int *slots, int n, const char *how,
-                           const char *id) {
-    for (int k = 0; k < n; k++)
-        redisAppendCommand(c, "CLUSTER SETSLOT %d %s %s", slots[k], how, id);
+    return cp__adm_flush(c, err, errlen);
 }
 
 /* Moves a batch of slots from `from` to `to` (both masters): IMPORTING on the target, MIGRATING
@@ -234,52 +221,44 @@ static void append_setslot(redisContext *c, const int *slots, int n, const char 
  * owns the slots before the source lets go), then on the source and every other master. Each
  * step is one pipeline per node: Redis saves nodes.conf (with an fsync) once per event-loop
  * turn, so a pipelined batch costs one fsync where one command at a time costs one each. */
-static int move_batch(const cp_topo *t, redisContext **cms, size_t from, size_t to,
-                      const int *slots, int n, char *err, size_t errlen) {
+static int move_batch(const cp_topo *t, cp__adm **cms, size_t from, size_t to, const int *slots,
+                      int n, char *err, size_t errlen) {
     const char *fid = t->procs[from].id, *tid = t->procs[to].id;
-    redisContext *cf = cms[from], *ct = cms[to];
+    cp__adm *cf = cms[from], *ct = cms[to];
     char e[512];
     const char *step = "IMPORTING";
-    append_setslot(ct, slots, n, "IMPORTING", fid);
-    if (drain(ct, n, e, sizeof(e)) != 0)
+    if (setslot_all(ct, slots, n, "IMPORTING", fid, e, sizeof(e)) != 0)
         goto fail;
     step = "MIGRATING";
-    append_setslot(cf, slots, n, "MIGRATING", tid);
-    if (drain(cf, n, e, sizeof(e)) != 0)
+    if (setslot_all(cf, slots, n, "MIGRATING", tid, e, sizeof(e)) != 0)
         goto fail;
     step = "COUNTKEYSINSLOT";
     for (int k = 0; k < n; k++)
-        redisAppendCommand(cf, "CLUSTER COUNTKEYSINSLOT %d", slots[k]);
-    unsigned char has_keys[256] = {0};
-    for (int k = 0; k < n; k++) {
-        void *reply = NULL;
-        if (redisGetReply(cf, &reply) != REDIS_OK) {
-            snprintf(e, sizeof(e), "%s", cf->errstr);
+        if (cp__adm_append(cf, "CLUSTER COUNTKEYSINSLOT %d", slots[k]) != 0) {
+            snprintf(e, sizeof(e), "out of memory");
             goto fail;
         }
-        redisReply *r = reply;
-        has_keys[k] = r->type != REDIS_REPLY_INTEGER || r->integer > 0;
-        freeReplyObject(r);
+    if (cp__adm_flush(cf, e, sizeof(e)) != 0)
+        goto fail;
+    unsigned char has_keys[MIGRATE_SLOTS_PER_BATCH] = {0};
+    for (int k = 0; k < n; k++) {
+        const redisReply *r = cp__adm_reply(cf, (size_t)k);
+        has_keys[k] = r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer > 0;
     }
     step = "MIGRATE";
     for (int k = 0; k < n; k++)
         if (has_keys[k] && move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e)) != 0)
             goto fail;
     step = "NODE";
-    append_setslot(ct, slots, n, "NODE", tid);
-    if (drain(ct, n, e, sizeof(e)) != 0)
-        goto fail;
-    for (size_t k = 0; k < t->nprocs; k++)
-        if (k != to && cms[k] != NULL)
-            append_setslot(cms[k], slots, n, "NODE", tid);
-    if (drain(cf, n, e, sizeof(e)) != 0)
+    if (setslot_all(ct, slots, n, "NODE", tid, e, sizeof(e)) != 0 ||
+        setslot_all(cf, slots, n, "NODE", tid, e, sizeof(e)) != 0)
         goto fail;
     for (size_t k = 0; k < t->nprocs; k++) {
         if (k == from || k == to || cms[k] == NULL)
             continue;
         /* Other masters learn it from gossip anyway; telling them now avoids a MOVED detour,
          * and an error here (a node that just restarted) is not fatal. */
-        drain(cms[k], n, e, sizeof(e));
+        setslot_all(cms[k], slots, n, "NODE", tid, e, sizeof(e));
     }
     return 0;
 fail:
@@ -306,7 +285,7 @@ int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *
         return CP_EINVAL;
     }
     cp__cview *v = malloc(sizeof(*v));
-    redisContext **cms = calloc(t->nprocs, sizeof(*cms));
+    cp__adm **cms = calloc(t->nprocs, sizeof(*cms));
     int *slots = malloc(sizeof(int) * CP_SLOTS);
     if (v == NULL || cms == NULL || slots == NULL) {
         cp__seterr(err, errlen, "out of memory");
@@ -354,7 +333,7 @@ int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *
 out:
     for (size_t k = 0; cms != NULL && k < t->nprocs; k++)
         if (cms[k] != NULL)
-            redisFree(cms[k]);
+            cp__adm_free(cms[k]);
     free(cms);
     free(slots);
     free(v);
@@ -494,14 +473,14 @@ int cp_topo_failover(cp_topo *t, size_t replica, char *err, size_t errlen) {
     }
     /* A live master hands over cleanly; a dead one cannot take part, so force it. */
     int forced = p->master < 0 || !cp_topo_alive(t, (size_t)p->master);
-    redisContext *c = cp__topo_connect(t, replica, CP__ADM_TIMEOUT_MS, err, errlen);
+    cp__adm *c = cp__topo_connect(t, replica, CP__ADM_TIMEOUT_MS, err, errlen);
     if (c == NULL)
         return CP_ECONNECT;
     char e[256], role[32] = "";
     rc = cp__adm_ok(c, e, sizeof(e), forced ? "CLUSTER FAILOVER FORCE" : "CLUSTER FAILOVER");
     if (rc != 0) {
         cp__seterr(err, errlen, "CLUSTER FAILOVER on port %d: %s", p->port, e);
-        redisFree(c);
+        cp__adm_free(c);
         return CP_ESERVER;
     }
     cp__topo_log(t, "failover%s: replica on port %d takes over", forced ? " (forced)" : "",
@@ -512,12 +491,12 @@ int cp_topo_failover(cp_topo *t, size_t replica, char *err, size_t errlen) {
         if (cp__now_ms() >= deadline || cp__topo_cancelled(t)) {
             cp__seterr(err, errlen, "port %d did not become master within %d s (role %s)", p->port,
                        FAILOVER_TIMEOUT_MS / 1000, role[0] ? role : e);
-            redisFree(c);
+            cp__adm_free(c);
             return CP_ETIMEDOUT;
         }
         cp__sleep_ms(20);
     }
-    redisFree(c);
+    cp__adm_free(c);
     rc = cp__cluster_wait(t, 0, CP__CONVERGE_TIMEOUT_MS, err, errlen);
     if (rc == 0)
         rc = cp__cluster_sync_roles(t, err, errlen);

@@ -129,6 +129,47 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
     return 0;
 }
 
+int cp__run(char *const argv[], const char *workdir, const char *outfile, int timeout_ms,
+            const volatile sig_atomic_t *cancel, char *err, size_t errlen) {
+    pid_t pid = 0;
+    unsigned long long start = 0;
+    if (cp__spawn(argv, workdir, outfile, 1, &pid, &start, err, errlen) != 0)
+        return -1;
+    int64_t deadline = cp__now_ms() + timeout_ms;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR) {
+            cp__seterr(err, errlen, "%s: waitpid: %s", argv[0], strerror(errno));
+            return -1;
+        }
+        int stop = (cancel != NULL && *cancel) || cp__now_ms() >= deadline;
+        if (stop) {
+            /* Our own unreaped child: its PID cannot have been reused, so killing it is safe. */
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            if (cancel != NULL && *cancel)
+                cp__seterr(err, errlen, "interrupted");
+            else
+                cp__seterr(err, errlen, "%s did not finish within %d s", argv[0],
+                           timeout_ms / 1000);
+            return -1;
+        }
+        cp__sleep_ms(20);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (WIFEXITED(status))
+        cp__seterr(err, errlen, "%s exited with status %d", argv[0], WEXITSTATUS(status));
+    else
+        cp__seterr(err, errlen, "%s was killed by signal %d", argv[0],
+                   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return -1;
+}
+
 int cp__proc_stat(pid_t pid, unsigned long long *start_time, char *state) {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);

@@ -9,6 +9,7 @@
 #ifndef CLUSTERPIPE_ORCH_PROC_H
 #define CLUSTERPIPE_ORCH_PROC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -27,6 +28,13 @@ typedef struct cp__pidref {
  * with a message in err), filling *pid and *start_time. */
 int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int die_with_parent,
               pid_t *pid, unsigned long long *start_time, char *err, size_t errlen);
+
+/* Runs a short-lived helper (the openssl command) to completion: cp__spawn with die_with_parent,
+ * then waits for that PID only, polling cancel (may be NULL) every 20 ms. On timeout or cancel
+ * the child is SIGKILLed by PID and reaped. Returns 0 when it exited with status 0, else -1 with
+ * err saying how it ended (the caller adds the output's tail). Blocks up to timeout_ms. */
+int cp__run(char *const argv[], const char *workdir, const char *outfile, int timeout_ms,
+            const volatile sig_atomic_t *cancel, char *err, size_t errlen);
 
 /* Reads /proc/PID/stat: start time (field 22) and state (field 3). Returns 0, or -1 when there
  * is no such process. */

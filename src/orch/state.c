@@ -4,13 +4,17 @@
  * every change (each spawn, failover, added node) through a temporary file and rename, so another
  * process (`status`, `down`, `bench --dir`) always reads a whole file. Read with jansson. The
  * cp_topo returned by cp__state_load is owned by the caller (cp_topo_free). No threads.
+ * The secret paths (password_file, tls_ca) are written for other tools to read; on load they are
+ * derived again from where the file was found, like the directory itself.
  *
  * Schema "clusterpipe.topo/1":
  *   {"schema", "kind": "cluster"|"twemproxy", "dir", "password" (null when none), "persistence",
- *    "hash", "distribution", "auto_eject", "ephemeral", "redis_server", "nutcracker",
+ *    "password_file" (null when none), "tls", "tls_auth_clients", "tls_ca" (null without TLS),
+ *    "hash", "distribution", "auto_eject", "ephemeral", "redis_server", "nutcracker", "openssl",
  *    "procs": [{"role": "master"|"replica"|"shard"|"proxy", "host", "port", "pid", "start_time",
  *               "id", "master", "stats_port"}]}
  */
+#include "orch/secure.h"
 #include "orch/topo.h"
 #include "orch/util.h"
 
@@ -64,6 +68,11 @@ int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
                         json_string(t->kind == CP_TOPO_CLUSTER ? "cluster" : "twemproxy"));
     json_object_set_new(root, "dir", json_string(t->dir));
     json_object_set_new(root, "password", t->password ? json_string(t->password) : json_null());
+    json_object_set_new(root, "password_file",
+                        t->password ? json_string(t->password_file) : json_null());
+    json_object_set_new(root, "tls", json_boolean(t->tls));
+    json_object_set_new(root, "tls_auth_clients", json_boolean(t->tls_auth_clients));
+    json_object_set_new(root, "tls_ca", t->tls ? json_string(t->tls_ca) : json_null());
     json_object_set_new(root, "persistence", json_boolean(t->persistence));
     json_object_set_new(root, "hash", json_string(t->hash));
     json_object_set_new(root, "distribution", json_string(t->distribution));
@@ -71,6 +80,7 @@ int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
     json_object_set_new(root, "ephemeral", json_boolean(t->ephemeral));
     json_object_set_new(root, "redis_server", json_string(t->redis_bin));
     json_object_set_new(root, "nutcracker", json_string(t->nutcracker_bin));
+    json_object_set_new(root, "openssl", json_string(t->openssl_bin));
     for (size_t i = 0; i < t->nprocs; i++) {
         const cp_proc *p = &t->procs[i];
         json_t *o = json_object();
@@ -174,8 +184,12 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
     get_str(root, "distribution", t->distribution, sizeof(t->distribution));
     t->auto_eject = json_is_true(json_object_get(root, "auto_eject"));
     t->ephemeral = json_is_true(json_object_get(root, "ephemeral"));
+    t->tls = json_is_true(json_object_get(root, "tls"));
+    t->tls_auth_clients = t->tls && json_is_true(json_object_get(root, "tls_auth_clients"));
+    cp__secure_paths(t);
     get_str(root, "redis_server", t->redis_bin, sizeof(t->redis_bin));
     get_str(root, "nutcracker", t->nutcracker_bin, sizeof(t->nutcracker_bin));
+    get_str(root, "openssl", t->openssl_bin, sizeof(t->openssl_bin));
     json_t *procs = json_object_get(root, "procs");
     size_t i;
     json_t *o;

@@ -24,7 +24,7 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
         return 0;
     st->rss = cp__proc_rss(t->procs[i].pid);
     char e[256], val[64];
-    redisContext *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
+    cp__adm *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
     if (c == NULL)
         return 0;
     redisReply *r = cp__adm_cmd(c, e, sizeof(e), "PING");
@@ -40,7 +40,7 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
             st->keys = r->integer;
         freeReplyObject(r);
     }
-    redisFree(c);
+    cp__adm_free(c);
     return 0;
 }
 
@@ -59,12 +59,12 @@ int cp_topo_check(const cp_topo *t, char *err, size_t errlen) {
         if (t->kind == CP_TOPO_CLUSTER)
             continue; /* cp__cluster_check talks to every node */
         char e[256];
-        redisContext *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
+        cp__adm *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
         redisReply *r = c ? cp__adm_cmd(c, e, sizeof(e), "PING") : NULL;
         int ok = r != NULL;
         freeReplyObject(r);
         if (c != NULL)
-            redisFree(c);
+            cp__adm_free(c);
         if (!ok) {
             cp__seterr(err, errlen, "%s does not answer PING: %s", label, e);
             return CP_ECONNECT;

@@ -10,6 +10,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
 #include "orch/cluster.h"
+#include "orch/secure.h"
 #include "orch/twemproxy.h"
 #include "orch/util.h"
 
@@ -141,18 +142,20 @@ static void conf_quoted(char *buf, size_t len, const char *s) {
     buf[n] = '\0';
 }
 
-/* The redis.conf of one node: loopback only, its own directory for logs and nodes.conf, no
- * persistence unless asked (the comparison measures memory, not disks), no diskless-sync delay
- * so replicas link in milliseconds. */
+/* The redis.conf of one node: loopback only with protected mode, its own directory for logs and
+ * nodes.conf, no persistence unless asked (the comparison measures memory, not disks), no
+ * diskless-sync delay so replicas link in milliseconds. With TLS the plain port is closed
+ * (port 0) and the node serves, gossips (tls-cluster) and replicates (tls-replication) over TLS
+ * only; the cluster bus is then tls-port + 10000. */
 static int write_redis_conf(const cp_topo *t, size_t i, const char *pdir, char *err,
                             size_t errlen) {
     const cp_proc *p = &t->procs[i];
     char conf[8192], path[PATH_MAX + 32];
     snprintf(conf, sizeof(conf),
              "# Written by clusterpipe; stop with: clusterpipe down --dir %s\n"
-             "bind 127.0.0.1\nport %d\ndaemonize no\nloglevel notice\n"
+             "bind 127.0.0.1\nprotected-mode yes\nport %d\ndaemonize no\nloglevel notice\n"
              "repl-diskless-sync-delay 0\ndir ",
-             t->dir, p->port);
+             t->dir, t->tls ? 0 : p->port);
     conf_quoted(conf, sizeof(conf), pdir);
     snprintf(path, sizeof(path), "%s/redis.log", pdir);
     cp__adderr(conf, sizeof(conf), "\nlogfile ");
@@ -167,6 +170,17 @@ static int write_redis_conf(const cp_topo *t, size_t i, const char *pdir, char *
         cp__adderr(conf, sizeof(conf),
                    "cluster-enabled yes\ncluster-config-file nodes.conf\n"
                    "cluster-node-timeout 2000\n");
+    if (t->tls) {
+        cp__adderr(conf, sizeof(conf), "tls-port %d\ntls-cert-file ", p->port);
+        conf_quoted(conf, sizeof(conf), t->tls_cert);
+        cp__adderr(conf, sizeof(conf), "\ntls-key-file ");
+        conf_quoted(conf, sizeof(conf), t->tls_key);
+        cp__adderr(conf, sizeof(conf), "\ntls-ca-cert-file ");
+        conf_quoted(conf, sizeof(conf), t->tls_ca);
+        cp__adderr(conf, sizeof(conf), "\ntls-auth-clients %s\ntls-replication yes\n%s",
+                   t->tls_auth_clients ? "yes" : "no",
+                   p->role != CP_ROLE_SHARD ? "tls-cluster yes\n" : "");
+    }
     if (t->password != NULL) {
         cp__adderr(conf, sizeof(conf), "requirepass ");
         conf_quoted(conf, sizeof(conf), t->password);
@@ -268,16 +282,17 @@ int cp__topo_check_alive(const cp_topo *t, char *err, size_t errlen) {
     return 0;
 }
 
-redisContext *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err,
-                               size_t errlen) {
+cp__adm *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err, size_t errlen) {
     const cp_proc *p = &t->procs[i];
-    return cp__adm_connect(p->host, p->port, t->password, timeout_ms, err, errlen);
+    cp__adm_sec sec;
+    cp__secure_adm(t, &sec);
+    return cp__adm_connect(p->host, p->port, &sec, timeout_ms, err, errlen);
 }
 
 /* 0 when redis process i answers PING with PONG (LOADING and refused connections are "not
  * yet"), -1 with the reason otherwise. */
 static int probe_redis(const cp_topo *t, size_t i, char *err, size_t errlen) {
-    redisContext *c = cp__topo_connect(t, i, 500, err, errlen);
+    cp__adm *c = cp__topo_connect(t, i, 500, err, errlen);
     if (c == NULL)
         return -1;
     redisReply *r = cp__adm_cmd(c, err, errlen, "PING");
@@ -285,7 +300,7 @@ static int probe_redis(const cp_topo *t, size_t i, char *err, size_t errlen) {
     if (r != NULL && !ok)
         cp__seterr(err, errlen, "PING answered %s", r->str ? r->str : "?");
     freeReplyObject(r);
-    redisFree(c);
+    cp__adm_free(c);
     return ok ? 0 : -1;
 }
 
@@ -390,13 +405,15 @@ size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n) {
 
 /* ---- directory ------------------------------------------------------------------------------- */
 
-/* 1 when name is one of the per-process directories we create. */
+/* 1 when name is one of the per-process directories or secret files we create. */
 static int our_entry(const char *name) {
-    return strncmp(name, "redis-", 6) == 0 || strncmp(name, "nutcracker-", 11) == 0;
+    return strncmp(name, "redis-", 6) == 0 || strncmp(name, "nutcracker-", 11) == 0 ||
+           strcmp(name, "password") == 0 || strcmp(name, "tls") == 0;
 }
 
-/* Removes what a topology wrote in dir (process directories, state.json), then dir itself when
- * that leaves it empty. Foreign files are never touched. */
+/* Removes what a topology wrote in dir (process directories, the password file, the TLS
+ * material, state.json), then dir itself when that leaves it empty. Foreign files are never
+ * touched. */
 static void remove_topology_files(const char *dir) {
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -531,6 +548,20 @@ static int check_opts(const cp_up_opts *o, char *err, size_t errlen) {
         cp__seterr(err, errlen, "unknown twemproxy distribution '%s'", o->distribution);
         return -1;
     }
+    if (o->password != NULL && o->no_password) {
+        cp__seterr(err, errlen, "a password and no_password together");
+        return -1;
+    }
+    if (o->kind == CP_TOPO_TWEMPROXY && (o->tls || o->tls_auth_clients)) {
+        cp__seterr(err, errlen,
+                   "twemproxy (nutcracker) has no TLS support: it cannot serve TLS to clients "
+                   "nor speak it to its shards; use a Redis Cluster for TLS");
+        return -1;
+    }
+    if (o->tls_auth_clients && !o->tls) {
+        cp__seterr(err, errlen, "tls_auth_clients needs tls");
+        return -1;
+    }
     if (o->password != NULL) {
         for (const char *s = o->password; *s; s++)
             if ((unsigned char)*s < 0x20 || *s == 0x7f) {
@@ -627,11 +658,27 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
         cp__seterr(err, errlen, "out of memory");
         return CP_ENOMEM;
     }
+    if (t->password == NULL && !opt->no_password) {
+        char pw[CP__PASSWORD_HEX + 1];
+        if (cp__secure_gen_password(pw, sizeof(pw), err, errlen) != 0) {
+            cp_topo_free(t);
+            return CP_EIO;
+        }
+        if ((t->password = strdup(pw)) == NULL) {
+            cp_topo_free(t);
+            cp__seterr(err, errlen, "out of memory");
+            return CP_ENOMEM;
+        }
+    }
+    t->tls = opt->tls;
+    t->tls_auth_clients = opt->tls_auth_clients;
     if (cp__find_binary(opt->redis_server, "redis-server", "redis-server", t->redis_bin,
                         sizeof(t->redis_bin), err, errlen) != 0 ||
         (opt->kind == CP_TOPO_TWEMPROXY &&
          cp__find_binary(opt->nutcracker, "nutcracker", "nutcracker", t->nutcracker_bin,
-                         sizeof(t->nutcracker_bin), err, errlen) != 0)) {
+                         sizeof(t->nutcracker_bin), err, errlen) != 0) ||
+        (opt->tls && cp__find_binary(opt->openssl, "openssl", "openssl", t->openssl_bin,
+                                     sizeof(t->openssl_bin), err, errlen) != 0)) {
         cp_topo_free(t);
         return CP_EINVAL;
     }
@@ -643,15 +690,27 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
         cp_topo_free(t);
         return rc;
     }
+    cp__secure_paths(t);
     if (plan(t, opt, err, errlen) != 0) {
         if (created)
             cp__rm_rf(t->dir);
         cp_topo_free(t);
         return CP_EINVAL;
     }
+    /* Secrets before any server: a failure here leaves nothing running and no files. */
+    rc = cp__secure_write_password(t, err, errlen) != 0 ? CP_EIO : 0;
+    if (rc == 0 && t->tls)
+        rc = cp__secure_gen_tls(t, err, errlen);
+    if (rc != 0) {
+        cp__secure_remove(t->dir);
+        if (created)
+            cp__rm_rf(t->dir);
+        cp_topo_free(t);
+        return rc;
+    }
     if (opt->kind == CP_TOPO_CLUSTER)
-        cp__topo_log(t, "starting a Redis Cluster: %d masters x %d replicas in %s", opt->shards,
-                     opt->replicas, t->dir);
+        cp__topo_log(t, "starting a Redis Cluster: %d masters x %d replicas in %s%s", opt->shards,
+                     opt->replicas, t->dir, t->tls ? " (TLS only)" : "");
     else
         cp__topo_log(t, "starting twemproxy: %d nutcracker in front of %d redis-server in %s",
                      opt->proxies, opt->shards, t->dir);
@@ -730,6 +789,30 @@ const char *cp_topo_dir(const cp_topo *t) {
 
 const char *cp_topo_password(const cp_topo *t) {
     return t->password;
+}
+
+const char *cp_topo_password_file(const cp_topo *t) {
+    return t->password != NULL && t->password_file[0] ? t->password_file : NULL;
+}
+
+const char *cp_topo_tls_ca(const cp_topo *t) {
+    return t->tls ? t->tls_ca : NULL;
+}
+
+const char *cp_topo_tls_client_cert(const cp_topo *t) {
+    return t->tls && t->tls_auth_clients ? t->tls_client_cert : NULL;
+}
+
+const char *cp_topo_tls_client_key(const cp_topo *t) {
+    return t->tls && t->tls_auth_clients ? t->tls_client_key : NULL;
+}
+
+void cp_topo_client_options(const cp_topo *t, cp_options *o) {
+    o->password = t->password;
+    o->tls = t->tls;
+    o->tls_ca_file = cp_topo_tls_ca(t);
+    o->tls_cert_file = cp_topo_tls_client_cert(t);
+    o->tls_key_file = cp_topo_tls_client_key(t);
 }
 
 size_t cp_topo_nprocs(const cp_topo *t) {

@@ -7,16 +7,16 @@
  *
  * Files: every process has its own directory DIR/redis-PORT or DIR/nutcracker-PORT holding its
  * config (redis.conf / nutcracker.yml), its log (redis.log / nutcracker.log), stdout+stderr
- * (stdout.log), and for cluster nodes nodes.conf.
+ * (stdout.log), and for cluster nodes nodes.conf. Secrets: DIR/password and DIR/tls/ (secure.h).
  */
 #ifndef CLUSTERPIPE_ORCH_TOPO_H
 #define CLUSTERPIPE_ORCH_TOPO_H
 
 #include "clusterpipe/orch.h"
+#include "orch/adm.h"
 #include "orch/ports.h"
 #include "orch/proc.h"
 
-#include <hiredis/hiredis.h>
 #include <limits.h>
 
 #define CP__MAX_PROCS 256
@@ -37,6 +37,17 @@ struct cp_topo {
     int ephemeral;
     char redis_bin[PATH_MAX];
     char nutcracker_bin[PATH_MAX];
+    char openssl_bin[PATH_MAX];
+
+    /* Security (secure.h). Paths are derived from dir; "" when unused. */
+    int tls;
+    int tls_auth_clients;
+    char password_file[PATH_MAX + 16];
+    char tls_ca[PATH_MAX + 16];
+    char tls_cert[PATH_MAX + 16];
+    char tls_key[PATH_MAX + 16];
+    char tls_client_cert[PATH_MAX + 16];
+    char tls_client_key[PATH_MAX + 16];
 
     cp_proc *procs;
     size_t nprocs, cap;
@@ -94,9 +105,8 @@ int cp__topo_check_alive(const cp_topo *t, char *err, size_t errlen);
 /* Stops processes idx[0..n) (all when idx is NULL) in parallel. Returns how many survived. */
 size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n);
 
-/* Admin connection to process i (AUTH'd). */
-redisContext *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err,
-                               size_t errlen);
+/* Admin connection to process i (over TLS when the topology has it, AUTH'd). Caller frees. */
+cp__adm *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err, size_t errlen);
 
 /* state.c: state.json in the topology directory (written atomically; read with jansson). */
 int cp__state_save(const cp_topo *t, char *err, size_t errlen);

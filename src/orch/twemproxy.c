@@ -95,7 +95,7 @@ int cp__twemproxy_write_yaml(const cp_topo *t, size_t i, char *err, size_t errle
 }
 
 int cp__twemproxy_probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
-    redisContext *c = cp__topo_connect(t, i, 1000, err, errlen);
+    cp__adm *c = cp__topo_connect(t, i, 1000, err, errlen);
     if (c == NULL)
         return -1;
     char key[64], val[64];
@@ -116,7 +116,7 @@ int cp__twemproxy_probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
         r = cp__adm_cmd(c, err, errlen, "DEL %s", key); /* leave no key behind */
         freeReplyObject(r);
     }
-    redisFree(c);
+    cp__adm_free(c);
     return rc;
 }
 

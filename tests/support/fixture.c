@@ -93,6 +93,7 @@ cp_fixture *cp_fixture_cluster(int shards, int replicas) {
     o.kind = CP_TOPO_CLUSTER;
     o.shards = shards;
     o.replicas = replicas;
+    o.no_password = 1; /* client tests connect to f->endpoints without a password */
     return cp_fixture_start(&o);
 }
 
@@ -101,6 +102,7 @@ cp_fixture *cp_fixture_twemproxy(int shards, int proxies) {
     o.kind = CP_TOPO_TWEMPROXY;
     o.shards = shards;
     o.proxies = proxies;
+    o.no_password = 1;
     return cp_fixture_start(&o);
 }
 

@@ -24,6 +24,13 @@
  * the topology's spawn hook, so it must not move) and freed by cp_fixture_stop. Single thread:
  * start, use and stop it from the test's main thread (PDEATHSIG is tied to the starting thread).
  * The start functions also ignore SIGPIPE for the process, as any hiredis user must.
+ *
+ * Passwords: cp_fixture_cluster, cp_fixture_twemproxy and the setup functions start without a
+ * password (no_password), so tests can cp_connect to f->endpoints with CP_OPTIONS_INIT.
+ * cp_fixture_start takes the options as given: CP_UP_OPTS_INIT means a generated password, as
+ * with `clusterpipe up`; read it with cp_topo_password(f->topo). The hiredis helpers below
+ * (cp_fixture_conn / cp_fixture_command) AUTH with it but speak plain TCP only: for a TLS
+ * topology use libclusterpipe with cp_topo_client_options(f->topo, &opt).
  * Set CP_TEST_VERBOSE=1 to see the orchestration's progress lines on stderr.
  */
 #ifndef CLUSTERPIPE_FIXTURE_H
@@ -54,16 +61,17 @@ typedef struct cp_fixture {
     redisContext *conn[CP_FIXTURE_MAX_CONNS];
 } cp_fixture;
 
-/* A cluster of `shards` masters with `replicas` replicas each, ready (cluster_state:ok everywhere,
- * one slot map, replicas linked). NULL on failure, with the reason printed on stderr and nothing
- * left running. */
+/* A cluster of `shards` masters with `replicas` replicas each and no password, ready
+ * (cluster_state:ok everywhere, one slot map, replicas linked). NULL on failure, with the reason
+ * printed on stderr and nothing left running. */
 cp_fixture *cp_fixture_cluster(int shards, int replicas);
 
-/* `proxies` nutcracker processes in front of `shards` redis-servers (default twemproxy settings:
- * fnv1a_64, ketama, ...), each proxy serving. NULL on failure as above. */
+/* `proxies` nutcracker processes in front of `shards` redis-servers, no password, default
+ * twemproxy settings (fnv1a_64, ketama, ...), each proxy serving. NULL on failure as above. */
 cp_fixture *cp_fixture_twemproxy(int shards, int proxies);
 
-/* General form: opt is copied; dir, ephemeral, quiet and the hooks are set by the fixture. */
+/* General form: opt is copied; dir, ephemeral, quiet and the hooks are set by the fixture; the
+ * password follows opt (CP_UP_OPTS_INIT: generated). */
 cp_fixture *cp_fixture_start(const cp_up_opts *opt);
 
 /* How many recorded processes are still alive (by PID + start time). */
