@@ -187,6 +187,8 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
     t->tls = json_is_true(json_object_get(root, "tls"));
     t->tls_auth_clients = t->tls && json_is_true(json_object_get(root, "tls_auth_clients"));
     cp__secure_paths(t);
+    if (t->password_file[0] && access(t->password_file, F_OK) != 0)
+        t->password_file[0] = '\0'; /* written by a version that kept no password file */
     get_str(root, "redis_server", t->redis_bin, sizeof(t->redis_bin));
     get_str(root, "nutcracker", t->nutcracker_bin, sizeof(t->nutcracker_bin));
     get_str(root, "openssl", t->openssl_bin, sizeof(t->openssl_bin));

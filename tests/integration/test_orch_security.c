@@ -601,8 +601,10 @@ static void test_tls_cluster(void **state) {
     assert_int_not_equal(stat(f->dir, &st), 0);
 }
 
-/* cp_topo_migrate_slots over TLS: keys move with their slots and read back intact. */
-static void test_tls_migrate(void **state) {
+/* Admin operations over TLS: cp_topo_migrate_slots moves keys with their slots, a replica is
+ * added and takes over by failover, the old master restarts as its replica; every value reads
+ * back intact. */
+static void test_tls_operations(void **state) {
     ctx *c = *state;
     cp_fixture *f = c->fx = tls_cluster(3, 0);
     cp_topo *t = f->topo;
@@ -640,8 +642,61 @@ static void test_tls_migrate(void **state) {
     assert_int_equal(cl->err, 0);
     p = cp_pipeline_new(cl);
     check_values(p, NKEYS, "mig");
+    cp_pipeline_reset(p);
+
+    /* A replica of master 1 joins over TLS (MEET, REPLICATE, TLS replication) and takes over. */
+    size_t rep = 0;
+    if (cp_topo_add_node(t, 1, &rep, err, sizeof(err)) != 0)
+        fail_msg("add_node over TLS: %s", err);
+    assert_int_equal(dbsize(t, cp_topo_proc(t, rep)->port), d1 + moving);
+    if (cp_topo_failover(t, rep, err, sizeof(err)) != 0)
+        fail_msg("failover over TLS: %s", err);
+    assert_int_equal(cp_topo_proc(t, rep)->role, CP_ROLE_MASTER);
+    assert_int_equal(cp_topo_check(t, err, sizeof(err)), 0);
+    /* The old master, now a replica, restarts and links again over TLS. */
+    if (cp_topo_restart(t, 1, err, sizeof(err)) != 0)
+        fail_msg("restart over TLS: %s", err);
+    assert_int_equal(cp_topo_proc(t, 1)->role, CP_ROLE_REPLICA);
+    assert_int_equal(cp_topo_check(t, err, sizeof(err)), 0);
+    check_values(p, NKEYS, "mig");
     cp_pipeline_free(p);
     cp_free(cl);
+}
+
+static void count_spawn(void *ud, const cp_proc *p) {
+    (void)p;
+    ++*(size_t *)ud;
+}
+
+/* TLS needs the openssl command: missing or failing, the run fails before any server starts and
+ * leaves no files behind. */
+static void test_tls_openssl_failures(void **state) {
+    ctx *c = *state;
+    size_t spawned = 0;
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.shards = 1;
+    o.tls = 1;
+    o.quiet = 1;
+    o.ephemeral = 1;
+    o.openssl = "/nonexistent/openssl";
+    o.on_spawn = count_spawn;
+    o.hook_ud = &spawned;
+    cp_topo *t = NULL;
+    char err[2048];
+    assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
+    assert_non_null(strstr(err, "apt-get install openssl"));
+    new_dir(c);
+    char sub[700];
+    snprintf(sub, sizeof(sub), "%s/topo", c->dir);
+    o.dir = sub;
+    o.openssl = "/bin/false";
+    assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
+    assert_null(t);
+    print_message("failing openssl: %s\n", err);
+    assert_non_null(strstr(err, "generating the TLS CA"));
+    struct stat st;
+    assert_int_not_equal(stat(sub, &st), 0); /* the directory it created is gone */
+    assert_int_equal(spawned, 0);            /* no server was started */
 }
 
 /* tls-auth-clients: a client without a certificate is refused, one with the generated client
@@ -680,7 +735,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_cli_no_password, setup, teardown),
         cmocka_unit_test_setup_teardown(test_twemproxy_default_password, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls_cluster, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tls_migrate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tls_operations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tls_openssl_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tls_auth_clients, setup, teardown),
     };
     return cmocka_run_group_tests_name("orch_security", tests, NULL, NULL);
