@@ -14,7 +14,6 @@
 #include "orch/twemproxy.h"
 #include "orch/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,7 +109,7 @@ void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len) {
 
 void cp__topo_proc_dir(const cp_topo *t, size_t i, char *buf, size_t len) {
     const cp_proc *p = &t->procs[i];
-    /* prepare_dir keeps dir under CP__DIR_MAX, so the precision never cuts a real path. */
+    /* cp__topo_prepare_dir keeps dir under CP__DIR_MAX, so the precision never cuts a real path. */
     snprintf(buf, len, "%.*s/%s-%d", CP__DIR_MAX, t->dir,
              p->role == CP_ROLE_PROXY ? "nutcracker" : "redis", p->port);
 }
@@ -403,119 +402,6 @@ size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n) {
     return cp__proc_stop_many(refs, k, CP__STOP_TIMEOUT_MS);
 }
 
-/* ---- directory ------------------------------------------------------------------------------- */
-
-/* 1 when name is one of the per-process directories or secret files we create. */
-static int our_entry(const char *name) {
-    return strncmp(name, "redis-", 6) == 0 || strncmp(name, "nutcracker-", 11) == 0 ||
-           strcmp(name, "password") == 0 || strcmp(name, "tls") == 0;
-}
-
-/* Removes what a topology wrote in dir (process directories, the password file, the TLS
- * material, state.json), then dir itself when that leaves it empty. Foreign files are never
- * touched. */
-static void remove_topology_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char path[PATH_MAX + 300];
-    while ((e = readdir(d)) != NULL) {
-        if (our_entry(e->d_name) || strcmp(e->d_name, "state.json") == 0 ||
-            strncmp(e->d_name, "state.json.tmp.", 15) == 0) {
-            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-            cp__rm_rf(path);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* Makes t->dir usable for a new topology: create it (a fresh mkdtemp under $TMPDIR when no dir is
- * given), or accept an empty one, or one whose recorded topology is entirely down (its files are
- * removed first, or stale nodes.conf files would resurrect the old cluster). */
-static int prepare_dir(cp_topo *t, const char *dir, int *created, char *err, size_t errlen) {
-    char path[PATH_MAX];
-    *created = 0;
-    if (dir == NULL || *dir == '\0') {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(path, sizeof(path), "%s/clusterpipe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (mkdtemp(path) == NULL) {
-            cp__seterr(err, errlen, "%s: %s", path, strerror(errno));
-            return CP_EIO;
-        }
-        *created = 1;
-    } else {
-        snprintf(path, sizeof(path), "%s", dir);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            *created = 1;
-        int rc = cp__mkdir_p(path, 0700);
-        if (rc != 0) {
-            cp__seterr(err, errlen, "%s: %s", path, strerror(-rc));
-            return CP_EIO;
-        }
-    }
-    if (realpath(path, t->dir) == NULL) {
-        cp__seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return CP_EIO;
-    }
-    if (strlen(t->dir) > CP__DIR_MAX) {
-        cp__seterr(err, errlen, "%s: path longer than %d bytes", path, CP__DIR_MAX);
-        return CP_EINVAL;
-    }
-    if (*created)
-        return 0;
-    char sp[PATH_MAX + 300];
-    snprintf(sp, sizeof(sp), "%s/state.json", t->dir);
-    if (access(sp, F_OK) == 0) {
-        cp_topo *old = NULL;
-        char e2[256];
-        if (cp__state_load(t->dir, &old, e2, sizeof(e2)) != 0) {
-            cp__seterr(err, errlen, "%s holds an unreadable state.json (%s)", t->dir, e2);
-            return CP_EINVAL;
-        }
-        for (size_t i = 0; i < old->nprocs; i++) {
-            if (cp_topo_alive(old, i)) {
-                cp__seterr(err, errlen,
-                           "%s already holds a running topology (pid %ld on port %d); stop it "
-                           "with: clusterpipe down --dir %s",
-                           t->dir, (long)old->procs[i].pid, old->procs[i].port, t->dir);
-                cp_topo_free(old);
-                return CP_EINVAL;
-            }
-        }
-        cp_topo_free(old);
-        DIR *d = opendir(t->dir);
-        struct dirent *e;
-        while (d != NULL && (e = readdir(d)) != NULL) {
-            if (our_entry(e->d_name)) {
-                snprintf(sp, sizeof(sp), "%s/%s", t->dir, e->d_name);
-                cp__rm_rf(sp);
-            }
-        }
-        if (d != NULL)
-            closedir(d);
-        return 0;
-    }
-    DIR *d = opendir(t->dir);
-    if (d == NULL) {
-        cp__seterr(err, errlen, "%s: %s", t->dir, strerror(errno));
-        return CP_EIO;
-    }
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            empty = 0;
-    closedir(d);
-    if (!empty) {
-        cp__seterr(err, errlen, "%s is not empty and holds no clusterpipe topology", t->dir);
-        return CP_EINVAL;
-    }
-    return 0;
-}
-
 /* ---- up -------------------------------------------------------------------------------------- */
 
 /* Rejects option combinations we cannot start, with a message naming the option. */
@@ -685,7 +571,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     cp__ports_init(&t->ports, opt->base_port);
     t->auto_ports = opt->base_port == 0;
     int created = 0;
-    int rc = prepare_dir(t, opt->dir, &created, err, errlen);
+    int rc = cp__topo_prepare_dir(t, opt->dir, &created, err, errlen);
     if (rc != 0) {
         cp_topo_free(t);
         return rc;
@@ -767,7 +653,7 @@ int cp_topo_down(cp_topo *t, int keep_dir, char *err, size_t errlen) {
         return CP_EIO;
     }
     if (!keep_dir)
-        remove_topology_files(t->dir);
+        cp__topo_remove_files(t->dir);
     return 0;
 }
 

@@ -108,6 +108,14 @@ size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n);
 /* Admin connection to process i (over TLS when the topology has it, AUTH'd). Caller frees. */
 cp__adm *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err, size_t errlen);
 
+/* topodir.c: makes t->dir usable for a new topology (a fresh mkdtemp under $TMPDIR when dir is
+ * NULL, an empty directory, or one whose recorded topology is entirely down, whose files are then
+ * removed); *created says whether we made it. Returns 0 or a CP_E* code with err. */
+int cp__topo_prepare_dir(cp_topo *t, const char *dir, int *created, char *err, size_t errlen);
+
+/* topodir.c: removes what a topology wrote in dir, then dir itself when that leaves it empty. */
+void cp__topo_remove_files(const char *dir);
+
 /* state.c: state.json in the topology directory (written atomically; read with jansson). */
 int cp__state_save(const cp_topo *t, char *err, size_t errlen);
 int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen);
