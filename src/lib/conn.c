@@ -128,9 +128,11 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
     }
     redisReply *r = cp__conn_roundtrip(c, b.data, b.len, o->io_timeout_ms);
     cp__buf_free(&b);
-    if (r == NULL) { /* c->err/errstr say why (timeout, closed); close keeps them */
+    if (r == NULL) { /* the connection failed during AUTH: say where, keep why */
+        char why[CP_ERRSTR_LEN];
+        memcpy(why, c->errstr, sizeof(why));
         cp__conn_close(c);
-        return c->err;
+        return set_err(c, c->err, "AUTH on %s:%d: %.180s", host, port, why);
     }
     int ok = r->type == REDIS_REPLY_STATUS;
     if (!ok)
