@@ -11,7 +11,9 @@
 # Optional: LOAD_KEYS=N compares `clusterpipe load` with `redis-benchmark -t set -P 64`;
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
 #   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
-#   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  LOAD_KEYS=0  STRACE=0
+#   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  LOAD_KEYS=0  STRACE=0
+# Each depth runs ROUNDS interleaved rounds (redis-benchmark, then clusterpipe) and reports the
+# medians: on a shared machine single runs swing by 2x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -20,6 +22,7 @@ KEYS=${2:-100000}
 C=${3:-10}
 VALUE=${VALUE:-64}
 DEPTHS=${DEPTHS:-"1 10 50"}
+ROUNDS=${ROUNDS:-3}
 LOAD_KEYS=${LOAD_KEYS:-0}
 STRACE=${STRACE:-0}
 CP=$BUILD/clusterpipe
@@ -29,10 +32,10 @@ command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (Debi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-vsrb-XXXXXX")
 rmdir "$dir"
 out=$(mktemp)
-cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out.st"; }
+cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out.st" "$out.rb" "$out.cp"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$CP" up cluster --shards 4 --dir "$dir" >/dev/null
+"$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
 seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
 port=${seeds%%,*}; port=${port##*:}
 echo "cluster: $seeds" >&2
@@ -48,16 +51,23 @@ redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -r "$KEYS" -n $((KEYS *
 cpu_of() { local TIMEFORMAT='%U %S'; { time "$@" >"$out" 2>&1; } 2>&1 | awk '{print $1 + $2}'; }
 rb_ops_of() { tr '\r' '\n' <"$out" | sed -n 's/^[A-Z]*: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
 
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "GET, $ROUNDS interleaved rounds per depth, medians; $((4 * C)) connections each" >&2
 printf '\n%-6s %12s %12s | %12s %12s | %10s %10s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
     "cp us/op" "ops ratio" "cpu ratio"
 for P in $DEPTHS; do
-    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) -P "$P" \
-        -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
-    rb_ops=$(rb_ops_of)
-    cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
-        --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet)
-    cp_ops=$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,)
-    grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench reported mismatches:" >&2; cat "$out" >&2; }
+    : >"$out.rb"; : >"$out.cp"
+    for ((r = 0; r < ROUNDS; r++)); do
+        rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) -P "$P" \
+            -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
+        echo "$(rb_ops_of) $rb_cpu" >>"$out.rb"
+        cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
+            --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet)
+        grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
+        echo "$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,) $cp_cpu" >>"$out.cp"
+    done
+    rb_ops=$(cut -d' ' -f1 "$out.rb" | median); rb_cpu=$(cut -d' ' -f2 "$out.rb" | median)
+    cp_ops=$(cut -d' ' -f1 "$out.cp" | median); cp_cpu=$(cut -d' ' -f2 "$out.cp" | median)
     awk -v p="$P" -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$REQ" 'BEGIN {
         rcu = rc * 1e6 / n; ccu = cc * 1e6 / n;
         printf "%-6s %12.0f %12.3f | %12.0f %12.3f | %9.2fx %9.2fx\n", p, ro, rcu, co, ccu,
@@ -87,8 +97,8 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
     echo
     echo "load of $LOAD_KEYS keys of $VALUE bytes (clusterpipe load --pipeline 64 vs" \
          "redis-benchmark -t set -P 64 -c 50, fresh key names for each):"
-    "$CP" down --dir "$dir" >/dev/null
-    "$CP" up cluster --shards 4 --dir "$dir" >/dev/null
+    "$CP" down --dir "$dir" >/dev/null 2>&1
+    "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
     seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
     port=${seeds%%,*}; port=${port##*:}
     cp_cpu=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" \

@@ -233,6 +233,7 @@ static void on_second(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, u
     for (int i = 0; i < b->nsrc; i++)
         if (b->src[i].kind == CP__CPU_SRC_PID)
             cp__cpu_source_after(&b->src[i]);
+    cp__hist_merge(&r->latency, h);
     if (r->ntimeline == b->captl) {
         size_t ncap = b->captl ? b->captl * 2 : 64;
         cp__bench_second *n = realloc(r->timeline, ncap * sizeof(*n));
@@ -339,7 +340,6 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
             out->mismatch[out->nmismatch++] = x->mismatch[i];
         if (out->first_error[0] == '\0' && x->first_error[0] != '\0')
             snprintf(out->first_error, sizeof(out->first_error), "%s", x->first_error);
-        cp__hist_merge(&out->latency, &x->hist);
         out->stats.moved += x->stats.moved;
         out->stats.ask += x->stats.ask;
         out->stats.tryagain += x->stats.tryagain;

@@ -43,9 +43,10 @@ struct cp__client_state {
     cp__keygen kg;
     uint64_t quota, issued;
     uint64_t next_start_ns; /* --rate: when the next batch may start */
-    uint64_t *keyidx;       /* batch metadata, spec->batch entries */
-    uint8_t *isset;
-    struct pollfd *reg; /* fds registered in epoll, with the events asked */
+    char *keys;             /* batch metadata, spec->batch entries: key bytes (stride keystride) */
+    uint8_t *keylen;        /* key lengths */
+    uint8_t *isset;         /* SET (1) or GET (0) */
+    struct pollfd *reg;     /* fds registered in epoll, with the events asked */
     int nreg, capreg;
     struct pollfd *cur; /* scratch for cp_client_pollfds */
     int capcur;
@@ -79,6 +80,7 @@ typedef struct wctx {
     int active; /* clients not done */
     uint64_t rate_interval_ns;
     char *valbuf;
+    size_t keystride; /* bytes per key in a client's batch key buffer */
 } wctx;
 
 static void note_error(cp__worker *w, const char *fmt, const char *msg) {
@@ -199,7 +201,6 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
     cp_pipeline *p = cs->p;
     size_t n = cp_count(p);
     uint64_t ops = 0, errors = 0;
-    char key[CP__KEY_MAX_LEN];
     for (size_t i = 0; i < n; i++) {
         cp_outcome oc = cp_get_outcome(p, i);
         const redisReply *r = cp_reply(p, i);
@@ -224,7 +225,7 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         }
         uint64_t sent, done;
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
-            cp__hist_record_ns(&w->hist, done - sent);
+            /* once per request: the main thread merges the seconds into the total */
             cp__hist_record_ns(&x->slot->hist, done - sent);
         }
         ops++;
@@ -239,7 +240,8 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         }
         if (!s->verify)
             continue;
-        size_t klen = cp__key_format(s->kf, cs->keyidx[i], key);
+        const char *key = cs->keys + i * x->keystride;
+        size_t klen = cs->keylen[i];
         w->checked++;
         if (r->type != REDIS_REPLY_STRING) {
             record_mismatch(x, cs, key, klen, "not a string");
@@ -263,13 +265,12 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
     const cp__run_spec *s = x->spec;
     uint64_t left = cs->quota - cs->issued;
     size_t b = left < s->batch ? (size_t)left : s->batch;
-    char key[CP__KEY_MAX_LEN];
     for (size_t i = 0; i < b; i++) {
         uint64_t n = cs->issued++;
         int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
-        uint64_t k = cp__keygen_next(&cs->kg);
-        size_t klen = cp__key_format(s->kf, k, key);
-        cs->keyidx[i] = k;
+        char *key = cs->keys + i * x->keystride;
+        size_t klen = cp__key_format(s->kf, cp__keygen_next(&cs->kg), key);
+        cs->keylen[i] = (uint8_t)klen;
         cs->isset[i] = (uint8_t)set;
         int rc;
         if (set) {
@@ -440,13 +441,14 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         return setup_err(w, cs->c->err, "cannot reach %s: %s",
                          s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
     cs->p = cp_pipeline_new(cs->c);
-    cs->keyidx = calloc(s->batch, sizeof(*cs->keyidx));
+    cs->keys = malloc(s->batch * x->keystride);
+    cs->keylen = malloc(s->batch);
     cs->isset = calloc(s->batch, 1);
     cs->capcur = cs->capreg = 16;
     cs->cur = calloc(16, sizeof(*cs->cur));
     cs->reg = calloc(16, sizeof(*cs->reg));
-    if (cs->p == NULL || cs->keyidx == NULL || cs->isset == NULL || cs->cur == NULL ||
-        cs->reg == NULL)
+    if (cs->p == NULL || cs->keys == NULL || cs->keylen == NULL || cs->isset == NULL ||
+        cs->cur == NULL || cs->reg == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
     char key[CP__KEY_MAX_LEN];
@@ -487,6 +489,7 @@ static void *worker_main(void *arg) {
     x.spec = s;
     x.epfd = epoll_create1(EPOLL_CLOEXEC);
     x.valbuf = malloc(s->vf->value_size + 1);
+    x.keystride = cp__key_max_len(s->kf, s->keys);
     if (x.epfd < 0 || x.valbuf == NULL)
         setup_err(w, CP_ENOMEM, "%s%s", "cannot create the event loop", "");
     for (int i = 0; i < w->nclients && w->setup_err == 0; i++) {
@@ -509,7 +512,6 @@ static void *worker_main(void *arg) {
         cp_get_stats(cs->c, &cs->base);
         cs->refreshes = cs->base.refreshes;
     }
-    cp__hist_init(&w->hist);
 
     cp__run_sync *sy = w->sync;
     pthread_mutex_lock(&sy->mu);
@@ -733,7 +735,8 @@ void cp__workers_free(cp__worker *w, int n) {
             cp_pipeline_free(cs->p);
             if (cs->c != NULL)
                 cp_free(cs->c);
-            free(cs->keyidx);
+            free(cs->keys);
+            free(cs->keylen);
             free(cs->isset);
             free(cs->cur);
             free(cs->reg);

@@ -60,7 +60,8 @@ typedef struct cp__run_spec {
 
 #define CP__RING 4
 
-/* One second of one worker. */
+/* One second of one worker: latencies of the requests completed in it (recorded once; the main
+ * thread merges the seconds into the run's total), and counts. */
 typedef struct cp__sec_slot {
     cp__hist hist;
     uint64_t ops, errors, mismatches;
@@ -87,7 +88,6 @@ typedef struct cp__worker {
     /* results, read after join */
     int setup_err; /* CP_E* when connecting / warming up failed */
     char setup_errstr[256];
-    cp__hist hist;
     uint64_t ops, gets, sets, misses, failed, error_replies, unknown;
     uint64_t checked, mismatches;
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
