@@ -438,7 +438,7 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     if (cs->c == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
     if (cs->c->err != 0)
-        return setup_err(w, cs->c->err, "cannot reach %s: %s",
+        return setup_err(w, cs->c->err, "cannot reach %.60s: %.180s",
                          s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
     cs->p = cp_pipeline_new(cs->c);
     cs->keys = malloc(s->batch * x->keystride);
