@@ -438,10 +438,15 @@ int cp_cli_bench(int argc, char **argv) {
     } else {
         print_summary(&t, &cfg, r);
         rc = cp__bench_result_failed(r) ? CP_EXIT_FAIL : CP_EXIT_OK;
-        if (interrupted)
+        if (interrupted) {
+            /* Not the run that was asked for: exit 1, and any file says so. */
             fprintf(stderr, "clusterpipe bench: interrupted; the numbers cover the run so far\n");
+            rc = CP_EXIT_FAIL;
+        }
         if (json_path != NULL) {
             json_t *j = cp__bench_json(&t, &cfg, r);
+            if (j != NULL && interrupted)
+                json_object_set_new(j, "interrupted", json_true());
             if (j == NULL || cp__bench_write_json(json_path, j, err, sizeof(err)) != 0) {
                 fprintf(stderr, "clusterpipe bench: --json: %s\n", j ? err : "out of memory");
                 rc = CP_EXIT_FAIL;
