@@ -453,7 +453,10 @@ int cp_cli_bench(int argc, char **argv) {
             }
             json_decref(j);
         }
-        if (csv_path != NULL && cp__bench_write_csv(csv_path, &t, &cfg, r, err, sizeof(err)) != 0) {
+        if (csv_path != NULL && interrupted)
+            fprintf(stderr, "clusterpipe bench: --csv not written: the run was interrupted\n");
+        else if (csv_path != NULL &&
+                 cp__bench_write_csv(csv_path, &t, &cfg, r, err, sizeof(err)) != 0) {
             fprintf(stderr, "clusterpipe bench: --csv: %s\n", err);
             rc = CP_EXIT_FAIL;
         }
