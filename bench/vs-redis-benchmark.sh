@@ -95,20 +95,23 @@ fi
 
 if [[ $LOAD_KEYS -gt 0 ]]; then
     echo
-    echo "load of $LOAD_KEYS keys of $VALUE bytes (clusterpipe load --pipeline 64 vs" \
-         "redis-benchmark -t set -P 64 -c 50, fresh key names for each):"
-    "$CP" down --dir "$dir" >/dev/null 2>&1
-    "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
-    seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
-    port=${seeds%%,*}; port=${port##*:}
+    echo "load of $LOAD_KEYS keys of $VALUE bytes, each tool on a fresh 4-master cluster" \
+         "(redis-benchmark -t set -P 64 -c 50 -r N -n N vs clusterpipe load --pipeline 64):"
+    fresh() {
+        "$CP" down --dir "$dir" >/dev/null 2>&1
+        "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+        seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
+        port=${seeds%%,*}; port=${port##*:}
+    }
+    fresh
+    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -P 64 -c 50 \
+        -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
+    rb_ops=$(rb_ops_of)
+    fresh
     cp_cpu=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" \
         --pipeline 64 --quiet)
     cp_ops=$(sed -n 's/^loaded .* = \([0-9,]*\) keys\/s.*/\1/p' "$out" | tr -d ,)
     grep -q 'as expected' "$out" || { echo "clusterpipe load did not check out:" >&2; cat "$out" >&2; }
-    for ep in ${seeds//,/ }; do redis-cli -p "${ep##*:}" FLUSHALL >/dev/null; done
-    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -P 64 -c 50 \
-        -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
-    rb_ops=$(rb_ops_of)
     awk -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$LOAD_KEYS" 'BEGIN {
         printf "  redis-benchmark %12.0f keys/s %8.3f client us/op\n", ro, rc * 1e6 / n;
         printf "  clusterpipe     %12.0f keys/s %8.3f client us/op   rate %.2fx, cpu %.2fx\n",
