@@ -121,6 +121,8 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
         BAD("--rate must be >= 0");
     if (cfg->dist.kind == CP__DIST_ZIPF && !(cfg->dist.zipf_s > 0))
         BAD("--key-dist zipf:S needs S > 0");
+    if (cfg->acked_versions != NULL && (!cfg->verify || cfg->keys < (uint64_t)cfg->clients))
+        BAD("version tracking needs verification and --keys >= --clients");
     cp__keyfmt kf;
     if (cp__keyfmt_init(&kf, cfg->key_prefix, 0) != 0)
         BAD("bad key prefix");
@@ -224,9 +226,10 @@ static void before_go(void *ud) {
     sample_cpu(ud, 0);
 }
 
-static void on_second(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, uint64_t errors,
-                      uint64_t mismatches) {
+static void on_second(void *ud, uint64_t sec, const cp__sec_slot *sum) {
     bench_ctx *b = ud;
+    const cp__hist *h = &sum->hist;
+    uint64_t ops = sum->ops, errors = sum->errors, mismatches = sum->mismatches;
     cp__bench_result *r = b->out;
     /* Local processes are sampled every second too: one that dies mid-run then still counts up
      * to its last sample instead of making its component unmeasurable. */
@@ -249,6 +252,11 @@ static void on_second(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, u
     s->ops = ops;
     s->errors = errors;
     s->p99_us = cp__hist_count(h) ? cp__hist_percentile_us(h, 99.0) : 0;
+    s->gets = sum->gets;
+    s->misses = sum->misses;
+    s->stale = sum->stale;
+    s->moved = sum->moved;
+    s->ask = sum->ask;
     b->total_ops += ops;
     b->total_errors += errors;
     b->total_mism += mismatches;
@@ -324,7 +332,7 @@ static void finish_cpu(bench_ctx *b) {
 
 /* Adds every worker's counts, samples and histogram into the result. */
 static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *out) {
-    uint64_t end = start_ns;
+    uint64_t end = start_ns, first_fail = 0, last_fail = 0;
     for (int t = 0; t < n; t++) {
         cp__worker *x = &w[t];
         out->ops += x->ops;
@@ -336,6 +344,11 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
         out->unknown_ops += x->unknown;
         out->verify_checked += x->checked;
         out->verify_mismatches += x->mismatches;
+        out->stale_reads += x->stale;
+        if (x->first_fail_ns != 0 && (first_fail == 0 || x->first_fail_ns < first_fail))
+            first_fail = x->first_fail_ns;
+        if (x->last_fail_ns > last_fail)
+            last_fail = x->last_fail_ns;
         for (size_t i = 0; i < x->nmismatch && out->nmismatch < CP__BENCH_MISMATCH_SAMPLES; i++)
             out->mismatch[out->nmismatch++] = x->mismatch[i];
         if (out->first_error[0] == '\0' && x->first_error[0] != '\0')
@@ -351,6 +364,11 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
             end = x->finish_ns;
     }
     out->seconds = (double)(end - start_ns) / 1e9;
+    out->start_ns = start_ns;
+    if (first_fail != 0) {
+        out->first_failure_s = first_fail > start_ns ? (double)(first_fail - start_ns) / 1e9 : 0;
+        out->last_failure_s = last_fail > start_ns ? (double)(last_fail - start_ns) / 1e9 : 0;
+    }
     out->ops_per_sec = out->seconds > 0 ? (double)out->ops / out->seconds : 0;
     /* The last second is partial: stamp it with the real end. */
     if (out->ntimeline > 0 && out->timeline[out->ntimeline - 1].t > out->seconds)
@@ -360,6 +378,7 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
 static void result_init(cp__bench_result *out) {
     memset(out, 0, sizeof(*out));
     cp__hist_init(&out->latency);
+    out->first_failure_s = out->last_failure_s = -1;
     machine_info(&out->cores, out->cpu_model, sizeof(out->cpu_model));
 }
 
@@ -400,6 +419,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->verify = cfg->verify;
     spec->rate = cfg->rate;
     spec->version = 2; /* load writes version 1 */
+    spec->acked = cfg->acked_versions;
 
     read_versions(t, &ctx, out);
     b.cfg = cfg;

@@ -109,6 +109,17 @@ typedef struct cp__bench_config {
     void *progress_ud;
     /* When non-NULL and *cancel becomes non-zero, the run stops early (results still valid). */
     const volatile sig_atomic_t *cancel;
+    /* Per-key "last acknowledged SET version" (scenarios). NULL (the default): off, and `bench`
+     * memory does not grow with --keys. Else `keys` entries, allocated and initialised by the
+     * caller (e.g. to 1, the version `load` writes), which must outlive the run. While the run
+     * goes, every SET carries a fresh version (increasing from 2 per worker thread) and, when it is
+     * acknowledged (+OK), the workers store that version for its key (relaxed atomics: the caller
+     * may read entries while the run goes, e.g. to take a snapshot). So that "last acknowledged"
+     * is well defined, each key is then SET by one client only (key index modulo clients: a SET
+     * drawn for another client's key goes to this client's nearest own key); GETs read any key,
+     * and a GET whose value is older than the version acknowledged for its key before the GET was
+     * sent counts as a stale read. Needs verify and keys >= clients. */
+    _Atomic uint32_t *acked_versions;
 } cp__bench_config;
 
 /* Defaults: 1 thread, 50 clients, pipeline 1, 100000 requests, ratio 0:1, 100000 keys, value
@@ -122,10 +133,14 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
 
 /* One second of the per-second timeline (for charts). */
 typedef struct cp__bench_second {
-    double t;        /* end of the second, seconds since the start of the measured interval */
-    uint64_t ops;    /* requests completed in that second */
-    uint64_t errors; /* failed + unknown + error replies in that second */
-    double p99_us;   /* of the requests completed in that second; 0 when none */
+    double t;            /* end of the second, seconds since the start of the measured interval */
+    uint64_t ops;        /* requests completed in that second */
+    uint64_t errors;     /* failed + unknown + error replies in that second */
+    double p99_us;       /* of the requests completed in that second; 0 when none */
+    uint64_t gets;       /* of ops: GETs answered */
+    uint64_t misses;     /* of gets: nil replies */
+    uint64_t stale;      /* of gets: older than the last acknowledged SET (acked_versions only) */
+    uint64_t moved, ask; /* redirects the clients followed in that second */
 } cp__bench_second;
 
 /* First few verification mismatches, for the CLI to print. */
@@ -146,6 +161,7 @@ typedef struct cp__bench_result {
     uint64_t error_replies; /* of failed_ops: error replies */
     uint64_t unknown_ops;   /* written, connection broke before the answer */
     uint64_t verify_checked, verify_mismatches;
+    uint64_t stale_reads; /* GETs older than the last acknowledged SET (acked_versions only) */
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
     size_t nmismatch;      /* samples filled */
     char first_error[256]; /* first failure seen (empty when none) */
@@ -153,6 +169,10 @@ typedef struct cp__bench_result {
     /* time and latency */
     double seconds; /* measured interval */
     double ops_per_sec;
+    uint64_t start_ns; /* CLOCK_MONOTONIC when the measured interval began (to place events) */
+    /* When the first and the last failed or unknown request ended, seconds since start_ns
+     * (batch completion time: exact to a batch); both -1 when there was none. */
+    double first_failure_s, last_failure_s;
     cp__hist latency; /* per request, merged over threads */
 
     /* library counters, summed over clients */

@@ -130,6 +130,12 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(vf, "samples", samples);
     json_object_set_new(o, "verify", vf);
     json_object_set_new(o, "misses", json_integer((json_int_t)r->misses));
+    if (cfg->acked_versions != NULL)
+        json_object_set_new(o, "stale_reads", json_integer((json_int_t)r->stale_reads));
+    json_object_set_new(o, "first_failure_s",
+                        r->first_failure_s >= 0 ? json_real(r->first_failure_s) : json_null());
+    json_object_set_new(o, "last_failure_s",
+                        r->last_failure_s >= 0 ? json_real(r->last_failure_s) : json_null());
 
     json_t *tl = json_array();
     for (size_t i = 0; i < r->ntimeline; i++) {
@@ -138,6 +144,11 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
         json_object_set_new(e, "ops", json_integer((json_int_t)r->timeline[i].ops));
         json_object_set_new(e, "errors", json_integer((json_int_t)r->timeline[i].errors));
         json_object_set_new(e, "p99_us", json_real(r->timeline[i].p99_us));
+        json_object_set_new(e, "gets", json_integer((json_int_t)r->timeline[i].gets));
+        json_object_set_new(e, "misses", json_integer((json_int_t)r->timeline[i].misses));
+        json_object_set_new(e, "stale", json_integer((json_int_t)r->timeline[i].stale));
+        json_object_set_new(e, "moved", json_integer((json_int_t)r->timeline[i].moved));
+        json_object_set_new(e, "ask", json_integer((json_int_t)r->timeline[i].ask));
         json_array_append_new(tl, e);
     }
     json_object_set_new(o, "timeline", tl);

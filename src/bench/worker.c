@@ -46,6 +46,8 @@ struct cp__client_state {
     char *keys;             /* batch metadata, spec->batch entries: key bytes (stride keystride) */
     uint8_t *keylen;        /* key lengths */
     uint8_t *isset;         /* SET (1) or GET (0) */
+    uint64_t *kidx;         /* acked tracking only: key index, and the version the SET writes */
+    uint32_t *kver;         /* or the GET expects at least (acknowledged before it was sent) */
     struct pollfd *reg;     /* fds registered in epoll, with the events asked */
     int nreg, capreg;
     struct pollfd *cur; /* scratch for cp_client_pollfds */
@@ -163,11 +165,32 @@ static void open_slot(wctx *x, uint64_t sec) {
     x->slot = &w->ring[sec % CP__RING];
     cp__hist_init(&x->slot->hist);
     x->slot->ops = x->slot->errors = x->slot->mismatches = 0;
+    x->slot->gets = x->slot->misses = x->slot->stale = x->slot->moved = x->slot->ask = 0;
     x->cur_sec = sec;
+}
+
+/* Redirects followed in the second being closed: the library counts them per client, so the
+ * second gets the growth of the sum since the last close (once a second, not per batch). */
+static void slot_redirects(wctx *x) {
+    cp__worker *w = x->w;
+    uint64_t sum[2] = {0, 0};
+    for (int i = 0; i < w->nclients; i++) {
+        cp_stats st;
+        if (w->cs[i].c == NULL)
+            continue;
+        cp_get_stats(w->cs[i].c, &st);
+        sum[0] += st.moved - w->cs[i].base.moved;
+        sum[1] += st.ask - w->cs[i].base.ask;
+    }
+    x->slot->moved = sum[0] - w->redirects_seen[0];
+    x->slot->ask = sum[1] - w->redirects_seen[1];
+    w->redirects_seen[0] = sum[0];
+    w->redirects_seen[1] = sum[1];
 }
 
 static void close_seconds(wctx *x, uint64_t now) {
     while (now >= x->start_ns + (x->cur_sec + 1) * NS) {
+        slot_redirects(x);
         atomic_store_explicit(&x->w->closed, x->cur_sec + 1, memory_order_release);
         open_slot(x, x->cur_sec + 1);
     }
@@ -200,7 +223,7 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
     const cp__run_spec *s = x->spec;
     cp_pipeline *p = cs->p;
     size_t n = cp_count(p);
-    uint64_t ops = 0, errors = 0;
+    uint64_t ops = 0, errors = 0, gets0 = w->gets, misses0 = w->misses;
     for (size_t i = 0; i < n; i++) {
         cp_outcome oc = cp_get_outcome(p, i);
         const redisReply *r = cp_reply(p, i);
@@ -231,6 +254,8 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         ops++;
         if (cs->isset[i]) {
             w->sets++;
+            if (s->acked != NULL && r->type == REDIS_REPLY_STATUS) /* one writer per key */
+                atomic_store_explicit(&s->acked[cs->kidx[i]], cs->kver[i], memory_order_relaxed);
             continue;
         }
         w->gets++;
@@ -247,13 +272,26 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
             record_mismatch(x, cs, key, klen, "not a string");
             continue;
         }
-        cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, NULL);
+        uint32_t version = 0;
+        cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
         if (vr != CP__VERIFY_OK)
             record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
+        else if (s->acked != NULL && version < cs->kver[i]) {
+            w->stale++;
+            x->slot->stale++;
+        }
+    }
+    if (errors > 0) {
+        uint64_t t = now_ns();
+        if (w->first_fail_ns == 0)
+            w->first_fail_ns = t;
+        w->last_fail_ns = t;
     }
     w->ops += ops;
     x->slot->ops += ops;
     x->slot->errors += errors;
+    x->slot->gets += w->gets - gets0;
+    x->slot->misses += w->misses - misses0;
     atomic_store_explicit(&w->live_ops, w->ops, memory_order_relaxed);
     atomic_store_explicit(&w->live_errors, w->failed + w->unknown, memory_order_relaxed);
     atomic_store_explicit(&w->live_mismatches, w->mismatches, memory_order_relaxed);
@@ -269,12 +307,26 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
         uint64_t n = cs->issued++;
         int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
         char *key = cs->keys + i * x->keystride;
-        size_t klen = cp__key_format(s->kf, cp__keygen_next(&cs->kg), key);
+        uint64_t idx = cp__keygen_next(&cs->kg);
+        uint32_t version = s->version;
+        if (s->acked != NULL) { /* SETs only to this client's keys (engine.h), fresh versions */
+            uint64_t c = (uint64_t)s->clients;
+            if (set && idx % c != (uint64_t)cs->gindex) {
+                idx = idx - idx % c + (uint64_t)cs->gindex;
+                if (idx >= s->keys)
+                    idx -= c;
+            }
+            version = set ? x->w->next_version++
+                          : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
+            cs->kidx[i] = idx;
+            cs->kver[i] = version;
+        }
+        size_t klen = cp__key_format(s->kf, idx, key);
         cs->keylen[i] = (uint8_t)klen;
         cs->isset[i] = (uint8_t)set;
         int rc;
         if (set) {
-            cp__value_fill(s->vf, key, klen, s->version, x->valbuf);
+            cp__value_fill(s->vf, key, klen, version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
             size_t lens[3] = {3, klen, s->vf->value_size};
             rc = cp_append_argv(cs->p, 3, argv, lens);
@@ -444,6 +496,12 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     cs->keys = malloc(s->batch * x->keystride);
     cs->keylen = malloc(s->batch);
     cs->isset = calloc(s->batch, 1);
+    if (s->acked != NULL) {
+        cs->kidx = malloc(s->batch * sizeof(*cs->kidx));
+        cs->kver = malloc(s->batch * sizeof(*cs->kver));
+        if (cs->kidx == NULL || cs->kver == NULL)
+            return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
+    }
     cs->capcur = cs->capreg = 16;
     cs->cur = calloc(16, sizeof(*cs->cur));
     cs->reg = calloc(16, sizeof(*cs->reg));
@@ -534,6 +592,7 @@ static void *worker_main(void *arg) {
         run_loop(&x);
         w->finish_ns = now_ns();
         close_seconds(&x, w->finish_ns);
+        slot_redirects(&x);
         atomic_store_explicit(&w->closed, x.cur_sec + 1, memory_order_release);
     }
     for (int i = 0; i < w->nclients; i++) {
@@ -574,6 +633,7 @@ static int workers_start(const cp__run_spec *spec, cp__run_sync *sync, cp__worke
         w[t].spec = spec;
         w[t].sync = sync;
         w[t].index = t;
+        w[t].next_version = 2; /* load writes version 1 */
         w[t].first_client = first;
         w[t].nclients = cp__clients_of_thread(spec->clients, n, t);
         first += w[t].nclients;
@@ -615,9 +675,8 @@ static void workers_go(cp__run_sync *sync, int abort) {
     pthread_mutex_unlock(&sync->mu);
 }
 
-static int poll_seconds(cp__worker *w, int n, uint64_t *next, cp__hist *scratch,
-                        void (*on_second)(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops,
-                                          uint64_t errors, uint64_t mismatches),
+static int poll_seconds(cp__worker *w, int n, uint64_t *next, cp__sec_slot *scratch,
+                        void (*on_second)(void *ud, uint64_t sec, const cp__sec_slot *sum),
                         void *ud) {
     for (;;) {
         uint64_t s = *next;
@@ -633,21 +692,27 @@ static int poll_seconds(cp__worker *w, int n, uint64_t *next, cp__hist *scratch,
         }
         if (!ready || !any)
             return all_done;
-        uint64_t ops = 0, errors = 0, mism = 0;
-        cp__hist_init(scratch);
+        cp__hist_init(&scratch->hist);
+        scratch->ops = scratch->errors = scratch->mismatches = 0;
+        scratch->gets = scratch->misses = scratch->stale = scratch->moved = scratch->ask = 0;
         for (int t = 0; t < n; t++) {
             if (atomic_load_explicit(&w[t].closed, memory_order_acquire) <= s)
                 continue;
             const cp__sec_slot *sl = &w[t].ring[s % CP__RING];
-            cp__hist_merge(scratch, &sl->hist);
-            ops += sl->ops;
-            errors += sl->errors;
-            mism += sl->mismatches;
+            cp__hist_merge(&scratch->hist, &sl->hist);
+            scratch->ops += sl->ops;
+            scratch->errors += sl->errors;
+            scratch->mismatches += sl->mismatches;
+            scratch->gets += sl->gets;
+            scratch->misses += sl->misses;
+            scratch->stale += sl->stale;
+            scratch->moved += sl->moved;
+            scratch->ask += sl->ask;
         }
         for (int t = 0; t < n; t++)
             atomic_store_explicit(&w[t].consumed, s + 1, memory_order_release);
         if (on_second != NULL)
-            on_second(ud, s, scratch, ops, errors, mism);
+            on_second(ud, s, scratch);
         *next = s + 1;
     }
 }
@@ -663,7 +728,7 @@ static void workers_join(cp__worker *w, int n) {
 int cp__run_execute(const cp__run_spec *spec, const cp__run_hooks *h, cp__worker **out,
                     uint64_t *start_ns, char *err, size_t errlen) {
     cp__run_sync *sync = calloc(1, sizeof(*sync));
-    cp__hist *scratch = malloc(sizeof(*scratch));
+    cp__sec_slot *scratch = malloc(sizeof(*scratch));
     int n = spec->threads, rc;
     *out = NULL;
     *start_ns = 0;
@@ -738,6 +803,8 @@ void cp__workers_free(cp__worker *w, int n) {
             free(cs->keys);
             free(cs->keylen);
             free(cs->isset);
+            free(cs->kidx);
+            free(cs->kver);
             free(cs->cur);
             free(cs->reg);
         }

@@ -53,6 +53,7 @@ typedef struct cp__run_spec {
     bool verify;
     double rate; /* total ops/s, 0 = unlimited */
     uint32_t version;
+    _Atomic uint32_t *acked; /* cp__bench_config.acked_versions; NULL: no version tracking */
     const cp__keyfmt *kf;
     const cp__valuefmt *vf;
     uint64_t probe_keys[CP__NODES_MAX]; /* cluster: a key index per master for the warm-up */
@@ -65,6 +66,7 @@ typedef struct cp__run_spec {
 typedef struct cp__sec_slot {
     cp__hist hist;
     uint64_t ops, errors, mismatches;
+    uint64_t gets, misses, stale, moved, ask;
 } cp__sec_slot;
 
 typedef struct cp__client_state cp__client_state;
@@ -89,12 +91,15 @@ typedef struct cp__worker {
     int setup_err; /* CP_E* when connecting / warming up failed */
     char setup_errstr[256];
     uint64_t ops, gets, sets, misses, failed, error_replies, unknown;
-    uint64_t checked, mismatches;
+    uint64_t checked, mismatches, stale;
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
     size_t nmismatch;
     char first_error[256];
     cp_stats stats;
     uint64_t finish_ns;
+    uint64_t first_fail_ns, last_fail_ns; /* batch end times of failures; 0: none */
+    uint64_t redirects_seen[2];           /* moved, ask summed over clients at the last second */
+    uint32_t next_version;                /* acked tracking: next SET version of this worker */
 
     cp__client_state *cs; /* nclients entries */
 } cp__worker;
@@ -118,9 +123,8 @@ typedef struct cp__run_hooks {
      * (CPU "before" samples go here). NULL: none. */
     void (*before_go)(void *ud);
     /* Each second that every worker has closed, in order: the merged latencies of the requests
-     * completed in it, and its counts. NULL: none. */
-    void (*on_second)(void *ud, uint64_t sec, const cp__hist *h, uint64_t ops, uint64_t errors,
-                      uint64_t mismatches);
+     * completed in it, and its counts (summed over workers). NULL: none. */
+    void (*on_second)(void *ud, uint64_t sec, const cp__sec_slot *sum);
     /* About every tick_ns while running: live totals so far. NULL: none. */
     void (*tick)(void *ud, uint64_t elapsed_ns, uint64_t ops, uint64_t errors, uint64_t mismatches);
     uint64_t tick_ns;

@@ -186,8 +186,8 @@ static void fake_result(cp__bench_result *r) {
     r->ntimeline = 2;
     r->timeline = calloc(2, sizeof(*r->timeline));
     assert_non_null(r->timeline);
-    r->timeline[0] = (cp__bench_second){1.0, 600, 0, 900.0};
-    r->timeline[1] = (cp__bench_second){2.0, 400, 0, 990.0};
+    r->timeline[0] = (cp__bench_second){.t = 1.0, .ops = 600, .errors = 0, .p99_us = 900.0};
+    r->timeline[1] = (cp__bench_second){.t = 2.0, .ops = 400, .errors = 0, .p99_us = 990.0};
 }
 
 static void test_json_contract(void **state) {
