@@ -272,18 +272,18 @@ static long long now_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void remove_outputs(const char *dir, const char *suffix) {
+static void remove_outputs(const char *dir, const char *const *names, const char *suffix) {
     char path[4096];
-    for (size_t i = 0; cp__rpt_chart_names[i]; i++)
+    for (size_t i = 0; names[i]; i++)
         for (int svg = 0; svg < 2; svg++) {
-            snprintf(path, sizeof(path), "%s/%s.%s%s", dir, cp__rpt_chart_names[i],
-                     svg ? "svg" : "png", suffix);
+            snprintf(path, sizeof(path), "%s/%s.%s%s", dir, names[i], svg ? "svg" : "png", suffix);
             unlink(path);
         }
 }
 
 /* Child side: between fork and exec only async-signal-safe calls. */
-static void child_exec(const char *dir, const char *bin, int errfd, pid_t parent) {
+static void child_exec(const char *dir, const char *bin, const char *script, int errfd,
+                       pid_t parent) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127); /* the parent died before prctl: nobody to report to */
@@ -298,8 +298,8 @@ static void child_exec(const char *dir, const char *bin, int errfd, pid_t parent
         (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
         _exit(126);
     }
-    char *const argv[] = {(char *)"gnuplot", (char *)"-e", (char *)"suffix='.tmp'",
-                          (char *)"charts.gp", NULL};
+    char *const argv[] = {(char *)"gnuplot", (char *)"-e", (char *)"suffix='.tmp'", (char *)script,
+                          NULL};
     execvp(bin, argv);
     static const char msg[] = "cannot run gnuplot (is the gnuplot-nox package installed?)\n";
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -308,7 +308,8 @@ static void child_exec(const char *dir, const char *bin, int errfd, pid_t parent
 
 /* Runs gnuplot on DIR/charts.gp, collecting its stderr (the tail is kept for the error) until
  * it exits, the deadline passes or *cancel is set; the last two kill it by PID. Always reaps. */
-static int run_gnuplot(const char *dir, const cp__rpt_chart_opts *o, char *err, size_t errlen) {
+static int run_gnuplot(const char *dir, const char *script, const cp__rpt_chart_opts *o, char *err,
+                       size_t errlen) {
     const char *bin = o && o->gnuplot ? o->gnuplot : "gnuplot";
     int timeout = o && o->timeout_ms > 0 ? o->timeout_ms : 60000;
     int pfd[2];
@@ -325,7 +326,7 @@ static int run_gnuplot(const char *dir, const cp__rpt_chart_opts *o, char *err, 
         return CP_EIO;
     }
     if (pid == 0)
-        child_exec(dir, bin, pfd[1], parent);
+        child_exec(dir, bin, script, pfd[1], parent);
     close(pfd[1]);
 
     char tail[2048] = "";
@@ -393,38 +394,44 @@ int cp__rpt_charts(const char *dir, const cp__rpt_summary *s, const cp__rpt_char
         snprintf(err, errlen, "out of memory writing the chart script");
         return CP_ENOMEM;
     }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/charts.gp", dir);
-    int rc = cp__rpt_write_file(path, script, strlen(script), err, errlen);
+    int rc = cp__rpt_gnuplot(dir, "charts.gp", script, cp__rpt_chart_names, o, err, errlen);
     free(script);
+    return rc;
+}
+
+int cp__rpt_gnuplot(const char *dir, const char *script_name, const char *script,
+                    const char *const *names, const cp__rpt_chart_opts *o, char *err,
+                    size_t errlen) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, script_name);
+    int rc = cp__rpt_write_file(path, script, strlen(script), err, errlen);
     if (rc != 0)
         return rc;
-    rc = run_gnuplot(dir, o, err, errlen);
+    rc = run_gnuplot(dir, script_name, o, err, errlen);
     if (rc != 0) {
-        remove_outputs(dir, ".tmp");
+        remove_outputs(dir, names, ".tmp");
         return rc;
     }
     /* every file must exist and be non-empty before any is renamed into place */
     char from[4096], to[4096];
-    for (size_t i = 0; cp__rpt_chart_names[i]; i++)
+    for (size_t i = 0; names[i]; i++)
         for (int svg = 0; svg < 2; svg++) {
             struct stat st;
-            snprintf(from, sizeof(from), "%s/%s.%s.tmp", dir, cp__rpt_chart_names[i],
-                     svg ? "svg" : "png");
+            snprintf(from, sizeof(from), "%s/%s.%s.tmp", dir, names[i], svg ? "svg" : "png");
             if (stat(from, &st) != 0 || st.st_size == 0) {
                 snprintf(err, errlen, "gnuplot did not write %s", from);
-                remove_outputs(dir, ".tmp");
+                remove_outputs(dir, names, ".tmp");
                 return CP_EIO;
             }
         }
-    for (size_t i = 0; cp__rpt_chart_names[i]; i++)
+    for (size_t i = 0; names[i]; i++)
         for (int svg = 0; svg < 2; svg++) {
             const char *ext = svg ? "svg" : "png";
-            snprintf(from, sizeof(from), "%s/%s.%s.tmp", dir, cp__rpt_chart_names[i], ext);
-            snprintf(to, sizeof(to), "%s/%s.%s", dir, cp__rpt_chart_names[i], ext);
+            snprintf(from, sizeof(from), "%s/%s.%s.tmp", dir, names[i], ext);
+            snprintf(to, sizeof(to), "%s/%s.%s", dir, names[i], ext);
             if (rename(from, to) != 0) {
                 snprintf(err, errlen, "cannot rename %s: %s", from, strerror(errno));
-                remove_outputs(dir, ".tmp");
+                remove_outputs(dir, names, ".tmp");
                 return CP_EIO;
             }
         }

@@ -42,4 +42,14 @@ char *cp__rpt_chart_script(const cp__rpt_summary *s);
 int cp__rpt_charts(const char *dir, const cp__rpt_summary *s, const cp__rpt_chart_opts *o,
                    char *err, size_t errlen);
 
+/* The drawing step of cp__rpt_charts for any script (scenario charts use it too): writes
+ * DIR/script_name atomically, runs gnuplot on it in DIR with -e "suffix='.tmp'" (so the script's
+ * outputs must be NAME.png.tmp and NAME.svg.tmp for every NAME in `names`, NULL-terminated, via
+ * the `suffix` variable), then renames every output into place once all exist and are
+ * non-empty; on failure none is left. Returns 0, CP_EIO (err holds gnuplot's message) or
+ * CP_ENOMEM. Blocks while gnuplot runs. */
+int cp__rpt_gnuplot(const char *dir, const char *script_name, const char *script,
+                    const char *const *names, const cp__rpt_chart_opts *o, char *err,
+                    size_t errlen);
+
 #endif /* CLUSTERPIPE_REPORT_CHARTS_H */
