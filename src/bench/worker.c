@@ -52,7 +52,8 @@ struct cp__client_state {
     int nreg, capreg;
     struct pollfd *cur; /* scratch for cp_client_pollfds */
     int capcur;
-    uint64_t refreshes; /* library counter when last synced: a refresh may have reopened fds */
+    uint64_t refreshes; /* library counter when the measured interval began */
+    unsigned fdgen;     /* cp_client_fd_generation when last synced */
     cp_stats base;      /* counters when the measured interval began */
 };
 
@@ -109,10 +110,11 @@ static void resync(wctx *x, cp__client_state *cs, int idx, int force) {
         cs->capcur = cs->capreg = n;
         n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
     }
-    cp_stats st;
-    cp_get_stats(cs->c, &st);
-    if (st.refreshes != cs->refreshes) {
-        cs->refreshes = st.refreshes;
+    /* A connection opened or closed since the last sync: a closed fd left epoll silently and a
+     * reopened one may have the same number, so everything is (re)added. */
+    unsigned gen = cp_client_fd_generation(cs->c);
+    if (gen != cs->fdgen) {
+        cs->fdgen = gen;
         force = 1;
     }
     if (!force && n == cs->nreg) {
