@@ -150,6 +150,22 @@ static int resolve_target(const char *cmd, const target_flags *tf, cp__bench_tar
             fprintf(stderr, "clusterpipe %s: --dir %s: %s\n", cmd, tf->dir, err);
             return CP_EXIT_FAIL;
         }
+        /* A topology stopped by `down --keep` (or a reboot) still has its state file. */
+        size_t nprocs = cp_topo_nprocs(*topo), alive = 0;
+        for (size_t i = 0; i < nprocs; i++)
+            alive += cp_topo_alive(*topo, i) != 0;
+        if (alive == 0) {
+            fprintf(stderr,
+                    "clusterpipe %s: --dir %s: the topology is not running (none of its %zu "
+                    "processes is alive); start one with 'clusterpipe up'\n",
+                    cmd, tf->dir, nprocs);
+            cp_topo_free(*topo);
+            *topo = NULL;
+            return CP_EXIT_FAIL;
+        }
+        if (alive < nprocs)
+            fprintf(stderr, "clusterpipe %s: --dir %s: %zu of %zu processes are not running\n", cmd,
+                    tf->dir, nprocs - alive, nprocs);
         if (cp__bench_target_from_topo(t, *topo, tf->password, tf->user) != 0) {
             fprintf(stderr, "clusterpipe %s: --dir %s: too many endpoints\n", cmd, tf->dir);
             cp_topo_free(*topo);
