@@ -170,8 +170,7 @@ static void read_versions(const cp__bench_target *t, const cp__target_ctx *ctx,
             const cp__server *s = &ctx->servers[i];
             if (s->comp != CP__CPU_REDIS)
                 continue;
-            cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t->user, t->password, err,
-                                            sizeof(err));
+            cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t, err, sizeof(err));
             if (c == NULL)
                 continue;
             cp__node_version(c, out->redis_version, sizeof(out->redis_version));
@@ -296,8 +295,7 @@ static int setup_cpu(bench_ctx *b, const cp__bench_target *t) {
         } else {
             char err[256];
             cp__cpu_source_remote(&b->src[b->nsrc], s->comp);
-            b->admin[b->nsrc] = cp__node_connect(s->addr.host, s->addr.port, t->user, t->password,
-                                                 err, sizeof(err));
+            b->admin[b->nsrc] = cp__node_connect(s->addr.host, s->addr.port, t, err, sizeof(err));
             remote_ok &= b->admin[b->nsrc] != NULL;
             b->nsrc++;
         }

@@ -52,6 +52,10 @@ typedef struct cp__bench_target {
     char endpoints[CP__ENDPOINTS_MAX]; /* "host:port[,host:port...]" */
     const char *password;              /* NULL: no AUTH (borrowed) */
     const char *user;                  /* ACL user, NULL: none (borrowed) */
+    /* TLS (cluster targets): as cp_options.tls*, strings borrowed. From a topology they are its
+     * own (cp_topo_client_options). */
+    int tls, tls_insecure;
+    const char *tls_ca, *tls_cert, *tls_key;
     /* A topology started by `up` / cp_topo_up (borrowed, not freed by the engine): its processes
      * are measured for CPU through /proc and its servers are counted by `load`'s DBSIZE check.
      * NULL: an external deployment ("topology": "external"); redis CPU is then read with
@@ -69,6 +73,11 @@ int cp__bench_target_from_topo(cp__bench_target *out, const cp_topo *t, const ch
  * CP_EINVAL (empty or too long endpoint list, or an entry that is not HOST:PORT). */
 int cp__bench_target_external(cp__bench_target *out, cp__target_mode mode, const char *endpoints,
                               const char *password, const char *user);
+
+/* Sets the connection fields of *opt every client of the target needs: password, ACL user and
+ * TLS. Leaves seeds/endpoint and timeouts alone. The one place that turns a target into client
+ * options, so every connection (workers, load, CPU and DBSIZE probes) authenticates alike. */
+void cp__bench_target_options(const cp__bench_target *t, cp_options *opt);
 
 /* "cluster", "twemproxy" or "external" (the JSON "topology" field). */
 const char *cp__bench_target_topology(const cp__bench_target *t);

@@ -57,8 +57,7 @@ static int check_dbsize(const cp__bench_target *t, const cp__target_ctx *ctx, cp
         if (!s->holds_keys)
             continue;
         char cerr[256];
-        cp_client *c =
-            cp__node_connect(s->addr.host, s->addr.port, t->user, t->password, cerr, sizeof(cerr));
+        cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t, cerr, sizeof(cerr));
         if (c == NULL) {
             snprintf(err, errlen, "DBSIZE check: %s", cerr);
             return CP_ECONNECT;

@@ -9,6 +9,8 @@
  */
 #include "bench/nodes.h"
 
+#include "bench/engine.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <netdb.h>
@@ -178,14 +180,13 @@ void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t l
     }
 }
 
-cp_client *cp__node_connect(const char *host, int port, const char *user, const char *password,
-                            char *err, size_t errlen) {
+cp_client *cp__node_connect(const char *host, int port, const struct cp__bench_target *t, char *err,
+                            size_t errlen) {
     char ep[CP__HOST_MAX + 16];
     snprintf(ep, sizeof(ep), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
     cp_options opt = CP_OPTIONS_INIT;
     opt.endpoint = ep;
-    opt.password = password;
-    opt.username = password ? user : NULL;
+    cp__bench_target_options(t, &opt);
     opt.io_timeout_ms = 2000;
     cp_client *c = cp_connect(&opt);
     if (c == NULL) {

@@ -53,10 +53,11 @@ void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t l
  * is not HOST:PORT with 1 <= PORT <= 65535 or an empty list. */
 int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max);
 
-/* A single-endpoint client to host:port (AUTH with user/password when given). Returns the client
- * (caller cp_free()s) or NULL with err set; blocks up to the connect timeout. */
-cp_client *cp__node_connect(const char *host, int port, const char *user, const char *password,
-                            char *err, size_t errlen);
+/* A single-endpoint client to host:port with the target's password, user and TLS. Returns the
+ * client (caller cp_free()s) or NULL with err set; blocks up to the connect timeout. */
+struct cp__bench_target;
+cp_client *cp__node_connect(const char *host, int port, const struct cp__bench_target *t, char *err,
+                            size_t errlen);
 
 /* INFO CPU on c, parsed. Returns 0 or a negative code (CP_E* or -errno from the parser). */
 int cp__node_info_cpu(cp_client *c, cp__cpu_times *out);

@@ -19,10 +19,27 @@ int cp__bench_target_from_topo(cp__bench_target *out, const cp_topo *t, const ch
     out->mode = cp_topo_get_kind(t) == CP_TOPO_TWEMPROXY ? CP__TARGET_PROXY : CP__TARGET_CLUSTER;
     if (cp_topo_endpoints(t, out->endpoints, sizeof(out->endpoints)) != 0)
         return CP_EINVAL;
-    out->password = password != NULL ? password : cp_topo_password(t);
+    cp_options o = CP_OPTIONS_INIT;
+    cp_topo_client_options(t, &o);
+    out->password = password != NULL ? password : o.password;
     out->user = user;
+    out->tls = o.tls;
+    out->tls_insecure = o.tls_insecure;
+    out->tls_ca = o.tls_ca_file;
+    out->tls_cert = o.tls_cert_file;
+    out->tls_key = o.tls_key_file;
     out->topo = t;
     return 0;
+}
+
+void cp__bench_target_options(const cp__bench_target *t, cp_options *opt) {
+    opt->password = t->password;
+    opt->username = t->password ? t->user : NULL;
+    opt->tls = t->tls;
+    opt->tls_insecure = t->tls_insecure;
+    opt->tls_ca_file = t->tls_ca;
+    opt->tls_cert_file = t->tls_cert;
+    opt->tls_key_file = t->tls_key;
 }
 
 int cp__bench_target_external(cp__bench_target *out, cp__target_mode mode, const char *endpoints,
@@ -120,15 +137,13 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, uint64
         return CP_EINVAL;
     }
     spec->mode = t->mode;
-    spec->password = t->password;
-    spec->user = t->user;
+    spec->target = t;
     spec->kf = &ctx->kf;
     spec->vf = &ctx->vf;
     if (t->mode == CP__TARGET_CLUSTER) {
         cp_options opt = CP_OPTIONS_INIT;
         opt.seeds = t->endpoints;
-        opt.password = t->password;
-        opt.username = t->password ? t->user : NULL;
+        cp__bench_target_options(t, &opt);
         cp_client *c = cp_connect(&opt);
         if (c == NULL)
             return CP_ENOMEM;

@@ -482,8 +482,7 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         snprintf(ep, sizeof(ep), strchr(a->host, ':') ? "[%s]:%d" : "%s:%d", a->host, a->port);
         opt.endpoint = ep;
     }
-    opt.password = s->password;
-    opt.username = s->password ? s->user : NULL;
+    cp__bench_target_options(s->target, &opt);
     if (s->io_timeout_ms > 0)
         opt.io_timeout_ms = s->io_timeout_ms;
     if (s->retry_budget_ms >= 0)

@@ -35,10 +35,10 @@ typedef struct cp__run_spec {
     const char *seeds;              /* cluster: the seeds */
     const cp__node_addr *endpoints; /* proxy: clients go round-robin over these */
     int nendpoints;
-    const char *password, *user;
-    int io_timeout_ms;      /* 0: library default */
-    int retry_budget_ms;    /* < 0: library default */
-    const cp__nodemap *map; /* cluster: masters and slot owners; NULL in proxy mode */
+    const cp__bench_target *target; /* password, user, TLS (cp__bench_target_options) */
+    int io_timeout_ms;              /* 0: library default */
+    int retry_budget_ms;            /* < 0: library default */
+    const cp__nodemap *map;         /* cluster: masters and slot owners; NULL in proxy mode */
 
     int threads, clients;
     size_t batch; /* commands per batch per client */

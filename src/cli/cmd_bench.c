@@ -103,15 +103,28 @@ static int parse_u64(const char *cmd, const char *flag, const char *val, uint64_
 
 typedef struct target_flags {
     const char *cluster, *proxy, *dir, *password, *user;
+    int tls, insecure;
+    const char *cacert, *cert, *key;
 } target_flags;
 
-/* Consumes a TARGET flag or --password / --user at argv[*i]. Returns 1 consumed, 0 not a target
- * flag, -1 usage error (printed). */
+/* Consumes a TARGET flag, --password / --user or a TLS flag at argv[*i]. Returns 1 consumed, 0
+ * not a target flag, -1 usage error (printed). */
 static int target_flag(const char *cmd, int argc, char **argv, int *i, target_flags *tf) {
     const char *v = NULL;
     const char **slot = NULL;
     const char *name = NULL;
-    if (flag_value(argc, argv, i, "--cluster", &v))
+    if (strcmp(argv[*i], "--tls") == 0 || strcmp(argv[*i], "--insecure") == 0) {
+        tf->tls = 1;
+        tf->insecure |= strcmp(argv[*i], "--insecure") == 0;
+        return 1;
+    }
+    if (flag_value(argc, argv, i, "--cacert", &v))
+        slot = &tf->cacert, name = "--cacert";
+    else if (flag_value(argc, argv, i, "--cert", &v))
+        slot = &tf->cert, name = "--cert";
+    else if (flag_value(argc, argv, i, "--key", &v))
+        slot = &tf->key, name = "--key";
+    else if (flag_value(argc, argv, i, "--cluster", &v))
         slot = &tf->cluster, name = "--cluster";
     else if (flag_value(argc, argv, i, "--proxy", &v))
         slot = &tf->proxy, name = "--proxy";
@@ -144,6 +157,10 @@ static int resolve_target(const char *cmd, const target_flags *tf, cp__bench_tar
         return cp_cli_usage_error(cmd, "give only one of --cluster, --proxy and --dir");
     if (tf->user != NULL && tf->password == NULL && tf->dir == NULL)
         return cp_cli_usage_error(cmd, "--user needs --password");
+    if ((tf->cacert || tf->cert || tf->key) && !tf->tls)
+        return cp_cli_usage_error(cmd, "--cacert, --cert and --key need --tls");
+    if (tf->tls && tf->proxy != NULL)
+        return cp_cli_usage_error(cmd, "--tls: twemproxy (nutcracker) offers no TLS");
     if (tf->dir != NULL) {
         char err[ERRLEN];
         if (cp_topo_open(tf->dir, topo, err, sizeof(err)) != 0) {
@@ -179,6 +196,11 @@ static int resolve_target(const char *cmd, const target_flags *tf, cp__bench_tar
                                   tf->password, tf->user) != 0)
         return cp_cli_usage_error(cmd, "%s: '%s' is not a list of HOST:PORT",
                                   tf->cluster ? "--cluster" : "--proxy", list);
+    t->tls = tf->tls;
+    t->tls_insecure = tf->insecure;
+    t->tls_ca = tf->cacert;
+    t->tls_cert = tf->cert;
+    t->tls_key = tf->key;
     return CP_EXIT_OK;
 }
 
@@ -270,6 +292,10 @@ static void bench_help(FILE *out) {
         "  --csv FILE           write the numbers as CSV (atomically)\n"
         "  --password PW        AUTH password (default with --dir: the topology's)\n"
         "  --user U             ACL user for AUTH\n"
+        "  --tls                TLS to the cluster (with --dir: from the topology)\n"
+        "  --cacert FILE        CA bundle to verify the servers (default: the system's)\n"
+        "  --cert FILE, --key FILE   client certificate and key (tls-auth-clients)\n"
+        "  --insecure           TLS without verifying the servers' certificates\n"
         "  --quiet              no progress line on stderr\n"
         "\n"
         "Exit status: 0 ok; 1 the run failed (target unreachable, failed or unknown requests,\n"
@@ -511,6 +537,8 @@ static void load_help(FILE *out) {
                  "  --no-check       skip the DBSIZE check (e.g. the servers hold other keys)\n"
                  "  --password PW    AUTH password (default with --dir: the topology's)\n"
                  "  --user U         ACL user for AUTH\n"
+                 "  --tls, --cacert FILE, --cert FILE, --key FILE, --insecure\n"
+                 "                   TLS to the cluster, as for bench\n"
                  "  --quiet          no progress bar on stderr\n"
                  "\n"
                  "Exit status: 0 ok; 1 keys not written or the count differs; 2 bad usage.\n");
