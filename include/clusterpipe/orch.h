@@ -56,7 +56,7 @@ typedef struct cp_up_opts {
     int shards;               /* masters (cluster) or redis servers (twemproxy) */
     int replicas;             /* cluster: replicas per master */
     int proxies;              /* twemproxy: nutcracker processes, each fronting every shard */
-    int base_port;            /* first port tried; 0 = pick free ports from 30000 up */
+    int base_port;            /* first port tried; 0 = pick free ports from 10000 up */
     const char *dir;          /* NULL: a new directory under $TMPDIR (or /tmp) */
     const char *password;     /* requirepass / masterauth / redis_auth; NULL: generated, unless
                                  no_password */
@@ -121,8 +121,9 @@ typedef struct cp_topo cp_topo;
  * (its files are replaced); a directory with a live topology is refused. Ports: with base_port
  * > 0, ports base_port, base_port+1, ... are used in order (cluster: masters, then replicas;
  * twemproxy: shards, proxies, then the proxies' stats ports) and a busy one is an error naming
- * it; with 0, free ports are picked from a PID-dependent point in 30000..39999 up, and a port
- * lost to a concurrent starter is replaced.
+ * it; with 0, free ports are picked from a PID-dependent point in 10000..19999 up (below the
+ * kernel's ephemeral port range, cluster bus ports included), and a port lost to a concurrent
+ * starter is replaced.
  *
  * On failure every process already started is stopped, `err` says which server failed (with the
  * tail of its log), and the directory is kept with the logs (state.json then records only dead

@@ -87,7 +87,7 @@ static void up_help(FILE *out) {
             "  --distribution D   twemproxy distribution: ketama, modula, random (default ketama)\n"
             "  --auto-eject       twemproxy: auto_eject_hosts true (default false)\n"
             "  --base-port P      use ports P, P+1, ... (a busy one is an error); default: free\n"
-            "                     ports from 30000 up. Cluster nodes also use port+10000.\n"
+            "                     ports from 10000 up. Cluster nodes also use port+10000.\n"
             "  --dir DIR          configs, logs and state.json (default: a new directory under\n"
             "                     $TMPDIR or /tmp)\n"
             "  --password PW      requirepass/masterauth (and redis_auth for twemproxy);\n"

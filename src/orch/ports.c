@@ -13,8 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define AUTO_LOW 30000
-#define AUTO_HIGH 55535 /* + bus offset stays below 65536 */
+/* Below Linux's ephemeral range (32768..60999 by default), bus ports (+10000) included: a port in
+ * that range can be taken, while its server is down, by a client socket that the kernel bound to
+ * it for an outgoing connect. Worse, a client reconnecting to 127.0.0.1:P can be given source
+ * port P and connect to itself (TCP simultaneous open), so a killed server could not be
+ * restarted on its port. */
+#define AUTO_LOW 10000
+#define AUTO_HIGH 22767 /* + bus offset stays below 32768 */
 
 void cp__ports_init(cp__ports *a, int base) {
     memset(a, 0, sizeof(*a));
@@ -23,7 +28,7 @@ void cp__ports_init(cp__ports *a, int base) {
         a->base = base;
         a->next = base;
     } else {
-        /* 500 blocks of 20 ports in 30000..39999, picked by PID: parallel test processes start
+        /* 500 blocks of 20 ports in 10000..19999, picked by PID: parallel test processes start
          * apart, and a collision that still happens is handled by the caller's retry. */
         a->next = AUTO_LOW + (int)(getpid() % 500) * 20;
     }

@@ -22,7 +22,8 @@ typedef struct cp__ports {
 } cp__ports;
 
 /* base > 0: fixed mode starting at base. base == 0: auto mode starting at a point in
- * 30000..39999 that depends on our PID, so concurrent starters rarely collide. */
+ * 10000..19999 that depends on our PID, so concurrent starters rarely collide (and bus ports,
+ * +10000, stay below the kernel's ephemeral range: see ports.c). */
 void cp__ports_init(cp__ports *a, int base);
 
 /* Marks port as taken (an existing process of the topology). */
