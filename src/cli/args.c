@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Flag value parsing and usage errors shared by every subcommand.
+ * Flag value parsing, usage errors and the small helpers several subcommands share (the command
+ * line as reports record it, creating an output directory). Prints only usage errors.
  */
 #include "cli/cli.h"
 
@@ -9,6 +10,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -47,5 +51,45 @@ int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min
     if (cp_cli_parse_long(cmd, flag, val, min, max, &v) != 0)
         return -1;
     *out = (int)v;
+    return 0;
+}
+
+/* argv joined with spaces, each argument single-quoted when the shell would split or expand
+ * it, so the line can be pasted back. */
+void cp_cli_join_command(int argc, char **argv, char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "clusterpipe");
+    for (int i = 0; i < argc && used < len; i++) {
+        const char *a = argv[i];
+        int plain = *a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_=.,:/+@%") == strlen(a);
+        used += (size_t)snprintf(buf + used, len - used, plain ? " %s" : " '%s'", a);
+    }
+}
+
+/* mkdir -p, so --out a/b/c works; an existing directory is fine. */
+int cp_cli_make_dirs(const char *path, char *err, size_t errlen) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
+        snprintf(err, errlen, "%.1000s...: path too long", path);
+        return -1;
+    }
+    for (char *p = tmp + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create %.1000s: %s", tmp, strerror(errno));
+            return -1;
+        }
+        *p = c;
+        if (c == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK) != 0) {
+        snprintf(err, errlen, "%.1000s is not a writable directory", path);
+        return -1;
+    }
     return 0;
 }

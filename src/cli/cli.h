@@ -25,6 +25,14 @@ int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long m
 int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min, int max,
                      int *out);
 
+/* argv joined with spaces after "clusterpipe", each argument single-quoted when the shell would
+ * split or expand it, so the line can be pasted back (reports record it). Truncated to len. */
+void cp_cli_join_command(int argc, char **argv, char *buf, size_t len);
+
+/* mkdir -p path (an existing directory is fine) and check it is a writable directory. Returns 0,
+ * or -1 with the reason in err. */
+int cp_cli_make_dirs(const char *path, char *err, size_t errlen);
+
 /* Subcommands: argv[0] is the subcommand name. Return an exit code. */
 int cp_cli_up(int argc, char **argv);
 int cp_cli_status(int argc, char **argv);
@@ -33,6 +41,7 @@ int cp_cli_load(int argc, char **argv);
 int cp_cli_bench(int argc, char **argv);
 int cp_cli_compare(int argc, char **argv);
 int cp_cli_report(int argc, char **argv);
+int cp_cli_scenario(int argc, char **argv);
 
 /* Renders table.md, charts and report.md into dir from a "clusterpipe.compare/1" document
  * (borrowed) and prints the table and "report: DIR/report.md" on stdout. wrote_results: say

@@ -588,18 +588,6 @@ static void external_setup(run_ctx *r, const char *setup, cp__target_mode mode, 
 /* ---- results document ------------------------------------------------------------------------
  */
 
-/* argv joined with spaces, each argument single-quoted when the shell would split or expand
- * it, so the line can be pasted back. */
-static void join_command(int argc, char **argv, char *buf, size_t len) {
-    size_t used = (size_t)snprintf(buf, len, "clusterpipe");
-    for (int i = 0; i < argc && used < len; i++) {
-        const char *a = argv[i];
-        int plain = *a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789-_=.,:/+@%") == strlen(a);
-        used += (size_t)snprintf(buf + used, len - used, plain ? " %s" : " '%s'", a);
-    }
-}
-
 static json_t *settings_json(const compare_opts *o) {
     char dist[64];
     cp__dist_format(&o->dist, dist, sizeof(dist));
@@ -632,34 +620,6 @@ static json_t *environment_json(const run_ctx *r) {
     json_object_set_new(e, "kernel", json_string(kernel));
     json_object_set_new(e, "date", json_string(date));
     return e;
-}
-
-/* mkdir -p, so --out a/b/c works; an existing directory is fine. */
-static int make_dirs(const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
-        snprintf(err, errlen, "%.1000s...: path too long", path);
-        return -1;
-    }
-    for (char *p = tmp + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            snprintf(err, errlen, "cannot create %.1000s: %s", tmp, strerror(errno));
-            return -1;
-        }
-        *p = c;
-        if (c == '\0')
-            break;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK) != 0) {
-        snprintf(err, errlen, "%.1000s is not a writable directory", path);
-        return -1;
-    }
-    return 0;
 }
 
 int cp_cli_compare(int argc, char **argv) {
@@ -707,7 +667,7 @@ int cp_cli_compare(int argc, char **argv) {
         localtime_r(&now, &tm);
         strftime(outdir, sizeof(outdir), "results/%Y%m%d-%H%M%S", &tm);
     }
-    if (make_dirs(outdir, err, sizeof(err)) != 0) {
+    if (cp_cli_make_dirs(outdir, err, sizeof(err)) != 0) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         return CP_EXIT_FAIL;
     }
@@ -717,7 +677,7 @@ int cp_cli_compare(int argc, char **argv) {
     memset(&r, 0, sizeof(r));
     r.o = &o;
     char command[8192];
-    join_command(argc, argv, command, sizeof(command));
+    cp_cli_join_command(argc, argv, command, sizeof(command));
     r.command = command;
     int external = o.cluster_eps || o.proxy_eps;
     r.doc = json_object();
