@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Integration tests of `clusterpipe scenario`, driving the real binary (CP_BINARY) at a small
+ * scale (20000 keys, 2 threads, 4 connections, runs of 7-8 s) so each scenario ends in well
+ * under a minute on 2 cores:
+ *   reshard   Redis Cluster 4 -> 5 masters under load: no failed request, no wrong reply, no key
+ *             lost; twemproxy 4 -> 5 servers (ketama): the share of untouched keys that became
+ *             unreachable is between 0.1 and 0.3 (ketama moves about k/(n+k) = 1/5).
+ *   failover  cluster / twemproxy with and without ejection: every request has an outcome, the
+ *             report carries the numbers, the killed master's replica took over.
+ * Both: results.json ("clusterpipe.scenario/1"), valid PNG and SVG charts, report.md, and every
+ * process the run recorded is gone afterwards (checked by PID and start time). Bad usage exits 2.
+ *
+ * Children run through cp_clirun (fork/exec, waited for with a timeout, killed by PID on
+ * timeout). Single-threaded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "clirun.h"
+
+#include "clusterpipe/orch.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- checks --------------------------------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    buf[got] = '\0';
+    if (len)
+        *len = got;
+    return buf;
+}
+
+static void assert_png(const char *path) {
+    size_t n = 0;
+    char *b = slurp(path, &n);
+    assert_non_null(b);
+    assert_true(n > 100);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    free(b);
+}
+
+static void assert_svg(const char *path) {
+    size_t n = 0;
+    char *b = slurp(path, &n);
+    assert_non_null(b);
+    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ' || b[n - 1] == '\r'))
+        b[--n] = '\0';
+    assert_true(strncmp(b, "<?xml", 5) == 0 || strncmp(b, "<svg", 4) == 0);
+    assert_true(n > 6 && strcmp(b + n - 6, "</svg>") == 0);
+    free(b);
+}
+
+/* A number at a dotted path, -1 when absent or not a number. */
+static double num(const json_t *o, const char *path) {
+    char key[64];
+    while (o != NULL && *path) {
+        size_t n = strcspn(path, ".");
+        snprintf(key, sizeof(key), "%.*s", (int)n, path);
+        o = json_object_get(o, key);
+        path += n + (path[n] == '.');
+    }
+    return json_is_number(o) ? json_number_value(o) : -1;
+}
+
+static const json_t *find_case(const json_t *doc, const char *name) {
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(doc, "cases"), i, c) {
+        if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+            return c;
+    }
+    fail_msg("no case '%s' in results.json", name);
+    return NULL;
+}
+
+/* Every PID recorded for every case must be gone; kills survivors so nothing is left behind
+ * even when the test fails. Returns how many were alive. */
+static int alive_recorded(const json_t *doc) {
+    int alive = 0, seen = 0;
+    size_t i, j;
+    const json_t *c, *p;
+    json_array_foreach(json_object_get(doc, "cases"), i, c) {
+        json_array_foreach(json_object_get(c, "processes"), j, p) {
+            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
+            unsigned long long st =
+                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
+            seen++;
+            if (cp_orch_pid_alive(pid, st)) {
+                kill(pid, SIGKILL);
+                alive++;
+            }
+        }
+    }
+    assert_true(seen >= 8);
+    return alive;
+}
+
+/* Every request ended with an outcome, and the per-second timeline accounts for all of them. */
+static void assert_outcomes(const json_t *c) {
+    const json_t *b = json_object_get(c, "bench");
+    assert_non_null(b);
+    double req = num(c, "summary.requests");
+    assert_true(req > 0);
+    assert_true(req == num(b, "ops") + num(b, "failed_ops") + num(b, "unknown_ops"));
+    double tl = 0;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(b, "timeline"), i, e) tl += num(e, "ops") + num(e, "errors");
+    assert_true(tl == req);
+    assert_true(num(b, "verify.checked") > 0);
+    assert_true(num(b, "verify.mismatches") == 0);
+    assert_true(num(c, "readback.keys") == 20000);
+    assert_true(num(c, "readback.mismatched") == 0);
+    assert_true(num(c, "summary.event_start") >= 1.5);
+    assert_true(num(c, "summary.event_end") >= num(c, "summary.event_start"));
+    assert_true(num(c, "summary.warmup_median_ops") > 0);
+}
+
+/* Runs the scenario into r's scratch directory and returns its results.json (caller decrefs). */
+static json_t *run_scenario(cp_clirun *r, const char *const *args, int timeout_s) {
+    pid_t pid = cp_clirun_start(r, args);
+    int rc = cp_clirun_finish(r, pid, timeout_s);
+    if (rc != 0)
+        fprintf(stderr, "--- stderr:\n%s\n--- stdout:\n%s\n", r->err, r->out);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/out/results.json", r->scratch);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (doc == NULL)
+        fail_msg("results.json: %s", jerr.text);
+    assert_int_equal(alive_recorded(doc), 0);
+    assert_int_equal(rc, 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "schema")),
+                        "clusterpipe.scenario/1");
+    assert_false(json_is_true(json_object_get(doc, "failed")));
+    snprintf(path, sizeof(path), "%s/out/timeline.png", r->scratch);
+    assert_png(path);
+    snprintf(path, sizeof(path), "%s/out/timeline.svg", r->scratch);
+    assert_svg(path);
+    assert_non_null(strstr(r->out, "report: "));
+    return doc;
+}
+
+static char *report_md(cp_clirun *r) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/out/report.md", r->scratch);
+    char *md = slurp(path, NULL);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "## Numbers"));
+    assert_non_null(strstr(md, "![timeline](timeline.png)"));
+    return md;
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void test_reshard(void **state) {
+    (void)state;
+    cp_clirun r;
+    cp_clirun_init(&r);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/out", r.scratch);
+    const char *args[] = {"scenario",   "reshard", "--out",    out, "--keys",    "20000",
+                          "--duration", "7",       "--warmup", "2", "--threads", "2",
+                          "--clients",  "4",       "-q",       NULL};
+    json_t *doc = run_scenario(&r, args, 150);
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 2);
+
+    /* Redis Cluster with clusterpipe's client: nothing failed, nothing wrong, nothing lost */
+    const json_t *c = find_case(doc, "cluster");
+    assert_null(json_object_get(c, "error"));
+    assert_outcomes(c);
+    assert_true(num(c, "bench.failed_ops") == 0);
+    assert_true(num(c, "bench.unknown_ops") == 0);
+    assert_true(num(c, "summary.misses") == 0);
+    assert_true(num(c, "summary.stale_reads") == 0);
+    assert_true(num(c, "readback.missing") == 0);
+    assert_true(num(c, "readback.stale") == 0);
+    assert_true(num(c, "slots_moved") == 4 * 819);
+    assert_true(num(c, "summary.redirects.moved") + num(c, "summary.redirects.ask") > 0);
+
+    /* twemproxy 4 -> 5 servers, ketama: about a fifth of the keys moved away */
+    const json_t *t = find_case(doc, "twemproxy");
+    assert_null(json_object_get(t, "error"));
+    assert_outcomes(t);
+    double f = num(t, "summary.miss_fraction_keys");
+    fprintf(stderr, "twemproxy: %.3f of the untouched keys unreachable (%.0f keys)\n", f,
+            num(t, "readback.untouched"));
+    assert_true(num(t, "readback.untouched") >= 1000);
+    assert_true(f >= 0.1 && f <= 0.3);
+    assert_true(num(t, "summary.misses") > 0);
+
+    char *md = report_md(&r);
+    assert_non_null(strstr(md, "**cluster**"));
+    assert_non_null(strstr(md, "**twemproxy**"));
+    free(md);
+    json_decref(doc);
+    cp_clirun_free(&r);
+}
+
+static void test_failover(void **state) {
+    (void)state;
+    cp_clirun r;
+    cp_clirun_init(&r);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/out", r.scratch);
+    const char *args[] = {"scenario",   "failover", "--out",     out, "--keys", "20000",
+                          "--duration", "8",        "--warmup",  "2", "--down", "3",
+                          "--threads",  "2",        "--clients", "4", "-q",     NULL};
+    json_t *doc = run_scenario(&r, args, 200);
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 3);
+    static const char *const names[] = {"cluster", "twemproxy eject", "twemproxy no-eject"};
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *c = find_case(doc, names[i]);
+        assert_null(json_object_get(c, "error"));
+        assert_outcomes(c);
+        assert_non_null(json_object_get(json_object_get(c, "summary"), "error_window"));
+        assert_true(num(c, "summary.acked_writes_lost") >= 0);
+        assert_true(num(c, "summary.stale_after") >= 0);
+        assert_true(num(c, "killed.pid") > 0);
+        assert_true(num(c, "summary.event_seconds") >= 3 - 0.05); /* restarted after --down */
+    }
+    /* the cluster's replica took over by itself before the old master came back */
+    const json_t *c = find_case(doc, "cluster");
+    double promoted = -1;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(c, "events"), i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "replica promoted") == 0)
+            promoted = num(e, "t");
+    }
+    assert_true(promoted > num(c, "summary.event_start"));
+    assert_true(promoted < num(c, "summary.event_end"));
+    /* without ejection, a dead server's requests fail until it is back */
+    assert_true(num(find_case(doc, "twemproxy no-eject"), "summary.failed_ops") > 0);
+
+    char *md = report_md(&r);
+    assert_non_null(strstr(md, "**twemproxy eject**"));
+    assert_non_null(strstr(md, "acknowledged writes lost"));
+    free(md);
+    json_decref(doc);
+    cp_clirun_free(&r);
+}
+
+static void test_usage(void **state) {
+    (void)state;
+    cp_clirun r;
+    cp_clirun_init(&r);
+    const char *none[] = {"scenario", NULL};
+    assert_int_equal(cp_clirun_run(&r, none), 2);
+    const char *bad[] = {"scenario", "rebalance", NULL};
+    assert_int_equal(cp_clirun_run(&r, bad), 2);
+    const char *warm[] = {"scenario", "reshard", "--duration", "5", "--warmup", "5", NULL};
+    assert_int_equal(cp_clirun_run(&r, warm), 2);
+    const char *only[] = {"scenario", "failover", "--only", "memcached", NULL};
+    assert_int_equal(cp_clirun_run(&r, only), 2);
+    const char *keys[] = {"scenario", "failover", "--keys", "2", "--clients", "4", NULL};
+    assert_int_equal(cp_clirun_run(&r, keys), 2);
+    const char *help[] = {"scenario", "--help", NULL};
+    assert_int_equal(cp_clirun_run(&r, help), 0);
+    assert_non_null(strstr(r.out, "reshard"));
+    assert_non_null(strstr(r.out, "failover"));
+    cp_clirun_free(&r);
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_reshard),
+        cmocka_unit_test(test_failover),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
