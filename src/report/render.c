@@ -181,7 +181,11 @@ static void how_to_read(cp__sbuf *b) {
            "- On a machine with fewer cores than processes (redis servers, proxies and client "
            "threads), they queue for the CPU, so time includes waiting; compare CPU-s and ratios "
            "rather than absolute times, and repeat runs (`--repeat 3`) before trusting a small "
-           "difference.\n\n");
+           "difference.\n"
+           "- **Encryption** is not in these numbers, and not a like-for-like option: twemproxy "
+           "(nutcracker) offers no TLS, neither to clients nor to the servers, while Redis "
+           "Cluster does (`clusterpipe up cluster --tls`, `bench --tls`). A twemproxy "
+           "deployment that needs encryption in transit has to add it around the proxy.\n\n");
 }
 
 /* One sentence per call type: does this run point the same way as the published one, and is
