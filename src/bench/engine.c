@@ -205,10 +205,11 @@ static void sample_cpu(bench_ctx *b, int after) {
     for (int i = 0; i < b->nsrc; i++) {
         cp__cpu_source *s = &b->src[i];
         if (s->kind != CP__CPU_SRC_REMOTE) {
-            if (after)
-                cp__cpu_source_after(s);
-            else
+            /* A first "after" right away: a process that dies before the first per-second
+             * sample then counts up to that instant instead of becoming unmeasurable. */
+            if (!after)
                 cp__cpu_source_before(s);
+            cp__cpu_source_after(s);
             continue;
         }
         cp__cpu_times tm;
