@@ -8,6 +8,7 @@
 
 #include "orch/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -237,8 +238,28 @@ int cp__proc_signal(const cp__pidref *ref, int sig) {
     return kill(ref->pid, sig) == 0 ? 0 : -1;
 }
 
+/* Threads still listed in /proc/PID/task (the leader included, even as a zombie). */
+static int threads_left(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /* Reaps ref when it is our exited child (start time checked first, so a recycled PID of another
- * child is never reaped by mistake), then reports whether it is gone. */
+ * child is never reaped by mistake), then reports whether it is gone. A zombie leader is not
+ * enough: the leader of a multi-threaded process (nutcracker has a stats thread) turns zombie
+ * while its other threads still exit, and their shared sockets stay open until the last one is
+ * gone, so a restart right then failed to bind the port (EADDRINUSE). Our own child is gone
+ * when waitpid reaps it, which the kernel allows only after every thread has exited; another
+ * process's when its leader is the only thread left. */
 static int gone(const cp__pidref *ref) {
     unsigned long long st;
     char state;
@@ -247,8 +268,12 @@ static int gone(const cp__pidref *ref) {
     if (st != ref->start_time)
         return 1;
     if (state == 'Z' || state == 'X') {
-        waitpid(ref->pid, NULL, WNOHANG); /* ECHILD when not ours: init reaps it */
-        return 1;
+        pid_t w = waitpid(ref->pid, NULL, WNOHANG);
+        if (w == ref->pid)
+            return 1;
+        if (w == 0)
+            return 0;                       /* ours, threads still exiting */
+        return threads_left(ref->pid) <= 1; /* ECHILD: not ours, init reaps it */
     }
     return 0;
 }
