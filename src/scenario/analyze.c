@@ -79,7 +79,7 @@ void cp__scn_analyze(const cp__bench_second *tl, size_t n, double event, double 
     out->low_from = out->low_to = NAN;
     for (size_t i = 0; i < n && out->warmup_median_ops > 0; i++) {
         double start = i > 0 ? tl[i - 1].t : 0;
-        if (!full_second(tl, i, n) || tl[i].t <= event ||
+        if (!full_second(tl, i, n) || tl[i].t <= event || start >= back + 1 ||
             (double)tl[i].ops >= out->warmup_median_ops / 2)
             continue;
         out->low_seconds++;

@@ -100,9 +100,9 @@ typedef struct cp__scn_stats {
     double min_ops_t;         /* its end time */
     double dip;               /* 1 - min_ops / warmup_median_ops, >= 0; NaN when unknown */
     double after_median_ops;  /* median ops/s of the full seconds after back + 1 */
-    /* Full seconds from the event on with fewer than half the warm-up median's ops: how many,
-     * and from the start of the first to the end of the last (NaN when none). Failures alone
-     * miss a stall: requests retried by the client fail late or not at all. */
+    /* Full seconds overlapping [event, back + 1) with fewer than half the warm-up median's ops:
+     * how many, and from the start of the first to the end of the last (NaN when none). Failures
+     * alone miss a stall: requests retried by the client fail late or not at all. */
     int low_seconds;
     double low_from, low_to;
 } cp__scn_stats;
