@@ -290,7 +290,7 @@ static void case_story(cp__sbuf *b, const json_t *doc, const json_t *c) {
             fpct(num(c, "summary.miss_fraction_after")).s, fint(num(c, "summary.stale_after")).s);
     }
     double low = num(c, "summary.below_half.seconds");
-    if (!isnan(low))
+    if (low > 0)
         cp__sbuf_printf(b,
                         "Throughput was below half the warm-up median for %s s (from %s s to "
                         "%s s). ",
@@ -323,7 +323,8 @@ static void case_story(cp__sbuf *b, const json_t *doc, const json_t *c) {
 typedef struct row {
     const char *label;
     const char *path;
-    int kind; /* 0 integer, 1 seconds (2 decimals), 2 percent, 3 event time, 4 window */
+    int kind; /* 0 integer, 1 seconds (2 decimals), 2 percent, 3 event time, 4 window,
+                 5 integer that an older document left out when 0 */
     int when; /* 0 always, 1 reshard only, 2 failover only */
 } row;
 
@@ -346,7 +347,7 @@ static const row rows[] = {
     {"lowest second during the event (ops/s)", "summary.min_ops", 0, 0},
     {"throughput dip", "summary.dip", 2, 0},
     {"median after the event (ops/s)", "summary.after_median_ops", 0, 0},
-    {"seconds below half the warm-up median (during the event)", "summary.below_half.seconds", 0,
+    {"seconds below half the warm-up median (during the event)", "summary.below_half.seconds", 5,
      0},
     {"misses while down", "summary.phases.during.misses", 0, 2},
     {"misses after the event", "summary.misses_after", 0, 0},
@@ -376,6 +377,10 @@ static void table(cp__sbuf *b, const json_t *doc) {
             continue;
         cp__sbuf_printf(b, "| %s |", w->label);
         json_array_foreach(cases, i, c) {
+            if (json_object_get(c, "summary") == NULL) {
+                cp__sbuf_puts(b, " n/a |");
+                continue;
+            }
             double v = w->kind == 3   ? event_t(c, w->path) - num(c, "summary.event_start")
                        : w->kind == 4 ? num(c, "summary.error_window.seconds")
                                       : num(c, w->path);
@@ -387,7 +392,8 @@ static void table(cp__sbuf *b, const json_t *doc) {
                 cp__sbuf_puts(b, " none |");
             else
                 cp__sbuf_printf(b, " %s |",
-                                w->kind == 0   ? fint(v).s
+                                w->kind == 5   ? fint(isnan(v) ? 0 : v).s
+                                : w->kind == 0 ? fint(v).s
                                 : w->kind == 2 ? fpct(v).s
                                                : fnum(v, 2).s);
         }

@@ -431,9 +431,8 @@ static json_t *summary_json(const scn *s, const cp__bench_result *r, const cp__r
     json_object_set_new(o, "dip", num_or_null(st.dip));
     json_object_set_new(o, "after_median_ops", num_or_null(st.after_median_ops));
     json_object_set_new(o, "below_half",
-                        st.low_seconds ? json_pack("{s:i,s:f,s:f}", "seconds", st.low_seconds,
-                                                   "from", st.low_from, "to", st.low_to)
-                                       : json_null());
+                        json_pack("{s:i,s:o,s:o}", "seconds", st.low_seconds, "from",
+                                  num_or_null(st.low_from), "to", num_or_null(st.low_to)));
     if (r->first_failure_s >= 0)
         json_object_set_new(o, "error_window",
                             json_pack("{s:f,s:f,s:f}", "first", r->first_failure_s, "last",
