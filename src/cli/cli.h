@@ -33,6 +33,22 @@ void cp_cli_join_command(int argc, char **argv, char *buf, size_t len);
  * or -1 with the reason in err. */
 int cp_cli_make_dirs(const char *path, char *err, size_t errlen);
 
+/* Set (to the signal number) by SIGINT, SIGTERM or SIGHUP once cp_cli_install_signals ran; the
+ * long-running layers poll it through their `cancel` pointers. */
+extern volatile sig_atomic_t cp_cli_interrupted;
+
+/* Installs the handlers that set cp_cli_interrupted, without SA_RESTART so blocking waits return
+ * early and the flag is seen soon; ignores SIGPIPE so a server dying under a connection cannot
+ * kill the command (and skip its teardown). */
+void cp_cli_install_signals(void);
+
+/* Matches `--name value` or `--name=value` at argv[*i]; advances *i past the value. Returns 1
+ * when matched (value in *val, NULL when missing), 0 when argv[*i] is another flag. */
+int cp_cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* 1 for --help or -h. */
+int cp_cli_is_help(const char *arg);
+
 /* Subcommands: argv[0] is the subcommand name. Return an exit code. */
 int cp_cli_up(int argc, char **argv);
 int cp_cli_status(int argc, char **argv);

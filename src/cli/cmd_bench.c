@@ -27,45 +27,6 @@
 
 #define ERRLEN 1024
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    interrupted = sig;
-}
-
-/* SIGINT/SIGTERM end the run early (the summary is still printed); SIGPIPE is ignored so a server
- * closing a connection cannot kill us. */
-static void install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
-/* Matches `--name value` and `--name=value` at argv[*i]; advances *i past the value. Returns 1
- * matched (value in *val, NULL when missing), 0 not this flag. */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
-    return 1;
-}
-
-static int is_help(const char *a) {
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
 /* A non-negative decimal (fractions allowed) in [min, max]; prints a usage error naming the
  * flag otherwise. */
 static int parse_double(const char *cmd, const char *flag, const char *val, double min, double max,
@@ -118,21 +79,21 @@ static int target_flag(const char *cmd, int argc, char **argv, int *i, target_fl
         tf->insecure |= strcmp(argv[*i], "--insecure") == 0;
         return 1;
     }
-    if (flag_value(argc, argv, i, "--cacert", &v))
+    if (cp_cli_flag_value(argc, argv, i, "--cacert", &v))
         slot = &tf->cacert, name = "--cacert";
-    else if (flag_value(argc, argv, i, "--cert", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--cert", &v))
         slot = &tf->cert, name = "--cert";
-    else if (flag_value(argc, argv, i, "--key", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--key", &v))
         slot = &tf->key, name = "--key";
-    else if (flag_value(argc, argv, i, "--cluster", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--cluster", &v))
         slot = &tf->cluster, name = "--cluster";
-    else if (flag_value(argc, argv, i, "--proxy", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--proxy", &v))
         slot = &tf->proxy, name = "--proxy";
-    else if (flag_value(argc, argv, i, "--dir", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--dir", &v))
         slot = &tf->dir, name = "--dir";
-    else if (flag_value(argc, argv, i, "--password", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--password", &v))
         slot = &tf->password, name = "--password";
-    else if (flag_value(argc, argv, i, "--user", &v))
+    else if (cp_cli_flag_value(argc, argv, i, "--user", &v))
         slot = &tf->user, name = "--user";
     else
         return 0;
@@ -379,59 +340,59 @@ int cp_cli_bench(int argc, char **argv) {
             return CP_EXIT_USAGE;
         if (tr > 0)
             continue;
-        if (is_help(argv[i])) {
+        if (cp_cli_is_help(argv[i])) {
             bench_help(stdout);
             return CP_EXIT_OK;
-        } else if (flag_value(argc, argv, &i, "--threads", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
             if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &cfg.threads))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--clients", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
             if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &cfg.clients))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--pipeline", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
             if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &cfg.pipeline))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--requests", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--requests", &v)) {
             if (parse_u64(cmd, "--requests", v, 1, (uint64_t)LONG_MAX, &cfg.requests))
                 return CP_EXIT_USAGE;
             have_requests = 1;
-        } else if (flag_value(argc, argv, &i, "--duration", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--duration", &v)) {
             if (parse_double(cmd, "--duration", v, 0.001, 1e7, &cfg.duration_s))
                 return CP_EXIT_USAGE;
             have_duration = 1;
-        } else if (flag_value(argc, argv, &i, "--ratio", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--ratio", &v)) {
             if (v == NULL || cp__ratio_parse(v, &cfg.ratio_set, &cfg.ratio_get) != 0)
                 return cp_cli_usage_error(cmd,
                                           "--ratio: '%s' is not SET:GET (two integers, not both "
                                           "0, e.g. 1:10)",
                                           v ? v : "");
-        } else if (flag_value(argc, argv, &i, "--keys", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
             if (parse_u64(cmd, "--keys", v, 1, (uint64_t)LONG_MAX, &cfg.keys))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--key-dist", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--key-dist", &v)) {
             if (v == NULL || cp__dist_parse(v, &cfg.dist) != 0)
                 return cp_cli_usage_error(
                     cmd, "--key-dist: '%s' is not uniform, sequential or zipf:S (S > 0)",
                     v ? v : "");
-        } else if (flag_value(argc, argv, &i, "--value-size", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
             long vs;
             if (cp_cli_parse_long(cmd, "--value-size", v, 1, CP__VALUE_MAX_SIZE, &vs))
                 return CP_EXIT_USAGE;
             cfg.value_size = (size_t)vs;
-        } else if (flag_value(argc, argv, &i, "--rate", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--rate", &v)) {
             if (parse_double(cmd, "--rate", v, 0, 1e12, &cfg.rate))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--retry-budget", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--retry-budget", &v)) {
             if (cp_cli_parse_int(cmd, "--retry-budget", v, 0, 3600000, &cfg.retry_budget_ms))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--seed", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--seed", &v)) {
             if (parse_u64(cmd, "--seed", v, 0, (uint64_t)LONG_MAX, &cfg.seed))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--json", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--json", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--json needs a file name");
             json_path = v;
-        } else if (flag_value(argc, argv, &i, "--csv", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--csv", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--csv needs a file name");
             csv_path = v;
@@ -456,13 +417,13 @@ int cp_cli_bench(int argc, char **argv) {
     int rc = resolve_target(cmd, &tf, &t, &topo);
     if (rc != CP_EXIT_OK)
         return rc;
-    install_signals();
+    cp_cli_install_signals();
     char *cmdline = command_line(argc, argv);
     progress_state ps = {!quiet && isatty(STDERR_FILENO)};
     cfg.command_line = cmdline;
     cfg.progress = bench_progress;
     cfg.progress_ud = &ps;
-    cfg.cancel = &interrupted;
+    cfg.cancel = &cp_cli_interrupted;
 
     cp__bench_result *r = malloc(sizeof(*r));
     if (r == NULL) {
@@ -480,14 +441,14 @@ int cp_cli_bench(int argc, char **argv) {
     } else {
         print_summary(&t, &cfg, r);
         rc = cp__bench_result_failed(r) ? CP_EXIT_FAIL : CP_EXIT_OK;
-        if (interrupted) {
+        if (cp_cli_interrupted) {
             /* Not the run that was asked for: exit 1, and any file says so. */
             fprintf(stderr, "clusterpipe bench: interrupted; the numbers cover the run so far\n");
             rc = CP_EXIT_FAIL;
         }
         if (json_path != NULL) {
             json_t *j = cp__bench_json(&t, &cfg, r);
-            if (j != NULL && interrupted)
+            if (j != NULL && cp_cli_interrupted)
                 json_object_set_new(j, "interrupted", json_true());
             if (j == NULL || cp__bench_write_json(json_path, j, err, sizeof(err)) != 0) {
                 fprintf(stderr, "clusterpipe bench: --json: %s\n", j ? err : "out of memory");
@@ -495,7 +456,7 @@ int cp_cli_bench(int argc, char **argv) {
             }
             json_decref(j);
         }
-        if (csv_path != NULL && interrupted)
+        if (csv_path != NULL && cp_cli_interrupted)
             fprintf(stderr, "clusterpipe bench: --csv not written: the run was interrupted\n");
         else if (csv_path != NULL &&
                  cp__bench_write_csv(csv_path, &t, &cfg, r, err, sizeof(err)) != 0) {
@@ -579,25 +540,25 @@ int cp_cli_load(int argc, char **argv) {
             return CP_EXIT_USAGE;
         if (tr > 0)
             continue;
-        if (is_help(argv[i])) {
+        if (cp_cli_is_help(argv[i])) {
             load_help(stdout);
             return CP_EXIT_OK;
-        } else if (flag_value(argc, argv, &i, "--keys", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
             if (parse_u64(cmd, "--keys", v, 1, (uint64_t)LONG_MAX, &cfg.keys))
                 return CP_EXIT_USAGE;
             have_keys = 1;
-        } else if (flag_value(argc, argv, &i, "--value-size", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
             long vs;
             if (cp_cli_parse_long(cmd, "--value-size", v, 1, CP__VALUE_MAX_SIZE, &vs))
                 return CP_EXIT_USAGE;
             cfg.value_size = (size_t)vs;
-        } else if (flag_value(argc, argv, &i, "--pipeline", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
             if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &cfg.pipeline))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--threads", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
             if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &cfg.threads))
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--clients", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
             if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &cfg.clients))
                 return CP_EXIT_USAGE;
         } else if (strcmp(argv[i], "--no-check") == 0) {
@@ -628,11 +589,11 @@ int cp_cli_load(int argc, char **argv) {
     int rc = resolve_target(cmd, &tf, &t, &topo);
     if (rc != CP_EXIT_OK)
         return rc;
-    install_signals();
+    cp_cli_install_signals();
     progress_state ps = {!quiet && isatty(STDERR_FILENO)};
     cfg.progress = load_progress;
     cfg.progress_ud = &ps;
-    cfg.cancel = &interrupted;
+    cfg.cancel = &cp_cli_interrupted;
     cp__load_result r;
     char err[ERRLEN];
     int erc = cp__load_run(&t, &cfg, &r, err, sizeof(err));

@@ -45,46 +45,6 @@
 #define SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */
 #define PROXIES 4 /* and 4 nutcracker processes */
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    interrupted = sig;
-}
-
-/* No SA_RESTART: blocking waits return early so the flag is seen within ~100 ms. SIGPIPE is
- * ignored so a server dying under a connection does not kill us (and skip the teardown). */
-static void install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
-/* `--name value` or `--name=value` at argv[*i]; advances *i past the value. 1 matched (value
- * in *val, NULL when missing), 0 not this flag. */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
-    return 1;
-}
-
-static int is_help(const char *a) {
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
 /* ---- options and presets ---------------------------------------------------------------------
  */
 
@@ -203,42 +163,42 @@ static int parse_compare(int argc, char **argv, compare_opts *o, int *help) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         long l;
-        if (is_help(a)) {
+        if (cp_cli_is_help(a)) {
             *help = 1;
             return 0;
         } else if (strcmp(a, "--quick") == 0 || strcmp(a, "--full") == 0 ||
                    strcmp(a, "--large") == 0) {
             continue;
-        } else if (flag_value(argc, argv, &i, "--out", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--out", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--out needs a directory");
             o->out = v;
-        } else if (flag_value(argc, argv, &i, "--repeat", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--repeat", &v)) {
             if (cp_cli_parse_int(cmd, "--repeat", v, 1, 100, &o->repeat) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--threads", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
             if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &o->threads) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--clients", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
             if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &o->clients) != 0)
                 return CP_EXIT_USAGE;
             clients_set = 1;
-        } else if (flag_value(argc, argv, &i, "--pipeline", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
             if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &o->pipeline) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--requests", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--requests", &v)) {
             if (cp_cli_parse_long(cmd, "--requests", v, 1, LONG_MAX, &l) != 0)
                 return CP_EXIT_USAGE;
             o->requests = (uint64_t)l;
-        } else if (flag_value(argc, argv, &i, "--keys", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
             if (cp_cli_parse_long(cmd, "--keys", v, 1, 4000000000L, &l) != 0)
                 return CP_EXIT_USAGE;
             o->keys = (uint64_t)l;
-        } else if (flag_value(argc, argv, &i, "--value-size", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
             if (cp_cli_parse_long(cmd, "--value-size", v, 1, 512L * 1024 * 1024, &o->value_size) !=
                 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--key-dist", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--key-dist", &v)) {
             if (v == NULL || cp__dist_parse(v, &o->dist) != 0)
                 return cp_cli_usage_error(
                     cmd, "--key-dist: '%s' is not uniform, sequential or zipf:S (S > 0)",
@@ -246,15 +206,15 @@ static int parse_compare(int argc, char **argv, compare_opts *o, int *help) {
             o->key_dist = v;
         } else if (strcmp(a, "--no-verify") == 0) {
             o->verify = 0;
-        } else if (flag_value(argc, argv, &i, "--cluster", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--cluster", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--cluster needs HOST:PORT[,HOST:PORT...]");
             o->cluster_eps = v;
-        } else if (flag_value(argc, argv, &i, "--proxy", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--proxy", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--proxy needs HOST:PORT[,HOST:PORT...]");
             o->proxy_eps = v;
-        } else if (flag_value(argc, argv, &i, "--password", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--password", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--password needs a value");
             o->password = v;
@@ -378,7 +338,7 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
     for (int k = 1; k <= o->repeat; k++)
         for (int c = 0; c < 2; c++) {
             int pipeline = c == 0 ? 1 : o->pipeline;
-            if (interrupted) {
+            if (cp_cli_interrupted) {
                 add_failed_run(r, setup, calls[c], k, pipeline, "interrupted");
                 continue;
             }
@@ -402,7 +362,7 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
             cfg.command_line = cmdline;
             cfg.progress = bench_progress;
             cfg.progress_ud = r;
-            cfg.cancel = &interrupted;
+            cfg.cancel = &cp_cli_interrupted;
             char rep[32] = "";
             if (o->repeat > 1)
                 snprintf(rep, sizeof(rep), " [%d/%d]", k, o->repeat);
@@ -427,7 +387,7 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
                 snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", res.cpu_model);
             }
             json_t *obj = cp__bench_json(t, &cfg, &res);
-            int bad = cp__bench_result_failed(&res) || interrupted;
+            int bad = cp__bench_result_failed(&res) || cp_cli_interrupted;
             if (obj == NULL) {
                 add_failed_run(r, setup, calls[c], k, pipeline, "out of memory");
             } else {
@@ -437,7 +397,7 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
                 json_object_set_new(obj, "setup", json_string(setup));
                 json_object_set_new(obj, "call_type", json_string(calls[c]));
                 json_object_set_new(obj, "iteration", json_integer(k));
-                if (interrupted)
+                if (cp_cli_interrupted)
                     json_object_set_new(obj, "error", json_string("interrupted"));
                 json_array_append_new(json_object_get(r->doc, "runs"), obj);
             }
@@ -454,7 +414,7 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
                  cp__hist_percentile_us(&res.latency, 99));
             cp__bench_result_free(&res);
         }
-    return interrupted ? -1 : 0;
+    return cp_cli_interrupted ? -1 : 0;
 }
 
 /* Loads the dataset into one target. Returns 0 or -1 (message printed). */
@@ -467,7 +427,7 @@ static int load(run_ctx *r, const char *setup, const cp__bench_target *t,
     cfg.value_size = (size_t)o->value_size;
     cfg.progress = load_progress;
     cfg.progress_ud = r;
-    cfg.cancel = &interrupted;
+    cfg.cancel = &cp_cli_interrupted;
     char cmd[512], err[ERRLEN] = "";
     snprintf(cmd, sizeof(cmd), "clusterpipe load %s --keys %" PRIu64 " --value-size %ld",
              target_flags, o->keys, o->value_size);
@@ -481,9 +441,9 @@ static int load(run_ctx *r, const char *setup, const cp__bench_target *t,
                           "seconds", res.seconds, "keys_per_sec", res.keys_per_sec);
     if (l != NULL)
         json_array_append_new(json_object_get(r->doc, "load"), l);
-    if (rc != 0 || interrupted) {
+    if (rc != 0 || cp_cli_interrupted) {
         fprintf(stderr, "clusterpipe compare: %s: load failed: %s\n", setup,
-                interrupted ? "interrupted" : err);
+                cp_cli_interrupted ? "interrupted" : err);
         return -1;
     }
     note(r, "%s: loaded %" PRIu64 " keys in %.2f s (%.0f keys/s)%s%s", setup, res.written,
@@ -522,7 +482,7 @@ static void local_setup(run_ctx *r, cp_topo_kind kind) {
     up.log = log_line;
     up.on_spawn = on_spawn;
     up.hook_ud = r;
-    up.cancel = &interrupted;
+    up.cancel = &cp_cli_interrupted;
     char err[ERRLEN] = "";
     if (kind == CP_TOPO_CLUSTER)
         add_command(r, "clusterpipe up cluster --shards 4 --dir DIR");
@@ -671,7 +631,7 @@ int cp_cli_compare(int argc, char **argv) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         return CP_EXIT_FAIL;
     }
-    install_signals();
+    cp_cli_install_signals();
 
     static run_ctx r; /* static: the PID arrays are large; one compare per process */
     memset(&r, 0, sizeof(r));
@@ -696,11 +656,11 @@ int cp_cli_compare(int argc, char **argv) {
     if (external) {
         if (o.proxy_eps)
             external_setup(&r, "twemproxy", CP__TARGET_PROXY, o.proxy_eps);
-        if (o.cluster_eps && !interrupted)
+        if (o.cluster_eps && !cp_cli_interrupted)
             external_setup(&r, "cluster", CP__TARGET_CLUSTER, o.cluster_eps);
     } else {
         local_setup(&r, CP_TOPO_TWEMPROXY); /* down before the cluster starts */
-        if (!interrupted)
+        if (!cp_cli_interrupted)
             local_setup(&r, CP_TOPO_CLUSTER);
         else
             for (int k = 1; k <= o.repeat; k++) {
@@ -716,11 +676,11 @@ int cp_cli_compare(int argc, char **argv) {
                     (long)r.pids[i]);
             r.failed = 1;
         }
-    if (interrupted) {
+    if (cp_cli_interrupted) {
         fprintf(stderr,
                 "clusterpipe compare: interrupted by signal %d; everything started was "
                 "stopped\n",
-                (int)interrupted);
+                (int)cp_cli_interrupted);
         r.failed = 1;
     }
     json_object_set_new(r.doc, "environment", environment_json(&r));
@@ -734,7 +694,7 @@ int cp_cli_compare(int argc, char **argv) {
         return CP_EXIT_FAIL;
     }
     /* a chart failure is reported but does not fail the measurement */
-    cp_cli_render(outdir, r.doc, o.quiet, 1, &interrupted);
+    cp_cli_render(outdir, r.doc, o.quiet, 1, &cp_cli_interrupted);
     json_decref(r.doc);
     if (r.failed)
         fprintf(stderr,

@@ -20,12 +20,6 @@
 
 #define ERRLEN 4096
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    interrupted = sig;
-}
-
 /* Shared by compare and report so both print the same thing: the table on stdout, then the
  * report's path; a chart failure is a warning on stderr and a -1 for the caller to weigh. */
 int cp_cli_render(const char *dir, const json_t *doc, int quiet, int wrote_results,
@@ -75,7 +69,7 @@ static int render_scenario(const char *dir, const char *path) {
         json_decref(doc);
         return -1;
     }
-    cp__rpt_chart_opts co = {NULL, 0, &interrupted};
+    cp__rpt_chart_opts co = {NULL, 0, &cp_cli_interrupted};
     int charts_ok = 0;
     char chart_err[1024], err[ERRLEN];
     int rc =
@@ -107,12 +101,7 @@ int cp_cli_report(int argc, char **argv) {
     if (dir == NULL)
         return cp_cli_usage_error("report", "which directory? (one written by compare)");
     /* Ctrl-C while gnuplot draws: it is killed by PID and no partial chart is left */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cp_cli_install_signals();
     char path[4200], err[ERRLEN] = "";
     snprintf(path, sizeof(path), "%s/results.json", dir);
     int rc = render_scenario(dir, path);
@@ -123,7 +112,7 @@ int cp_cli_report(int argc, char **argv) {
         fprintf(stderr, "clusterpipe report: %s\n", err);
         return CP_EXIT_FAIL;
     }
-    rc = cp_cli_render(dir, doc, 0, 0, &interrupted);
+    rc = cp_cli_render(dir, doc, 0, 0, &cp_cli_interrupted);
     json_decref(doc);
     return rc == 0 ? CP_EXIT_OK : CP_EXIT_FAIL;
 }

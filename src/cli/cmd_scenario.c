@@ -37,25 +37,6 @@
 #define ERRLEN 4096
 #define MAX_PIDS 512
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    interrupted = sig;
-}
-
-/* No SA_RESTART, so blocking waits return early; SIGPIPE ignored so a killed server under a
- * connection does not kill us (and skip the teardown). */
-static void install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 static void scenario_help(FILE *out) {
     fprintf(out,
             "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
@@ -112,23 +93,6 @@ static void scenario_help(FILE *out) {
             "Ctrl-C or SIGTERM stops the run and every process it started. Exit status: 0 every\n"
             "case ran to the end (failed requests are a measurement, not a failure), 1 a case\n"
             "could not run to the end or replies did not belong to their key, 2 bad usage.\n");
-}
-
-/* `--name value` or `--name=value` at argv[*i]; advances *i past the value. 1 matched (value
- * in *val, NULL when missing), 0 not this flag. */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
-    return 1;
 }
 
 /* Seconds as a decimal > 0 and <= one day. Returns 0, or prints and returns -1. */
@@ -189,43 +153,43 @@ static int parse(int argc, char **argv, cp__scn_opts *o, const char **out, int *
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             *help = 1;
             return 0;
-        } else if (flag_value(argc, argv, &i, "--out", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--out", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--out needs a directory");
             *out = v;
-        } else if (flag_value(argc, argv, &i, "--keys", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
             if (cp_cli_parse_long(cmd, "--keys", v, 1, 4000000000L, &l) != 0)
                 return CP_EXIT_USAGE;
             o->keys = (uint64_t)l;
-        } else if (flag_value(argc, argv, &i, "--value-size", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
             if (cp_cli_parse_long(cmd, "--value-size", v, 1, 512L * 1024 * 1024, &l) != 0)
                 return CP_EXIT_USAGE;
             o->value_size = (size_t)l;
-        } else if (flag_value(argc, argv, &i, "--duration", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--duration", &v)) {
             if (parse_seconds("--duration", v, &o->duration_s) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--warmup", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--warmup", &v)) {
             if (parse_seconds("--warmup", v, &o->warmup_s) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--down", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--down", &v)) {
             if (parse_seconds("--down", v, &o->down_s) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--ratio", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--ratio", &v)) {
             if (v == NULL || cp__ratio_parse(v, &o->ratio_set, &o->ratio_get) != 0)
                 return cp_cli_usage_error(cmd, "--ratio: '%s' is not SET:GET", v ? v : "");
-        } else if (flag_value(argc, argv, &i, "--threads", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
             if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &o->threads) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--clients", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
             if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &o->clients) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--pipeline", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
             if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &o->pipeline) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--retry-budget", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--retry-budget", &v)) {
             if (cp_cli_parse_int(cmd, "--retry-budget", v, 0, 3600000, &o->retry_budget_ms) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--only", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--only", &v)) {
             if (v == NULL || (strcmp(v, "cluster") != 0 && strcmp(v, "twemproxy") != 0))
                 return cp_cli_usage_error(cmd, "--only: '%s' is not cluster or twemproxy",
                                           v ? v : "");
@@ -310,7 +274,7 @@ int cp_cli_scenario(int argc, char **argv) {
         fprintf(stderr, "clusterpipe scenario: %s\n", err);
         return CP_EXIT_FAIL;
     }
-    install_signals();
+    cp_cli_install_signals();
     static cli_ctx ctx; /* static: the PID arrays; one scenario per process */
     memset(&ctx, 0, sizeof(ctx));
     ctx.quiet = quiet;
@@ -321,7 +285,7 @@ int cp_cli_scenario(int argc, char **argv) {
     o.log = log_line;
     o.on_spawn = on_spawn;
     o.ud = &ctx;
-    o.cancel = &interrupted;
+    o.cancel = &cp_cli_interrupted;
 
     json_t *doc = NULL;
     int failed = cp__scn_run(&o, &doc) != 0;
@@ -332,10 +296,10 @@ int cp_cli_scenario(int argc, char **argv) {
                     (long)ctx.pids[i]);
             failed = 1;
         }
-    if (interrupted) {
+    if (cp_cli_interrupted) {
         fprintf(stderr,
                 "clusterpipe scenario: interrupted by signal %d; everything started was stopped\n",
-                (int)interrupted);
+                (int)cp_cli_interrupted);
         failed = 1;
     }
     json_object_set_new(doc, "failed", json_boolean(failed));
@@ -346,7 +310,7 @@ int cp_cli_scenario(int argc, char **argv) {
         json_decref(doc);
         return CP_EXIT_FAIL;
     }
-    cp__rpt_chart_opts co = {NULL, 0, &interrupted};
+    cp__rpt_chart_opts co = {NULL, 0, &cp_cli_interrupted};
     int charts_ok = 0;
     char chart_err[1024];
     if (cp__scn_render(outdir, doc, &co, &charts_ok, chart_err, sizeof(chart_err), err,

@@ -21,50 +21,9 @@
 
 #define ERRLEN 4096
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-    interrupted = sig;
-}
-
-/* SIGINT/SIGTERM/SIGHUP set a flag the orchestration layer polls (no SA_RESTART, so blocking
- * waits return early); SIGPIPE is ignored so a server dying under an admin connection does not
- * kill us. */
-static void install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 static void log_stderr(void *ud, const char *line) {
     (void)ud;
     fprintf(stderr, "clusterpipe: %s\n", line);
-}
-
-/* Matches `--name value` and `--name=value` at argv[*i]; advances *i past the value. Returns 1
- * matched (value in *val, NULL when missing), 0 not this flag. */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
-    return 1;
-}
-
-static int is_help(const char *a) {
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
 /* ---- up -------------------------------------------------------------------------------------- */
@@ -163,7 +122,7 @@ static void print_up(const cp_topo *t) {
  * orchestration layer does the rest, polling our signal flag so Ctrl-C stops what it started. */
 int cp_cli_up(int argc, char **argv) {
     const char *cmd = "up";
-    if (argc >= 2 && is_help(argv[1])) {
+    if (argc >= 2 && cp_cli_is_help(argv[1])) {
         up_help(stdout);
         return CP_EXIT_OK;
     }
@@ -181,30 +140,30 @@ int cp_cli_up(int argc, char **argv) {
     const char *saw_tw_flag = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
-        if (is_help(a)) {
+        if (cp_cli_is_help(a)) {
             up_help(stdout);
             return CP_EXIT_OK;
-        } else if (flag_value(argc, argv, &i, "--shards", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--shards", &v)) {
             if (cp_cli_parse_int(cmd, "--shards", v, 1, 128, &o.shards) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--replicas", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--replicas", &v)) {
             if (cp_cli_parse_int(cmd, "--replicas", v, 0, 8, &o.replicas) != 0)
                 return CP_EXIT_USAGE;
             saw_replicas = 1;
-        } else if (flag_value(argc, argv, &i, "--proxies", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--proxies", &v)) {
             if (cp_cli_parse_int(cmd, "--proxies", v, 1, 64, &o.proxies) != 0)
                 return CP_EXIT_USAGE;
             saw_tw = 1;
             saw_tw_flag = "--proxies";
-        } else if (flag_value(argc, argv, &i, "--base-port", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--base-port", &v)) {
             if (cp_cli_parse_int(cmd, "--base-port", v, 1024, cluster ? 55535 : 65535,
                                  &o.base_port) != 0)
                 return CP_EXIT_USAGE;
-        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--dir needs a value");
             o.dir = v;
-        } else if (flag_value(argc, argv, &i, "--password", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--password", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--password needs a value");
             o.password = v;
@@ -214,19 +173,19 @@ int cp_cli_up(int argc, char **argv) {
             o.tls = 1;
         } else if (strcmp(a, "--tls-auth-clients") == 0) {
             o.tls_auth_clients = 1;
-        } else if (flag_value(argc, argv, &i, "--openssl", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--openssl", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--openssl needs a value");
             o.openssl = v;
         } else if (strcmp(a, "--persistence") == 0) {
             o.persistence = 1;
-        } else if (flag_value(argc, argv, &i, "--hash", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--hash", &v)) {
             if (!cp_orch_twemproxy_hash_valid(v))
                 return cp_cli_usage_error(cmd, "--hash: unknown twemproxy hash '%s'", v ? v : "");
             o.hash = v;
             saw_tw = 1;
             saw_tw_flag = "--hash";
-        } else if (flag_value(argc, argv, &i, "--distribution", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--distribution", &v)) {
             if (!cp_orch_twemproxy_distribution_valid(v))
                 return cp_cli_usage_error(
                     cmd, "--distribution: '%s' is not ketama, modula or random", v ? v : "");
@@ -237,11 +196,11 @@ int cp_cli_up(int argc, char **argv) {
             o.auto_eject = 1;
             saw_tw = 1;
             saw_tw_flag = "--auto-eject";
-        } else if (flag_value(argc, argv, &i, "--redis-server", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--redis-server", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--redis-server needs a value");
             o.redis_server = v;
-        } else if (flag_value(argc, argv, &i, "--nutcracker", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--nutcracker", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--nutcracker needs a value");
             o.nutcracker = v;
@@ -270,30 +229,30 @@ int cp_cli_up(int argc, char **argv) {
         return cp_cli_usage_error(cmd, "--base-port %d leaves no room for %ld processes",
                                   o.base_port, nprocs);
 
-    install_signals();
-    o.cancel = &interrupted;
+    cp_cli_install_signals();
+    o.cancel = &cp_cli_interrupted;
     o.log = log_stderr;
     char err[ERRLEN] = "";
     cp_topo *t = NULL;
     int rc = cp_topo_up(&o, &t, err, sizeof(err));
     if (rc != 0) {
-        if (interrupted) {
+        if (cp_cli_interrupted) {
             /* err starts with "interrupted"; keep only what follows (where the logs are). */
             const char *rest = strchr(err, '\n');
             fprintf(stderr,
                     "clusterpipe up: interrupted by signal %d; everything started was stopped%s\n",
-                    (int)interrupted, rest ? rest : "");
+                    (int)cp_cli_interrupted, rest ? rest : "");
         } else {
             fprintf(stderr, "clusterpipe up: %s\n", err);
         }
         return CP_EXIT_FAIL;
     }
-    if (interrupted) {
+    if (cp_cli_interrupted) {
         /* The signal came as `up` finished: honour it, leave nothing running. */
         cp_topo_down(t, 0, err, sizeof(err));
         cp_topo_free(t);
         fprintf(stderr, "clusterpipe up: interrupted by signal %d; stopped everything\n",
-                (int)interrupted);
+                (int)cp_cli_interrupted);
         return CP_EXIT_FAIL;
     }
     print_up(t);
@@ -351,10 +310,10 @@ int cp_cli_status(int argc, char **argv) {
     int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        if (is_help(argv[i])) {
+        if (cp_cli_is_help(argv[i])) {
             status_help(stdout);
             return CP_EXIT_OK;
-        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--dir needs a value");
             dir = v;
@@ -483,10 +442,10 @@ int cp_cli_down(int argc, char **argv) {
     int keep = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        if (is_help(argv[i])) {
+        if (cp_cli_is_help(argv[i])) {
             down_help(stdout);
             return CP_EXIT_OK;
-        } else if (flag_value(argc, argv, &i, "--dir", &v)) {
+        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
             if (v == NULL || *v == '\0')
                 return cp_cli_usage_error(cmd, "--dir needs a value");
             dir = v;
