@@ -417,6 +417,25 @@ static int run_cases(run_ctx *r, const char *setup, const cp__bench_target *t,
     return cp_cli_interrupted ? -1 : 0;
 }
 
+/* What the dataset costs each server that holds it (cluster masters or twemproxy's shards):
+ * [{address, used_memory, keys}], after the load. */
+static json_t *shard_memory(const cp_topo *topo) {
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < cp_topo_nprocs(topo); i++) {
+        const cp_proc *p = cp_topo_proc(topo, i);
+        cp_proc_stats st;
+        if ((p->role != CP_ROLE_MASTER && p->role != CP_ROLE_SHARD) ||
+            cp_topo_proc_stats(topo, i, &st) != 0 || !st.reachable)
+            continue;
+        char addr[96];
+        snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
+        json_array_append_new(a,
+                              json_pack("{s:s,s:I,s:I}", "address", addr, "used_memory",
+                                        (json_int_t)st.used_memory, "keys", (json_int_t)st.keys));
+    }
+    return a;
+}
+
 /* Loads the dataset into one target. Returns 0 or -1 (message printed). */
 static int load(run_ctx *r, const char *setup, const cp__bench_target *t,
                 const char *target_flags) {
@@ -439,6 +458,8 @@ static int load(run_ctx *r, const char *setup, const cp__bench_target *t,
     end_progress_line(r);
     json_t *l = json_pack("{s:s,s:I,s:f,s:f}", "setup", setup, "keys", (json_int_t)res.written,
                           "seconds", res.seconds, "keys_per_sec", res.keys_per_sec);
+    if (l != NULL && rc == 0 && t->topo != NULL)
+        json_object_set_new(l, "memory_per_shard", shard_memory(t->topo));
     if (l != NULL)
         json_array_append_new(json_object_get(r->doc, "load"), l);
     if (rc != 0 || cp_cli_interrupted) {

@@ -284,6 +284,19 @@ static void environment(cp__sbuf *b, const json_t *doc) {
                         json_number_value(json_object_get(l, "keys")),
                         json_number_value(json_object_get(l, "seconds")),
                         json_number_value(json_object_get(l, "keys_per_sec")));
+        /* Memory the dataset takes on each server, as redis reports it (used_memory). */
+        const json_t *mem = json_object_get(l, "memory_per_shard"), *m;
+        size_t k;
+        if (json_array_size(mem) > 0)
+            cp__sbuf_printf(b, "  - memory per shard (%s):", setup ? setup : "?");
+        json_array_foreach(mem, k, m) {
+            cp__sbuf_printf(b, "%s %s %.1f MB (%.0f keys)", k ? "," : "",
+                            json_string_value(json_object_get(m, "address")),
+                            json_number_value(json_object_get(m, "used_memory")) / 1e6,
+                            json_number_value(json_object_get(m, "keys")));
+        }
+        if (json_array_size(mem) > 0)
+            cp__sbuf_puts(b, "\n");
     }
     cp__sbuf_puts(b, "\n");
 }
