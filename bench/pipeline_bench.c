@@ -28,12 +28,13 @@ static double wall_now(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: pipeline_bench SEEDS BATCH REQUESTS KEYS\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: pipeline_bench SEEDS BATCH REQUESTS KEYS [PASSWORD]\n");
         return 2;
     }
     cp_options opt = CP_OPTIONS_INIT;
     opt.seeds = argv[1];
+    opt.password = argc == 6 ? argv[5] : NULL;
     long batch = atol(argv[2]), requests = atol(argv[3]), keys = atol(argv[4]);
     if (batch <= 0 || requests <= 0 || keys <= 0) {
         fprintf(stderr, "pipeline_bench: BATCH, REQUESTS and KEYS must be positive\n");

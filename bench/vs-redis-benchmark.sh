@@ -38,13 +38,14 @@ trap 'exit 130' INT TERM
 "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
 seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
 port=${seeds%%,*}; port=${port##*:}
+pw=$(cat "$dir/password")   # `up` makes one by default; both tools AUTH with it
 echo "cluster: $seeds" >&2
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" >&2
 echo "loading $KEYS keys of $VALUE bytes for each tool's key names" >&2
 "$CP" load --dir "$dir" --keys "$KEYS" --value-size "$VALUE" --quiet >/dev/null
 # redis-benchmark reads "key:{tag}:%012d" with one tag per master: about 95% of them exist after
 # 3 x 4 x KEYS random SETs, so both tools mostly read real values of the same size.
-redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -r "$KEYS" -n $((KEYS * 12)) -P 64 \
+redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -r "$KEYS" -n $((KEYS * 12)) -P 64 \
     -d "$VALUE" -q >/dev/null 2>&1
 
 # CPU seconds (user+sys) of one command, from bash's own accounting of the child.
@@ -58,7 +59,7 @@ printf '\n%-6s %12s %12s | %12s %12s | %10s %10s\n' depth "rb ops/s" "rb us/op" 
 for P in $DEPTHS; do
     : >"$out.rb"; : >"$out.cp"
     for ((r = 0; r < ROUNDS; r++)); do
-        rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) -P "$P" \
+        rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
             -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
         echo "$(rb_ops_of) $rb_cpu" >>"$out.rb"
         cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
@@ -85,7 +86,7 @@ if [[ $STRACE == 1 ]]; then
     count() { awk 'NR > 2 && $1 !~ /^-/ && $NF != "total" { t += $4 } END { printf "%d", t }' "$out.st"; }
     detail() { awk -v n="$1" 'NR > 2 && $1 !~ /^-/ && $NF != "total" && $4 / n >= 0.005 {
                    printf " %s %.3f", $NF, $4 / n }' "$out.st"; }
-    strace -c -f -o "$out.st" redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c $((4 * C)) \
+    strace -c -f -o "$out.st" redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) \
         -P 10 -n "$n" -t get -r "$KEYS" -d "$VALUE" -q >/dev/null 2>&1
     printf '  redis-benchmark %.3f per GET:%s\n' "$(awk -v t="$(count)" -v n="$n" 'BEGIN{print t/n}')" "$(detail "$n")"
     strace -c -f -o "$out.st" "$CP" bench --dir "$dir" --clients "$C" --pipeline 10 \
@@ -102,9 +103,10 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
         seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
         port=${seeds%%,*}; port=${port##*:}
+        pw=$(cat "$dir/password")
     }
     fresh
-    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -t set -P 64 -c 50 \
+    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -P 64 -c 50 \
         -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
     rb_ops=$(rb_ops_of)
     fresh

@@ -49,6 +49,7 @@ int cp__client_node(cp__client *c, const char *host, int port) {
     n->port = port;
     cp__conn_init(&n->conn);
     n->conn.fd_gen = &c->fd_gen;
+    n->conn.replies = &c->replies;
     n->qhead = n->qtail = CP__NIL;
     return c->nnodes++;
 }
@@ -103,7 +104,8 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         if (m->nodes[i].master < 0)
             c->nodes[map[i]].is_master = 1;
     for (int s = 0; s < CP_SLOTS; s++)
-        c->slot_node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
+        c->routes.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
+    cp__routes_rebuild(&c->routes);
     if (map != idx)
         free(map);
     return 0;
@@ -249,8 +251,7 @@ cp_client *cp_connect(const cp_options *opt) {
     cp_options def = CP_OPTIONS_INIT;
     if (opt == NULL)
         opt = &def;
-    for (int s = 0; s < CP_SLOTS; s++)
-        c->slot_node[s] = -1;
+    cp__routes_init(&c->routes);
     c->rng = (uint64_t)cp__now_ns() | 1u;
     c->copts.connect_timeout_ms = opt->connect_timeout_ms > 0 ? opt->connect_timeout_ms : 2000;
     c->copts.io_timeout_ms = opt->io_timeout_ms > 0 ? opt->io_timeout_ms : 5000;

@@ -10,6 +10,8 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "lib/conn.h"
+#include "lib/replyarena.h"
+#include "lib/routes.h"
 #include "lib/topology.h"
 
 #define CP__NIL UINT32_MAX
@@ -35,14 +37,15 @@ typedef struct cp__client {
     int nseeds;
     cp__node *nodes;
     int nnodes, capnodes;
-    int16_t slot_node[CP_SLOTS]; /* index into nodes[], -1 when unknown */
-    int need_refresh;            /* MOVED, CLUSTERDOWN or a broken connection was seen: refresh
-                                    before the next batch */
-    int no_shards;               /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
+    cp__routes routes; /* slot -> index into nodes[] */
+    int need_refresh;  /* MOVED, CLUSTERDOWN or a broken connection was seen: refresh
+                          before the next batch */
+    int no_shards;     /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */
     cp_stats stats;
     unsigned fd_gen;            /* bumped by every node connection open/close */
+    cp__reply_arena *replies;   /* the executing pipeline's reply arena (every reader's target) */
     struct cp_pipeline *single; /* reused by cp_command */
 } cp__client;
 

@@ -5,6 +5,7 @@
  */
 #include "lib/conn.h"
 
+#include "lib/replyarena.h"
 #include "lib/resp.h"
 #include "lib/tls.h"
 
@@ -108,6 +109,10 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
     if (c->reader == NULL && (c->reader = redisReaderCreate()) == NULL) {
         cp__conn_close(c);
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
+    }
+    if (c->replies != NULL) {
+        c->reader->fn = &cp__arena_reader_fns;
+        redisReaderSetPrivdata(c->reader, c->replies);
     }
     c->last_io_ns = cp__now_ns();
     if (c->fd_gen != NULL)
@@ -290,7 +295,8 @@ int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag) {
     if (r == NULL)
         return 0;
     if (c->fcount == 0) {
-        freeReplyObject(r);
+        if (c->replies == NULL)
+            freeReplyObject(r);
         return set_err(c, CP_EPROTO, "protocol error: reply with no request in flight");
     }
     *tag = c->fifo[c->fhead].tag;
@@ -308,7 +314,7 @@ uint32_t cp__conn_tag(const cp__conn *c, size_t i) {
     return c->fifo[(c->fhead + i) % c->fcap].tag;
 }
 
-redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
+static redisReply *roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
     if (cp__conn_push(c, req, len, 0) != 0) {
         set_err(c, CP_ENOMEM, "out of memory");
         return NULL;
@@ -339,4 +345,20 @@ redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int tim
         if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) && cp__conn_fill(c) < 0)
             return NULL;
     }
+}
+
+redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
+    if (c->replies == NULL)
+        return roundtrip(c, req, len, timeout_ms);
+    /* The reply goes to an arena of its own (nothing else is in flight), copied out for the
+     * caller; the owner's batch arena is left as it was. */
+    cp__reply_arena tmp = {0}, *saved = *c->replies;
+    *c->replies = &tmp;
+    redisReply *r = roundtrip(c, req, len, timeout_ms);
+    *c->replies = saved;
+    redisReply *copy = cp__reply_dup(r);
+    cp__arena_free(&tmp);
+    if (r != NULL && copy == NULL)
+        set_err(c, CP_ENOMEM, "out of memory");
+    return copy;
 }

@@ -26,6 +26,7 @@
 
 struct ssl_st;
 struct ssl_ctx_st;
+struct cp__reply_arena;
 
 typedef struct cp__connopts {
     const char *username, *password;
@@ -50,6 +51,9 @@ typedef struct cp__conn {
     size_t fhead, fcount, fcap;
     uint64_t last_io_ns; /* last time bytes moved, for the I/O timeout */
     unsigned *fd_gen;    /* when set, incremented each time the socket opens or closes */
+    /* When set (before opening), replies are built in the arena *replies points to (the owner
+     * repoints it per batch; see replyarena.h); else hiredis mallocs them. */
+    struct cp__reply_arena **replies;
     int err;
     char errstr[CP_ERRSTR_LEN];
 } cp__conn;
@@ -81,9 +85,9 @@ int cp__conn_flush(cp__conn *c);
  * data), or CP_ECLOSED / CP_EIO. */
 int cp__conn_fill(cp__conn *c);
 
-/* Next complete reply: returns 1 and sets *reply (caller owns it) and *tag (popped from the
- * FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not RESP or a reply
- * arrived with nothing in flight. */
+/* Next complete reply: returns 1 and sets *reply (in the arena, or the caller's to free) and *tag
+ * (popped from the FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not
+ * RESP or a reply arrived with nothing in flight. */
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag);
 
 /* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */
@@ -91,7 +95,8 @@ int cp__conn_was_written(const cp__conn *c, size_t i);
 uint32_t cp__conn_tag(const cp__conn *c, size_t i);
 
 /* Sends one request and waits for its reply, blocking up to the I/O timeout. Only for an idle
- * connection (nothing in flight). Returns the reply (caller frees) or NULL with c->err set. */
+ * connection (nothing in flight). Returns the reply (malloc'd: the caller frees it with
+ * freeReplyObject, arena or not) or NULL with c->err set. */
 redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms);
 
 #endif

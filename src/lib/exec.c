@@ -24,12 +24,6 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 /* ---- execution --------------------------------------------------------------------------------
  */
 
-static void set_reply(cp__cmd *cmd, redisReply *r) {
-    if (cmd->reply != NULL)
-        freeReplyObject(cmd->reply);
-    cmd->reply = r;
-}
-
 /* The command's outcome is final. A part may complete its split command. */
 static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
     cp__cmd *cmd = cp__get(p, tag);
@@ -57,7 +51,7 @@ static void route(cp_pipeline *p, uint32_t tag) {
     cp__cmd *cmd = cp__get(p, tag);
     int n = 0;
     if (c->cluster) {
-        n = cmd->slot >= 0 ? c->slot_node[cmd->slot] : -1;
+        n = cmd->slot >= 0 ? cp__routes_lookup(&c->routes, cmd->slot) : -1;
         /* No known owner: any master answers with MOVED or CLUSTERDOWN, which we follow. */
         if (n < 0)
             n = cp__client_any_node(c);
@@ -189,10 +183,8 @@ static void pump(cp_pipeline *p, int n) {
 /* Acts on one reply: the answer, or a redirect / retry the caller never sees. */
 static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_t now) {
     cp__client *c = p->c;
-    if (tag == CP__ASKING_TAG) { /* its command's own reply tells what happened */
-        freeReplyObject(r);
+    if (tag == CP__ASKING_TAG) /* its command's own reply tells what happened */
         return;
-    }
     cp__cmd *cmd = cp__get(p, tag);
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
@@ -208,7 +200,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         if (++cmd->redirects > c->max_redirects) {
             cp__pipeline_set_err(p, CP_EREDIRECT, "more than %d redirects: %.60s", c->max_redirects,
                                  r->str);
-            set_reply(cmd, r);
+            cmd->reply = r;
             finish(p, tag, CP_NOT_EXECUTED);
             return;
         }
@@ -216,13 +208,12 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         m = cp__client_node(c, host[0] ? host : c->nodes[n].host, port);
         if (m < 0) {
             cp__pipeline_set_err(p, m, "cannot add node %s:%d", host, port);
-            set_reply(cmd, r);
+            cmd->reply = r;
             finish(p, tag, CP_NOT_EXECUTED);
             return;
         }
-        freeReplyObject(r);
         if (kind == CP__ERR_MOVED) {
-            c->slot_node[slot] = (int16_t)m;
+            cp__routes_patch(&c->routes, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1; /* the rest of the map is read once, before the next batch */
         } else {
@@ -242,13 +233,13 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         } else
             c->stats.loading++;
         /* Kept so that a command given up at the end of the budget shows why. */
-        set_reply(cmd, r);
+        cmd->reply = r;
         if (cp__now_ns() >= p->deadline)
             cp__pipeline_set_err(p, CP_ESERVER, "retry budget spent: %.80s", r->str);
         retry_later(p, tag);
         return;
     default:
-        set_reply(cmd, r);
+        cmd->reply = r;
         cmd->done_ns = now;
         finish(p, tag, CP_DONE);
     }
@@ -311,6 +302,7 @@ static void abandon(cp_pipeline *p) {
 static void begin(cp_pipeline *p) {
     cp__client *c = p->c;
     p->executed = 1;
+    c->replies = &p->replies; /* this batch's replies are built in its arena */
     p->remaining = 0;
     p->round = 0;
     p->retry_at = 0;
@@ -319,6 +311,8 @@ static void begin(cp_pipeline *p) {
     /* The map is re-read at most once per batch, lazily, after a MOVED in an earlier one. */
     if (c->cluster && c->need_refresh)
         cp__client_refresh(c);
+    if (c->routes.stale) /* MOVED patched slots and no refresh rebuilt the runs */
+        cp__routes_rebuild(&c->routes);
     p->deadline = cp__now_ns() + (uint64_t)c->retry_budget_ms * 1000000ull;
     for (size_t i = 0; i < p->cmds.n; i++) {
         cp__cmd *cmd = &p->cmds.v[i];
@@ -330,8 +324,8 @@ static void begin(cp_pipeline *p) {
         }
         if (cmd->slot == CP__SLOT_CROSS) {
             cp__pipeline_set_err(p, CP_ECROSSSLOT, "command %zu: keys in different slots", i);
-            set_reply(cmd, cp__error_reply("CROSSSLOT Keys in request don't hash to the same "
-                                           "slot (refused by the client)"));
+            cmd->reply = cp__arena_error(&p->replies, "CROSSSLOT Keys in request don't hash to "
+                                                      "the same slot (refused by the client)");
             cmd->outcome = CP_NOT_EXECUTED;
             continue;
         }

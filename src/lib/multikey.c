@@ -88,7 +88,7 @@ static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *part
     int argc =
         cp__parse_command(p->arena.data + cmd->off, cmd->len, p->argv, p->argvlen, (int)p->capargv);
     size_t *cursor = calloc(cmd->nparts, sizeof(size_t));
-    redisReply *out = cursor ? cp__array_reply((size_t)(argc - 1)) : NULL;
+    redisReply *out = cursor ? cp__arena_array(&p->replies, (size_t)(argc - 1)) : NULL;
     if (out == NULL) {
         free(cursor);
         return NULL;
@@ -100,7 +100,7 @@ static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *part
             if ((unsigned)parts[j].slot != s || cursor[j] >= pr->elements)
                 continue;
             out->element[k - 1] = pr->element[cursor[j]];
-            pr->element[cursor[j]++] = NULL; /* moved: freeReplyObject skips NULL */
+            cursor[j]++;
             break;
         }
     }
@@ -122,12 +122,12 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
     if ((uint32_t)done < cmd->nparts) {
         /* Part ran and part did not (or may have): as a whole, the effect is unknown. */
         cmd->outcome = (done > 0 || unknown > 0) ? CP_UNKNOWN : CP_NOT_EXECUTED;
-        cmd->reply = error ? cp__error_reply(error->str) : NULL;
+        cmd->reply = error; /* NULL or a part's error, in the same arena */
         return;
     }
     cmd->outcome = CP_DONE;
     if (error != NULL) {
-        cmd->reply = cp__error_reply(error->str);
+        cmd->reply = error;
         return;
     }
     long long sum = 0;
@@ -142,11 +142,12 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
             shape_ok = 0;
     }
     if (!shape_ok)
-        cmd->reply = cp__error_reply("ERR unexpected reply to a part of a split command");
+        cmd->reply =
+            cp__arena_error(&p->replies, "ERR unexpected reply to a part of a split command");
     else if (cmd->merge == CP__MERGE_SUM)
-        cmd->reply = cp__integer_reply(sum);
+        cmd->reply = cp__arena_integer(&p->replies, sum);
     else if (cmd->merge == CP__MERGE_OK)
-        cmd->reply = cp__status_reply("OK");
+        cmd->reply = cp__arena_status(&p->replies, "OK");
     else
         cmd->reply = merge_array(p, cmd, parts);
     if (cmd->reply == NULL)

@@ -26,15 +26,8 @@ cp_pipeline *cp_pipeline_new(cp_client *c) {
     return p;
 }
 
-static void free_replies(cp__cmdvec *v) {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i].reply != NULL)
-            freeReplyObject(v->v[i].reply);
-}
-
 void cp_pipeline_reset(cp_pipeline *p) {
-    free_replies(&p->cmds);
-    free_replies(&p->parts);
+    cp__arena_reset(&p->replies);
     p->cmds.n = p->parts.n = 0;
     p->arena.len = 0;
     p->nretry = 0;
@@ -50,6 +43,9 @@ void cp_pipeline_free(cp_pipeline *p) {
     if (p == NULL)
         return;
     cp_pipeline_reset(p);
+    if (p->c->replies == &p->replies) /* no reader may build into freed memory */
+        p->c->replies = NULL;
+    cp__arena_free(&p->replies);
     cp__buf_free(&p->arena);
     free(p->cmds.v);
     free(p->parts.v);
@@ -101,12 +97,27 @@ void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
     va_end(ap);
 }
 
+static const cp__cmdinfo *lookup(cp_pipeline *p, const char *name, size_t len) {
+    cp__cmdmemo *m = p->memo;
+    for (int i = 0; i < CP__MEMO; i++)
+        if (m[i].len == len && memcmp(m[i].name, name, len) == 0)
+            return m[i].ci;
+    const cp__cmdinfo *ci = cp__cmd_lookup(name, len);
+    if (len > 0 && len <= sizeof(m[0].name)) {
+        memmove(&m[1], &m[0], (CP__MEMO - 1) * sizeof(m[0]));
+        memcpy(m[0].name, name, len);
+        m[0].len = len;
+        m[0].ci = ci;
+    }
+    return ci;
+}
+
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
  * slot, flags, and splits it when its keys span slots and splitting is on. */
 static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
                   const size_t *argvlen) {
     cp__client *c = p->c;
-    const cp__cmdinfo *ci = cp__cmd_lookup(argv[0], argvlen[0]);
+    const cp__cmdinfo *ci = lookup(p, argv[0], argvlen[0]);
     cp__cmd *cmd = cp__cmdvec_add(&p->cmds);
     if (cmd == NULL) {
         p->arena.len = off;
@@ -224,7 +235,7 @@ const redisReply *cp_reply(const cp_pipeline *p, size_t i) {
 redisReply *cp_take_reply(cp_pipeline *p, size_t i) {
     if (i >= p->cmds.n)
         return NULL;
-    redisReply *r = p->cmds.v[i].reply;
+    redisReply *r = cp__reply_dup(p->cmds.v[i].reply);
     p->cmds.v[i].reply = NULL;
     return r;
 }

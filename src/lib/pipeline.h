@@ -11,6 +11,7 @@
 
 #include "lib/client.h"
 #include "lib/command.h"
+#include "lib/replyarena.h"
 #include "lib/resp.h"
 
 #define CP__SLOT_NONE (-1)  /* keyless: any node */
@@ -38,10 +39,20 @@ typedef struct cp__cmd {
     uint8_t flags;
     uint8_t outcome; /* cp_outcome */
     uint8_t redirects;
-    uint8_t merge; /* cp__merge of a split command */
-    redisReply *reply;
+    uint8_t merge;             /* cp__merge of a split command */
+    redisReply *reply;         /* in the pipeline's reply arena */
     uint64_t sent_ns, done_ns; /* first send, and the read that carried the answer */
 } cp__cmd;
+
+/* The last command names looked up, exactly as spelled: a pipeline usually repeats a few
+ * commands, and the table's case-insensitive binary search costs more than the rest of an append
+ * together. */
+#define CP__MEMO 2
+typedef struct cp__cmdmemo {
+    char name[16];
+    size_t len; /* 0: empty */
+    const cp__cmdinfo *ci;
+} cp__cmdmemo;
 
 typedef struct cp__cmdvec {
     cp__cmd *v;
@@ -52,7 +63,8 @@ struct cp_pipeline {
     cp__client *c;
     int err;
     char errstr[CP_ERRSTR_LEN];
-    cp__buf arena;    /* every command's RESP bytes */
+    cp__buf arena; /* every command's RESP bytes */
+    cp__reply_arena replies;
     cp__cmdvec cmds;  /* what the caller appended */
     cp__cmdvec parts; /* sub-commands of split commands */
     uint32_t *retry;  /* tags waiting for the next retry round */
@@ -60,11 +72,12 @@ struct cp_pipeline {
     const char **argv; /* scratch for argument parsing */
     size_t *argvlen;
     size_t capargv;
-    size_t remaining;  /* commands and parts without an outcome */
-    uint64_t deadline; /* end of this exec's retry budget */
-    uint64_t retry_at; /* next retry round, 0 when none */
-    unsigned round;    /* retry rounds so far */
-    int node_failed;   /* a connection broke or CLUSTERDOWN came: refresh before the next round */
+    cp__cmdmemo memo[CP__MEMO]; /* most recent first */
+    size_t remaining;           /* commands and parts without an outcome */
+    uint64_t deadline;          /* end of this exec's retry budget */
+    uint64_t retry_at;          /* next retry round, 0 when none */
+    unsigned round;             /* retry rounds so far */
+    int node_failed; /* a connection broke or CLUSTERDOWN came: refresh before the next round */
     int executed;
 };
 

@@ -2,7 +2,7 @@
  *
  * RESP glue over hiredis (0.14 and 1.x): formatting commands into a caller's byte buffer,
  * finding the arguments of an already formatted command, classifying the cluster errors the
- * router acts on, and making reply objects that freeReplyObject can free. No I/O.
+ * router acts on. No I/O.
  */
 #ifndef CLUSTERPIPE_RESP_H
 #define CLUSTERPIPE_RESP_H
@@ -50,16 +50,6 @@ typedef enum cp__errkind {
  * host in the redirect (Redis may send ":port") is left empty for the caller to replace with the
  * address it asked. Malformed MOVED/ASK is CP__ERR_OTHER. */
 cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t hostlen, int *port);
-
-/* A new error reply "<msg>" (e.g. "CROSSSLOT ...") for freeReplyObject; NULL on OOM. */
-redisReply *cp__error_reply(const char *msg);
-
-/* New replies assembled by the library (merging split commands). They are allocated the way
- * hiredis's default allocator does (malloc/calloc), so freeReplyObject frees them; a program that
- * installs its own hiredis allocator must not use CP_OPT_SPLIT_MULTIKEY. NULL on OOM. */
-redisReply *cp__array_reply(size_t elements);
-redisReply *cp__integer_reply(long long v);
-redisReply *cp__status_reply(const char *s);
 
 /* "host:port" -> parts. Returns 0, or -1 when malformed (no colon, bad port). IPv6 addresses in
  * brackets are accepted ("[::1]:7000"). */

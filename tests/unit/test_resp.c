@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "lib/command.h"
+#include "lib/replyarena.h"
 #include "lib/resp.h"
 
 static void format_matches_hiredis(void **state) {
@@ -65,8 +66,10 @@ static void printf_format(void **state) {
     cp__buf_free(&b);
 }
 
+static cp__reply_arena arena; /* replies made here live until the test resets it */
+
 static redisReply *err(const char *s) {
-    redisReply *r = cp__error_reply(s);
+    redisReply *r = cp__arena_error(&arena, s);
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     return r;
@@ -81,19 +84,16 @@ static void classify(void **state) {
     assert_int_equal(slot, 3999);
     assert_string_equal(host, "127.0.0.1");
     assert_int_equal(port, 6381);
-    freeReplyObject(r);
 
     r = err("ASK 16383 [::1]:7000");
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_ASK);
     assert_int_equal(slot, 16383);
     assert_string_equal(host, "::1");
-    freeReplyObject(r);
 
     r = err("MOVED 12 :7001"); /* Redis leaves the host out when it does not know it */
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_MOVED);
     assert_string_equal(host, "");
     assert_int_equal(port, 7001);
-    freeReplyObject(r);
 
     const char *other[] = {"MOVED",        "MOVED x 1.2.3.4:5",  "MOVED 16384 h:1", "MOVED 1 h",
                            "MOVED 1 h:0",  "MOVED 1 h:99999",    "ASKING is fine",  "ERR boom",
@@ -101,24 +101,19 @@ static void classify(void **state) {
     for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
         r = err(other[i]);
         assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_OTHER);
-        freeReplyObject(r);
     }
     r = err("TRYAGAIN Multiple keys request during rehashing of slot");
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_TRYAGAIN);
-    freeReplyObject(r);
     r = err("CLUSTERDOWN The cluster is down");
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_CLUSTERDOWN);
-    freeReplyObject(r);
     r = err("LOADING Redis is loading the dataset in memory");
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_LOADING);
-    freeReplyObject(r);
-    r = cp__status_reply("OK");
+    r = cp__arena_status(&arena, "OK");
     assert_int_equal(cp__classify(r, &slot, host, sizeof(host), &port), CP__ERR_NONE);
-    freeReplyObject(r);
     /* CR/LF inside a locally made error cannot break the line. */
     r = err("bad\r\nthing");
     assert_string_equal(r->str, "bad  thing");
-    freeReplyObject(r);
+    cp__arena_free(&arena);
 }
 
 static void commands(void **state) {

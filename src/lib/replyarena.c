@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Reply arena (replyarena.h): chunked bump allocation, the reader functions over it, and the
+ * malloc'd copies callers own.
+ */
+#include "lib/replyarena.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES (32 * 1024) /* standard chunk: a batch of a few hundred small replies */
+#define KEEP_SPARE 8            /* standard chunks kept across resets (256 KiB) */
+
+struct cp__chunk {
+    cp__chunk *next;
+    size_t cap, used;
+    alignas(max_align_t) char data[];
+};
+
+void *cp__arena_alloc(cp__reply_arena *a, size_t n) {
+    n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    cp__chunk *c = a->used;
+    if (c != NULL && c->cap - c->used >= n) {
+        void *p = c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    if (n <= CHUNK_BYTES && a->spare != NULL) {
+        c = a->spare;
+        a->spare = c->next;
+        a->nspare--;
+    } else {
+        size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES; /* big replies get a chunk of their own */
+        if (cap > SIZE_MAX - sizeof(cp__chunk) || (c = malloc(sizeof(cp__chunk) + cap)) == NULL)
+            return NULL;
+        c->cap = cap;
+    }
+    c->used = n;
+    c->next = a->used;
+    a->used = c;
+    return c->data;
+}
+
+void cp__arena_reset(cp__reply_arena *a) {
+    while (a->used != NULL) {
+        cp__chunk *c = a->used;
+        a->used = c->next;
+        if (c->cap == CHUNK_BYTES && a->nspare < KEEP_SPARE) {
+            c->next = a->spare;
+            a->spare = c;
+            a->nspare++;
+        } else {
+            free(c);
+        }
+    }
+}
+
+void cp__arena_free(cp__reply_arena *a) {
+    cp__arena_reset(a);
+    while (a->spare != NULL) {
+        cp__chunk *c = a->spare;
+        a->spare = c->next;
+        free(c);
+    }
+    a->nspare = 0;
+}
+
+static redisReply *new_reply(cp__reply_arena *a, int type) {
+    redisReply *r = a != NULL ? cp__arena_alloc(a, sizeof(*r)) : NULL;
+    if (r != NULL) {
+        memset(r, 0, sizeof(*r));
+        r->type = type;
+    }
+    return r;
+}
+
+static redisReply *new_string(cp__reply_arena *a, int type, const char *s, size_t len) {
+    redisReply *r = new_reply(a, type);
+    char *str = r != NULL ? cp__arena_alloc(a, len + 1) : NULL;
+    if (str == NULL)
+        return NULL;
+    memcpy(str, s, len);
+    str[len] = '\0';
+    r->str = str;
+    r->len = len;
+    return r;
+}
+
+/* ---- reader functions: same shapes as hiredis's defaults, arena memory ---------------------- */
+
+static cp__reply_arena *task_arena(const redisReadTask *t) {
+    return *(cp__reply_arena **)t->privdata;
+}
+
+/* Links a new object into its parent array, as hiredis's own functions do. */
+static void *attach(const redisReadTask *t, redisReply *r) {
+    if (r != NULL && t->parent != NULL)
+        ((redisReply *)t->parent->obj)->element[t->idx] = r;
+    return r;
+}
+
+static void *reader_string(const redisReadTask *t, char *s, size_t len) {
+    return attach(t, new_string(task_arena(t), t->type, s, len));
+}
+
+static void *reader_array(const redisReadTask *t, int elements) {
+    cp__reply_arena *a = task_arena(t);
+    return attach(t, cp__arena_array(a, elements > 0 ? (size_t)elements : 0));
+}
+
+static void *reader_integer(const redisReadTask *t, long long v) {
+    return attach(t, cp__arena_integer(task_arena(t), v));
+}
+
+static void *reader_nil(const redisReadTask *t) {
+    return attach(t, new_reply(task_arena(t), REDIS_REPLY_NIL));
+}
+
+static void reader_free(void *obj) {
+    (void)obj; /* the arena's reset frees it */
+}
+
+redisReplyObjectFunctions cp__arena_reader_fns = {reader_string, reader_array, reader_integer,
+                                                  reader_nil, reader_free};
+
+/* ---- replies made by the library ------------------------------------------------------------ */
+
+redisReply *cp__arena_error(cp__reply_arena *a, const char *msg) {
+    redisReply *r = new_string(a, REDIS_REPLY_ERROR, msg, strlen(msg));
+    for (size_t i = 0; r != NULL && i < r->len; i++)
+        if (r->str[i] == '\r' || r->str[i] == '\n')
+            r->str[i] = ' ';
+    return r;
+}
+
+redisReply *cp__arena_status(cp__reply_arena *a, const char *s) {
+    return new_string(a, REDIS_REPLY_STATUS, s, strlen(s));
+}
+
+redisReply *cp__arena_integer(cp__reply_arena *a, long long v) {
+    redisReply *r = new_reply(a, REDIS_REPLY_INTEGER);
+    if (r != NULL)
+        r->integer = v;
+    return r;
+}
+
+redisReply *cp__arena_array(cp__reply_arena *a, size_t elements) {
+    redisReply *r = new_reply(a, REDIS_REPLY_ARRAY);
+    if (r == NULL || elements == 0)
+        return r;
+    if (elements > SIZE_MAX / sizeof(redisReply *) ||
+        (r->element = cp__arena_alloc(a, elements * sizeof(redisReply *))) == NULL)
+        return NULL;
+    memset(r->element, 0, elements * sizeof(redisReply *));
+    r->elements = elements;
+    return r;
+}
+
+redisReply *cp__reply_dup(const redisReply *r) {
+    if (r == NULL)
+        return NULL;
+    redisReply *d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return NULL;
+    d->type = r->type;
+    d->integer = r->integer;
+    if (r->str != NULL) {
+        if ((d->str = malloc(r->len + 1)) == NULL) {
+            free(d);
+            return NULL;
+        }
+        memcpy(d->str, r->str, r->len);
+        d->str[r->len] = '\0';
+        d->len = r->len;
+    }
+    if (r->elements > 0) {
+        if ((d->element = calloc(r->elements, sizeof(*d->element))) == NULL) {
+            freeReplyObject(d);
+            return NULL;
+        }
+        d->elements = r->elements;
+        for (size_t i = 0; i < r->elements; i++) {
+            if (r->element[i] != NULL && (d->element[i] = cp__reply_dup(r->element[i])) == NULL) {
+                freeReplyObject(d);
+                return NULL;
+            }
+        }
+    }
+    return d;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Reply arena: where a pipeline's replies live until cp_pipeline_reset. hiredis's default reader
+ * makes one or two malloc'd objects per reply and a batch keeps hundreds of them alive, so
+ * glibc's small caches miss and malloc + free cost more than parsing. Here the reader builds
+ * replies with a pointer bump in chunks that are kept for the next batch; reset frees nothing
+ * one by one.
+ *
+ * Replies in an arena are never passed to freeReplyObject: cp__reply_dup makes the malloc'd
+ * copy a caller owns (cp_take_reply, cp_command). One thread.
+ */
+#ifndef CLUSTERPIPE_REPLYARENA_H
+#define CLUSTERPIPE_REPLYARENA_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+typedef struct cp__chunk cp__chunk;
+
+typedef struct cp__reply_arena {
+    cp__chunk *used;  /* chunks holding this batch's replies, the one being filled first */
+    cp__chunk *spare; /* emptied standard chunks, reused before malloc */
+    int nspare;
+} cp__reply_arena; /* zero-initialised is empty */
+
+/* n bytes, aligned for any reply field; NULL on OOM. */
+void *cp__arena_alloc(cp__reply_arena *a, size_t n);
+
+/* Forgets every reply; keeps a few chunks for the next batch. */
+void cp__arena_reset(cp__reply_arena *a);
+
+void cp__arena_free(cp__reply_arena *a);
+
+/* Reader functions that build replies in the arena *privdata points to, where privdata is a
+ * `cp__reply_arena **` set with redisReaderSetPrivdata (the owner repoints it per batch). */
+extern redisReplyObjectFunctions cp__arena_reader_fns;
+
+/* Replies made by the library itself (client-side errors, merged split commands). NULL on OOM;
+ * a CR or LF in msg becomes a space (RESP errors are one line). */
+redisReply *cp__arena_error(cp__reply_arena *a, const char *msg);
+redisReply *cp__arena_status(cp__reply_arena *a, const char *s);
+redisReply *cp__arena_integer(cp__reply_arena *a, long long v);
+redisReply *cp__arena_array(cp__reply_arena *a, size_t elements);
+
+/* A deep copy allocated the way hiredis's default reader does, for freeReplyObject. NULL on OOM
+ * (or when r is NULL). */
+redisReply *cp__reply_dup(const redisReply *r);
+
+#endif
