@@ -14,15 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-/* Bucket index of a value already clamped to CP__HIST_MAX_NS. */
-static inline size_t bucket_of(uint64_t v) {
-    /* v | 1 keeps clzll defined for v = 0. */
-    unsigned msb = 63u - (unsigned)__builtin_clzll(v | 1u);
-    unsigned shift = msb > CP__HIST_SUB_BITS ? msb - CP__HIST_SUB_BITS : 0;
-    return ((size_t)shift << CP__HIST_SUB_BITS) + (size_t)(v >> shift);
-}
-
-/* Inverse of bucket_of: smallest value of bucket i and its width (both ns). */
+/* Inverse of cp__hist_bucket_of: smallest value of bucket i and its width (both ns). */
 static void bucket_range(size_t i, uint64_t *lower, uint64_t *width) {
     if (i < 2 * CP__HIST_SUB_COUNT) {
         *lower = i;
@@ -57,10 +49,6 @@ void cp__hist_reset(cp__hist *h) {
     cp__hist_init(h);
 }
 
-void cp__hist_record_ns(cp__hist *h, uint64_t ns) {
-    cp__hist_record_n_ns(h, ns, 1);
-}
-
 void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n) {
     if (n == 0)
         return;
@@ -68,7 +56,7 @@ void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n) {
         ns = CP__HIST_MAX_NS;
         h->clamped += n;
     }
-    h->buckets[bucket_of(ns)] += n;
+    h->buckets[cp__hist_bucket_of(ns)] += n;
     h->count += n;
     h->sum_ns += ns * n;
     if (ns < h->min_ns)
@@ -136,7 +124,7 @@ static double value_at_rank(const cp__hist *h, uint64_t rank) {
     if (rank >= h->count)
         return (double)h->max_ns / 1000.0;
     uint64_t cum = 0;
-    for (size_t i = bucket_of(h->min_ns); i < CP__HIST_BUCKETS; i++) {
+    for (size_t i = cp__hist_bucket_of(h->min_ns); i < CP__HIST_BUCKETS; i++) {
         cum += h->buckets[i];
         if (cum >= rank)
             return bucket_value_us(h, i);
@@ -152,7 +140,7 @@ double cp__hist_percentile_us(const cp__hist *h, double p) {
 
 void cp__hist_iter_init(cp__hist_iter *it, const cp__hist *h) {
     it->h = h;
-    it->idx = h->count ? bucket_of(h->min_ns) : CP__HIST_BUCKETS;
+    it->idx = h->count ? cp__hist_bucket_of(h->min_ns) : CP__HIST_BUCKETS;
     it->cum = 0;
 }
 

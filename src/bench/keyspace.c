@@ -37,8 +37,9 @@ void cp__rng_seed(cp__rng *r, uint64_t seed, uint64_t stream) {
         r->s[i] = splitmix64(&mixed);
 }
 
-/* xoshiro256**: fast (a few ns), 256-bit state, passes BigCrush; no global state. */
-uint64_t cp__rng_next(cp__rng *r) {
+/* xoshiro256**: fast (a few ns), 256-bit state, passes BigCrush; no global state. Inline for
+ * the generators below, which the bench engine calls once per request. */
+static inline uint64_t rng_next(cp__rng *r) {
     uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
@@ -52,16 +53,24 @@ uint64_t cp__rng_next(cp__rng *r) {
 }
 
 /* Multiply-shift (Lemire) instead of modulo: no division on the hot path. */
-uint64_t cp__rng_below(cp__rng *r, uint64_t n) {
+static inline uint64_t rng_below(cp__rng *r, uint64_t n) {
 #ifdef __SIZEOF_INT128__
-    return (uint64_t)(((unsigned __int128)cp__rng_next(r) * n) >> 64);
+    return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
 #else
-    return (uint64_t)(cp__rng_double(r) * (double)n);
+    return (uint64_t)((double)(rng_next(r) >> 11) * 0x1.0p-53 * (double)n);
 #endif
 }
 
+uint64_t cp__rng_next(cp__rng *r) {
+    return rng_next(r);
+}
+
+uint64_t cp__rng_below(cp__rng *r, uint64_t n) {
+    return rng_below(r, n);
+}
+
 double cp__rng_double(cp__rng *r) {
-    return (double)(cp__rng_next(r) >> 11) * 0x1.0p-53;
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
 }
 
 /* ---- decimal formatting --------------------------------------------------------------------- */
@@ -72,38 +81,61 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
 
-/* Writes n in decimal, at least `width` digits (zero-padded), to out; returns the length.
- * Digits are produced backwards, two at a time, into a stack buffer: no snprintf, which would
- * dominate key and value generation at millions of keys per second. */
-static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
-    char tmp[24];
-    size_t i = sizeof(tmp);
-    while (n >= 100) {
-        unsigned d = (unsigned)(n % 100) * 2;
-        n /= 100;
-        tmp[--i] = digit_pairs[d + 1];
-        tmp[--i] = digit_pairs[d];
-    }
-    if (n >= 10) {
-        tmp[--i] = digit_pairs[n * 2 + 1];
-        tmp[--i] = digit_pairs[n * 2];
-    } else {
-        tmp[--i] = (char)('0' + n);
-    }
-    while (sizeof(tmp) - i < width)
-        tmp[--i] = '0';
-    size_t len = sizeof(tmp) - i;
-    memcpy(out, tmp + i, len);
-    return len;
+/* 10^0 .. 10^19: every power of ten below 2^64, for digits_u64. */
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+/* Decimal digits of n (1 for 0) without a division per digit: the bit length times 1233/4096
+ * (just below log10(2)) is the count or one less, and one table compare tells which. n | 1 has
+ * the same digits as n and a defined clz. */
+static unsigned digits_u64(uint64_t n) {
+    uint64_t m = n | 1u;
+    unsigned bits = 64u - (unsigned)__builtin_clzll(m);
+    unsigned t = (bits * 1233u) >> 12;
+    return t + (m >= pow10_u64[t]);
 }
 
-static unsigned digits_u64(uint64_t n) {
-    unsigned d = 1;
-    while (n >= 10) {
-        n /= 10;
-        d++;
+/* Writes n in decimal, at least `width` digits (zero-padded), to out; returns the length.
+ * The length is known up front, so the digits go straight to their place, backwards, two per
+ * division: no snprintf and no copy from a scratch buffer, which would dominate key and value
+ * generation at millions of keys per second. */
+static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
+    unsigned d = digits_u64(n);
+    size_t len = d < width ? width : d;
+    char *p = out + len;
+    while (n >= 100) {
+        unsigned r = (unsigned)(n % 100) * 2;
+        n /= 100;
+        *--p = digit_pairs[r + 1];
+        *--p = digit_pairs[r];
     }
-    return d;
+    if (n >= 10) {
+        *--p = digit_pairs[n * 2 + 1];
+        *--p = digit_pairs[n * 2];
+    } else {
+        *--p = (char)('0' + n);
+    }
+    while (p > out)
+        *--p = '0';
+    return len;
 }
 
 /* ---- key names ------------------------------------------------------------------------------ */
@@ -122,6 +154,10 @@ int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width) {
 
 size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf) {
     memcpy(buf, f->prefix, f->prefix_len);
+    return cp__key_format_digits(f, n, buf);
+}
+
+size_t cp__key_format_digits(const cp__keyfmt *f, uint64_t n, char *buf) {
     return f->prefix_len + fmt_u64(n, f->width, buf + f->prefix_len);
 }
 
@@ -274,7 +310,7 @@ uint64_t cp__keygen_next(cp__keygen *g) {
         return zipf_next(g);
     case CP__DIST_UNIFORM:
     default:
-        return cp__rng_below(&g->rng, g->keys);
+        return rng_below(&g->rng, g->keys);
     }
 }
 

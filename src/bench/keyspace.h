@@ -65,6 +65,12 @@ int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width);
 /* Writes key n into buf (no NUL; buf must hold CP__KEY_MAX_LEN bytes). Returns its length. */
 size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf);
 
+/* The same for a buf that already starts with f's prefix (an earlier cp__key_format into it, or
+ * a copy of f->prefix): writes only the digits after the prefix, as redis-benchmark patches its
+ * keys in place. The bench engine keeps one key buffer per command of a batch, so the prefix is
+ * written once per buffer instead of once per command. Returns the key's length. */
+size_t cp__key_format_digits(const cp__keyfmt *f, uint64_t n, char *buf);
+
 /* Longest key among n in [0, keys): for sizing buffers and checking value_size up front. */
 size_t cp__key_max_len(const cp__keyfmt *f, uint64_t keys);
 

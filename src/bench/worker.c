@@ -219,84 +219,107 @@ static void record_mismatch(wctx *x, cp__client_state *cs, const char *key, size
     snprintf(m->what, sizeof(m->what), "%s", what);
 }
 
+/* Counters of one batch, added to the worker and the second once at its end: kept local, the
+ * loop holds them in registers instead of storing through pointers every library call may
+ * alias. */
+typedef struct tally {
+    uint64_t ops, errors, sets, gets, misses, checked, stale;
+} tally;
+
+/* A command that did not end with a reply, or ended with an error reply. */
+static void account_failure(cp__worker *w, cp_pipeline *p, cp_outcome oc, const redisReply *r) {
+    if (oc == CP_UNKNOWN) {
+        w->unknown++;
+        note_error(w, "%s", cp_pipeline_errstr(p));
+        return;
+    }
+    w->failed++;
+    if (oc == CP_DONE && r != NULL && r->type == REDIS_REPLY_ERROR) {
+        w->error_replies++;
+        note_error(w, "error reply: %s", r->str);
+    } else {
+        note_error(w, "%s",
+                   r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : cp_pipeline_errstr(p));
+    }
+}
+
+/* Checks the value of GET number i of the batch against its key. */
+static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply *r, tally *t) {
+    const cp__run_spec *s = x->spec;
+    const char *key = cs->keys + i * x->keystride;
+    size_t klen = cs->keylen[i];
+    t->checked++;
+    if (r->type != REDIS_REPLY_STRING) {
+        record_mismatch(x, cs, key, klen, "not a string");
+        return;
+    }
+    uint32_t version = 0;
+    cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
+    if (vr != CP__VERIFY_OK)
+        record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
+    else if (s->acked != NULL && version < cs->kver[i])
+        t->stale++;
+}
+
+/* Adds a batch's counters to the worker's totals, its second, and the live counters. */
+static void add_tally(wctx *x, const tally *t) {
+    cp__worker *w = x->w;
+    if (t->errors > 0) {
+        uint64_t now = now_ns();
+        if (w->first_fail_ns == 0)
+            w->first_fail_ns = now;
+        w->last_fail_ns = now;
+    }
+    w->ops += t->ops;
+    w->sets += t->sets;
+    w->gets += t->gets;
+    w->misses += t->misses;
+    w->checked += t->checked;
+    w->stale += t->stale;
+    x->slot->ops += t->ops;
+    x->slot->errors += t->errors;
+    x->slot->gets += t->gets;
+    x->slot->misses += t->misses;
+    x->slot->stale += t->stale;
+    atomic_store_explicit(&w->live_ops, w->ops, memory_order_relaxed);
+    atomic_store_explicit(&w->live_errors, w->failed + w->unknown, memory_order_relaxed);
+    atomic_store_explicit(&w->live_mismatches, w->mismatches, memory_order_relaxed);
+}
+
 /* Accounts every command of the finished batch and resets the pipeline for the next one. */
 static void finish_batch(wctx *x, cp__client_state *cs) {
-    cp__worker *w = x->w;
     const cp__run_spec *s = x->spec;
     cp_pipeline *p = cs->p;
+    cp__hist *hist = &x->slot->hist;
     size_t n = cp_count(p);
-    uint64_t ops = 0, errors = 0, gets0 = w->gets, misses0 = w->misses;
+    tally t = {0};
     for (size_t i = 0; i < n; i++) {
         cp_outcome oc = cp_get_outcome(p, i);
         const redisReply *r = cp_reply(p, i);
-        if (oc == CP_UNKNOWN) {
-            w->unknown++;
-            errors++;
-            note_error(w, "%s", cp_pipeline_errstr(p));
-            continue;
-        }
         if (oc != CP_DONE || r == NULL || r->type == REDIS_REPLY_ERROR) {
-            w->failed++;
-            errors++;
-            if (oc == CP_DONE && r != NULL && r->type == REDIS_REPLY_ERROR) {
-                w->error_replies++;
-                note_error(w, "error reply: %s", r->str);
-            } else {
-                note_error(w, "%s",
-                           r != NULL && r->type == REDIS_REPLY_ERROR ? r->str
-                                                                     : cp_pipeline_errstr(p));
-            }
+            account_failure(x->w, p, oc, r);
+            t.errors++;
             continue;
         }
         uint64_t sent, done;
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
             /* once per request: the main thread merges the seconds into the total */
-            cp__hist_record_ns(&x->slot->hist, done - sent);
+            cp__hist_record_ns(hist, done - sent);
         }
-        ops++;
+        t.ops++;
         if (cs->isset[i]) {
-            w->sets++;
+            t.sets++;
             if (s->acked != NULL && r->type == REDIS_REPLY_STATUS) /* one writer per key */
                 atomic_store_explicit(&s->acked[cs->kidx[i]], cs->kver[i], memory_order_relaxed);
             continue;
         }
-        w->gets++;
-        if (r->type == REDIS_REPLY_NIL) {
-            w->misses++;
-            continue;
-        }
-        if (!s->verify)
-            continue;
-        const char *key = cs->keys + i * x->keystride;
-        size_t klen = cs->keylen[i];
-        w->checked++;
-        if (r->type != REDIS_REPLY_STRING) {
-            record_mismatch(x, cs, key, klen, "not a string");
-            continue;
-        }
-        uint32_t version = 0;
-        cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
-        if (vr != CP__VERIFY_OK)
-            record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
-        else if (s->acked != NULL && version < cs->kver[i]) {
-            w->stale++;
-            x->slot->stale++;
-        }
+        t.gets++;
+        if (r->type == REDIS_REPLY_NIL)
+            t.misses++;
+        else if (s->verify)
+            verify_get(x, cs, i, r, &t);
     }
-    if (errors > 0) {
-        uint64_t t = now_ns();
-        if (w->first_fail_ns == 0)
-            w->first_fail_ns = t;
-        w->last_fail_ns = t;
-    }
-    w->ops += ops;
-    x->slot->ops += ops;
-    x->slot->errors += errors;
-    x->slot->gets += w->gets - gets0;
-    x->slot->misses += w->misses - misses0;
-    atomic_store_explicit(&w->live_ops, w->ops, memory_order_relaxed);
-    atomic_store_explicit(&w->live_errors, w->failed + w->unknown, memory_order_relaxed);
-    atomic_store_explicit(&w->live_mismatches, w->mismatches, memory_order_relaxed);
+    add_tally(x, &t);
     cp_pipeline_reset(p);
 }
 
@@ -323,7 +346,7 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
             cs->kidx[i] = idx;
             cs->kver[i] = version;
         }
-        size_t klen = cp__key_format(s->kf, idx, key);
+        size_t klen = cp__key_format_digits(s->kf, idx, key); /* prefix: see setup_client */
         cs->keylen[i] = (uint8_t)klen;
         cs->isset[i] = (uint8_t)set;
         int rc;
@@ -509,6 +532,10 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     if (cs->p == NULL || cs->keys == NULL || cs->keylen == NULL || cs->isset == NULL ||
         cs->cur == NULL || cs->reg == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
+    /* Every key of a batch starts with the prefix: written once here, compose_batch only
+     * writes the digits. */
+    for (size_t i = 0; i < s->batch; i++)
+        memcpy(cs->keys + i * x->keystride, s->kf->prefix, s->kf->prefix_len);
 
     char key[CP__KEY_MAX_LEN];
     int warm = 0;

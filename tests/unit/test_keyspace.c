@@ -457,11 +457,67 @@ static void test_key_digits(void **state) {
     }
 }
 
+/* Writing only the digits into a buffer that holds the prefix gives the same key as a full
+ * format, also after a longer key left its digits behind. */
+static void test_key_format_digits(void **state) {
+    (void)state;
+    cp__keyfmt f;
+    char buf[CP__KEY_MAX_LEN], want[CP__KEY_MAX_LEN];
+    assert_int_equal(cp__keyfmt_init(&f, "user:", 0), 0);
+    memcpy(buf, "user:", 5);
+    const uint64_t ns[] = {1234567, 5, 99, 100, 0, UINT64_MAX, 42};
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        size_t len = cp__key_format_digits(&f, ns[i], buf);
+        size_t wl = cp__key_format(&f, ns[i], want);
+        assert_int_equal(len, wl);
+        assert_memory_equal(buf, want, len);
+    }
+    assert_int_equal(cp__keyfmt_init(&f, "k-", 6), 0);
+    memcpy(buf, "k-", 2);
+    assert_int_equal(cp__key_format_digits(&f, 12, buf), 8);
+    assert_memory_equal(buf, "k-000012", 8);
+}
+
+/* Any single corrupted bit of a value is caught, whatever the key and value lengths (keys
+ * shorter and longer than a word, fillers of a few words to a kilobyte): the value is then not
+ * OK, or OK only because a version digit changed into another digit. */
+static void test_value_verify_every_byte(void **state) {
+    (void)state;
+    const char *keys[] = {"k:1", "key:1234", "key:12345",
+                          "a-rather-long-key-prefix-to-cross-several-words:7"};
+    const size_t sizes[] = {70, 71, 72, 79, 100, 256, 300, 320, 1000};
+    char v[1000], t[1000];
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        size_t kl = strlen(keys[k]);
+        for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+            cp__valuefmt vf;
+            size_t size = sizes[z];
+            assert_int_equal(cp__valuefmt_init(&vf, size, kl, true), 0);
+            cp__value_fill(&vf, keys[k], kl, 3, v);
+            uint32_t ver = 0;
+            assert_int_equal(cp__value_verify(&vf, v, size, keys[k], kl, &ver), CP__VERIFY_OK);
+            for (size_t i = 0; i < size; i++) {
+                for (unsigned bit = 0; bit < 8; bit++) {
+                    memcpy(t, v, size);
+                    t[i] = (char)(t[i] ^ (1u << bit));
+                    ver = 3;
+                    cp__verify_result r = cp__value_verify(&vf, t, size, keys[k], kl, &ver);
+                    if (r == CP__VERIFY_OK && ver == 3)
+                        fail_msg("key %s size %zu: byte %zu bit %u flipped, still ok", keys[k],
+                                 size, i, bit);
+                }
+            }
+            cp__valuefmt_free(&vf);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_streams),
         cmocka_unit_test(test_key_format),
         cmocka_unit_test(test_key_digits),
+        cmocka_unit_test(test_key_format_digits),
         cmocka_unit_test(test_dist_parse),
         cmocka_unit_test(test_keygen_init_errors),
         cmocka_unit_test(test_sequential),
@@ -470,6 +526,7 @@ int main(void) {
         cmocka_unit_test(test_value_roundtrip),
         cmocka_unit_test(test_value_verify_failures),
         cmocka_unit_test(test_value_sizes),
+        cmocka_unit_test(test_value_verify_every_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
