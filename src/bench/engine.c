@@ -63,11 +63,8 @@ bool cp__ratio_is_set(uint64_t n, unsigned ratio_set, unsigned ratio_get) {
     return (m + 1) * ratio_set / period != m * ratio_set / period;
 }
 
-size_t cp__batch_size(cp__target_mode mode, int pipeline, int masters) {
-    size_t p = pipeline > 0 ? (size_t)pipeline : 1;
-    if (mode == CP__TARGET_CLUSTER && masters > 1)
-        p *= (size_t)masters;
-    return p;
+int cp__lane_count(cp__target_mode mode, int masters) {
+    return mode == CP__TARGET_CLUSTER && masters > 1 ? masters : 1;
 }
 
 int cp__clients_of_thread(int clients, int threads, int thread) {
@@ -407,7 +404,8 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->retry_budget_ms = cfg->retry_budget_ms;
     spec->threads = cfg->threads;
     spec->clients = cfg->clients;
-    spec->batch = cp__batch_size(t->mode, cfg->pipeline, ctx.masters);
+    spec->batch = cfg->pipeline > 0 ? (size_t)cfg->pipeline : 1;
+    spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->requests = cfg->requests;
     spec->duration_ns = cfg->requests > 0 ? 0 : (uint64_t)(cfg->duration_s * 1e9);
     spec->ratio_set = cfg->ratio_set;

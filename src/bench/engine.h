@@ -296,9 +296,9 @@ int cp__ratio_parse(const char *s, unsigned *set, unsigned *get);
  * SETs). */
 bool cp__ratio_is_set(uint64_t n, unsigned ratio_set, unsigned ratio_get);
 
-/* Commands per batch for one client: pipeline x masters in cluster mode (P in flight on each of
- * the masters on average), pipeline in proxy mode; at least 1. */
-size_t cp__batch_size(cp__target_mode mode, int pipeline, int masters);
+/* Lanes per client (worker.c): one per master in cluster mode, so that each connection has
+ * --pipeline requests in flight; 1 in proxy mode. */
+int cp__lane_count(cp__target_mode mode, int masters);
 
 /* Clients of thread `thread` out of `clients` spread over `threads` (the first clients % threads
  * threads get one more). */

@@ -111,7 +111,8 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     spec->clients = cfg->clients > 0 ? cfg->clients : cfg->threads * 4;
     if ((uint64_t)spec->clients > cfg->keys)
         spec->clients = cfg->keys < (uint64_t)spec->threads ? spec->threads : (int)cfg->keys;
-    spec->batch = cp__batch_size(t->mode, cfg->pipeline, ctx.masters);
+    spec->batch = cfg->pipeline > 0 ? (size_t)cfg->pipeline : 1;
+    spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;
     spec->ratio_set = 1;
     spec->ratio_get = 0;

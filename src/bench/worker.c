@@ -32,29 +32,66 @@
 #define SWEEP_NS 10000000ull /* how often library timers (I/O timeouts, retries) are checked */
 #define MAX_EVENTS 256
 
-enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2 };
+/* A lane is idle until its --rate slot, executing a batch, waiting for keys (its group's key
+ * stream is blocked on a full lane), or done. */
+enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2, CS_WAIT = 3 };
 
+/* Requests of a batch, or queued for a lane: key bytes (stride keystride) and what each is. */
+typedef struct reqbuf {
+    char *keys;
+    uint8_t *keylen;
+    uint8_t *isset; /* SET (1) or GET (0) */
+    uint64_t *kidx; /* acked tracking only: key index, and the version the SET writes */
+    uint32_t *kver; /* or the GET expects at least (acknowledged before it was sent) */
+    size_t n;
+} reqbuf;
+
+/* Requests a lane may have queued: a few batches, so that a client's key stream rarely stops on a
+ * full lane (random keys reach the lanes unevenly), and memory stays bounded however skewed the
+ * key distribution is. */
+#define QUEUED_BATCHES 4
+
+/* One generated request not placed yet: its lane's queue was full. */
+typedef struct req {
+    uint64_t idx;
+    uint32_t version;
+    uint8_t set;
+    int lane;
+} req;
+
+/* A bench client: one key stream (distribution, quota, ratio) feeding its lanes. */
+typedef struct cp__group {
+    int gindex; /* global client index */
+    cp__keygen kg;
+    uint64_t quota, issued; /* requests generated */
+    uint64_t sent;          /* requests started by its lanes (--rate) */
+    int lane0;              /* its lanes are w->cs[lane0 .. lane0 + lanes) */
+    bool has_carry;
+    req carry;
+} cp__group;
+
+/* A lane: one cp_client and its pipeline. In cluster mode a client has one lane per master and
+ * a lane's batches carry the keys the slot map places on its master (the library still routes
+ * every command and follows redirects), so each master sees P requests in flight per lane and a
+ * lane goes on as soon as its own master has answered. Batches spread over every master instead
+ * wait for the slowest one, and the servers then idle between bursts: measured at depth 10,
+ * 1.5x the throughput at 0.8x the servers' CPU per request. Proxy mode: one lane per client. */
 struct cp__client_state {
     cp_client *c;
     cp_pipeline *p;
-    int gindex;
+    cp__group *g;
+    int lane;     /* master index (cluster), 0 (proxy) */
     int endpoint; /* proxy: index into spec->endpoints */
     int state;
-    cp__keygen kg;
-    uint64_t quota, issued;
     uint64_t next_start_ns; /* --rate: when the next batch may start */
-    char *keys;             /* batch metadata, spec->batch entries: key bytes (stride keystride) */
-    uint8_t *keylen;        /* key lengths */
-    uint8_t *isset;         /* SET (1) or GET (0) */
-    uint64_t *kidx;         /* acked tracking only: key index, and the version the SET writes */
-    uint32_t *kver;         /* or the GET expects at least (acknowledged before it was sent) */
+    reqbuf batch;           /* the batch executing */
+    reqbuf queue;           /* requests for the next batches, from its client's key stream */
     struct pollfd *reg;     /* fds registered in epoll, with the events asked */
     int nreg, capreg;
     struct pollfd *cur; /* scratch for cp_client_pollfds */
     int capcur;
-    uint64_t refreshes; /* library counter when the measured interval began */
-    unsigned fdgen;     /* cp_client_fd_generation when last synced */
-    cp_stats base;      /* counters when the measured interval began */
+    unsigned fdgen; /* cp_client_fd_generation when last synced */
+    cp_stats base;  /* counters when the measured interval began */
 };
 
 static uint64_t now_ns(void) {
@@ -83,7 +120,10 @@ typedef struct wctx {
     int active; /* clients not done */
     uint64_t rate_interval_ns;
     char *valbuf;
-    size_t keystride; /* bytes per key in a client's batch key buffer */
+    char *keybuf;     /* the key being generated (prefix written once) */
+    size_t keystride; /* bytes per key in a lane's batch key buffer */
+    int lanes;        /* lanes per client */
+    int *finished;    /* lanes whose batch ended in this wake-up (run_loop) */
 } wctx;
 
 static void note_error(cp__worker *w, const char *fmt, const char *msg) {
@@ -176,7 +216,7 @@ static void open_slot(wctx *x, uint64_t sec) {
 static void slot_redirects(wctx *x) {
     cp__worker *w = x->w;
     uint64_t sum[2] = {0, 0};
-    for (int i = 0; i < w->nclients; i++) {
+    for (int i = 0; i < w->ncs; i++) {
         cp_stats st;
         if (w->cs[i].c == NULL)
             continue;
@@ -246,8 +286,8 @@ static void account_failure(cp__worker *w, cp_pipeline *p, cp_outcome oc, const 
 /* Checks the value of GET number i of the batch against its key. */
 static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply *r, tally *t) {
     const cp__run_spec *s = x->spec;
-    const char *key = cs->keys + i * x->keystride;
-    size_t klen = cs->keylen[i];
+    const char *key = cs->batch.keys + i * x->keystride;
+    size_t klen = cs->batch.keylen[i];
     t->checked++;
     if (r->type != REDIS_REPLY_STRING) {
         record_mismatch(x, cs, key, klen, "not a string");
@@ -257,7 +297,7 @@ static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply
     cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
     if (vr != CP__VERIFY_OK)
         record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
-    else if (s->acked != NULL && version < cs->kver[i])
+    else if (s->acked != NULL && version < cs->batch.kver[i])
         t->stale++;
 }
 
@@ -307,10 +347,11 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
             cp__hist_record_ns(hist, done - sent);
         }
         t.ops++;
-        if (cs->isset[i]) {
+        if (cs->batch.isset[i]) {
             t.sets++;
             if (s->acked != NULL && r->type == REDIS_REPLY_STATUS) /* one writer per key */
-                atomic_store_explicit(&s->acked[cs->kidx[i]], cs->kver[i], memory_order_relaxed);
+                atomic_store_explicit(&s->acked[cs->batch.kidx[i]], cs->batch.kver[i],
+                                      memory_order_relaxed);
             continue;
         }
         t.gets++;
@@ -323,35 +364,114 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
     cp_pipeline_reset(p);
 }
 
-/* Appends the next batch (bounded by the client's remaining quota). Returns its size. */
+/* ---- key streams and lanes ------------------------------------------------------------------ */
+
+/* The lane of the key in x->keybuf: its master per the slot map read at the start. */
+static int lane_of(wctx *x, size_t klen) {
+    const cp__nodemap *m = x->spec->map;
+    if (x->lanes == 1)
+        return 0;
+    int owner = m->owner[cp_keyslot(x->keybuf, klen)];
+    return owner >= 0 ? owner : 0; /* unowned slot: any lane; the library gets CLUSTERDOWN */
+}
+
+/* The group's next request; its key is left in x->keybuf. */
+static size_t generate(wctx *x, cp__group *g, req *r) {
+    const cp__run_spec *s = x->spec;
+    uint64_t n = g->issued++;
+    int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
+    uint64_t idx = cp__keygen_next(&g->kg);
+    uint32_t version = s->version;
+    if (s->acked != NULL) { /* SETs only to this client's keys (engine.h), fresh versions */
+        uint64_t c = (uint64_t)s->clients;
+        if (set && idx % c != (uint64_t)g->gindex) {
+            idx = idx - idx % c + (uint64_t)g->gindex;
+            if (idx >= s->keys)
+                idx -= c;
+        }
+        version =
+            set ? x->w->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
+    }
+    size_t klen = cp__key_format_digits(s->kf, idx, x->keybuf);
+    *r = (req){.idx = idx, .version = version, .set = (uint8_t)set, .lane = lane_of(x, klen)};
+    return klen;
+}
+
+static void push(wctx *x, reqbuf *b, const req *r, size_t klen) {
+    size_t i = b->n++;
+    memcpy(b->keys + i * x->keystride, x->keybuf, klen);
+    b->keylen[i] = (uint8_t)klen;
+    b->isset[i] = r->set;
+    if (b->kidx != NULL) {
+        b->kidx[i] = r->idx;
+        b->kver[i] = r->version;
+    }
+}
+
+/* Runs the client's key stream until lane cs has a batch queued, the quota is spent, or a
+ * request is for a lane whose queue is full (it waits in the carry: the stream keeps its order). */
+static void fill(wctx *x, cp__client_state *cs) {
+    cp__group *g = cs->g;
+    size_t batch = x->spec->batch, cap = batch * QUEUED_BATCHES;
+    while (cs->queue.n < batch) {
+        req r;
+        size_t klen;
+        if (g->has_carry) {
+            r = g->carry;
+            klen = cp__key_format_digits(x->spec->kf, r.idx, x->keybuf);
+        } else if (g->issued < g->quota) {
+            klen = generate(x, g, &r);
+        } else {
+            return;
+        }
+        cp__client_state *to = &x->w->cs[g->lane0 + r.lane];
+        g->has_carry = to->queue.n == cap;
+        if (g->has_carry) {
+            g->carry = r;
+            return;
+        }
+        push(x, &to->queue, &r, klen);
+    }
+}
+
+/* Moves up to a batch of requests from the front of lane cs's queue into its batch buffer. */
+static void take(wctx *x, cp__client_state *cs) {
+    reqbuf *q = &cs->queue, *b = &cs->batch;
+    size_t n = q->n < x->spec->batch ? q->n : x->spec->batch, rest = q->n - n;
+    if (rest == 0) { /* the usual case: swap the buffers */
+        reqbuf t = *b;
+        *b = *q;
+        *q = t;
+        q->n = 0;
+        return;
+    }
+    memcpy(b->keys, q->keys, n * x->keystride);
+    memmove(q->keys, q->keys + n * x->keystride, rest * x->keystride);
+    memcpy(b->keylen, q->keylen, n);
+    memmove(q->keylen, q->keylen + n, rest);
+    memcpy(b->isset, q->isset, n);
+    memmove(q->isset, q->isset + n, rest);
+    if (q->kidx != NULL) {
+        memcpy(b->kidx, q->kidx, n * sizeof(*q->kidx));
+        memmove(q->kidx, q->kidx + n, rest * sizeof(*q->kidx));
+        memcpy(b->kver, q->kver, n * sizeof(*q->kver));
+        memmove(q->kver, q->kver + n, rest * sizeof(*q->kver));
+    }
+    b->n = n;
+    q->n = rest;
+}
+
+/* Appends lane cs's next batch to its pipeline (it becomes the executing batch). */
 static size_t compose_batch(wctx *x, cp__client_state *cs) {
     const cp__run_spec *s = x->spec;
-    uint64_t left = cs->quota - cs->issued;
-    size_t b = left < s->batch ? (size_t)left : s->batch;
-    for (size_t i = 0; i < b; i++) {
-        uint64_t n = cs->issued++;
-        int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
-        char *key = cs->keys + i * x->keystride;
-        uint64_t idx = cp__keygen_next(&cs->kg);
-        uint32_t version = s->version;
-        if (s->acked != NULL) { /* SETs only to this client's keys (engine.h), fresh versions */
-            uint64_t c = (uint64_t)s->clients;
-            if (set && idx % c != (uint64_t)cs->gindex) {
-                idx = idx - idx % c + (uint64_t)cs->gindex;
-                if (idx >= s->keys)
-                    idx -= c;
-            }
-            version = set ? x->w->next_version++
-                          : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
-            cs->kidx[i] = idx;
-            cs->kver[i] = version;
-        }
-        size_t klen = cp__key_format_digits(s->kf, idx, key); /* prefix: see setup_client */
-        cs->keylen[i] = (uint8_t)klen;
-        cs->isset[i] = (uint8_t)set;
+    take(x, cs);
+    reqbuf b = cs->batch;
+    for (size_t i = 0; i < b.n; i++) {
+        const char *key = b.keys + i * x->keystride;
+        size_t klen = b.keylen[i];
         int rc;
-        if (set) {
-            cp__value_fill(s->vf, key, klen, version, x->valbuf);
+        if (b.isset[i]) {
+            cp__value_fill(s->vf, key, klen, b.kver != NULL ? b.kver[i] : s->version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
             size_t lens[3] = {3, klen, s->vf->value_size};
             rc = cp_append_argv(cs->p, 3, argv, lens);
@@ -362,36 +482,50 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
         }
         if (rc != 0) { /* out of memory: run what is appended */
             note_error(x->w, "%s", "out of memory composing a batch");
+            cs->batch.n = i;
             return i;
         }
     }
-    return b;
+    return b.n;
 }
 
-/* Decides what the client does next after a batch (or at the start): stop, wait for its rate
- * slot, or start the next batch; loops when a batch completes without any I/O. */
-static void next_batch(wctx *x, cp__client_state *cs, int idx, uint64_t now) {
+static void lane_done(wctx *x, cp__client_state *cs) {
+    cs->state = CS_DONE;
+    unregister(x, cs);
+    x->active--;
+}
+
+/* Decides what lane cs does next after a batch (or at the start): stop, wait for its rate slot
+ * or for keys, or start the next batch; loops when a batch completes without any I/O. */
+static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
+    cp__group *g = cs->g;
+    int idx = (int)(cs - x->w->cs);
     for (;;) {
         int stop = atomic_load_explicit(&x->w->sync->stop, memory_order_relaxed);
-        if (stop || cs->issued >= cs->quota || (x->end_ns != 0 && now >= x->end_ns)) {
-            cs->state = CS_DONE;
-            unregister(x, cs);
-            x->active--;
+        if (stop || (x->end_ns != 0 && now >= x->end_ns)) {
+            lane_done(x, cs);
             return;
         }
         if (x->rate_interval_ns != 0) {
-            cs->next_start_ns = x->start_ns + cs->issued * x->rate_interval_ns;
+            cs->next_start_ns = x->start_ns + g->sent * x->rate_interval_ns;
             if (now < cs->next_start_ns) {
                 cs->state = CS_IDLE;
                 return;
             }
         }
-        if (compose_batch(x, cs) == 0) {
-            cs->state = CS_DONE;
-            unregister(x, cs);
-            x->active--;
+        fill(x, cs);
+        if (cs->queue.n == 0) {
+            if (g->issued >= g->quota && !g->has_carry)
+                lane_done(x, cs);
+            else
+                cs->state = CS_WAIT; /* another lane's queue is full: it frees the stream */
             return;
         }
+        if (compose_batch(x, cs) == 0) {
+            lane_done(x, cs);
+            return;
+        }
+        g->sent += cs->batch.n;
         cs->state = CS_EXEC;
         int rc = cp_exec_start(cs->p);
         if (rc == 0) {
@@ -403,20 +537,41 @@ static void next_batch(wctx *x, cp__client_state *cs, int idx, uint64_t now) {
     }
 }
 
-/* Runs library timers (I/O timeouts, retry rounds) that are due, for every executing client. */
+/* After lane cs finished a batch: its next one, then any lane of its client that was waiting
+ * for the key stream (which cs just moved). */
+static void advance(wctx *x, cp__client_state *cs, uint64_t now) {
+    lane_next(x, cs, now);
+    cp__group *g = cs->g;
+    for (int again = 1; again;) {
+        again = 0;
+        for (int l = 0; l < x->lanes; l++) {
+            cp__client_state *o = &x->w->cs[g->lane0 + l];
+            if (o->state != CS_WAIT)
+                continue;
+            lane_next(x, o, now);
+            again |= o->state != CS_WAIT;
+        }
+    }
+}
+
+/* Runs library timers (I/O timeouts, retry rounds) that are due, for every executing lane;
+ * starts lanes whose rate slot came, and lanes waiting for keys once the run must stop. */
 static void sweep(wctx *x, uint64_t now) {
     cp__worker *w = x->w;
-    for (int i = 0; i < w->nclients; i++) {
+    int stop = atomic_load_explicit(&w->sync->stop, memory_order_relaxed) ||
+               (x->end_ns != 0 && now >= x->end_ns);
+    for (int i = 0; i < w->ncs; i++) {
         cp__client_state *cs = &w->cs[i];
-        if (cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) {
-            next_batch(x, cs, i, now);
+        if ((cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) ||
+            (cs->state == CS_WAIT && stop)) {
+            advance(x, cs, now);
             continue;
         }
         if (cs->state != CS_EXEC || cp_exec_timeout_ms(cs->p) != 0)
             continue;
         if (cp_exec_on_timer(cs->p) == 1) {
             finish_batch(x, cs);
-            next_batch(x, cs, i, now_ns());
+            advance(x, cs, now_ns());
         } else {
             resync(x, cs, i, cp_pipeline_err(cs->p) != 0);
         }
@@ -444,8 +599,9 @@ static void run_loop(wctx *x) {
     struct epoll_event evs[MAX_EVENTS];
     uint64_t now = now_ns();
     x->next_sweep = now + SWEEP_NS;
-    for (int i = 0; i < w->nclients; i++)
-        next_batch(x, &w->cs[i], i, now);
+    for (int i = 0; i < w->ncs; i++)
+        if (w->cs[i].state == CS_IDLE)
+            advance(x, &w->cs[i], now);
     while (x->active > 0) {
         close_seconds(x, now);
         uint64_t wake = x->next_sweep;
@@ -459,6 +615,7 @@ static void run_loop(wctx *x) {
             break;
         }
         now = now_ns();
+        int nfinished = 0;
         for (int k = 0; k < n; k++) {
             int idx = (int)(evs[k].data.u64 >> 32);
             int fd = (int)(uint32_t)evs[k].data.u64;
@@ -469,11 +626,18 @@ static void run_loop(wctx *x) {
             }
             if (cp_exec_on_ready(cs->p, fd, (short)evs[k].events) == 1) {
                 finish_batch(x, cs);
-                next_batch(x, cs, idx, now);
+                cs->state = CS_IDLE;
+                x->finished[nfinished++] = idx;
             } else {
                 resync(x, cs, idx, cp_pipeline_err(cs->p) != 0);
             }
         }
+        /* Next batches go out together after every reply of this wake-up was read, so each
+         * server receives them in one burst and handles them in one pass of its event loop
+         * instead of waking up once per lane (measured: fewer server wake-ups, less server
+         * CPU per request). */
+        for (int k = 0; k < nfinished; k++)
+            advance(x, &w->cs[x->finished[k]], now);
         if (now >= x->next_sweep) {
             sweep(x, now);
             x->next_sweep = now + SWEEP_NS;
@@ -491,8 +655,31 @@ static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, co
     return code;
 }
 
-/* Connects client cs and runs one untimed GET per master (or on the proxy), so every connection
- * is open and authenticated before the measured interval, and an unusable target fails here. */
+static int reqbuf_alloc(wctx *x, reqbuf *b) {
+    size_t n = x->spec->batch * QUEUED_BATCHES;
+    b->keys = malloc(n * x->keystride);
+    b->keylen = malloc(n);
+    b->isset = malloc(n);
+    if (x->spec->acked != NULL) {
+        b->kidx = malloc(n * sizeof(*b->kidx));
+        b->kver = malloc(n * sizeof(*b->kver));
+        if (b->kidx == NULL || b->kver == NULL)
+            return CP_ENOMEM;
+    }
+    return b->keys != NULL && b->keylen != NULL && b->isset != NULL ? 0 : CP_ENOMEM;
+}
+
+static void reqbuf_free(reqbuf *b) {
+    free(b->keys);
+    free(b->keylen);
+    free(b->isset);
+    free(b->kidx);
+    free(b->kver);
+}
+
+/* Connects lane cs and runs one untimed GET on its master (or the proxy), so its connection is
+ * open and authenticated before the measured interval, and an unusable target fails here (the
+ * lanes of a client together probe every master). */
 static int setup_client(wctx *x, cp__client_state *cs) {
     const cp__run_spec *s = x->spec;
     cp__worker *w = x->w;
@@ -517,42 +704,22 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         return setup_err(w, cs->c->err, "cannot reach %.60s: %.180s",
                          s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
     cs->p = cp_pipeline_new(cs->c);
-    cs->keys = malloc(s->batch * x->keystride);
-    cs->keylen = malloc(s->batch);
-    cs->isset = calloc(s->batch, 1);
-    if (s->acked != NULL) {
-        cs->kidx = malloc(s->batch * sizeof(*cs->kidx));
-        cs->kver = malloc(s->batch * sizeof(*cs->kver));
-        if (cs->kidx == NULL || cs->kver == NULL)
-            return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
-    }
     cs->capcur = cs->capreg = 16;
     cs->cur = calloc(16, sizeof(*cs->cur));
     cs->reg = calloc(16, sizeof(*cs->reg));
-    if (cs->p == NULL || cs->keys == NULL || cs->keylen == NULL || cs->isset == NULL ||
+    if (cs->p == NULL || reqbuf_alloc(x, &cs->batch) != 0 || reqbuf_alloc(x, &cs->queue) != 0 ||
         cs->cur == NULL || cs->reg == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
-    /* Every key of a batch starts with the prefix: written once here, compose_batch only
-     * writes the digits. */
-    for (size_t i = 0; i < s->batch; i++)
-        memcpy(cs->keys + i * x->keystride, s->kf->prefix, s->kf->prefix_len);
 
+    /* The lane's master (cluster) or the proxy. */
     char key[CP__KEY_MAX_LEN];
+    uint64_t probe = s->map != NULL ? s->probe_keys[cs->lane] : 0;
     int warm = 0;
-    if (s->map != NULL) {
-        for (int m = 0; m < s->map->nmasters; m++) {
-            if (s->probe_keys[m] == UINT64_MAX)
-                continue;
-            size_t klen = cp__key_format(s->kf, s->probe_keys[m], key);
-            const char *argv[2] = {"GET", key};
-            size_t lens[2] = {3, klen};
-            warm += cp_append_argv(cs->p, 2, argv, lens) == 0;
-        }
-    } else {
-        size_t klen = cp__key_format(s->kf, 0, key);
+    if (probe != UINT64_MAX) {
+        size_t klen = cp__key_format(s->kf, probe, key);
         const char *argv[2] = {"GET", key};
         size_t lens[2] = {3, klen};
-        warm += cp_append_argv(cs->p, 2, argv, lens) == 0;
+        warm = cp_append_argv(cs->p, 2, argv, lens) == 0;
     }
     int rc = warm > 0 ? cp_exec(cs->p) : 0;
     if (rc != 0)
@@ -576,27 +743,36 @@ static void *worker_main(void *arg) {
     x.epfd = epoll_create1(EPOLL_CLOEXEC);
     x.valbuf = malloc(s->vf->value_size + 1);
     x.keystride = cp__key_max_len(s->kf, s->keys);
-    if (x.epfd < 0 || x.valbuf == NULL)
+    x.keybuf = malloc(x.keystride);
+    x.lanes = s->lanes;
+    x.finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x.finished));
+    if (x.epfd < 0 || x.valbuf == NULL || x.keybuf == NULL || x.finished == NULL)
         setup_err(w, CP_ENOMEM, "%s%s", "cannot create the event loop", "");
+    else /* keys are generated in place: only the digits change */
+        memcpy(x.keybuf, s->kf->prefix, s->kf->prefix_len);
     for (int i = 0; i < w->nclients && w->setup_err == 0; i++) {
-        cp__client_state *cs = &w->cs[i];
-        cs->gindex = w->first_client + i;
-        cs->endpoint = s->nendpoints > 0 ? cs->gindex % s->nendpoints : 0;
-        if (cp__keygen_init(&cs->kg, &s->dist, s->keys, s->seed, (uint64_t)cs->gindex,
+        cp__group *g = &w->groups[i];
+        g->gindex = w->first_client + i;
+        g->lane0 = i * x.lanes;
+        if (cp__keygen_init(&g->kg, &s->dist, s->keys, s->seed, (uint64_t)g->gindex,
                             (uint64_t)s->clients) != 0) {
             setup_err(w, CP_EINVAL, "%s%s", "bad key distribution", "");
             break;
         }
         if (s->exact_cover)
-            cs->quota = cp__keygen_share(&cs->kg);
+            g->quota = cp__keygen_share(&g->kg);
         else if (s->requests > 0)
-            cs->quota = cp__client_quota(s->requests, s->clients, cs->gindex);
+            g->quota = cp__client_quota(s->requests, s->clients, g->gindex);
         else
-            cs->quota = UINT64_MAX;
-        if (setup_client(&x, cs) != 0)
-            break;
-        cp_get_stats(cs->c, &cs->base);
-        cs->refreshes = cs->base.refreshes;
+            g->quota = UINT64_MAX;
+        for (int l = 0; l < x.lanes && w->setup_err == 0; l++) {
+            cp__client_state *cs = &w->cs[g->lane0 + l];
+            cs->g = g;
+            cs->lane = l;
+            cs->endpoint = s->nendpoints > 0 ? g->gindex % s->nendpoints : 0;
+            if (setup_client(&x, cs) == 0)
+                cp_get_stats(cs->c, &cs->base);
+        }
     }
 
     cp__run_sync *sy = w->sync;
@@ -613,8 +789,8 @@ static void *worker_main(void *arg) {
             x.end_ns = x.start_ns + s->duration_ns;
         if (s->rate > 0)
             x.rate_interval_ns = (uint64_t)((double)s->clients * 1e9 / s->rate);
-        x.active = w->nclients;
-        for (int i = 0; i < w->nclients; i++)
+        x.active = w->ncs;
+        for (int i = 0; i < w->ncs; i++)
             resync(&x, &w->cs[i], i, 1);
         open_slot(&x, 0);
         run_loop(&x);
@@ -623,7 +799,7 @@ static void *worker_main(void *arg) {
         slot_redirects(&x);
         atomic_store_explicit(&w->closed, x.cur_sec + 1, memory_order_release);
     }
-    for (int i = 0; i < w->nclients; i++) {
+    for (int i = 0; i < w->ncs; i++) {
         cp__client_state *cs = &w->cs[i];
         if (cs->c == NULL)
             continue;
@@ -640,6 +816,8 @@ static void *worker_main(void *arg) {
     if (x.epfd >= 0)
         close(x.epfd);
     free(x.valbuf);
+    free(x.keybuf);
+    free(x.finished);
     atomic_store_explicit(&w->done, 1, memory_order_release);
     return NULL;
 }
@@ -665,8 +843,10 @@ static int workers_start(const cp__run_spec *spec, cp__run_sync *sync, cp__worke
         w[t].first_client = first;
         w[t].nclients = cp__clients_of_thread(spec->clients, n, t);
         first += w[t].nclients;
-        w[t].cs = calloc((size_t)w[t].nclients, sizeof(*w[t].cs));
-        if (w[t].cs == NULL) {
+        w[t].ncs = w[t].nclients * spec->lanes;
+        w[t].cs = calloc((size_t)w[t].ncs, sizeof(*w[t].cs));
+        w[t].groups = calloc((size_t)w[t].nclients, sizeof(*w[t].groups));
+        if (w[t].cs == NULL || w[t].groups == NULL) {
             w[t].setup_err = CP_ENOMEM;
             snprintf(w[t].setup_errstr, sizeof(w[t].setup_errstr), "out of memory");
         }
@@ -823,20 +1003,18 @@ void cp__workers_free(cp__worker *w, int n) {
     if (w == NULL)
         return;
     for (int t = 0; t < n; t++) {
-        for (int i = 0; w[t].cs != NULL && i < w[t].nclients; i++) {
+        for (int i = 0; w[t].cs != NULL && i < w[t].ncs; i++) {
             cp__client_state *cs = &w[t].cs[i];
             cp_pipeline_free(cs->p);
             if (cs->c != NULL)
                 cp_free(cs->c);
-            free(cs->keys);
-            free(cs->keylen);
-            free(cs->isset);
-            free(cs->kidx);
-            free(cs->kver);
+            reqbuf_free(&cs->batch);
+            reqbuf_free(&cs->queue);
             free(cs->cur);
             free(cs->reg);
         }
         free(w[t].cs);
+        free(w[t].groups);
     }
     free(w);
 }

@@ -41,7 +41,8 @@ typedef struct cp__run_spec {
     const cp__nodemap *map;         /* cluster: masters and slot owners; NULL in proxy mode */
 
     int threads, clients;
-    size_t batch; /* commands per batch per client */
+    int lanes;    /* per client: masters (cluster), 1 (proxy); see worker.c */
+    size_t batch; /* commands per batch per lane: the pipeline depth */
 
     uint64_t requests;    /* total over all clients; 0: duration */
     uint64_t duration_ns; /* used when requests == 0 */
@@ -70,6 +71,7 @@ typedef struct cp__sec_slot {
 } cp__sec_slot;
 
 typedef struct cp__client_state cp__client_state;
+typedef struct cp__group cp__group;
 
 typedef struct cp__worker {
     const cp__run_spec *spec;
@@ -101,7 +103,9 @@ typedef struct cp__worker {
     uint64_t redirects_seen[2];           /* moved, ask summed over clients at the last second */
     uint32_t next_version;                /* acked tracking: next SET version of this worker */
 
-    cp__client_state *cs; /* nclients entries */
+    cp__group *groups;    /* nclients entries: each client's key stream */
+    cp__client_state *cs; /* ncs = nclients x lanes entries: the lanes, client by client */
+    int ncs;
 } cp__worker;
 
 /* Shared start/stop state. A mutex + condition gate rather than barriers, so a thread that

@@ -78,12 +78,10 @@ static void test_ratio_spread(void **state) {
 
 static void test_batch_composition(void **state) {
     (void)state;
-    /* --pipeline P = P in flight per connection: P x masters in cluster mode, P via a proxy */
-    assert_int_equal(cp__batch_size(CP__TARGET_CLUSTER, 10, 4), 40);
-    assert_int_equal(cp__batch_size(CP__TARGET_CLUSTER, 1, 3), 3);
-    assert_int_equal(cp__batch_size(CP__TARGET_CLUSTER, 50, 1), 50);
-    assert_int_equal(cp__batch_size(CP__TARGET_PROXY, 10, 4), 10);
-    assert_int_equal(cp__batch_size(CP__TARGET_PROXY, 0, 4), 1);
+    /* --pipeline P = P in flight per connection: a lane per master in cluster mode */
+    assert_int_equal(cp__lane_count(CP__TARGET_CLUSTER, 4), 4);
+    assert_int_equal(cp__lane_count(CP__TARGET_CLUSTER, 1), 1);
+    assert_int_equal(cp__lane_count(CP__TARGET_PROXY, 4), 1);
 
     /* clients spread over threads: all of them, the first threads get the remainder */
     int total = 0;
