@@ -11,4 +11,7 @@
 /* CRC16-XMODEM of buf[0..len): polynomial 0x1021, initial value 0, no reflection. */
 uint16_t cp__crc16(const char *buf, size_t len);
 
+/* The same CRC one byte at a time: the definition the fast version is tested against. */
+uint16_t cp__crc16_bytewise(const char *buf, size_t len);
+
 #endif

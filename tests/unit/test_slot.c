@@ -20,7 +20,24 @@ static unsigned slot(const char *k) {
 static void crc16_spec_vector(void **state) {
     (void)state;
     assert_int_equal(cp__crc16("123456789", 9), 0x31C3);
+    assert_int_equal(cp__crc16_bytewise("123456789", 9), 0x31C3);
     assert_int_equal(cp__crc16("", 0), 0);
+}
+
+/* Four bytes at a time gives the byte-at-a-time CRC for every length and any bytes. */
+static void crc16_sliced_matches_bytewise(void **state) {
+    (void)state;
+    char buf[67];
+    uint32_t x = 2463534242u;
+    for (size_t len = 0; len <= sizeof(buf); len++) {
+        for (int round = 0; round < 64; round++) {
+            for (size_t i = 0; i < len; i++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                buf[i] = (char)(round == 0 ? 0xff : x);
+            }
+            assert_int_equal(cp__crc16(buf, len), cp__crc16_bytewise(buf, len));
+        }
+    }
 }
 
 /* Values checked against a real redis-server 7 (CLUSTER KEYSLOT). */
@@ -64,9 +81,8 @@ static void binary_keys(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crc16_spec_vector),
-        cmocka_unit_test(known_slots),
-        cmocka_unit_test(hashtags),
+        cmocka_unit_test(crc16_spec_vector), cmocka_unit_test(crc16_sliced_matches_bytewise),
+        cmocka_unit_test(known_slots),       cmocka_unit_test(hashtags),
         cmocka_unit_test(binary_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
