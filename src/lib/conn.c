@@ -106,14 +106,6 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
             return set_err(c, CP_ECONNECT, "%s:%d: %s", host, port, why);
         }
     }
-    if (c->reader == NULL && (c->reader = redisReaderCreate()) == NULL) {
-        cp__conn_close(c);
-        return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
-    }
-    if (c->replies != NULL) {
-        c->reader->fn = &cp__arena_reader_fns;
-        redisReaderSetPrivdata(c->reader, c->replies);
-    }
     c->last_io_ns = cp__now_ns();
     if (c->fd_gen != NULL)
         ++*c->fd_gen;
@@ -163,15 +155,12 @@ void cp__conn_close(cp__conn *c) {
     c->opos = c->olen = 0;
     c->buffered = c->written = 0;
     c->fhead = c->fcount = 0;
-    if (c->reader != NULL) {
-        /* A reader may hold half a reply; a fresh one is the only clean reset across versions. */
-        redisReaderFree(c->reader);
-        c->reader = NULL;
-    }
+    cp__reader_reset(&c->reader); /* drops any half-read reply */
 }
 
 void cp__conn_free(cp__conn *c) {
     cp__conn_close(c);
+    cp__reader_free(&c->reader);
     free(c->obuf);
     free(c->fifo);
     c->obuf = NULL;
@@ -248,10 +237,13 @@ int cp__conn_flush(cp__conn *c) {
 }
 
 /* TLS records may hold more plaintext than one read returns: read until it would block. */
-static int fill_tls(cp__conn *c, char *buf, size_t cap) {
+static int fill_tls(cp__conn *c) {
     for (;;) {
-        char why[CP_ERRSTR_LEN];
-        ssize_t n = cp__tls_read(c->ssl, buf, cap, why, sizeof(why));
+        char why[CP_ERRSTR_LEN], *space;
+        size_t room = cp__reader_space(&c->reader, &space);
+        if (room == 0)
+            return set_err(c, CP_ENOMEM, "reader: out of memory");
+        ssize_t n = cp__tls_read(c->ssl, space, room, why, sizeof(why));
         if (n == -EAGAIN)
             return 0;
         if (n == 0)
@@ -259,22 +251,23 @@ static int fill_tls(cp__conn *c, char *buf, size_t cap) {
         if (n < 0)
             return set_err(c, CP_EIO, "%s", why);
         c->last_io_ns = cp__now_ns();
-        if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
-            return set_err(c, CP_ENOMEM, "reader: out of memory");
+        cp__reader_commit(&c->reader, (size_t)n);
     }
 }
 
 int cp__conn_fill(cp__conn *c) {
-    char buf[64 * 1024];
     if (c->ssl != NULL)
-        return fill_tls(c, buf, sizeof(buf));
+        return fill_tls(c);
     for (;;) {
-        ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+        char *space;
+        size_t room = cp__reader_space(&c->reader, &space);
+        if (room == 0)
+            return set_err(c, CP_ENOMEM, "reader: out of memory");
+        ssize_t n = recv(c->fd, space, room, 0);
         if (n > 0) {
             c->last_io_ns = cp__now_ns();
-            if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
-                return set_err(c, CP_ENOMEM, "reader: out of memory");
-            if ((size_t)n < sizeof(buf))
+            cp__reader_commit(&c->reader, (size_t)n);
+            if ((size_t)n < room)
                 return 0;
             continue;
         }
@@ -289,16 +282,19 @@ int cp__conn_fill(cp__conn *c) {
 }
 
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag) {
-    void *r = NULL;
-    if (redisReaderGetReply(c->reader, &r) != REDIS_OK)
-        return set_err(c, CP_EPROTO, "protocol error: %s", c->reader->errstr);
-    if (r == NULL)
+    cp__reply_arena *a = c->roundtrip_arena != NULL ? c->roundtrip_arena
+                         : c->replies != NULL       ? *c->replies
+                                                    : NULL;
+    redisReply *r = NULL;
+    int rc = cp__reader_next(&c->reader, a, &r);
+    if (rc == 0)
         return 0;
-    if (c->fcount == 0) {
-        if (c->replies == NULL)
-            freeReplyObject(r);
+    if (rc == CP_EPROTO)
+        return set_err(c, CP_EPROTO, "protocol error: %s", c->reader.errstr);
+    if (rc < 0)
+        return set_err(c, CP_ENOMEM, "reader: out of memory");
+    if (c->fcount == 0)
         return set_err(c, CP_EPROTO, "protocol error: reply with no request in flight");
-    }
     *tag = c->fifo[c->fhead].tag;
     c->fhead = (c->fhead + 1) % c->fcap;
     c->fcount--;
@@ -348,14 +344,12 @@ static redisReply *roundtrip(cp__conn *c, const char *req, size_t len, int timeo
 }
 
 redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
-    if (c->replies == NULL)
-        return roundtrip(c, req, len, timeout_ms);
     /* The reply goes to an arena of its own (nothing else is in flight), copied out for the
      * caller; the owner's batch arena is left as it was. */
-    cp__reply_arena tmp = {0}, *saved = *c->replies;
-    *c->replies = &tmp;
+    cp__reply_arena tmp = {0};
+    c->roundtrip_arena = &tmp;
     redisReply *r = roundtrip(c, req, len, timeout_ms);
-    *c->replies = saved;
+    c->roundtrip_arena = NULL;
     redisReply *copy = cp__reply_dup(r);
     cp__arena_free(&tmp);
     if (r != NULL && copy == NULL)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * One connection to one node: a non-blocking TCP socket, a bounded output buffer, a FIFO of the
- * requests written or buffered and not yet answered, and a hiredis reader for the replies. It
+ * requests written or buffered and not yet answered, and a reply reader (reader.h). It
  * knows nothing about slots; the pipeline decides what goes where and what a reply means.
  *
  * Each FIFO entry carries an opaque 32-bit tag and the stream offset where its bytes start, so
@@ -20,13 +20,13 @@
 #include <hiredis/hiredis.h>
 
 #include "clusterpipe/clusterpipe.h"
+#include "lib/reader.h"
 
 /* Above this many buffered bytes, the owner should stop filling and let writes drain. */
 #define CP__OBUF_SOFT_LIMIT (64 * 1024)
 
 struct ssl_st;
 struct ssl_ctx_st;
-struct cp__reply_arena;
 
 typedef struct cp__connopts {
     const char *username, *password;
@@ -42,7 +42,7 @@ typedef struct cp__inflight {
 typedef struct cp__conn {
     int fd;             /* -1 when closed */
     struct ssl_st *ssl; /* TLS session when the client uses TLS */
-    redisReader *reader;
+    cp__reader reader;
     char *obuf;
     size_t opos, olen, ocap; /* unwritten bytes are obuf[opos..olen) */
     uint64_t buffered;       /* bytes ever appended to obuf on this socket */
@@ -51,9 +51,10 @@ typedef struct cp__conn {
     size_t fhead, fcount, fcap;
     uint64_t last_io_ns; /* last time bytes moved, for the I/O timeout */
     unsigned *fd_gen;    /* when set, incremented each time the socket opens or closes */
-    /* When set (before opening), replies are built in the arena *replies points to (the owner
-     * repoints it per batch; see replyarena.h); else hiredis mallocs them. */
-    struct cp__reply_arena **replies;
+    /* Replies are built in the arena *replies points to (the owner repoints it per batch; see
+     * replyarena.h). Not needed for cp__conn_roundtrip, which copies its reply out. */
+    cp__reply_arena **replies;
+    cp__reply_arena *roundtrip_arena; /* set during cp__conn_roundtrip */
     int err;
     char errstr[CP_ERRSTR_LEN];
 } cp__conn;
@@ -85,9 +86,9 @@ int cp__conn_flush(cp__conn *c);
  * data), or CP_ECLOSED / CP_EIO. */
 int cp__conn_fill(cp__conn *c);
 
-/* Next complete reply: returns 1 and sets *reply (in the arena, or the caller's to free) and *tag
- * (popped from the FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not
- * RESP or a reply arrived with nothing in flight. */
+/* Next complete reply: returns 1 and sets *reply (in the owner's arena) and *tag (popped from the
+ * FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not RESP or a reply
+ * arrived with nothing in flight, CP_ENOMEM. */
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag);
 
 /* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Reply arena (replyarena.h): chunked bump allocation, the reader functions over it, and the
- * malloc'd copies callers own.
+ * Reply arena (replyarena.h): chunked bump allocation, reply objects in it, and the malloc'd
+ * copies callers own.
  */
 #include "lib/replyarena.h"
 
@@ -67,7 +67,7 @@ void cp__arena_free(cp__reply_arena *a) {
     a->nspare = 0;
 }
 
-static redisReply *new_reply(cp__reply_arena *a, int type) {
+redisReply *cp__arena_reply(cp__reply_arena *a, int type) {
     redisReply *r = a != NULL ? cp__arena_alloc(a, sizeof(*r)) : NULL;
     if (r != NULL) {
         memset(r, 0, sizeof(*r));
@@ -76,8 +76,8 @@ static redisReply *new_reply(cp__reply_arena *a, int type) {
     return r;
 }
 
-static redisReply *new_string(cp__reply_arena *a, int type, const char *s, size_t len) {
-    redisReply *r = new_reply(a, type);
+redisReply *cp__arena_string(cp__reply_arena *a, int type, const char *s, size_t len) {
+    redisReply *r = cp__arena_reply(a, type);
     char *str = r != NULL ? cp__arena_alloc(a, len + 1) : NULL;
     if (str == NULL)
         return NULL;
@@ -88,47 +88,10 @@ static redisReply *new_string(cp__reply_arena *a, int type, const char *s, size_
     return r;
 }
 
-/* ---- reader functions: same shapes as hiredis's defaults, arena memory ---------------------- */
-
-static cp__reply_arena *task_arena(const redisReadTask *t) {
-    return *(cp__reply_arena **)t->privdata;
-}
-
-/* Links a new object into its parent array, as hiredis's own functions do. */
-static void *attach(const redisReadTask *t, redisReply *r) {
-    if (r != NULL && t->parent != NULL)
-        ((redisReply *)t->parent->obj)->element[t->idx] = r;
-    return r;
-}
-
-static void *reader_string(const redisReadTask *t, char *s, size_t len) {
-    return attach(t, new_string(task_arena(t), t->type, s, len));
-}
-
-static void *reader_array(const redisReadTask *t, int elements) {
-    cp__reply_arena *a = task_arena(t);
-    return attach(t, cp__arena_array(a, elements > 0 ? (size_t)elements : 0));
-}
-
-static void *reader_integer(const redisReadTask *t, long long v) {
-    return attach(t, cp__arena_integer(task_arena(t), v));
-}
-
-static void *reader_nil(const redisReadTask *t) {
-    return attach(t, new_reply(task_arena(t), REDIS_REPLY_NIL));
-}
-
-static void reader_free(void *obj) {
-    (void)obj; /* the arena's reset frees it */
-}
-
-redisReplyObjectFunctions cp__arena_reader_fns = {reader_string, reader_array, reader_integer,
-                                                  reader_nil, reader_free};
-
 /* ---- replies made by the library ------------------------------------------------------------ */
 
 redisReply *cp__arena_error(cp__reply_arena *a, const char *msg) {
-    redisReply *r = new_string(a, REDIS_REPLY_ERROR, msg, strlen(msg));
+    redisReply *r = cp__arena_string(a, REDIS_REPLY_ERROR, msg, strlen(msg));
     for (size_t i = 0; r != NULL && i < r->len; i++)
         if (r->str[i] == '\r' || r->str[i] == '\n')
             r->str[i] = ' ';
@@ -136,18 +99,18 @@ redisReply *cp__arena_error(cp__reply_arena *a, const char *msg) {
 }
 
 redisReply *cp__arena_status(cp__reply_arena *a, const char *s) {
-    return new_string(a, REDIS_REPLY_STATUS, s, strlen(s));
+    return cp__arena_string(a, REDIS_REPLY_STATUS, s, strlen(s));
 }
 
 redisReply *cp__arena_integer(cp__reply_arena *a, long long v) {
-    redisReply *r = new_reply(a, REDIS_REPLY_INTEGER);
+    redisReply *r = cp__arena_reply(a, REDIS_REPLY_INTEGER);
     if (r != NULL)
         r->integer = v;
     return r;
 }
 
 redisReply *cp__arena_array(cp__reply_arena *a, size_t elements) {
-    redisReply *r = new_reply(a, REDIS_REPLY_ARRAY);
+    redisReply *r = cp__arena_reply(a, REDIS_REPLY_ARRAY);
     if (r == NULL || elements == 0)
         return r;
     if (elements > SIZE_MAX / sizeof(redisReply *) ||

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Reply arena: where a pipeline's replies live until cp_pipeline_reset. hiredis's default reader
- * makes one or two malloc'd objects per reply and a batch keeps hundreds of them alive, so
- * glibc's small caches miss and malloc + free cost more than parsing. Here the reader builds
- * replies with a pointer bump in chunks that are kept for the next batch; reset frees nothing
- * one by one.
+ * made one or two malloc'd objects per reply and a batch keeps hundreds of them alive, so
+ * glibc's small caches missed and malloc + free cost more than parsing. The reader (reader.h)
+ * builds replies with a pointer bump in chunks that are kept for the next batch; reset frees
+ * nothing one by one.
  *
  * Replies in an arena are never passed to freeReplyObject: cp__reply_dup makes the malloc'd
  * copy a caller owns (cp_take_reply, cp_command). One thread.
@@ -32,12 +32,12 @@ void cp__arena_reset(cp__reply_arena *a);
 
 void cp__arena_free(cp__reply_arena *a);
 
-/* Reader functions that build replies in the arena *privdata points to, where privdata is a
- * `cp__reply_arena **` set with redisReaderSetPrivdata (the owner repoints it per batch). */
-extern redisReplyObjectFunctions cp__arena_reader_fns;
-
-/* Replies made by the library itself (client-side errors, merged split commands). NULL on OOM;
- * a CR or LF in msg becomes a space (RESP errors are one line). */
+/* Reply objects in the arena (reader.c builds replies with them; the library makes its own
+ * client-side errors and merged split-command replies). NULL on OOM. cp__arena_reply is zeroed
+ * but for its type; cp__arena_string copies s and adds a NUL; in cp__arena_error a CR or LF in
+ * msg becomes a space (RESP errors are one line). */
+redisReply *cp__arena_reply(cp__reply_arena *a, int type);
+redisReply *cp__arena_string(cp__reply_arena *a, int type, const char *s, size_t len);
 redisReply *cp__arena_error(cp__reply_arena *a, const char *msg);
 redisReply *cp__arena_status(cp__reply_arena *a, const char *s);
 redisReply *cp__arena_integer(cp__reply_arena *a, long long v);

@@ -1,18 +1,54 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Fuzz target: the redirect and error parser (an error reply's text decides where a command goes
+ * Fuzz target: the reply reader (server bytes, fed in two pieces split where the first byte
+ * says), the redirect and error parser (an error reply's text decides where a command goes
  * next), the parser of preformatted commands (cp_append_formatted takes caller bytes), and the
- * host:port parser. None may crash or return a slot or port out of range.
+ * host:port parser. None may crash, read out of bounds, or return a slot or port out of range;
+ * the reader's replies must be well-formed trees.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/reader.h"
 #include "lib/resp.h"
 #include "lib/topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Walks a reply tree: strings NUL-terminated at their length, arrays fully filled. */
+static void check_tree(const redisReply *r, int depth) {
+    if (r == NULL || depth > CP__READER_DEPTH)
+        abort();
+    if ((r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
+         r->type == REDIS_REPLY_ERROR) &&
+        (r->str == NULL || r->str[r->len] != '\0'))
+        abort();
+    if (r->type == REDIS_REPLY_ARRAY)
+        for (size_t i = 0; i < r->elements; i++)
+            check_tree(r->element[i], depth + 1);
+}
+
+static void read_replies(const uint8_t *data, size_t size) {
+    cp__reader rd = {0};
+    cp__reply_arena a = {0};
+    size_t cut = size > 0 ? data[0] % (size + 1) : 0;
+    const char *p = (const char *)data;
+    for (int piece = 0; piece < 2; piece++) {
+        size_t from = piece == 0 ? 0 : cut, to = piece == 0 ? cut : size;
+        if (cp__reader_feed(&rd, p + from, to - from) != 0)
+            break;
+        redisReply *r;
+        int rc;
+        while ((rc = cp__reader_next(&rd, &a, &r)) == 1)
+            check_tree(r, 0);
+        if (rc < 0)
+            break;
+    }
+    cp__reader_free(&rd);
+    cp__arena_free(&a);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *s = malloc(size + 1);
@@ -20,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     memcpy(s, data, size);
     s[size] = '\0';
+    read_replies(data, size);
 
     redisReply r;
     memset(&r, 0, sizeof(r));

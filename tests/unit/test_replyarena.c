@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The reply arena: hiredis's reader builds the same reply trees with the arena's functions as
- * with its own, big replies get chunks of their own, reset keeps chunks for reuse, and
- * cp__reply_dup gives a copy freeReplyObject frees (valgrind and ASan runs check the memory).
+ * The reply arena: reply trees built in it, big replies get chunks of their own, reset keeps
+ * chunks for reuse, and cp__reply_dup gives a copy freeReplyObject frees (valgrind and ASan runs
+ * check the memory).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,18 +13,15 @@
 
 #include <cmocka.h>
 
+#include "lib/reader.h"
 #include "lib/replyarena.h"
 
-/* Parses RESP text with the arena's reader functions. */
-static redisReply *parse(cp__reply_arena **target, const char *resp, size_t len) {
-    redisReader *rd = redisReaderCreate();
-    assert_non_null(rd);
-    rd->fn = &cp__arena_reader_fns;
-    redisReaderSetPrivdata(rd, target);
-    assert_int_equal(redisReaderFeed(rd, resp, len), REDIS_OK);
-    void *r = NULL;
-    assert_int_equal(redisReaderGetReply(rd, &r), REDIS_OK);
-    redisReaderFree(rd);
+static redisReply *parse(cp__reply_arena *a, const char *resp, size_t len) {
+    cp__reader rd = {0};
+    assert_int_equal(cp__reader_feed(&rd, resp, len), 0);
+    redisReply *r = NULL;
+    assert_int_equal(cp__reader_next(&rd, a, &r), 1);
+    cp__reader_free(&rd);
     return r;
 }
 
@@ -49,8 +46,8 @@ static const char tree[] = "*6\r\n$5\r\na\0b\r\n\r\n$-1\r\n:-42\r\n+OK\r\n*0\r\n
 
 static void reader_builds_trees(void **state) {
     (void)state;
-    cp__reply_arena a = {0}, *target = &a;
-    redisReply *r = parse(&target, tree, sizeof(tree) - 1);
+    cp__reply_arena a = {0};
+    redisReply *r = parse(&a, tree, sizeof(tree) - 1);
     assert_tree(r);
     redisReply *copy = cp__reply_dup(r);
     cp__arena_free(&a); /* the copy owns its memory */
@@ -60,14 +57,14 @@ static void reader_builds_trees(void **state) {
 
 static void big_and_many(void **state) {
     (void)state;
-    cp__reply_arena a = {0}, *target = &a;
+    cp__reply_arena a = {0};
     /* A 100 KB bulk string: bigger than a chunk. */
     size_t n = 100 * 1000;
     char *resp = malloc(n + 32);
     int h = snprintf(resp, 32, "$%zu\r\n", n);
     memset(resp + h, 'v', n);
     memcpy(resp + h + n, "\r\n", 2);
-    redisReply *big = parse(&target, resp, (size_t)h + n + 2);
+    redisReply *big = parse(&a, resp, (size_t)h + n + 2);
     free(resp);
     assert_int_equal(big->len, n);
     assert_int_equal(big->str[n - 1], 'v');

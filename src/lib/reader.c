@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * RESP2 reply reader (reader.h).
+ */
+#include "lib/reader.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterpipe/clusterpipe.h"
+
+#define MIN_SPACE (16 * 1024)  /* free bytes offered to each read */
+#define KEEP_CAP (1024 * 1024) /* a buffer grown past this by a big reply is dropped once empty */
+#define MAX_ELEMENTS ((size_t)1 << 30) /* an array header above this is garbage, not a reply */
+#define FIRST_SLOTS 256                /* element slots an array starts with */
+
+void cp__reader_reset(cp__reader *r) {
+    r->pos = r->len = 0;
+    r->depth = 0;
+    r->errstr[0] = '\0';
+}
+
+void cp__reader_free(cp__reader *r) {
+    free(r->buf);
+    memset(r, 0, sizeof(*r));
+}
+
+size_t cp__reader_space(cp__reader *r, char **space) {
+    if (r->pos == r->len) {
+        r->pos = r->len = 0;
+        if (r->cap > KEEP_CAP) {
+            free(r->buf);
+            r->buf = NULL;
+            r->cap = 0;
+        }
+    }
+    if (r->cap - r->len < MIN_SPACE && r->pos > 0) { /* only the unread part of a reply moves */
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    if (r->cap - r->len < MIN_SPACE) {
+        size_t ncap = r->cap ? r->cap * 2 : 4 * MIN_SPACE;
+        while (ncap - r->len < MIN_SPACE)
+            ncap *= 2;
+        char *nb = realloc(r->buf, ncap);
+        if (nb == NULL)
+            return 0;
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    *space = r->buf + r->len;
+    return r->cap - r->len;
+}
+
+void cp__reader_commit(cp__reader *r, size_t n) {
+    r->len += n;
+}
+
+int cp__reader_feed(cp__reader *r, const char *p, size_t n) {
+    while (n > 0) {
+        char *space;
+        size_t room = cp__reader_space(r, &space);
+        if (room == 0)
+            return CP_ENOMEM;
+        size_t k = n < room ? n : room;
+        memcpy(space, p, k);
+        cp__reader_commit(r, k);
+        p += k;
+        n -= k;
+    }
+    return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static int proto_err(cp__reader *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->errstr, sizeof(r->errstr), fmt, ap);
+    va_end(ap);
+    return CP_EPROTO;
+}
+
+/* The "\r\n" ending the line that starts at p: a pointer to its '\r', or NULL when the line is
+ * not complete yet. A lone '\r' inside the line is part of it. */
+static const char *line_end(const char *p, const char *end) {
+    while (p < end) {
+        const char *cr = memchr(p, '\r', (size_t)(end - p));
+        if (cr == NULL || cr + 1 >= end)
+            return NULL;
+        if (cr[1] == '\n')
+            return cr;
+        p = cr + 1;
+    }
+    return NULL;
+}
+
+/* A decimal in [p, e): optional '-', then digits only, within long long. 0, or -1. */
+static int parse_ll(const char *p, const char *e, long long *out) {
+    int neg = p < e && *p == '-';
+    p += neg;
+    if (p == e)
+        return -1;
+    unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+    for (; p < e; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (limit - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (v == limit ? LLONG_MIN : -(long long)v) : (long long)v;
+    return 0;
+}
+
+/* Puts obj in the next slot of the innermost array, doubling its slots when full (the old ones
+ * stay in the arena until reset: at most as much again). 0 or CP_ENOMEM. */
+static int attach(cp__reader *r, cp__reply_arena *a, redisReply *obj) {
+    cp__reader_level *top = &r->stack[r->depth - 1];
+    if (top->next == top->cap) {
+        size_t ncap = top->cap * 2 < top->r->elements ? top->cap * 2 : top->r->elements;
+        redisReply **slots = cp__arena_alloc(a, ncap * sizeof(*slots));
+        if (slots == NULL)
+            return CP_ENOMEM;
+        memcpy(slots, top->r->element, top->cap * sizeof(*slots));
+        top->r->element = slots;
+        top->cap = ncap;
+    }
+    top->r->element[top->next++] = obj;
+    return 0;
+}
+
+int cp__reader_next(cp__reader *r, cp__reply_arena *a, redisReply **out) {
+    for (;;) {
+        const char *p = r->buf + r->pos, *end = r->buf + r->len;
+        if (p == end)
+            return 0;
+        const char *eol = line_end(p + 1, end);
+        if (eol == NULL)
+            return 0;
+        size_t used = (size_t)(eol + 2 - p); /* the header line */
+        redisReply *obj;
+        long long n = 0;
+        switch (*p) {
+        case '+':
+        case '-':
+            obj = cp__arena_string(a, *p == '+' ? REDIS_REPLY_STATUS : REDIS_REPLY_ERROR, p + 1,
+                                   (size_t)(eol - (p + 1)));
+            break;
+        case ':':
+            if (parse_ll(p + 1, eol, &n) != 0)
+                return proto_err(r, "bad integer \"%.*s\"",
+                                 (int)(eol - p - 1 < 24 ? eol - p - 1 : 24), p + 1);
+            obj = cp__arena_integer(a, n);
+            break;
+        case '$':
+            if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(SIZE_MAX / 4))
+                return proto_err(r, "bad bulk string length");
+            if (n == -1) {
+                obj = cp__arena_reply(a, REDIS_REPLY_NIL);
+                break;
+            }
+            if ((size_t)(end - p) < used + (size_t)n + 2)
+                return 0; /* taken whole once every byte is in */
+            if (eol[2 + n] != '\r' || eol[3 + n] != '\n')
+                return proto_err(r, "bulk string not terminated by CRLF");
+            obj = cp__arena_string(a, REDIS_REPLY_STRING, eol + 2, (size_t)n);
+            used += (size_t)n + 2;
+            break;
+        case '*':
+            if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)MAX_ELEMENTS)
+                return proto_err(r, "bad array length");
+            if (n == -1) {
+                obj = cp__arena_reply(a, REDIS_REPLY_NIL);
+                break;
+            }
+            if (n > 0 && r->depth == CP__READER_DEPTH)
+                return proto_err(r, "arrays nested deeper than %d", CP__READER_DEPTH);
+            obj = cp__arena_array(a, (size_t)n < FIRST_SLOTS ? (size_t)n : FIRST_SLOTS);
+            if (obj != NULL)
+                obj->elements = (size_t)n; /* announced; attach() grows the slots */
+            break;
+        default:
+            return proto_err(r, "got byte 0x%02x where a reply type was expected", (uint8_t)*p);
+        }
+        if (obj == NULL)
+            return CP_ENOMEM;
+        r->pos += used;
+        if (obj->type == REDIS_REPLY_ARRAY && obj->elements > 0) { /* filled by what follows */
+            size_t slots = obj->elements < FIRST_SLOTS ? obj->elements : FIRST_SLOTS;
+            r->stack[r->depth++] = (cp__reader_level){.r = obj, .next = 0, .cap = slots};
+            continue;
+        }
+        /* A finished object: into its array; arrays it completes go into theirs. */
+        for (;;) {
+            if (r->depth == 0) {
+                *out = obj;
+                return 1;
+            }
+            if (attach(r, a, obj) != 0)
+                return CP_ENOMEM;
+            redisReply *parent = r->stack[r->depth - 1].r;
+            if (r->stack[r->depth - 1].next < parent->elements)
+                break;
+            obj = parent;
+            r->depth--;
+        }
+    }
+}
