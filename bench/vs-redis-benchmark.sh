@@ -7,7 +7,10 @@
 #   clusterpipe bench --clients C --pipeline P  (each client holds one connection per master)
 # for P = 1, 10, 50. clusterpipe verifies every reply and records per-request latency;
 # redis-benchmark does neither. Client CPU is user+sys of the whole process for both (bash's
-# accounting of the child, setup included). Prints ops/s and client CPU us/op and the ratios.
+# accounting of the child, setup included). Prints ops/s and client CPU us/op and the ratios,
+# and the servers' CPU per request under each tool (/proc of the four redis-servers): the
+# workloads differ there, because redis-benchmark --cluster puts all of a master's keys in one
+# slot (one hash tag per master), while clusterpipe's keys spread over every slot.
 # Optional: LOAD_KEYS=N compares `clusterpipe load` with `redis-benchmark -t set -P 64`;
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
 #   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
@@ -32,7 +35,7 @@ command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (Debi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-vsrb-XXXXXX")
 rmdir "$dir"
 out=$(mktemp)
-cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out.st" "$out.rb" "$out.cp"; }
+cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out".{st,rb,cp,srv}; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -48,34 +51,47 @@ echo "loading $KEYS keys of $VALUE bytes for each tool's key names" >&2
 redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -r "$KEYS" -n $((KEYS * 12)) -P 64 \
     -d "$VALUE" -q >/dev/null 2>&1
 
-# CPU seconds (user+sys) of one command, from bash's own accounting of the child.
-cpu_of() { local TIMEFORMAT='%U %S'; { time "$@" >"$out" 2>&1; } 2>&1 | awk '{print $1 + $2}'; }
+# CPU seconds (user+sys) of one command, from bash's own accounting of the child; the servers'
+# CPU seconds during it go to $out.srv.
+pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
+hz=$(getconf CLK_TCK)
+server_ticks() { local p t=0; for p in $pids; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
+cpu_of() {
+    local TIMEFORMAT='%U %S' s0 s1 c
+    s0=$(server_ticks)
+    c=$({ time "$@" >"$out" 2>&1; } 2>&1 | awk '{print $1 + $2}')
+    s1=$(server_ticks)
+    awk -v d=$((s1 - s0)) -v hz="$hz" 'BEGIN { print d / hz }' >"$out.srv"
+    echo "$c"
+}
 rb_ops_of() { tr '\r' '\n' <"$out" | sed -n 's/^[A-Z]*: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "GET, $ROUNDS interleaved rounds per depth, medians; $((4 * C)) connections each" >&2
-printf '\n%-6s %12s %12s | %12s %12s | %10s %10s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
-    "cp us/op" "ops ratio" "cpu ratio"
+printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
+    "cp us/op" "ops ratio" "cpu ratio" "rb srv" "cp srv"
 for P in $DEPTHS; do
     : >"$out.rb"; : >"$out.cp"
     for ((r = 0; r < ROUNDS; r++)); do
         rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
             -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
-        echo "$(rb_ops_of) $rb_cpu" >>"$out.rb"
+        echo "$(rb_ops_of) $rb_cpu $(cat "$out.srv")" >>"$out.rb"
         cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
             --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet)
         grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
-        echo "$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,) $cp_cpu" >>"$out.cp"
+        echo "$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,) $cp_cpu $(cat "$out.srv")" >>"$out.cp"
     done
     rb_ops=$(cut -d' ' -f1 "$out.rb" | median); rb_cpu=$(cut -d' ' -f2 "$out.rb" | median)
     cp_ops=$(cut -d' ' -f1 "$out.cp" | median); cp_cpu=$(cut -d' ' -f2 "$out.cp" | median)
-    awk -v p="$P" -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$REQ" 'BEGIN {
+    rb_srv=$(cut -d' ' -f3 "$out.rb" | median); cp_srv=$(cut -d' ' -f3 "$out.cp" | median)
+    awk -v p="$P" -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$REQ" \
+        -v rs="$rb_srv" -v cs="$cp_srv" 'BEGIN {
         rcu = rc * 1e6 / n; ccu = cc * 1e6 / n;
-        printf "%-6s %12.0f %12.3f | %12.0f %12.3f | %9.2fx %9.2fx\n", p, ro, rcu, co, ccu,
-               co / ro, ccu / rcu }'
+        printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rcu, co,
+               ccu, co / ro, ccu / rcu, rs * 1e6 / n, cs * 1e6 / n }'
 done
 echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
-     "per op, want <= 0.9)"
+     "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool)"
 
 if [[ $STRACE == 1 ]]; then
     command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
@@ -104,18 +120,22 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         seeds=$("$CP" status --dir "$dir" --json | sed -n 's/.*"endpoints": *"\([^"]*\)".*/\1/p' | head -1)
         port=${seeds%%,*}; port=${port##*:}
         pw=$(cat "$dir/password")
+        pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
     }
     fresh
     rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -P 64 -c 50 \
         -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
     rb_ops=$(rb_ops_of)
+    rb_srv=$(cat "$out.srv")
     fresh
     cp_cpu=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" \
         --pipeline 64 --quiet)
     cp_ops=$(sed -n 's/^loaded .* = \([0-9,]*\) keys\/s.*/\1/p' "$out" | tr -d ,)
     grep -q 'as expected' "$out" || { echo "clusterpipe load did not check out:" >&2; cat "$out" >&2; }
-    awk -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$LOAD_KEYS" 'BEGIN {
-        printf "  redis-benchmark %12.0f keys/s %8.3f client us/op\n", ro, rc * 1e6 / n;
-        printf "  clusterpipe     %12.0f keys/s %8.3f client us/op   rate %.2fx, cpu %.2fx\n",
-               co, cc * 1e6 / n, co / ro, (cc / n) / (rc / n) }'
+    awk -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$LOAD_KEYS" \
+        -v rs="$rb_srv" -v cs="$(cat "$out.srv")" 'BEGIN {
+        printf "  redis-benchmark %10.0f keys/s %7.3f client us/op %7.3f server us/op\n", ro,
+               rc * 1e6 / n, rs * 1e6 / n;
+        printf "  clusterpipe     %10.0f keys/s %7.3f client us/op %7.3f server us/op" \
+               "   rate %.2fx, cpu %.2fx\n", co, cc * 1e6 / n, cs * 1e6 / n, co / ro, cc / rc }'
 fi
