@@ -87,15 +87,20 @@ __attribute__((format(printf, 2, 3))) static int proto_err(cp__reader *r, const 
 /* The "\r\n" ending the line that starts at p: a pointer to its '\r', or NULL when the line is
  * not complete yet. A lone '\r' inside the line is part of it. */
 static const char *line_end(const char *p, const char *end) {
-    while (p < end) {
-        const char *cr = memchr(p, '\r', (size_t)(end - p));
-        if (cr == NULL || cr + 1 >= end)
+    for (;;) {
+        /* Headers ("$64", ":1") are a few bytes: a plain loop beats memchr's setup there. */
+        const char *cr = NULL, *near = end - p > 16 ? p + 16 : end;
+        for (const char *q = p; q < near && cr == NULL; q++)
+            if (*q == '\r')
+                cr = q;
+        if (cr == NULL && (near == end || (cr = memchr(near, '\r', (size_t)(end - near))) == NULL))
+            return NULL;
+        if (cr + 1 >= end)
             return NULL;
         if (cr[1] == '\n')
             return cr;
         p = cr + 1;
     }
-    return NULL;
 }
 
 /* A decimal in [p, e): optional '-', then digits only, within long long. 0, or -1. */

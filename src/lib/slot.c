@@ -141,8 +141,18 @@ uint16_t cp__crc16(const char *buf, size_t len) {
     return crc;
 }
 
+/* The first '{' in key[0..len): keys are short, and a plain loop beats memchr's setup. */
+static const char *find_open(const char *key, size_t len) {
+    if (len > 32)
+        return memchr(key, '{', len);
+    for (size_t i = 0; i < len; i++)
+        if (key[i] == '{')
+            return key + i;
+    return NULL;
+}
+
 unsigned cp_keyslot(const char *key, size_t len) {
-    const char *open = memchr(key, '{', len);
+    const char *open = find_open(key, len);
     if (open != NULL) {
         size_t start = (size_t)(open - key) + 1;
         const char *close = memchr(key + start, '}', len - start);
