@@ -174,7 +174,9 @@ size_t cp_count(const cp_pipeline *p);
  * command not executed for a client-side reason may still carry a locally made error reply). */
 const redisReply *cp_reply(const cp_pipeline *p, size_t i);
 
-/* Take ownership of reply i (the pipeline forgets it). Free with freeReplyObject. */
+/* Reply i as the caller's own copy (the pipeline forgets it): replies live in the pipeline's
+ * arena until reset, so this copies the reply tree out. Free with freeReplyObject. NULL when
+ * there is no reply, or out of memory. */
 redisReply *cp_take_reply(cp_pipeline *p, size_t i);
 
 cp_outcome cp_get_outcome(const cp_pipeline *p, size_t i);
