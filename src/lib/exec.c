@@ -138,6 +138,8 @@ static void fail_node(cp_pipeline *p, int n, int code, const char *why) {
  * as much as the socket takes. */
 static void pump(cp_pipeline *p, int n) {
     cp__client *c = p->c;
+    if (c->nodes[n].qhead == CP__NIL && c->nodes[n].conn.olen == c->nodes[n].conn.opos)
+        return; /* nothing to send: the common case after every read, without a clock read */
     uint64_t now = cp__now_ns();
     if (c->nodes[n].conn.fd < 0) {
         if (c->nodes[n].qhead == CP__NIL)
@@ -250,7 +252,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
 static void drain(cp_pipeline *p, int n) {
     cp__client *c = p->c;
     int rc = cp__conn_fill(&c->nodes[n].conn);
-    uint64_t now = cp__now_ns(); /* every reply in this read arrived now */
+    uint64_t now = c->nodes[n].conn.last_io_ns; /* every new reply arrived with the last read */
     for (;;) {
         redisReply *r = NULL;
         uint32_t tag;
