@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "clirun.h"
 #include "testutil.h"
 
 #include "clusterpipe/orch.h"
@@ -21,7 +22,6 @@
 #include "orch/util.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -30,16 +30,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct ctx {
-    char *scratch;   /* stdout/stderr captures */
-    char dir[512];   /* topology directory, "" when none */
-    int listen_fd;   /* a socket holding a port busy, or -1 */
-    char out[65536]; /* stdout of the last run */
-    char err[65536]; /* stderr of the last run */
-    pid_t pids[64];  /* processes seen in state.json */
+    cp_clirun cli;  /* runs the binary; cli.out / cli.err: the last run's output */
+    char dir[512];  /* topology directory, "" when none */
+    int listen_fd;  /* a socket holding a port busy, or -1 */
+    pid_t pids[64]; /* processes seen in state.json */
     unsigned long long starts[64];
     size_t npids;
 } ctx;
@@ -47,7 +44,7 @@ typedef struct ctx {
 static int setup(void **state) {
     signal(SIGPIPE, SIG_IGN);
     ctx *c = calloc(1, sizeof(*c));
-    c->scratch = cp_test_mkdtemp("cli");
+    cp_clirun_init(&c->cli);
     c->listen_fd = -1;
     *state = c;
     return 0;
@@ -79,57 +76,9 @@ static size_t alive(const ctx *c) {
     return n;
 }
 
-/* Starts the CLI with argv (argv[0] is the subcommand), stdout/stderr to scratch files. */
-static pid_t start(ctx *c, const char *const *args) {
-    char o[600], e[600];
-    snprintf(o, sizeof(o), "%s/out", c->scratch);
-    snprintf(e, sizeof(e), "%s/err", c->scratch);
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)CP_BINARY;
-    for (; *args && argc < 31; args++)
-        argv[argc++] = (char *)*args;
-    argv[argc] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(CP_BINARY, argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Waits for the CLI (at most 120 s), loads its output; returns its exit code. */
-static int finish(ctx *c, pid_t pid) {
-    int status = 0;
-    for (int i = 0; i < 12000; i++) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid)
-            break;
-        if (i == 11999) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("clusterpipe did not finish within 120 s");
-        }
-        cp__sleep_ms(10);
-    }
-    char o[600], e[600];
-    snprintf(o, sizeof(o), "%s/out", c->scratch);
-    snprintf(e, sizeof(e), "%s/err", c->scratch);
-    char *s = cp__read_file(o, sizeof(c->out) - 1, NULL);
-    snprintf(c->out, sizeof(c->out), "%s", s ? s : "");
-    free(s);
-    s = cp__read_file(e, sizeof(c->err) - 1, NULL);
-    snprintf(c->err, sizeof(c->err), "%s", s ? s : "");
-    free(s);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
+/* Runs the CLI (args[0] is the subcommand); its output lands in c->cli.out / c->cli.err. */
 static int run(ctx *c, const char *const *args) {
-    return finish(c, start(c, args));
+    return cp_clirun_run(&c->cli, args);
 }
 
 static int teardown(void **state) {
@@ -149,8 +98,7 @@ static int teardown(void **state) {
         cp__rm_rf(c->dir);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
-    cp__rm_rf(c->scratch);
-    free(c->scratch);
+    cp_clirun_free(&c->cli);
     free(c);
     return rc;
 }
@@ -190,9 +138,9 @@ static void test_usage_errors(void **state) {
         if (rc != 2)
             fail_msg("clusterpipe %s %s %s: exit %d, want 2\n%s", bad[i][0],
                      bad[i][1] ? bad[i][1] : "", bad[i][1] && bad[i][2] ? bad[i][2] : "", rc,
-                     c->err);
-        assert_non_null(strstr(c->err, "--help"));
-        assert_string_equal(c->out, "");
+                     c->cli.err);
+        assert_non_null(strstr(c->cli.err, "--help"));
+        assert_string_equal(c->cli.out, "");
     }
     static const char *const help[][4] = {
         {"up", "--help", NULL},
@@ -202,7 +150,7 @@ static void test_usage_errors(void **state) {
     };
     for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
         assert_int_equal(run(c, help[i]), 0);
-        assert_non_null(strstr(c->out, "usage: clusterpipe"));
+        assert_non_null(strstr(c->cli.out, "usage: clusterpipe"));
     }
 }
 
@@ -210,7 +158,7 @@ static void test_no_topology(void **state) {
     ctx *c = *state;
     const char *status[] = {"status", "--dir", "/nonexistent/clusterpipe", NULL};
     assert_int_equal(run(c, status), 1);
-    assert_non_null(strstr(c->err, "no topology"));
+    assert_non_null(strstr(c->cli.err, "no topology"));
     const char *down[] = {"down", "--dir", "/nonexistent/clusterpipe", NULL};
     assert_int_equal(run(c, down), 0);
 }
@@ -222,26 +170,26 @@ static void test_up_status_down(void **state) {
     int rc = run(c, up);
     note_pids(c, c->dir);
     if (rc != 0)
-        fail_msg("up: exit %d\n%s", rc, c->err);
+        fail_msg("up: exit %d\n%s", rc, c->cli.err);
     assert_int_equal(c->npids, 3);
     assert_int_equal(alive(c), 3);
-    assert_non_null(strstr(c->out, "endpoints: 127.0.0.1:"));
+    assert_non_null(strstr(c->cli.out, "endpoints: 127.0.0.1:"));
     char want[600];
     snprintf(want, sizeof(want), "dir: %s\n", c->dir);
-    assert_non_null(strstr(c->out, want));
+    assert_non_null(strstr(c->cli.out, want));
     snprintf(want, sizeof(want), "clusterpipe down --dir %s", c->dir);
-    assert_non_null(strstr(c->out, want));
-    assert_string_equal(c->err, ""); /* -q */
+    assert_non_null(strstr(c->cli.out, want));
+    assert_string_equal(c->cli.err, ""); /* -q */
 
     const char *status[] = {"status", "--dir", c->dir, NULL};
     assert_int_equal(run(c, status), 0);
-    assert_non_null(strstr(c->out, "cluster state: ok"));
+    assert_non_null(strstr(c->cli.out, "cluster state: ok"));
     const char *sjson[] = {"status", "--dir", c->dir, "--json", NULL};
     assert_int_equal(run(c, sjson), 0);
     json_error_t je;
-    json_t *root = json_loads(c->out, 0, &je);
+    json_t *root = json_loads(c->cli.out, 0, &je);
     if (root == NULL)
-        fail_msg("status --json: %s\n%s", je.text, c->out);
+        fail_msg("status --json: %s\n%s", je.text, c->cli.out);
     assert_string_equal(json_string_value(json_object_get(root, "schema")), "clusterpipe.status/1");
     assert_true(json_is_true(json_object_get(root, "healthy")));
     json_t *procs = json_object_get(root, "processes");
@@ -286,7 +234,7 @@ static void test_busy_port(void **state) {
     const char *up[] = {"up", "cluster", "--shards", "1", "--base-port", bp, "--dir", c->dir, NULL};
     assert_int_equal(run(c, up), 1);
     snprintf(want, sizeof(want), "port %d", port);
-    assert_non_null(strstr(c->err, want));
+    assert_non_null(strstr(c->cli.err, want));
     note_pids(c, c->dir);
     assert_int_equal(alive(c), 0);
 }
@@ -295,7 +243,7 @@ static void test_missing_binary(void **state) {
     ctx *c = *state;
     const char *up[] = {"up", "cluster", "--redis-server", "/nonexistent/redis-server", NULL};
     assert_int_equal(run(c, up), 1);
-    assert_non_null(strstr(c->err, "apt-get install redis-server"));
+    assert_non_null(strstr(c->cli.err, "apt-get install redis-server"));
 }
 
 /* SIGINT while `up` forms a cluster: exit 1, and every process it had started is gone. */
@@ -303,18 +251,18 @@ static void test_sigint_during_up(void **state) {
     ctx *c = *state;
     new_dir(c);
     const char *up[] = {"up", "cluster", "--shards", "3", "--replicas", "1", "--dir", c->dir, NULL};
-    pid_t pid = start(c, up);
+    pid_t pid = cp_clirun_start(&c->cli, up);
     for (int i = 0; i < 2000 && c->npids < 2; i++) {
         note_pids(c, c->dir);
         cp__sleep_ms(5);
     }
     assert_true(c->npids >= 2);
     kill(pid, SIGINT);
-    int rc = finish(c, pid);
+    int rc = cp_clirun_finish(&c->cli, pid, 120);
     note_pids(c, c->dir); /* the processes started after our last look, too */
     if (rc != 1)
-        fail_msg("up after SIGINT: exit %d, want 1\n%s", rc, c->err);
-    assert_non_null(strstr(c->err, "interrupted"));
+        fail_msg("up after SIGINT: exit %d, want 1\n%s", rc, c->cli.err);
+    assert_non_null(strstr(c->cli.err, "interrupted"));
     assert_int_equal(alive(c), 0);
 }
 
