@@ -59,10 +59,20 @@ typedef struct req {
     int lane;
 } req;
 
+/* load: keys are written in slot order within chunks of this many (see next_load_key). */
+#define LOAD_CHUNK 65536
+
 /* A bench client: one key stream (distribution, quota, ratio) feeding its lanes. */
 typedef struct cp__group {
     int gindex; /* global client index */
     cp__keygen kg;
+    /* load (next_load_key): the current chunk's key indexes, lane by lane in slot order; lane l
+     * has chunk[lane_cur[l] .. lane_end[l]) left; turn: the lane whose turn it is */
+    uint64_t *chunk;
+    uint32_t lane_cur[CP__NODES_MAX], lane_end[CP__NODES_MAX];
+    size_t left;
+    int turn;
+    uint64_t drawn;         /* load: keys taken from kg so far */
     uint64_t quota, issued; /* requests generated */
     uint64_t sent;          /* requests started by its lanes (--rate) */
     int lane0;              /* its lanes are w->cs[lane0 .. lane0 + lanes) */
@@ -124,6 +134,10 @@ typedef struct wctx {
     size_t keystride; /* bytes per key in a lane's batch key buffer */
     int lanes;        /* lanes per client */
     int *finished;    /* lanes whose batch ended in this wake-up (run_loop) */
+    /* load's slot-order sort (next_load_key): per-slot counts, a chunk's slots and indexes */
+    uint32_t *slot_count;
+    uint16_t *chunk_slot, *sorted_slot;
+    uint64_t *chunk_idx;
 } wctx;
 
 static void note_error(cp__worker *w, const char *fmt, const char *msg) {
@@ -366,13 +380,70 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
 
 /* ---- key streams and lanes ------------------------------------------------------------------ */
 
-/* The lane of the key in x->keybuf: its master per the slot map read at the start. */
-static int lane_of(wctx *x, size_t klen) {
-    const cp__nodemap *m = x->spec->map;
-    if (x->lanes == 1)
-        return 0;
-    int owner = m->owner[cp_keyslot(x->keybuf, klen)];
+/* The slot's lane: its master per the slot map read at the start. */
+static int slot_lane(const wctx *x, unsigned slot) {
+    int owner = x->lanes > 1 ? x->spec->map->owner[slot] : 0;
     return owner >= 0 ? owner : 0; /* unowned slot: any lane; the library gets CLUSTERDOWN */
+}
+
+/* The lane of the key in x->keybuf. */
+static int lane_of(wctx *x, size_t klen) {
+    return x->lanes > 1 ? slot_lane(x, cp_keyslot(x->keybuf, klen)) : 0;
+}
+
+/* Refills the group's load chunk: the next LOAD_CHUNK keys of its range, sorted by slot (a
+ * counting sort), then grouped by lane keeping that order (a second, stable one). */
+static void load_chunk(wctx *x, cp__group *g) {
+    uint64_t left = g->quota - g->drawn;
+    size_t n = left < LOAD_CHUNK ? (size_t)left : LOAD_CHUNK;
+    uint32_t *count = x->slot_count;
+    memset(count, 0, (CP_SLOTS + 1) * sizeof(*count));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t idx = cp__keygen_next(&g->kg);
+        size_t klen = cp__key_format_digits(x->spec->kf, idx, x->keybuf);
+        x->chunk_slot[i] = (uint16_t)cp_keyslot(x->keybuf, klen);
+        x->chunk_idx[i] = idx;
+        count[x->chunk_slot[i] + 1]++;
+    }
+    for (int s = 0; s < CP_SLOTS; s++) /* count[s]: where slot s's keys start */
+        count[s + 1] += count[s];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pos = count[x->chunk_slot[i]]++;
+        g->chunk[pos] = x->chunk_idx[i];
+        x->sorted_slot[pos] = x->chunk_slot[i];
+    }
+    memset(g->lane_cur, 0, sizeof(g->lane_cur));
+    for (size_t i = 0; i < n; i++)
+        g->lane_cur[slot_lane(x, x->sorted_slot[i])]++;
+    for (int l = 0, start = 0; l < x->lanes; l++) { /* lane_cur[l]: where lane l's keys start */
+        int c = (int)g->lane_cur[l];
+        g->lane_cur[l] = (uint32_t)start;
+        start += c;
+    }
+    memcpy(g->lane_end, g->lane_cur, sizeof(g->lane_cur));
+    for (size_t i = 0; i < n; i++)
+        x->chunk_idx[g->lane_end[slot_lane(x, x->sorted_slot[i])]++] = g->chunk[i];
+    memcpy(g->chunk, x->chunk_idx, n * sizeof(*g->chunk));
+    g->drawn += n;
+    g->left = n;
+}
+
+/* load's next key. Each client's keys are a contiguous range whose slots are random; written in
+ * slot order instead (within chunks of LOAD_CHUNK keys, so memory stays constant), consecutive
+ * SETs on a master touch neighbouring slots and the server's per-slot bookkeeping (slot owner
+ * and migration arrays, the slot's key list) stays in cache: measured 3.8-4.0 instead of 4.5-4.8
+ * us of server CPU per key. The lanes take turns, so that every master keeps working. Every
+ * key is still written once. */
+static uint64_t next_load_key(wctx *x, cp__group *g, int *lane) {
+    if (g->left == 0)
+        load_chunk(x, g);
+    int l = g->turn;
+    while (g->lane_cur[l] == g->lane_end[l])
+        l = (l + 1) % x->lanes;
+    g->turn = (l + 1) % x->lanes;
+    g->left--;
+    *lane = l;
+    return g->chunk[g->lane_cur[l]++];
 }
 
 /* The group's next request; its key is left in x->keybuf. */
@@ -380,7 +451,8 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
     const cp__run_spec *s = x->spec;
     uint64_t n = g->issued++;
     int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
-    uint64_t idx = cp__keygen_next(&g->kg);
+    int lane = -1; /* known for load's keys; else from the key's slot below */
+    uint64_t idx = g->chunk != NULL ? next_load_key(x, g, &lane) : cp__keygen_next(&g->kg);
     uint32_t version = s->version;
     if (s->acked != NULL) { /* SETs only to this client's keys (engine.h), fresh versions */
         uint64_t c = (uint64_t)s->clients;
@@ -393,7 +465,10 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
             set ? x->w->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
     }
     size_t klen = cp__key_format_digits(s->kf, idx, x->keybuf);
-    *r = (req){.idx = idx, .version = version, .set = (uint8_t)set, .lane = lane_of(x, klen)};
+    *r = (req){.idx = idx,
+               .version = version,
+               .set = (uint8_t)set,
+               .lane = lane >= 0 ? lane : lane_of(x, klen)};
     return klen;
 }
 
@@ -759,7 +834,21 @@ static void *worker_main(void *arg) {
             setup_err(w, CP_EINVAL, "%s%s", "bad key distribution", "");
             break;
         }
-        if (s->exact_cover)
+        if (s->exact_cover && x.lanes > 1) { /* load into a cluster: slot order */
+            g->quota = cp__keygen_share(&g->kg);
+            if ((g->chunk = malloc(LOAD_CHUNK * sizeof(*g->chunk))) == NULL ||
+                (x.slot_count == NULL &&
+                 (x.slot_count = malloc((CP_SLOTS + 1) * sizeof(*x.slot_count))) == NULL) ||
+                (x.chunk_slot == NULL &&
+                 (x.chunk_slot = malloc(LOAD_CHUNK * sizeof(*x.chunk_slot))) == NULL) ||
+                (x.sorted_slot == NULL &&
+                 (x.sorted_slot = malloc(LOAD_CHUNK * sizeof(*x.sorted_slot))) == NULL) ||
+                (x.chunk_idx == NULL &&
+                 (x.chunk_idx = malloc(LOAD_CHUNK * sizeof(*x.chunk_idx))) == NULL)) {
+                setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
+                break;
+            }
+        } else if (s->exact_cover)
             g->quota = cp__keygen_share(&g->kg);
         else if (s->requests > 0)
             g->quota = cp__client_quota(s->requests, s->clients, g->gindex);
@@ -818,6 +907,10 @@ static void *worker_main(void *arg) {
     free(x.valbuf);
     free(x.keybuf);
     free(x.finished);
+    free(x.slot_count);
+    free(x.chunk_slot);
+    free(x.sorted_slot);
+    free(x.chunk_idx);
     atomic_store_explicit(&w->done, 1, memory_order_release);
     return NULL;
 }
@@ -1014,6 +1107,8 @@ void cp__workers_free(cp__worker *w, int n) {
             free(cs->reg);
         }
         free(w[t].cs);
+        for (int i = 0; w[t].groups != NULL && i < w[t].nclients; i++)
+            free(w[t].groups[i].chunk);
         free(w[t].groups);
     }
     free(w);
