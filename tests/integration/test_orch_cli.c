@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "clirun.h"
+#include "clitopo.h"
 #include "testutil.h"
 
 #include "clusterpipe/orch.h"
@@ -33,12 +34,9 @@
 #include <unistd.h>
 
 typedef struct ctx {
-    cp_clirun cli;  /* runs the binary; cli.out / cli.err: the last run's output */
-    char dir[512];  /* topology directory, "" when none */
-    int listen_fd;  /* a socket holding a port busy, or -1 */
-    pid_t pids[64]; /* processes seen in state.json */
-    unsigned long long starts[64];
-    size_t npids;
+    cp_clirun cli;   /* runs the binary; cli.out / cli.err: the last run's output */
+    cp_clitopo topo; /* the topology a test started ("" dir when none) */
+    int listen_fd;   /* a socket holding a port busy, or -1 */
 } ctx;
 
 static int setup(void **state) {
@@ -50,32 +48,6 @@ static int setup(void **state) {
     return 0;
 }
 
-/* Records the PIDs state.json in dir lists (new ones only). */
-static void note_pids(ctx *c, const char *dir) {
-    cp_topo *t = NULL;
-    char e[256];
-    if (cp_topo_open(dir, &t, e, sizeof(e)) != 0)
-        return;
-    for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
-        const cp_proc *p = cp_topo_proc(t, i);
-        int seen = p->pid <= 0;
-        for (size_t k = 0; k < c->npids && !seen; k++)
-            seen = c->pids[k] == p->pid && c->starts[k] == p->start_time;
-        if (!seen && c->npids < 64) {
-            c->pids[c->npids] = p->pid;
-            c->starts[c->npids++] = p->start_time;
-        }
-    }
-    cp_topo_free(t);
-}
-
-static size_t alive(const ctx *c) {
-    size_t n = 0;
-    for (size_t k = 0; k < c->npids; k++)
-        n += cp_orch_pid_alive(c->pids[k], c->starts[k]) ? 1 : 0;
-    return n;
-}
-
 /* Runs the CLI (args[0] is the subcommand); its output lands in c->cli.out / c->cli.err. */
 static int run(ctx *c, const char *const *args) {
     return cp_clirun_run(&c->cli, args);
@@ -83,30 +55,12 @@ static int run(ctx *c, const char *const *args) {
 
 static int teardown(void **state) {
     ctx *c = *state;
-    int rc = 0;
-    if (c->dir[0]) {
-        note_pids(c, c->dir);
-        const char *args[] = {"down", "--dir", c->dir, NULL};
-        run(c, args);
-    }
-    for (size_t k = 0; k < c->npids; k++)
-        if (cp_orch_pid_alive(c->pids[k], c->starts[k])) {
-            kill(c->pids[k], SIGKILL);
-            rc = -1;
-        }
-    if (c->dir[0])
-        cp__rm_rf(c->dir);
+    int rc = cp_clitopo_stop(&c->topo, &c->cli);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
     cp_clirun_free(&c->cli);
     free(c);
     return rc;
-}
-
-static void new_dir(ctx *c) {
-    char *d = cp_test_mkdtemp("clitopo");
-    snprintf(c->dir, sizeof(c->dir), "%s", d);
-    free(d);
 }
 
 static void test_usage_errors(void **state) {
@@ -165,26 +119,26 @@ static void test_no_topology(void **state) {
 
 static void test_up_status_down(void **state) {
     ctx *c = *state;
-    new_dir(c);
-    const char *up[] = {"up", "cluster", "--shards", "3", "--dir", c->dir, "-q", NULL};
+    cp_clitopo_new_dir(&c->topo, "clitopo");
+    const char *up[] = {"up", "cluster", "--shards", "3", "--dir", c->topo.dir, "-q", NULL};
     int rc = run(c, up);
-    note_pids(c, c->dir);
+    cp_clitopo_note(&c->topo);
     if (rc != 0)
         fail_msg("up: exit %d\n%s", rc, c->cli.err);
-    assert_int_equal(c->npids, 3);
-    assert_int_equal(alive(c), 3);
+    assert_int_equal(c->topo.npids, 3);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 3);
     assert_non_null(strstr(c->cli.out, "endpoints: 127.0.0.1:"));
     char want[600];
-    snprintf(want, sizeof(want), "dir: %s\n", c->dir);
+    snprintf(want, sizeof(want), "dir: %s\n", c->topo.dir);
     assert_non_null(strstr(c->cli.out, want));
-    snprintf(want, sizeof(want), "clusterpipe down --dir %s", c->dir);
+    snprintf(want, sizeof(want), "clusterpipe down --dir %s", c->topo.dir);
     assert_non_null(strstr(c->cli.out, want));
     assert_string_equal(c->cli.err, ""); /* -q */
 
-    const char *status[] = {"status", "--dir", c->dir, NULL};
+    const char *status[] = {"status", "--dir", c->topo.dir, NULL};
     assert_int_equal(run(c, status), 0);
     assert_non_null(strstr(c->cli.out, "cluster state: ok"));
-    const char *sjson[] = {"status", "--dir", c->dir, "--json", NULL};
+    const char *sjson[] = {"status", "--dir", c->topo.dir, "--json", NULL};
     assert_int_equal(run(c, sjson), 0);
     json_error_t je;
     json_t *root = json_loads(c->cli.out, 0, &je);
@@ -200,15 +154,15 @@ static void test_up_status_down(void **state) {
         assert_string_equal(json_string_value(json_object_get(p, "role")), "master");
         assert_true(json_integer_value(json_object_get(p, "used_memory")) > 0);
         assert_int_equal(json_integer_value(json_object_get(p, "keys")), 0);
-        assert_int_equal(json_integer_value(json_object_get(p, "pid")), c->pids[i]);
+        assert_int_equal(json_integer_value(json_object_get(p, "pid")), c->topo.pids[i]);
     }
     json_decref(root);
 
-    const char *down[] = {"down", "--dir", c->dir, NULL};
+    const char *down[] = {"down", "--dir", c->topo.dir, NULL};
     assert_int_equal(run(c, down), 0);
-    assert_int_equal(alive(c), 0);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 0);
     struct stat st;
-    assert_int_not_equal(stat(c->dir, &st), 0);
+    assert_int_not_equal(stat(c->topo.dir, &st), 0);
     assert_int_equal(run(c, down), 0); /* twice is fine */
     assert_int_equal(run(c, status), 1);
 }
@@ -228,15 +182,16 @@ static void test_busy_port(void **state) {
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     assert_int_equal(listen(c->listen_fd, 1), 0);
-    new_dir(c);
+    cp_clitopo_new_dir(&c->topo, "clitopo");
     char bp[16], want[32];
     snprintf(bp, sizeof(bp), "%d", port);
-    const char *up[] = {"up", "cluster", "--shards", "1", "--base-port", bp, "--dir", c->dir, NULL};
+    const char *up[] = {"up", "cluster", "--shards",  "1", "--base-port",
+                        bp,   "--dir",   c->topo.dir, NULL};
     assert_int_equal(run(c, up), 1);
     snprintf(want, sizeof(want), "port %d", port);
     assert_non_null(strstr(c->cli.err, want));
-    note_pids(c, c->dir);
-    assert_int_equal(alive(c), 0);
+    cp_clitopo_note(&c->topo);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 0);
 }
 
 static void test_missing_binary(void **state) {
@@ -249,21 +204,22 @@ static void test_missing_binary(void **state) {
 /* SIGINT while `up` forms a cluster: exit 1, and every process it had started is gone. */
 static void test_sigint_during_up(void **state) {
     ctx *c = *state;
-    new_dir(c);
-    const char *up[] = {"up", "cluster", "--shards", "3", "--replicas", "1", "--dir", c->dir, NULL};
+    cp_clitopo_new_dir(&c->topo, "clitopo");
+    const char *up[] = {"up", "cluster", "--shards",  "3", "--replicas",
+                        "1",  "--dir",   c->topo.dir, NULL};
     pid_t pid = cp_clirun_start(&c->cli, up);
-    for (int i = 0; i < 2000 && c->npids < 2; i++) {
-        note_pids(c, c->dir);
+    for (int i = 0; i < 2000 && c->topo.npids < 2; i++) {
+        cp_clitopo_note(&c->topo);
         cp__sleep_ms(5);
     }
-    assert_true(c->npids >= 2);
+    assert_true(c->topo.npids >= 2);
     kill(pid, SIGINT);
     int rc = cp_clirun_finish(&c->cli, pid, 120);
-    note_pids(c, c->dir); /* the processes started after our last look, too */
+    cp_clitopo_note(&c->topo); /* the processes started after our last look, too */
     if (rc != 1)
         fail_msg("up after SIGINT: exit %d, want 1\n%s", rc, c->cli.err);
     assert_non_null(strstr(c->cli.err, "interrupted"));
-    assert_int_equal(alive(c), 0);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 0);
 }
 
 int main(void) {

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "clirun.h"
+#include "clitopo.h"
 #include "fixture.h"
 #include "testutil.h"
 
@@ -38,10 +39,7 @@
 
 typedef struct ctx {
     cp_clirun run;
-    char dir[512]; /* a topology started through the CLI ("" when none) */
-    pid_t pids[64];
-    unsigned long long starts[64];
-    size_t npids;
+    cp_clitopo topo; /* a topology started through the CLI ("" dir when none) */
     cp_fixture *fx;
 } ctx;
 
@@ -53,58 +51,15 @@ static int setup(void **state) {
     return 0;
 }
 
-/* Records the PIDs that state.json in dir lists (new ones only). */
-static void note_pids(ctx *c, const char *dir) {
-    cp_topo *t = NULL;
-    char e[256];
-    if (cp_topo_open(dir, &t, e, sizeof(e)) != 0)
-        return;
-    for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
-        const cp_proc *p = cp_topo_proc(t, i);
-        int seen = p->pid <= 0;
-        for (size_t k = 0; k < c->npids && !seen; k++)
-            seen = c->pids[k] == p->pid && c->starts[k] == p->start_time;
-        if (!seen && c->npids < 64) {
-            c->pids[c->npids] = p->pid;
-            c->starts[c->npids++] = p->start_time;
-        }
-    }
-    cp_topo_free(t);
-}
-
-static size_t alive(const ctx *c) {
-    size_t n = 0;
-    for (size_t k = 0; k < c->npids; k++)
-        n += cp_orch_pid_alive(c->pids[k], c->starts[k]) ? 1 : 0;
-    return n;
-}
-
 /* CLI topologies are not ephemeral: `down`, then SIGKILL by PID whatever survived (a failure). */
 static int teardown(void **state) {
     ctx *c = *state;
-    int rc = 0;
-    if (c->dir[0]) {
-        note_pids(c, c->dir);
-        const char *down[] = {"down", "--dir", c->dir, NULL};
-        cp_clirun_run(&c->run, down);
-        cp__rm_rf(c->dir);
-    }
-    for (size_t k = 0; k < c->npids; k++)
-        if (cp_orch_pid_alive(c->pids[k], c->starts[k])) {
-            kill(c->pids[k], SIGKILL);
-            rc = -1;
-        }
+    int rc = cp_clitopo_stop(&c->topo, &c->run);
     if (cp_fixture_stop(c->fx) != 0)
         rc = -1;
     cp_clirun_free(&c->run);
     free(c);
     return rc;
-}
-
-static void new_dir(ctx *c) {
-    char *d = cp_test_mkdtemp("sec");
-    snprintf(c->dir, sizeof(c->dir), "%s", d);
-    free(d);
 }
 
 static int file_mode(const char *path) {
@@ -190,32 +145,32 @@ static char *read_password(const char *dir) {
  * NOAUTH without it, protected mode, and the library connects with the topology's options. */
 static void test_cli_default_password(void **state) {
     ctx *c = *state;
-    new_dir(c);
-    const char *up[] = {"up", "cluster", "--shards", "3", "--dir", c->dir, NULL};
+    cp_clitopo_new_dir(&c->topo, "sec");
+    const char *up[] = {"up", "cluster", "--shards", "3", "--dir", c->topo.dir, NULL};
     int rc = cp_clirun_run(&c->run, up);
-    note_pids(c, c->dir);
+    cp_clitopo_note(&c->topo);
     if (rc != 0)
         fail_msg("up: exit %d\n%s", rc, c->run.err);
-    assert_int_equal(alive(c), 3);
-    char *pw = read_password(c->dir);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 3);
+    char *pw = read_password(c->topo.dir);
     char path[600], want[1400];
-    snprintf(path, sizeof(path), "%s/state.json", c->dir);
+    snprintf(path, sizeof(path), "%s/state.json", c->topo.dir);
     assert_mode(path, 0600);
-    assert_mode(c->dir, 0700);
+    assert_mode(c->topo.dir, 0700);
     /* How to connect, without the secret. */
-    snprintf(want, sizeof(want), "auth: on (password in %s/password", c->dir);
+    snprintf(want, sizeof(want), "auth: on (password in %s/password", c->topo.dir);
     assert_non_null(strstr(c->run.out, want));
     assert_non_null(strstr(c->run.out, "--askpass"));
-    snprintf(want, sizeof(want), "-a \"$(cat %s/password)\"", c->dir);
+    snprintf(want, sizeof(want), "-a \"$(cat %s/password)\"", c->topo.dir);
     assert_non_null(strstr(c->run.out, want));
     assert_null(strstr(c->run.out, pw));
     assert_null(strstr(c->run.err, pw));
 
     cp_topo *t = NULL;
     char err[1024];
-    assert_int_equal(cp_topo_open(c->dir, &t, err, sizeof(err)), 0);
+    assert_int_equal(cp_topo_open(c->topo.dir, &t, err, sizeof(err)), 0);
     assert_string_equal(cp_topo_password(t), pw);
-    snprintf(path, sizeof(path), "%s/password", c->dir);
+    snprintf(path, sizeof(path), "%s/password", c->topo.dir);
     assert_string_equal(cp_topo_password_file(t), path);
     assert_null(cp_topo_tls_ca(t));
     for (size_t i = 0; i < cp_topo_nprocs(t); i++)
@@ -243,13 +198,13 @@ static void test_cli_default_password(void **state) {
     cp_topo_free(t);
 
     /* status says auth is on and where the password is, never what it is. */
-    const char *status[] = {"status", "--dir", c->dir, NULL};
+    const char *status[] = {"status", "--dir", c->topo.dir, NULL};
     assert_int_equal(cp_clirun_run(&c->run, status), 0);
-    snprintf(want, sizeof(want), "auth: on (password in %s/password)", c->dir);
+    snprintf(want, sizeof(want), "auth: on (password in %s/password)", c->topo.dir);
     assert_non_null(strstr(c->run.out, want));
     assert_non_null(strstr(c->run.out, "tls: off"));
     assert_null(strstr(c->run.out, pw));
-    const char *sjson[] = {"status", "--dir", c->dir, "--json", NULL};
+    const char *sjson[] = {"status", "--dir", c->topo.dir, "--json", NULL};
     assert_int_equal(cp_clirun_run(&c->run, sjson), 0);
     assert_null(strstr(c->run.out, pw));
     json_error_t je;
@@ -260,31 +215,32 @@ static void test_cli_default_password(void **state) {
     assert_true(json_is_false(json_object_get(root, "tls")));
     json_decref(root);
 
-    const char *down[] = {"down", "--dir", c->dir, NULL};
+    const char *down[] = {"down", "--dir", c->topo.dir, NULL};
     assert_int_equal(cp_clirun_run(&c->run, down), 0);
-    assert_int_equal(alive(c), 0);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 0);
     struct stat st;
-    assert_int_not_equal(stat(c->dir, &st), 0); /* password file and all */
+    assert_int_not_equal(stat(c->topo.dir, &st), 0); /* password file and all */
     free(pw);
 }
 
 /* --no-password: no file, no AUTH needed, protected mode still on. */
 static void test_cli_no_password(void **state) {
     ctx *c = *state;
-    new_dir(c);
-    const char *up[] = {"up", "cluster", "--shards", "1", "--no-password", "--dir", c->dir, NULL};
+    cp_clitopo_new_dir(&c->topo, "sec");
+    const char *up[] = {"up",    "cluster",   "--shards", "1", "--no-password",
+                        "--dir", c->topo.dir, NULL};
     int rc = cp_clirun_run(&c->run, up);
-    note_pids(c, c->dir);
+    cp_clitopo_note(&c->topo);
     if (rc != 0)
         fail_msg("up: exit %d\n%s", rc, c->run.err);
     char path[600];
-    snprintf(path, sizeof(path), "%s/password", c->dir);
+    snprintf(path, sizeof(path), "%s/password", c->topo.dir);
     assert_int_equal(file_mode(path), -1);
     assert_non_null(strstr(c->run.out, "auth: off"));
     assert_null(strstr(c->run.out, "--askpass"));
     cp_topo *t = NULL;
     char err[512];
-    assert_int_equal(cp_topo_open(c->dir, &t, err, sizeof(err)), 0);
+    assert_int_equal(cp_topo_open(c->topo.dir, &t, err, sizeof(err)), 0);
     assert_null(cp_topo_password(t));
     assert_null(cp_topo_password_file(t));
     redisContext *r = plain(cp_topo_proc(t, 0)->port);
@@ -299,7 +255,7 @@ static void test_cli_no_password(void **state) {
     freeReplyObject(rep);
     redisFree(r);
     cp_topo_free(t);
-    const char *status[] = {"status", "--dir", c->dir, NULL};
+    const char *status[] = {"status", "--dir", c->topo.dir, NULL};
     assert_int_equal(cp_clirun_run(&c->run, status), 0);
     assert_non_null(strstr(c->run.out, "auth: off"));
     /* Mutually exclusive with --password; TLS is cluster-only. */
@@ -310,9 +266,9 @@ static void test_cli_no_password(void **state) {
     assert_non_null(strstr(c->run.err, "no TLS"));
     const char *auth_only[] = {"up", "cluster", "--tls-auth-clients", NULL};
     assert_int_equal(cp_clirun_run(&c->run, auth_only), 2);
-    const char *down[] = {"down", "--dir", c->dir, NULL};
+    const char *down[] = {"down", "--dir", c->topo.dir, NULL};
     assert_int_equal(cp_clirun_run(&c->run, down), 0);
-    assert_int_equal(alive(c), 0);
+    assert_int_equal(cp_clitopo_alive(&c->topo), 0);
 }
 
 /* twemproxy by default: shards with requirepass, nutcracker with redis_auth (clients AUTH to the
@@ -685,9 +641,9 @@ static void test_tls_openssl_failures(void **state) {
     char err[2048];
     assert_int_equal(cp_topo_up(&o, &t, err, sizeof(err)), CP_EINVAL);
     assert_non_null(strstr(err, "apt-get install openssl"));
-    new_dir(c);
+    cp_clitopo_new_dir(&c->topo, "sec");
     char sub[700];
-    snprintf(sub, sizeof(sub), "%s/topo", c->dir);
+    snprintf(sub, sizeof(sub), "%s/topo", c->topo.dir);
     o.dir = sub;
     o.openssl = "/bin/false";
     assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
