@@ -49,6 +49,9 @@ typedef enum cp_proc_role {
     CP_ROLE_PROXY = 4    /* nutcracker */
 } cp_proc_role;
 
+/* "master", "replica", "shard", "proxy": the word state.json, status and reports use. */
+const char *cp_proc_role_name(cp_proc_role r);
+
 struct cp_proc;
 
 typedef struct cp_up_opts {

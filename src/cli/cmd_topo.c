@@ -276,20 +276,6 @@ static void status_help(FILE *out) {
             "usage.\n");
 }
 
-static const char *role_word(cp_proc_role r) {
-    switch (r) {
-    case CP_ROLE_MASTER:
-        return "master";
-    case CP_ROLE_REPLICA:
-        return "replica";
-    case CP_ROLE_SHARD:
-        return "shard";
-    case CP_ROLE_PROXY:
-        return "proxy";
-    }
-    return "?";
-}
-
 /* Human-readable byte count, "-" when unknown. */
 static const char *human(long long b, char *buf, size_t len) {
     if (b < 0)
@@ -375,7 +361,7 @@ int cp_cli_status(int argc, char **argv) {
         snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
         if (json) {
             json_t *o = json_object();
-            json_object_set_new(o, "role", json_string(role_word(p->role)));
+            json_object_set_new(o, "role", json_string(cp_proc_role_name(p->role)));
             json_object_set_new(o, "address", json_string(addr));
             json_object_set_new(o, "pid", json_integer(p->pid));
             json_object_set_new(o, "alive", json_boolean(st.alive));
@@ -397,8 +383,8 @@ int cp_cli_status(int argc, char **argv) {
             snprintf(keys, sizeof(keys), "%lld", st.keys);
         else
             snprintf(keys, sizeof(keys), "-");
-        printf("%-8s %-16s %-8ld %-6s %-11s %-9s %s\n", role_word(p->role), addr, (long)p->pid,
-               st.alive ? (st.reachable ? "yes" : "hung") : "no",
+        printf("%-8s %-16s %-8ld %-6s %-11s %-9s %s\n", cp_proc_role_name(p->role), addr,
+               (long)p->pid, st.alive ? (st.reachable ? "yes" : "hung") : "no",
                human(st.used_memory, m1, sizeof(m1)), human(st.rss, m2, sizeof(m2)), keys);
     }
     if (json) {

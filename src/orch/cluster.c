@@ -190,7 +190,7 @@ static int view_matches_topo(const cp_topo *t, size_t i, const cp__cview *v, int
             (!want_master && p->master >= 0) ? t->procs[p->master].id : v->node[j].master_id;
         if (v->node[j].master != want_master || strcmp(v->node[j].master_id, want_mid) != 0) {
             cp__seterr(err, errlen, "%s does not see port %d as %s yet", label, p->port,
-                       cp__role_name(p->role));
+                       cp_proc_role_name(p->role));
             return -1;
         }
     }

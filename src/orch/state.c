@@ -28,20 +28,6 @@
 
 #define SCHEMA "clusterpipe.topo/1"
 
-static const char *role_key(cp_proc_role r) {
-    switch (r) {
-    case CP_ROLE_MASTER:
-        return "master";
-    case CP_ROLE_REPLICA:
-        return "replica";
-    case CP_ROLE_SHARD:
-        return "shard";
-    case CP_ROLE_PROXY:
-        return "proxy";
-    }
-    return "?";
-}
-
 static int role_from_key(const char *s, cp_proc_role *r) {
     static const struct {
         const char *k;
@@ -86,7 +72,7 @@ int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
         json_t *o = json_object();
         if (o == NULL)
             goto oom;
-        json_object_set_new(o, "role", json_string(role_key(p->role)));
+        json_object_set_new(o, "role", json_string(cp_proc_role_name(p->role)));
         json_object_set_new(o, "host", json_string(p->host));
         json_object_set_new(o, "port", json_integer(p->port));
         json_object_set_new(o, "pid", json_integer(p->pid));

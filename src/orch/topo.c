@@ -87,7 +87,7 @@ cp__pidref cp__topo_ref(const cp_topo *t, size_t i) {
     return r;
 }
 
-const char *cp__role_name(cp_proc_role r) {
+const char *cp_proc_role_name(cp_proc_role r) {
     switch (r) {
     case CP_ROLE_MASTER:
         return "master";
@@ -104,7 +104,7 @@ const char *cp__role_name(cp_proc_role r) {
 void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len) {
     const cp_proc *p = &t->procs[i];
     snprintf(buf, len, "%s %s:%d (%s)", p->role == CP_ROLE_PROXY ? "nutcracker" : "redis-server",
-             p->host, p->port, cp__role_name(p->role));
+             p->host, p->port, cp_proc_role_name(p->role));
 }
 
 void cp__topo_proc_dir(const cp_topo *t, size_t i, char *buf, size_t len) {

@@ -73,8 +73,7 @@ int cp__topo_add_proc(cp_topo *t, cp_proc_role role, int port, int master);
 /* The reference used to recognise or stop process i. */
 cp__pidref cp__topo_ref(const cp_topo *t, size_t i);
 
-/* "redis-server 127.0.0.1:30001" / "nutcracker 127.0.0.1:30010" (role words for messages). */
-const char *cp__role_name(cp_proc_role r);
+/* "redis-server 127.0.0.1:30001" / "nutcracker 127.0.0.1:30010". */
 void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len);
 
 /* DIR/<name>-PORT and the files in it. */

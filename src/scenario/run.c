@@ -172,28 +172,15 @@ static void fwd_log(void *ud, const char *line) {
         s->o->log(s->o->ud, line);
 }
 
-static const char *role_name(cp_proc_role r) {
-    switch (r) {
-    case CP_ROLE_MASTER:
-        return "master";
-    case CP_ROLE_REPLICA:
-        return "replica";
-    case CP_ROLE_SHARD:
-        return "shard";
-    case CP_ROLE_PROXY:
-        return "proxy";
-    }
-    return "?";
-}
-
 /* Every spawn is recorded in the case (so a reader can check by PID that nothing was left
  * running) and passed on to the caller's hook. */
 static void on_spawn(void *ud, const cp_proc *p) {
     scn *s = ud;
     if (s->procs != NULL)
-        json_array_append_new(s->procs, json_pack("{s:s,s:i,s:I,s:I}", "role", role_name(p->role),
-                                                  "port", p->port, "pid", (json_int_t)p->pid,
-                                                  "start_time", (json_int_t)p->start_time));
+        json_array_append_new(s->procs,
+                              json_pack("{s:s,s:i,s:I,s:I}", "role", cp_proc_role_name(p->role),
+                                        "port", p->port, "pid", (json_int_t)p->pid, "start_time",
+                                        (json_int_t)p->start_time));
     if (s->o->on_spawn != NULL)
         s->o->on_spawn(s->o->ud, p);
 }
@@ -344,8 +331,8 @@ static int failover(scn *s, cp_topo *t, const bench_thread *b, json_t *c, char *
     }
     const cp_proc *v = cp_topo_proc(t, victim);
     json_object_set_new(c, "killed",
-                        json_pack("{s:s,s:i,s:I}", "role", role_name(v->role), "port", v->port,
-                                  "pid", (json_int_t)v->pid));
+                        json_pack("{s:s,s:i,s:I}", "role", cp_proc_role_name(v->role), "port",
+                                  v->port, "pid", (json_int_t)v->pid));
     say(s, "%s: kill -9 the %s on port %d (pid %ld)", cluster ? "cluster" : "twemproxy",
         cluster ? "master" : "server", v->port, (long)v->pid);
     mark(s, "killed");
