@@ -11,7 +11,8 @@
 # and the servers' CPU per request under each tool (/proc of the four redis-servers): the
 # workloads differ there, because redis-benchmark --cluster puts all of a master's keys in one
 # slot (one hash tag per master), while clusterpipe's keys spread over every slot.
-# Optional: LOAD_KEYS=N compares `clusterpipe load` with `redis-benchmark -t set -P 64`;
+# Optional: LOAD_KEYS=N compares `clusterpipe load` (defaults, and at depth 64) with
+# `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters;
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
 #   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  LOAD_KEYS=0  STRACE=0
@@ -35,7 +36,7 @@ command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (Debi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-vsrb-XXXXXX")
 rmdir "$dir"
 out=$(mktemp)
-cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out".{st,rb,cp,srv}; }
+cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out".{st,rb,cp,cp64,srv}; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -112,8 +113,11 @@ fi
 
 if [[ $LOAD_KEYS -gt 0 ]]; then
     echo
-    echo "load of $LOAD_KEYS keys of $VALUE bytes, each tool on a fresh 4-master cluster" \
-         "(redis-benchmark -t set -P 64 -c 50 -r N -n N vs clusterpipe load --pipeline 64):"
+    echo "load of $LOAD_KEYS keys of $VALUE bytes, each run on a fresh 4-master cluster, $ROUNDS" \
+         "interleaved rounds, medians:"
+    echo "  rb:    redis-benchmark --cluster -t set -P 64 -c 50 -r N -n N"
+    echo "  cp:    clusterpipe load (its defaults)"
+    echo "  cp@64: clusterpipe load --pipeline 64 (redis-benchmark's depth)"
     fresh() {
         "$CP" down --dir "$dir" >/dev/null 2>&1
         "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -122,20 +126,37 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         pw=$(cat "$dir/password")
         pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
     }
-    fresh
-    rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -P 64 -c 50 \
-        -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
-    rb_ops=$(rb_ops_of)
-    rb_srv=$(cat "$out.srv")
-    fresh
-    cp_cpu=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" \
-        --pipeline 64 --quiet)
-    cp_ops=$(sed -n 's/^loaded .* = \([0-9,]*\) keys\/s.*/\1/p' "$out" | tr -d ,)
-    grep -q 'as expected' "$out" || { echo "clusterpipe load did not check out:" >&2; cat "$out" >&2; }
-    awk -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$LOAD_KEYS" \
-        -v rs="$rb_srv" -v cs="$(cat "$out.srv")" 'BEGIN {
-        printf "  redis-benchmark %10.0f keys/s %7.3f client us/op %7.3f server us/op\n", ro,
-               rc * 1e6 / n, rs * 1e6 / n;
-        printf "  clusterpipe     %10.0f keys/s %7.3f client us/op %7.3f server us/op" \
-               "   rate %.2fx, cpu %.2fx\n", co, cc * 1e6 / n, cs * 1e6 / n, co / ro, cc / rc }'
+    keys_held() { "$CP" status --dir "$dir" | awk '$1 == "master" { k += $NF } END { print k }'; }
+    # one row per run: rate, client CPU s, servers' CPU s, distinct keys the servers hold after
+    load_rb() {
+        local c
+        c=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -P 64 -c 50 \
+            -n "$LOAD_KEYS" -r "$LOAD_KEYS" -d "$VALUE" -q)
+        echo "$(rb_ops_of) $c $(cat "$out.srv") $(keys_held)"
+    }
+    load_cp() {
+        local c
+        c=$(cpu_of "$CP" load --dir "$dir" --keys "$LOAD_KEYS" --value-size "$VALUE" --quiet "$@")
+        grep -q 'as expected' "$out" || { echo "clusterpipe load did not check out:" >&2; cat "$out" >&2; }
+        echo "$(sed -n 's/^loaded .* = \([0-9,]*\) keys\/s.*/\1/p' "$out" | tr -d ,) $c $(cat "$out.srv") $(keys_held)"
+    }
+    : >"$out.rb"; : >"$out.cp"; : >"$out.cp64"
+    for ((r = 0; r < ROUNDS; r++)); do
+        fresh; load_rb >>"$out.rb"
+        fresh; load_cp >>"$out.cp"
+        fresh; load_cp --pipeline 64 >>"$out.cp64"
+    done
+    col() { cut -d' ' -f"$2" "$1" | median; }
+    rb_ops=$(col "$out.rb" 1)
+    printf '  %-6s %10s %12s %12s %12s %10s %10s\n' tool "keys/s" "client us/op" "server us/op" \
+        "keys held" "rate" "cpu/op"
+    for t in rb cp cp64; do
+        f=$out.$t
+        awk -v t="${t/cp64/cp@64}" -v o="$(col "$f" 1)" -v c="$(col "$f" 2)" -v s="$(col "$f" 3)" \
+            -v k="$(col "$f" 4)" -v ro="$rb_ops" -v rc="$(col "$out.rb" 2)" -v n="$LOAD_KEYS" 'BEGIN {
+            printf "  %-6s %10.0f %12.3f %12.3f %12d %9.2fx %9.2fx\n", t, o, c * 1e6 / n,
+                   s * 1e6 / n, k, o / ro, c / rc }'
+    done
+    echo "  (rate and cpu/op relative to rb, want rate >= 1.0; keys held: distinct keys in the" \
+         "servers afterwards - redis-benchmark's -r draws keys with replacement)"
 fi

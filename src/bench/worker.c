@@ -43,7 +43,8 @@ typedef struct reqbuf {
     uint8_t *isset; /* SET (1) or GET (0) */
     uint64_t *kidx; /* acked tracking only: key index, and the version the SET writes */
     uint32_t *kver; /* or the GET expects at least (acknowledged before it was sent) */
-    size_t n;
+    size_t head;    /* a queue's first request (a batch always starts at 0) */
+    size_t n;       /* requests, from head */
 } reqbuf;
 
 /* Requests a lane may have queued: a few batches, so that a client's key stream rarely stops on a
@@ -437,10 +438,10 @@ static void load_chunk(wctx *x, cp__group *g) {
 static uint64_t next_load_key(wctx *x, cp__group *g, int *lane) {
     if (g->left == 0)
         load_chunk(x, g);
-    int l = g->turn;
+    int l = g->turn; /* no `%` here: a division per key was a sixth of this function */
     while (g->lane_cur[l] == g->lane_end[l])
-        l = (l + 1) % x->lanes;
-    g->turn = (l + 1) % x->lanes;
+        l = l + 1 == x->lanes ? 0 : l + 1;
+    g->turn = l + 1 == x->lanes ? 0 : l + 1;
     g->left--;
     *lane = l;
     return g->chunk[g->lane_cur[l]++];
@@ -472,14 +473,32 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
     return klen;
 }
 
-static void push(wctx *x, reqbuf *b, const req *r, size_t klen) {
-    size_t i = b->n++;
-    memcpy(b->keys + i * x->keystride, x->keybuf, klen);
-    b->keylen[i] = (uint8_t)klen;
-    b->isset[i] = r->set;
-    if (b->kidx != NULL) {
-        b->kidx[i] = r->idx;
-        b->kver[i] = r->version;
+/* Moves n requests from src[si..] to dst[di..] (the ranges may overlap). */
+static void move_reqs(const wctx *x, reqbuf *dst, size_t di, const reqbuf *src, size_t si,
+                      size_t n) {
+    memmove(dst->keys + di * x->keystride, src->keys + si * x->keystride, n * x->keystride);
+    memmove(dst->keylen + di, src->keylen + si, n);
+    memmove(dst->isset + di, src->isset + si, n);
+    if (src->kidx != NULL) {
+        memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
+        memmove(dst->kver + di, src->kver + si, n * sizeof(*src->kver));
+    }
+}
+
+/* Appends a request to a queue; its buffers hold QUEUED_BATCHES batches, and the queued requests
+ * move to the front only when the back is reached (not on every take). */
+static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
+    if (q->head + q->n == x->spec->batch * QUEUED_BATCHES) {
+        move_reqs(x, q, 0, q, q->head, q->n);
+        q->head = 0;
+    }
+    size_t i = q->head + q->n++;
+    memcpy(q->keys + i * x->keystride, x->keybuf, klen);
+    q->keylen[i] = (uint8_t)klen;
+    q->isset[i] = r->set;
+    if (q->kidx != NULL) {
+        q->kidx[i] = r->idx;
+        q->kver[i] = r->version;
     }
 }
 
@@ -512,28 +531,18 @@ static void fill(wctx *x, cp__client_state *cs) {
 /* Moves up to a batch of requests from the front of lane cs's queue into its batch buffer. */
 static void take(wctx *x, cp__client_state *cs) {
     reqbuf *q = &cs->queue, *b = &cs->batch;
-    size_t n = q->n < x->spec->batch ? q->n : x->spec->batch, rest = q->n - n;
-    if (rest == 0) { /* the usual case: swap the buffers */
+    size_t n = q->n < x->spec->batch ? q->n : x->spec->batch;
+    if (q->head == 0 && n == q->n) { /* the whole queue from the front: swap the buffers */
         reqbuf t = *b;
         *b = *q;
         *q = t;
         q->n = 0;
         return;
     }
-    memcpy(b->keys, q->keys, n * x->keystride);
-    memmove(q->keys, q->keys + n * x->keystride, rest * x->keystride);
-    memcpy(b->keylen, q->keylen, n);
-    memmove(q->keylen, q->keylen + n, rest);
-    memcpy(b->isset, q->isset, n);
-    memmove(q->isset, q->isset + n, rest);
-    if (q->kidx != NULL) {
-        memcpy(b->kidx, q->kidx, n * sizeof(*q->kidx));
-        memmove(q->kidx, q->kidx + n, rest * sizeof(*q->kidx));
-        memcpy(b->kver, q->kver, n * sizeof(*q->kver));
-        memmove(q->kver, q->kver + n, rest * sizeof(*q->kver));
-    }
+    move_reqs(x, b, 0, q, q->head, n);
     b->n = n;
-    q->n = rest;
+    q->n -= n;
+    q->head = q->n == 0 ? 0 : q->head + n;
 }
 
 /* Appends lane cs's next batch to its pipeline (it becomes the executing batch). */

@@ -175,7 +175,7 @@ int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
         if (f == NULL)
             return CP_ENOMEM;
         for (size_t i = 0; i < c->fcount; i++)
-            f[i] = c->fifo[(c->fhead + i) % c->fcap];
+            f[i] = c->fifo[(c->fhead + i) & (c->fcap - 1)];
         free(c->fifo);
         c->fifo = f;
         c->fhead = 0;
@@ -199,7 +199,7 @@ int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
     }
     memcpy(c->obuf + c->olen, req, len);
     c->olen += len;
-    c->fifo[(c->fhead + c->fcount) % c->fcap] = (cp__inflight){tag, c->buffered};
+    c->fifo[(c->fhead + c->fcount) & (c->fcap - 1)] = (cp__inflight){tag, c->buffered};
     c->fcount++;
     c->buffered += len;
     return 0;
@@ -296,18 +296,18 @@ int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag) {
     if (c->fcount == 0)
         return set_err(c, CP_EPROTO, "protocol error: reply with no request in flight");
     *tag = c->fifo[c->fhead].tag;
-    c->fhead = (c->fhead + 1) % c->fcap;
+    c->fhead = (c->fhead + 1) & (c->fcap - 1);
     c->fcount--;
     *reply = r;
     return 1;
 }
 
 int cp__conn_was_written(const cp__conn *c, size_t i) {
-    return c->fifo[(c->fhead + i) % c->fcap].start < c->written;
+    return c->fifo[(c->fhead + i) & (c->fcap - 1)].start < c->written;
 }
 
 uint32_t cp__conn_tag(const cp__conn *c, size_t i) {
-    return c->fifo[(c->fhead + i) % c->fcap].tag;
+    return c->fifo[(c->fhead + i) & (c->fcap - 1)].tag;
 }
 
 static redisReply *roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {

@@ -48,9 +48,9 @@ typedef struct cp__conn {
     uint64_t buffered;       /* bytes ever appended to obuf on this socket */
     uint64_t written;        /* bytes ever written to the socket */
     cp__inflight *fifo;
-    size_t fhead, fcount, fcap;
-    uint64_t last_io_ns; /* last time bytes moved, for the I/O timeout */
-    unsigned *fd_gen;    /* when set, incremented each time the socket opens or closes */
+    size_t fhead, fcount, fcap; /* a ring; fcap is 0 or a power of two (index with & (fcap - 1)) */
+    uint64_t last_io_ns;        /* last time bytes moved, for the I/O timeout */
+    unsigned *fd_gen;           /* when set, incremented each time the socket opens or closes */
     /* Replies are built in the arena *replies points to (the owner repoints it per batch; see
      * replyarena.h). Not needed for cp__conn_roundtrip, which copies its reply out. */
     cp__reply_arena **replies;
