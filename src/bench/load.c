@@ -21,7 +21,7 @@ void cp__load_config_init(cp__load_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
     cfg->keys = 100000;
     cfg->value_size = 64;
-    cfg->pipeline = 64;
+    cfg->pipeline = 0; /* by target: CP__LOAD_PIPELINE_CLUSTER or _PROXY */
     cfg->threads = 2;
     cfg->clients = 0;
     cfg->version = 1;
@@ -87,7 +87,7 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
                  char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
     err[0] = '\0';
-    if (cfg->keys == 0 || cfg->pipeline < 1 || cfg->threads < 1 || cfg->threads > 1024 ||
+    if (cfg->keys == 0 || cfg->pipeline < 0 || cfg->threads < 1 || cfg->threads > 1024 ||
         cfg->clients < 0 || (cfg->clients > 0 && cfg->clients < cfg->threads) ||
         cfg->value_size == 0) {
         snprintf(err, errlen,
@@ -111,7 +111,10 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     spec->clients = cfg->clients > 0 ? cfg->clients : cfg->threads * 4;
     if ((uint64_t)spec->clients > cfg->keys)
         spec->clients = cfg->keys < (uint64_t)spec->threads ? spec->threads : (int)cfg->keys;
-    spec->batch = cfg->pipeline > 0 ? (size_t)cfg->pipeline : 1;
+    spec->batch = cfg->pipeline > 0               ? (size_t)cfg->pipeline
+                  : t->mode == CP__TARGET_CLUSTER ? CP__LOAD_PIPELINE_CLUSTER
+                                                  : CP__LOAD_PIPELINE_PROXY;
+    out->pipeline = (int)spec->batch;
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;
     spec->ratio_set = 1;

@@ -326,6 +326,7 @@ static void test_external_cluster(void **state) {
     if (rc != 0)
         fail_msg("load exited %d: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "hold 2000 keys"));
+    assert_non_null(strstr(run.out, "pipeline 512)")); /* a cluster's default load depth */
     const char *args[] = {"bench",      f->endpoints[0] ? "--cluster" : "",
                           f->endpoints, "--keys",
                           "2000",       "--requests",
