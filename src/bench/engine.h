@@ -248,7 +248,9 @@ typedef struct cp__load_progress {
 typedef struct cp__load_config {
     uint64_t keys;          /* keys 0 .. keys-1, each SET once */
     size_t value_size;      /* verifiable values (>= cp__value_min_size) */
-    int pipeline;           /* requests in flight per connection; 0: by target (below) */
+    int pipeline;           /* keys in flight per connection; 0: by target (below) */
+    int mset;               /* keys per MSET (same slot, adjacent in slot order); 0: by target
+                               (below); 1: one SET per key */
     int threads;            /* worker threads, each with its own event loop */
     int clients;            /* total clients (each connected to every master); 0: 4 per thread */
     const char *key_prefix; /* NULL: "key:" */
@@ -264,9 +266,14 @@ typedef struct cp__load_config {
  * past 64 (measured through one proxy: 190k keys/s at 64, 142k at 256, 111k at 512). */
 #define CP__LOAD_PIPELINE_CLUSTER 512
 #define CP__LOAD_PIPELINE_PROXY 64
+/* Keys per MSET unless set (mset 0). A cluster is written in slot order, so neighbouring keys
+ * share a slot and one MSET carries them (the server parses, routes, times and answers one
+ * command per group); through a proxy one SET per key (nutcracker splits an MSET by server). */
+#define CP__LOAD_MSET_CLUSTER 16
+#define CP__LOAD_MSET_PROXY 1
 
-/* Defaults: 100000 keys, value 64 bytes, pipeline 0 (by target, above), 2 threads, 4 clients per
- * thread, version 1, DBSIZE check on. */
+/* Defaults: 100000 keys, value 64 bytes, pipeline and mset 0 (by target, above), 2 threads, 4
+ * clients per thread, version 1, DBSIZE check on. */
 void cp__load_config_init(cp__load_config *cfg);
 
 typedef struct cp__load_result {
@@ -275,7 +282,8 @@ typedef struct cp__load_result {
     uint64_t unknown; /* outcome unknown */
     double seconds;
     double keys_per_sec;
-    int pipeline; /* requests in flight per connection it used */
+    int pipeline; /* keys in flight per connection it used */
+    int mset;     /* keys per MSET at most it used (1: SET) */
     /* DBSIZE check: dbsize_checked = 1 when the servers were counted; dbsize = their sum.
      * When it could not be done (external twemproxy: shards unknown), note says why. */
     int dbsize_checked;

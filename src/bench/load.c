@@ -87,12 +87,12 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
                  char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
     err[0] = '\0';
-    if (cfg->keys == 0 || cfg->pipeline < 0 || cfg->threads < 1 || cfg->threads > 1024 ||
-        cfg->clients < 0 || (cfg->clients > 0 && cfg->clients < cfg->threads) ||
-        cfg->value_size == 0) {
+    if (cfg->keys == 0 || cfg->pipeline < 0 || cfg->mset < 0 || cfg->mset > 65535 ||
+        cfg->threads < 1 || cfg->threads > 1024 || cfg->clients < 0 ||
+        (cfg->clients > 0 && cfg->clients < cfg->threads) || cfg->value_size == 0) {
         snprintf(err, errlen,
-                 "bad load configuration (--keys, --pipeline, --threads, --clients "
-                 "and --value-size must be > 0, clients >= threads)");
+                 "bad load configuration (--keys, --pipeline, --mset, --threads, --clients "
+                 "and --value-size must be > 0, --mset <= 65535, clients >= threads)");
         return CP_EINVAL;
     }
     cp__run_spec *spec = calloc(1, sizeof(*spec));
@@ -115,6 +115,10 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
                   : t->mode == CP__TARGET_CLUSTER ? CP__LOAD_PIPELINE_CLUSTER
                                                   : CP__LOAD_PIPELINE_PROXY;
     out->pipeline = (int)spec->batch;
+    spec->mset_keys = cfg->mset > 0                   ? cfg->mset
+                      : t->mode == CP__TARGET_CLUSTER ? CP__LOAD_MSET_CLUSTER
+                                                      : CP__LOAD_MSET_PROXY;
+    out->mset = spec->mset_keys;
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;
     spec->ratio_set = 1;

@@ -47,6 +47,8 @@ typedef struct cp__run_spec {
     uint64_t requests;    /* total over all clients; 0: duration */
     uint64_t duration_ns; /* used when requests == 0 */
     bool exact_cover;     /* load: each client writes its sequential share of keys once */
+    int mset_keys; /* load: adjacent keys of one slot go out as one MSET of up to this many keys
+                      (load writes a cluster in slot order); <= 1: one SET per key */
     unsigned ratio_set, ratio_get;
     uint64_t keys;
     cp__dist dist;

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #define KEYS 3000
+#define MSET_KEYS 100000
 
 static int setup(void **state) {
     return cp_fixture_setup_cluster3(state);
@@ -46,6 +47,75 @@ static void load_cli(cp_clirun *r, cp_fixture *f, int keys) {
     if (rc != 0)
         fail_msg("load exited %d: %s%s", rc, r->out, r->err);
     assert_non_null(strstr(r->out, "as expected"));
+}
+
+/* load's MSET groups (3 keys at most, batches of 7 keys, so groups are cut by the cap, by a
+ * slot change and by the batch's end): every key is written once with its own value (a
+ * sequential read of every key verifies each one), and the masters really ran MSETs of more than
+ * one key on average (INFO commandstats against DBSIZE). */
+static void test_load_mset_groups(void **state) {
+    cp_fixture *f = *state;
+    cp__bench_target t;
+    char err[1024];
+    assert_int_equal(cp__bench_target_from_topo(&t, f->topo, NULL, NULL), 0);
+    cp__load_config lc;
+    cp__load_config_init(&lc);
+    lc.keys = MSET_KEYS;
+    lc.threads = 1;
+    lc.clients = 1;
+    lc.pipeline = 7;
+    lc.mset = 3;
+    cp__load_result lr;
+    if (cp__load_run(&t, &lc, &lr, err, sizeof(err)) != 0)
+        fail_msg("load: %s", err);
+    assert_int_equal(lr.written, MSET_KEYS);
+    assert_int_equal(lr.mset, 3);
+    assert_int_equal(lr.dbsize, MSET_KEYS);
+
+    long long msets = 0, keys = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role != CP_ROLE_MASTER)
+            continue;
+        redisContext *c = cp_fixture_conn(f, pr->port);
+        assert_non_null(c);
+        redisReply *r = redisCommand(c, "INFO commandstats");
+        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
+        const char *m = strstr(r->str, "cmdstat_mset:calls=");
+        assert_non_null(m);
+        msets += atoll(m + strlen("cmdstat_mset:calls="));
+        assert_null(strstr(r->str, "cmdstat_set:")); /* no SET: every key went in an MSET */
+        freeReplyObject(r);
+        r = redisCommand(c, "DBSIZE");
+        assert_true(r != NULL && r->type == REDIS_REPLY_INTEGER);
+        keys += r->integer;
+        freeReplyObject(r);
+    }
+    assert_int_equal(keys, MSET_KEYS);
+    /* one chunk of 100,000 keys sorted by slot, about 6 per slot: groups of 2-3 on average */
+    assert_true(msets <= MSET_KEYS * 7 / 10);
+    assert_true(msets >= MSET_KEYS / 3);
+
+    cp__bench_config cfg;
+    cp__bench_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.clients = 1;
+    cfg.pipeline = 16;
+    cfg.requests = MSET_KEYS;
+    cfg.ratio_set = 0;
+    cfg.ratio_get = 1;
+    cfg.keys = MSET_KEYS;
+    assert_int_equal(cp__dist_parse("sequential", &cfg.dist), 0);
+    cp__bench_result *r = malloc(sizeof(*r));
+    assert_non_null(r);
+    if (cp__bench_run(&t, &cfg, r, err, sizeof(err)) != 0)
+        fail_msg("bench: %s", err);
+    assert_int_equal(r->gets, MSET_KEYS);
+    assert_int_equal(r->misses, 0);
+    assert_int_equal(r->verify_checked, MSET_KEYS);
+    assert_int_equal(r->verify_mismatches, 0);
+    cp__bench_result_free(r);
+    free(r);
 }
 
 /* Engine API: load, check the count, then a verified 1:4 run over two threads. */
@@ -326,7 +396,9 @@ static void test_external_cluster(void **state) {
     if (rc != 0)
         fail_msg("load exited %d: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "hold 2000 keys"));
-    assert_non_null(strstr(run.out, "pipeline 512)")); /* a cluster's default load depth */
+    assert_non_null(
+        strstr(run.out,
+               "pipeline 512, MSET of <= 16 keys)")); /* a cluster's default load depth */
     const char *args[] = {"bench",      f->endpoints[0] ? "--cluster" : "",
                           f->endpoints, "--keys",
                           "2000",       "--requests",
@@ -352,6 +424,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_load_and_bench_verified, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupted_value_caught, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_mset_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_external_cluster, setup, teardown),
     };

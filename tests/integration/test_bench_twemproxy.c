@@ -51,7 +51,7 @@ static void test_load_and_bench(void **state) {
     if (rc != 0)
         fail_msg("load exited %d: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "the servers hold 3000 keys, as expected"));
-    assert_non_null(strstr(run.out, "(twemproxy, pipeline 16)")); /* --pipeline wins */
+    assert_non_null(strstr(run.out, "(twemproxy, pipeline 16, SET per key)")); /* --pipeline wins */
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "tw.json"));
     const char *args[] = {"bench", "--dir",  f->dir, "--clients", "4",   "--pipeline",
@@ -82,7 +82,8 @@ static void test_corrupted_value_caught(void **state) {
     cp_clirun_init(&run);
     const char *load[] = {"load", "--dir", f->dir, "--keys", "500", NULL};
     assert_int_equal(cp_clirun_run(&run, load), 0);
-    assert_non_null(strstr(run.out, "(twemproxy, pipeline 64)")); /* the proxy's default depth */
+    assert_non_null(
+        strstr(run.out, "(twemproxy, pipeline 64, SET per key)")); /* the proxy's default depth */
     cp__keyfmt kf;
     cp__valuefmt vf;
     assert_int_equal(cp__keyfmt_init(&kf, NULL, 0), 0);
