@@ -11,7 +11,7 @@
 # and the servers' CPU per request under each tool (/proc of the four redis-servers): the
 # workloads differ there, because redis-benchmark --cluster puts all of a master's keys in one
 # slot (one hash tag per master), while clusterpipe's keys spread over every slot.
-# Optional: LOAD_KEYS=N compares `clusterpipe load` (defaults, and at depth 64) with
+# Optional: LOAD_KEYS=N compares `clusterpipe load` (defaults, and SET at depth 64) with
 # `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters;
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
 #   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
@@ -116,8 +116,8 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
     echo "load of $LOAD_KEYS keys of $VALUE bytes, each run on a fresh 4-master cluster, $ROUNDS" \
          "interleaved rounds, medians:"
     echo "  rb:    redis-benchmark --cluster -t set -P 64 -c 50 -r N -n N"
-    echo "  cp:    clusterpipe load (its defaults)"
-    echo "  cp@64: clusterpipe load --pipeline 64 (redis-benchmark's depth)"
+    echo "  cp:    clusterpipe load (its defaults: pipeline 512, MSET of the keys of one slot)"
+    echo "  cp@64: clusterpipe load --pipeline 64 --mset 1 (one SET per key, redis-benchmark's depth)"
     fresh() {
         "$CP" down --dir "$dir" >/dev/null 2>&1
         "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -144,7 +144,7 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
     for ((r = 0; r < ROUNDS; r++)); do
         fresh; load_rb >>"$out.rb"
         fresh; load_cp >>"$out.cp"
-        fresh; load_cp --pipeline 64 >>"$out.cp64"
+        fresh; load_cp --pipeline 64 --mset 1 >>"$out.cp64"
     done
     col() { cut -d' ' -f"$2" "$1" | median; }
     rb_ops=$(col "$out.rb" 1)
