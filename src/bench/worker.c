@@ -47,10 +47,18 @@ typedef struct reqbuf {
     size_t n;       /* requests, from head */
 } reqbuf;
 
-/* Requests a lane may have queued: a few batches, so that a client's key stream rarely stops on a
- * full lane (random keys reach the lanes unevenly), and memory stays bounded however skewed the
- * key distribution is. */
+/* Requests a lane may have queued: a few batches, and at least QUEUE_MIN, so that a client's key
+ * stream rarely stops on a full lane, and memory stays bounded however skewed the key
+ * distribution is. Random keys reach the lanes unevenly: how far one lane's share runs ahead of
+ * the others is a random walk, which reaches a bound of Q after about Q^2 keys. With 4 batches
+ * alone (Q = 4 at depth 1, 40 at depth 10) the stream stopped for three in four batches at
+ * depth 1 and one in four at depth 10, and lanes went out short or waited. */
 #define QUEUED_BATCHES 4
+#define QUEUE_MIN 256
+
+static size_t queue_cap(size_t batch) {
+    return batch * QUEUED_BATCHES > QUEUE_MIN ? batch * QUEUED_BATCHES : QUEUE_MIN;
+}
 
 /* One generated request not placed yet: its lane's queue was full. */
 typedef struct req {
@@ -138,6 +146,7 @@ typedef struct wctx {
     size_t *argvlen;
     char *keybuf;     /* the key being generated (prefix written once) */
     size_t keystride; /* bytes per key in a lane's batch key buffer */
+    size_t qcap;      /* requests a lane may have queued (queue_cap) */
     int lanes;        /* lanes per client */
     int *finished;    /* lanes whose batch ended in this wake-up (run_loop) */
     /* load's slot-order sort (next_load_key): per-slot counts, a chunk's slots and indexes */
@@ -499,10 +508,10 @@ static void move_reqs(const wctx *x, reqbuf *dst, size_t di, const reqbuf *src, 
     }
 }
 
-/* Appends a request to a queue; its buffers hold QUEUED_BATCHES batches, and the queued requests
- * move to the front only when the back is reached (not on every take). */
+/* Appends a request to a queue; its buffers hold x->qcap requests, and the queued requests move
+ * to the front only when the back is reached (not on every take). */
 static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
-    if (q->head + q->n == x->spec->batch * QUEUED_BATCHES) {
+    if (q->head + q->n == x->qcap) {
         move_reqs(x, q, 0, q, q->head, q->n);
         q->head = 0;
     }
@@ -520,7 +529,7 @@ static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
  * request is for a lane whose queue is full (it waits in the carry: the stream keeps its order). */
 static void fill(wctx *x, cp__client_state *cs) {
     cp__group *g = cs->g;
-    size_t batch = x->spec->batch, cap = batch * QUEUED_BATCHES;
+    size_t batch = x->spec->batch, cap = x->qcap;
     while (cs->queue.n < batch) {
         req r;
         size_t klen;
@@ -793,7 +802,7 @@ static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, co
 }
 
 static int reqbuf_alloc(wctx *x, reqbuf *b) {
-    size_t n = x->spec->batch * QUEUED_BATCHES;
+    size_t n = x->qcap;
     b->keys = malloc(n * x->keystride);
     b->keylen = malloc(n);
     b->isset = malloc(n);
@@ -885,6 +894,7 @@ static void *worker_main(void *arg) {
     x.argv = malloc((1 + 2 * per_cmd) * sizeof(*x.argv));
     x.argvlen = malloc((1 + 2 * per_cmd) * sizeof(*x.argvlen));
     x.keystride = cp__key_max_len(s->kf, s->keys);
+    x.qcap = queue_cap(s->batch);
     x.keybuf = malloc(x.keystride);
     x.lanes = s->lanes;
     x.finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x.finished));
