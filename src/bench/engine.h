@@ -271,6 +271,8 @@ typedef struct cp__load_config {
  * command per group); through a proxy one SET per key (nutcracker splits an MSET by server). */
 #define CP__LOAD_MSET_CLUSTER 16
 #define CP__LOAD_MSET_PROXY 1
+/* An MSET's values may not add up to more than this (mset x value size). */
+#define CP__LOAD_MSET_MAX_BYTES (64u << 20)
 
 /* Defaults: 100000 keys, value 64 bytes, pipeline and mset 0 (by target, above), 2 threads, 4
  * clients per thread, version 1, DBSIZE check on. */

@@ -118,7 +118,18 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     spec->mset_keys = cfg->mset > 0                   ? cfg->mset
                       : t->mode == CP__TARGET_CLUSTER ? CP__LOAD_MSET_CLUSTER
                                                       : CP__LOAD_MSET_PROXY;
+    if (cfg->mset == 0 && (size_t)spec->mset_keys * cfg->value_size > CP__LOAD_MSET_MAX_BYTES) {
+        size_t fit = CP__LOAD_MSET_MAX_BYTES / cfg->value_size; /* big values: fewer per MSET */
+        spec->mset_keys = fit > 1 ? (int)fit : 1;
+    }
     out->mset = spec->mset_keys;
+    if (spec->mset_keys > 1 &&
+        (size_t)spec->mset_keys * cfg->value_size > CP__LOAD_MSET_MAX_BYTES) {
+        snprintf(err, errlen, "--mset %d x --value-size %zu is more than %u MiB per command",
+                 spec->mset_keys, cfg->value_size, CP__LOAD_MSET_MAX_BYTES >> 20);
+        rc = CP_EINVAL;
+        goto done;
+    }
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;
     spec->ratio_set = 1;

@@ -51,6 +51,8 @@ static void test_bad_flags_exit_2(void **state) {
         {{"load", T, NULL}, "--keys"},
         {{"load", T, "--keys", "ten", NULL}, "--keys"},
         {{"load", T, "--keys", "10", "--pipeline", "0", NULL}, "--pipeline"},
+        {{"load", T, "--keys", "10", "--mset", "0", NULL}, "--mset"},
+        {{"load", T, "--keys", "10", "--mset", "100", "--value-size", "1000000", NULL}, "--mset"},
         {{"load", T, "--keys", "10", "--threads", "4", "--clients", "2", NULL}, "--clients"},
         {{"load", T, "--keys", "10", "--value-size", "3", NULL}, "--value-size"},
         {{"load", "--keys", "10", NULL}, "target"},

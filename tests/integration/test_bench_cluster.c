@@ -397,8 +397,7 @@ static void test_external_cluster(void **state) {
         fail_msg("load exited %d: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "hold 2000 keys"));
     assert_non_null(
-        strstr(run.out,
-               "pipeline 512, MSET of <= 16 keys)")); /* a cluster's default load depth */
+        strstr(run.out, "pipeline 512, MSET of <= 16 keys)")); /* a cluster's default load depth */
     const char *args[] = {"bench",      f->endpoints[0] ? "--cluster" : "",
                           f->endpoints, "--keys",
                           "2000",       "--requests",
