@@ -261,7 +261,7 @@ typedef struct cp__load_config {
     const volatile sig_atomic_t *cancel;
 } cp__load_config;
 
-/* load's requests in flight per connection unless set (pipeline 0). A cluster takes a bulk load
+/* load's keys in flight per connection unless set (pipeline 0). A cluster takes a bulk load
  * fastest with deep pipelines (fewer sends and server wake-ups per key); nutcracker slows down
  * past 64 (measured through one proxy: 190k keys/s at 64, 142k at 256, 111k at 512). */
 #define CP__LOAD_PIPELINE_CLUSTER 512
@@ -273,6 +273,10 @@ typedef struct cp__load_config {
 #define CP__LOAD_MSET_PROXY 1
 /* An MSET's values may not add up to more than this (mset x value size). */
 #define CP__LOAD_MSET_MAX_BYTES (64u << 20)
+
+/* 0 when MSETs of `mset` keys of value_size bytes fit CP__LOAD_MSET_MAX_BYTES (or mset <= 1);
+ * else CP_EINVAL with the reason, naming the flags, in err. */
+int cp__load_mset_check(int mset, size_t value_size, char *err, size_t errlen);
 
 /* Defaults: 100000 keys, value 64 bytes, pipeline and mset 0 (by target, above), 2 threads, 4
  * clients per thread, version 1, DBSIZE check on. */

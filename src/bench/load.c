@@ -83,6 +83,14 @@ static int check_dbsize(const cp__bench_target *t, const cp__target_ctx *ctx, cp
     return 0;
 }
 
+int cp__load_mset_check(int mset, size_t value_size, char *err, size_t errlen) {
+    if (mset <= 1 || (size_t)mset * value_size <= CP__LOAD_MSET_MAX_BYTES)
+        return 0;
+    snprintf(err, errlen, "--mset %d x --value-size %zu is more than %u MiB per command", mset,
+             value_size, CP__LOAD_MSET_MAX_BYTES >> 20);
+    return CP_EINVAL;
+}
+
 int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load_result *out,
                  char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
@@ -123,13 +131,8 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
         spec->mset_keys = fit > 1 ? (int)fit : 1;
     }
     out->mset = spec->mset_keys;
-    if (spec->mset_keys > 1 &&
-        (size_t)spec->mset_keys * cfg->value_size > CP__LOAD_MSET_MAX_BYTES) {
-        snprintf(err, errlen, "--mset %d x --value-size %zu is more than %u MiB per command",
-                 spec->mset_keys, cfg->value_size, CP__LOAD_MSET_MAX_BYTES >> 20);
-        rc = CP_EINVAL;
+    if ((rc = cp__load_mset_check(spec->mset_keys, cfg->value_size, err, errlen)) != 0)
         goto done;
-    }
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;
     spec->ratio_set = 1;

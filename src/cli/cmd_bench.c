@@ -581,10 +581,9 @@ int cp_cli_load(int argc, char **argv) {
     }
     if (!have_keys)
         return cp_cli_usage_error(cmd, "--keys N is required");
-    if (cfg.mset > 1 && (size_t)cfg.mset * cfg.value_size > CP__LOAD_MSET_MAX_BYTES)
-        return cp_cli_usage_error(cmd,
-                                  "--mset %d x --value-size %zu is more than %u MiB per command",
-                                  cfg.mset, cfg.value_size, CP__LOAD_MSET_MAX_BYTES >> 20);
+    char why[160];
+    if (cp__load_mset_check(cfg.mset, cfg.value_size, why, sizeof(why)) != 0)
+        return cp_cli_usage_error(cmd, "%s", why);
     if (cfg.clients > 0 && cfg.clients < cfg.threads)
         return cp_cli_usage_error(cmd, "--clients (%d) must be >= --threads (%d)", cfg.clients,
                                   cfg.threads);
