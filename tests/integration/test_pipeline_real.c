@@ -58,6 +58,7 @@ typedef struct worker {
     int uncertain[KEYS]; /* a SET of this key ended unknown: its value may be either */
     cp_stats stats;
     char first_problem[256];
+    char first_wrong[320]; /* the first wrong GET, with what the batch did to its key after it */
 } worker;
 
 /* A hash tag whose slot lies in one of the run's hot ranges (or anywhere when none). */
@@ -108,6 +109,22 @@ typedef struct op {
     int idx;
     uint32_t version;
 } op;
+
+/* Notes a wrong GET (batch position j) and the outcomes of the later SETs of its key in the same
+ * batch: a GET re-sent after a broken connection can land after one of them. */
+static void describe_wrong(worker *w, cp_pipeline *p, const op *ops, int j, const redisReply *r,
+                           const op *x) {
+    char later[128] = "";
+    size_t len = 0;
+    for (int k = j + 1; k < BATCH && len + 24 < sizeof(later); k++)
+        if (ops[k].kind == 'S' && ops[k].idx == x->idx)
+            len += (size_t)snprintf(later + len, sizeof(later) - len, " v%u:outcome %d",
+                                    ops[k].version, cp_get_outcome(p, (size_t)k));
+    snprintf(w->first_wrong, sizeof(w->first_wrong),
+             "GET %s at %d: got '%s', want version %u; later SETs in the batch:%s", w->key[x->idx],
+             j, r->type == REDIS_REPLY_STRING ? r->str : "(not a string)", x->version,
+             later[0] ? later : " none");
+}
 
 static void *work(void *arg) {
     worker *w = arg;
@@ -176,6 +193,9 @@ static void *work(void *arg) {
                     w->wrong++;
                     problem(w, "GET %s: got '%s', want version %u", w->key[x->idx],
                             r->type == REDIS_REPLY_STRING ? r->str : "(not a string)", x->version);
+                    if (w->first_wrong[0] ==
+                        '\0') /* kept apart: first_problem is usually the crash */
+                        describe_wrong(w, p, ops, j, r, x);
                 } else if (got < x->version) {
                     w->stale++;
                     problem(w, "GET %s: stale '%s', want version %u", w->key[x->idx],
@@ -233,6 +253,8 @@ static totals finish(cp_fixture *f, worker *w, run *r) {
         t.ask += w[i].stats.ask;
         if (w[i].first_problem[0])
             print_message("worker %d: %s\n", i, w[i].first_problem);
+        if (w[i].first_wrong[0])
+            print_message("worker %d, first wrong: %s\n", i, w[i].first_wrong);
     }
     for (int i = 0; i < THREADS; i++) {
         for (int k = 0; k < KEYS; k++) {
