@@ -324,9 +324,18 @@ size_t cp__proc_stop_many(const cp__pidref *refs, size_t n, int term_ms) {
     return wait_all_gone(refs, n, 5000);
 }
 
+#define EXIT_DESC_WAIT_MS 1000 /* how long a dying child may take to become reapable */
+
 void cp__proc_exit_desc(pid_t pid, char *buf, size_t len) {
     int status = 0;
     pid_t r = pid > 0 ? waitpid(pid, &status, WNOHANG) : -1;
+    /* A process judged dead may still be exiting: its cmdline is already empty (so it no longer
+     * counts as ours) while its threads finish, and only then can it be reaped. Seen in CI: a
+     * nutcracker killed by SIGKILL during `up` was described as "exited". Wait for that briefly. */
+    for (int waited = 0; r == 0 && waited < EXIT_DESC_WAIT_MS; waited += 5) {
+        cp__sleep_ms(5);
+        r = waitpid(pid, &status, WNOHANG);
+    }
     if (r == pid && WIFEXITED(status))
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
     else if (r == pid && WIFSIGNALED(status))

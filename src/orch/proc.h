@@ -55,8 +55,9 @@ int cp__proc_wait_gone(const cp__pidref *ref, int timeout_ms);
  * wait again. Reaps our children. Returns how many are still alive afterwards (0 normally). */
 size_t cp__proc_stop_many(const cp__pidref *refs, size_t n, int term_ms);
 
-/* When pid is our child and has exited, reaps it and describes how ("exited with status 1",
- * "killed by signal 9"); otherwise writes "exited". */
+/* When pid is our child and has exited (or exits within a second: call it for a process judged
+ * dead), reaps it and describes how ("exited with status 1", "killed by signal 9"); otherwise
+ * writes "exited". */
 void cp__proc_exit_desc(pid_t pid, char *buf, size_t len);
 
 /* Resident set size of pid in bytes from /proc/PID/statm, or -1. */
