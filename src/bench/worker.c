@@ -47,17 +47,27 @@ typedef struct reqbuf {
     size_t n;       /* requests, from head */
 } reqbuf;
 
-/* Requests a lane may have queued: a few batches, and at least QUEUE_MIN, so that a client's key
- * stream rarely stops on a full lane, and memory stays bounded however skewed the key
- * distribution is. Random keys reach the lanes unevenly: how far one lane's share runs ahead of
- * the others is a random walk, which reaches a bound of Q after about Q^2 keys. With 4 batches
- * alone (Q = 4 at depth 1, 40 at depth 10) the stream stopped for three in four batches at
- * depth 1 and one in four at depth 10, and lanes went out short or waited. */
-#define QUEUED_BATCHES 4
+/* Requests a lane may have queued, from its client's key stream. Random keys reach the lanes
+ * unevenly: how far one lane's share runs ahead of the others is a random walk, and once a lane's
+ * queue is full the stream stops (it keeps its order) and the other lanes go out short or wait.
+ * A walk reaches a bound of Q after about Q^2 keys and then keeps touching it, so the larger Q,
+ * the rarer short batches. Measured at depth 50 (the servers' GETs per read(), 50 at best):
+ * Q = 256: 45.6, 1,024: 47.5, 4,096: 48.7, 16,384: 48.8; redis-benchmark 49.4. Short batches
+ * cost the servers a read, a write and an event-loop pass for fewer requests, and leave them
+ * idle sooner. A lane may queue QUEUE_MAX requests, and fewer when a thread has so many lanes
+ * that their queues would pass QUEUE_BUDGET bytes, but never fewer than 4 batches or QUEUE_MIN
+ * (with 4 requests at depth 1 the stream stopped for three batches in four): memory stays
+ * bounded whatever the key distribution's skew and --keys are. A queue's buffers hold twice its
+ * cap (see take). */
+#define QUEUE_MAX 4096
 #define QUEUE_MIN 256
+#define QUEUE_BUDGET (32u << 20)
 
-static size_t queue_cap(size_t batch) {
-    return batch * QUEUED_BATCHES > QUEUE_MIN ? batch * QUEUED_BATCHES : QUEUE_MIN;
+static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
+    size_t floor = batch * 4 > QUEUE_MIN ? batch * 4 : QUEUE_MIN;
+    size_t fit = QUEUE_BUDGET / ((size_t)(lanes > 0 ? lanes : 1) * req_bytes * 2);
+    size_t q = fit < QUEUE_MAX ? fit : QUEUE_MAX;
+    return q > floor ? q : floor;
 }
 
 /* One generated request not placed yet: its lane's queue was full. */
@@ -509,13 +519,8 @@ static void move_reqs(const wctx *x, reqbuf *dst, size_t di, const reqbuf *src, 
     }
 }
 
-/* Appends a request to a queue; its buffers hold x->qcap requests, and the queued requests move
- * to the front only when the back is reached (not on every take). */
+/* Appends a request to a queue (take keeps head + n below twice the cap, its buffers' size). */
 static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
-    if (q->head + q->n == x->qcap) {
-        move_reqs(x, q, 0, q, q->head, q->n);
-        q->head = 0;
-    }
     size_t i = q->head + q->n++;
     memcpy(q->keys + i * x->keystride, x->keybuf, klen);
     q->keylen[i] = (uint8_t)klen;
@@ -552,21 +557,23 @@ static void fill(wctx *x, cp__client_state *cs) {
     }
 }
 
-/* Moves up to a batch of requests from the front of lane cs's queue into its batch buffer. */
+/* Moves up to a batch of requests from the front of lane cs's queue into its batch buffer. The
+ * rest moves to the front of the buffers once the taken prefix is at least as long as it: a
+ * move then costs at most one request per request taken, even for a lane that stays full (a hot
+ * master under zipf), and the queue touches about twice what it holds instead of cycling through
+ * the whole buffer (4,096 requests is 70 KB or more per lane, more than the caches hold for 40
+ * lanes). It also keeps head < n or head == 0, so head + n stays below twice the cap. */
 static void take(wctx *x, cp__client_state *cs) {
     reqbuf *q = &cs->queue, *b = &cs->batch;
     size_t n = q->n < x->spec->batch ? q->n : x->spec->batch;
-    if (q->head == 0 && n == q->n) { /* the whole queue from the front: swap the buffers */
-        reqbuf t = *b;
-        *b = *q;
-        *q = t;
-        q->n = 0;
-        return;
-    }
     move_reqs(x, b, 0, q, q->head, n);
     b->n = n;
     q->n -= n;
-    q->head = q->n == 0 ? 0 : q->head + n;
+    q->head += n;
+    if (q->n <= q->head) {
+        move_reqs(x, q, 0, q, q->head, q->n);
+        q->head = 0;
+    }
 }
 
 /* load: the batch as MSETs, each of the adjacent keys that share a slot (up to mset_keys). A
@@ -802,8 +809,7 @@ static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, co
     return code;
 }
 
-static int reqbuf_alloc(wctx *x, reqbuf *b) {
-    size_t n = x->qcap;
+static int reqbuf_alloc(wctx *x, reqbuf *b, size_t n) {
     b->keys = malloc(n * x->keystride);
     b->keylen = malloc(n);
     b->isset = malloc(n);
@@ -856,8 +862,9 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     cs->reg = calloc(16, sizeof(*cs->reg));
     if (s->mset_keys > 1)
         cs->cmdkeys = malloc(s->batch * sizeof(*cs->cmdkeys));
-    if (cs->p == NULL || reqbuf_alloc(x, &cs->batch) != 0 || reqbuf_alloc(x, &cs->queue) != 0 ||
-        cs->cur == NULL || cs->reg == NULL || (s->mset_keys > 1 && cs->cmdkeys == NULL))
+    if (cs->p == NULL || reqbuf_alloc(x, &cs->batch, s->batch) != 0 ||
+        reqbuf_alloc(x, &cs->queue, 2 * x->qcap) != 0 || cs->cur == NULL || cs->reg == NULL ||
+        (s->mset_keys > 1 && cs->cmdkeys == NULL))
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
     /* The lane's master (cluster) or the proxy. */
@@ -895,7 +902,10 @@ static void *worker_main(void *arg) {
     x.argv = malloc((1 + 2 * per_cmd) * sizeof(*x.argv));
     x.argvlen = malloc((1 + 2 * per_cmd) * sizeof(*x.argvlen));
     x.keystride = cp__key_max_len(s->kf, s->keys);
-    x.qcap = queue_cap(s->batch);
+    size_t req_bytes = x.keystride + 2; /* a queued request: key, length, SET or GET */
+    if (s->acked != NULL)
+        req_bytes += sizeof(uint64_t) + sizeof(uint32_t); /* kidx, kver */
+    x.qcap = queue_cap(s->batch, w->ncs, req_bytes);
     x.keybuf = malloc(x.keystride);
     x.lanes = s->lanes;
     x.finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x.finished));
