@@ -3,40 +3,56 @@
 # `clusterpipe bench` vs redis-benchmark, side by side on one 4-master cluster started here
 # (`clusterpipe up cluster --shards 4`, stopped by the trap). Same key count and value size, GET
 # only, the same number of connections and the same requests in flight per connection:
-#   redis-benchmark --cluster -c 4C -P P        (pins each of its 4C clients to one master)
-#   clusterpipe bench --clients C --pipeline P  (each client holds one connection per master)
+#   redis-benchmark --cluster -c 4C -P P        (its default in cluster mode: one thread per
+#                                                master, each client pinned to one master)
+#   clusterpipe bench --clients C --pipeline P  (one thread; each client holds one connection
+#                                                per master)
 # for P = 1, 10, 50. clusterpipe verifies every reply and records per-request latency;
-# redis-benchmark does neither. Client CPU is user+sys of the whole process for both (bash's
-# accounting of the child, setup included). Prints ops/s and client CPU us/op and the ratios,
-# and the servers' CPU per request under each tool (/proc of the four redis-servers): the
-# workloads differ there, because redis-benchmark --cluster puts all of a master's keys in one
-# slot (one hash tag per master), while clusterpipe's keys spread over every slot.
+# redis-benchmark does neither. The servers' CPU per request is printed too: the workloads
+# differ there, because redis-benchmark --cluster puts all of a master's keys in one slot (one
+# hash tag per master), while clusterpipe's keys spread over every slot.
+#
+# Both tools are measured the same way, from outside, over a window of steady traffic: after
+# WARM seconds, the GETs the four masters executed (INFO commandstats), their CPU and the tool's
+# CPU (/proc, all threads) over the next SECONDS seconds. Not from each tool's own report:
+# redis-benchmark's threads stop only at its 250 ms progress tick, so its elapsed time is rounded
+# up to the tick (a 2 s run reports up to 12% too few requests per second), and they spin on
+# writable sockets meanwhile (its CPU per request over a whole 1M-GET run at depth 50 came out
+# 0.8-1.0 us against 0.63-0.71 us while it runs); setup and teardown would also count.
 # Optional: LOAD_KEYS=N compares `clusterpipe load` (defaults, and SET at depth 64) with
-# `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters;
+# `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters (whole runs: 20 s or more, so
+# the tick costs redis-benchmark ~1% of its rate);
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
-#   usage: bench/vs-redis-benchmark.sh [REQUESTS] [KEYS] [CLIENTS]   (build first)
-#   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  LOAD_KEYS=0  STRACE=0
+#   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
+#   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
 # Each depth runs ROUNDS interleaved rounds (redis-benchmark, then clusterpipe) and reports the
-# medians: on a shared machine single runs swing by 2x.
+# medians: on a shared machine single runs swing by 10% and more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-REQ=${1:-1000000}
+WINDOW=${1:-5}
 KEYS=${2:-100000}
 C=${3:-10}
 VALUE=${VALUE:-64}
 DEPTHS=${DEPTHS:-"1 10 50"}
 ROUNDS=${ROUNDS:-3}
+WARM=${WARM:-2}
 LOAD_KEYS=${LOAD_KEYS:-0}
 STRACE=${STRACE:-0}
 CP=$BUILD/clusterpipe
 [[ -x $CP ]] || { echo "build first: cmake -S . -B $BUILD && cmake --build $BUILD" >&2; exit 1; }
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (Debian: redis-tools)" >&2; exit 1; }
+command -v redis-benchmark >/dev/null && command -v redis-cli >/dev/null ||
+    { echo "redis-benchmark and redis-cli not found (Debian: redis-tools)" >&2; exit 1; }
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-vsrb-XXXXXX")
 rmdir "$dir"
 out=$(mktemp)
-cleanup() { "$CP" down --dir "$dir" >/dev/null 2>&1 || true; rm -f "$out" "$out".{st,rb,cp,cp64,srv}; }
+tool=0   # the tool running in the background while it is measured
+cleanup() {
+    [[ $tool == 0 ]] || { kill "$tool" 2>/dev/null; wait "$tool" 2>/dev/null; }
+    "$CP" down --dir "$dir" >/dev/null 2>&1 || true
+    rm -f "$out" "$out".{st,rb,cp,cp64,srv}
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$CP" up cluster --shards 4 --dir "$dir" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -68,35 +84,64 @@ cpu_of() {
 rb_ops_of() { tr '\r' '\n' <"$out" | sed -n 's/^[A-Z]*: \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "GET, $ROUNDS interleaved rounds per depth, medians; $((4 * C)) connections each" >&2
+col() { cut -d' ' -f"$2" "$1" | median; }   # median of column $2 of file $1
+
+# One snapshot: time, GETs the masters executed, their CPU ticks, CPU ticks of process $1.
+ports=$(tr ',' '\n' <<<"$seeds" | sed 's/.*://')
+snapshot() {
+    local p g=0 s=0 t c
+    for p in $ports; do
+        g=$((g + $(redis-cli -p "$p" -a "$pw" --no-auth-warning info commandstats |
+            sed -n 's/^cmdstat_get:calls=\([0-9]*\),.*/\1/p')))
+    done
+    s=$(server_ticks)
+    c=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    t=$(date +%s.%N)
+    echo "$t $g $s $c"
+}
+# Measures the tool running as $tool over the window: prints GETs/s, its CPU us per GET, the
+# servers' CPU us per GET.
+window() {
+    local a b
+    sleep "$WARM"
+    a=$(snapshot "$tool")
+    sleep "$WINDOW"
+    b=$(snapshot "$tool")
+    echo "$a $b" | awk -v hz="$hz" '{ dt = $5 - $1; g = $6 - $2
+        if (g <= 0) { print "0 0 0"; exit }
+        printf "%.0f %.4f %.4f\n", g / dt, ($8 - $4) / hz * 1e6 / g, ($7 - $3) / hz * 1e6 / g }'
+}
+echo "GET, $ROUNDS interleaved rounds per depth, ${WINDOW} s measured after ${WARM} s each, medians;" \
+     "$((4 * C)) connections each" >&2
 printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
     "cp us/op" "ops ratio" "cpu ratio" "rb srv" "cp srv"
 for P in $DEPTHS; do
     : >"$out.rb"; : >"$out.cp"
     for ((r = 0; r < ROUNDS; r++)); do
-        rb_cpu=$(cpu_of redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
-            -n "$REQ" -t get -r "$KEYS" -d "$VALUE" -q)
-        echo "$(rb_ops_of) $rb_cpu $(cat "$out.srv")" >>"$out.rb"
-        cp_cpu=$(cpu_of "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --requests "$REQ" \
-            --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet)
+        # more requests than the window can take; stopped by PID once measured
+        redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
+            -n 2000000000 -t get -r "$KEYS" -d "$VALUE" -q >/dev/null 2>&1 &
+        tool=$!
+        window >>"$out.rb"
+        kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
+        "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
+            --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet >"$out" 2>&1 &
+        tool=$!
+        window >>"$out.cp"
+        wait "$tool" || true; tool=0
         grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
-        echo "$(sed -n 's/^throughput .* = \([0-9,]*\) ops\/s.*/\1/p' "$out" | tr -d ,) $cp_cpu $(cat "$out.srv")" >>"$out.cp"
     done
-    rb_ops=$(cut -d' ' -f1 "$out.rb" | median); rb_cpu=$(cut -d' ' -f2 "$out.rb" | median)
-    cp_ops=$(cut -d' ' -f1 "$out.cp" | median); cp_cpu=$(cut -d' ' -f2 "$out.cp" | median)
-    rb_srv=$(cut -d' ' -f3 "$out.rb" | median); cp_srv=$(cut -d' ' -f3 "$out.cp" | median)
-    awk -v p="$P" -v ro="$rb_ops" -v rc="$rb_cpu" -v co="$cp_ops" -v cc="$cp_cpu" -v n="$REQ" \
-        -v rs="$rb_srv" -v cs="$cp_srv" 'BEGIN {
-        rcu = rc * 1e6 / n; ccu = cc * 1e6 / n;
-        printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rcu, co,
-               ccu, co / ro, ccu / rcu, rs * 1e6 / n, cs * 1e6 / n }'
+    awk -v p="$P" -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v rs="$(col "$out.rb" 3)" \
+        -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" -v cs="$(col "$out.cp" 3)" 'BEGIN {
+        printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rc, co,
+               cc, co / ro, cc / rc, rs, cs }'
 done
 echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
      "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool)"
 
 if [[ $STRACE == 1 ]]; then
     command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
-    n=$((REQ / 5))
+    n=200000
     echo
     echo "syscalls per GET at depth 10 ($n GETs, strace -c -f):"
     # strace -c rows: % time, seconds, usecs/call, calls, [errors], syscall
@@ -146,7 +191,6 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         fresh; load_cp >>"$out.cp"
         fresh; load_cp --pipeline 64 --mset 1 >>"$out.cp64"
     done
-    col() { cut -d' ' -f"$2" "$1" | median; }
     rb_ops=$(col "$out.rb" 1)
     printf '  %-6s %10s %12s %12s %12s %10s %10s\n' tool "keys/s" "client us/op" "server us/op" \
         "keys held" "rate" "cpu/op"
