@@ -58,7 +58,7 @@ typedef struct reqbuf {
  * that their queues would pass QUEUE_BUDGET bytes, but never fewer than 4 batches or QUEUE_MIN
  * (with 4 requests at depth 1 the stream stopped for three batches in four): memory stays
  * bounded whatever the key distribution's skew and --keys are. A queue's buffers hold twice its
- * cap (see take). */
+ * cap and a batch (see take). */
 #define QUEUE_MAX 4096
 #define QUEUE_MIN 256
 #define QUEUE_BUDGET (32u << 20)
@@ -116,7 +116,7 @@ struct cp__client_state {
     int endpoint; /* proxy: index into spec->endpoints */
     int state;
     uint64_t next_start_ns; /* --rate: when the next batch may start */
-    reqbuf batch;           /* the batch executing */
+    reqbuf batch;           /* the batch executing: a view of the queue's buffers (take) */
     uint16_t *cmdkeys;      /* MSET batches: keys of each of its commands, in order */
     reqbuf queue;           /* requests for the next batches, from its client's key stream */
     struct pollfd *reg;     /* fds registered in epoll, with the events asked */
@@ -142,6 +142,11 @@ uint64_t cp__client_quota(uint64_t total, int clients, int client) {
 
 /* ---- per-thread context --------------------------------------------------------------------- */
 
+/* A healthy cluster's slot map is one run of slots per master. Looked up as runs, a key's lane
+ * costs a few compares on two cache lines; the map's 32 KiB table was a cache miss on most keys
+ * at depth 50 (about half of lane_next's samples sat on that one load). */
+#define LANE_RUNS_MAX 64
+
 typedef struct wctx {
     cp__worker *w;
     const cp__run_spec *spec;
@@ -160,6 +165,10 @@ typedef struct wctx {
     size_t qcap;      /* requests a lane may have queued (queue_cap) */
     int lanes;        /* lanes per client */
     int *finished;    /* lanes whose batch ended in this wake-up (run_loop) */
+    /* the slot map as runs of slots with one lane (slot_lane); 0 runs: the map's table */
+    int nruns;
+    uint16_t run_first[LANE_RUNS_MAX];
+    uint8_t run_lane[LANE_RUNS_MAX];
     /* load's slot-order sort (next_load_key): per-slot counts, a chunk's slots and indexes */
     uint32_t *slot_count;
     uint16_t *chunk_slot, *sorted_slot;
@@ -416,8 +425,34 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
 
 /* The slot's lane: its master per the slot map read at the start. */
 static int slot_lane(const wctx *x, unsigned slot) {
+    if (x->nruns > 0) {
+        int i = 0;
+        for (int r = 1; r < x->nruns; r++) /* no branch on the slot: keys are random */
+            i += slot >= x->run_first[r];
+        return x->run_lane[i];
+    }
     int owner = x->lanes > 1 ? x->spec->map->owner[slot] : 0;
     return owner >= 0 ? owner : 0; /* unowned slot: any lane; the library gets CLUSTERDOWN */
+}
+
+/* Builds x's runs from the slot map, or leaves none (table lookups) if there are too many. */
+static void lane_runs(wctx *x) {
+    x->nruns = 0;
+    if (x->lanes <= 1 || x->lanes > UINT8_MAX)
+        return;
+    int n = 0, prev = -2;
+    for (unsigned slot = 0; slot < CP_SLOTS; slot++) {
+        int owner = x->spec->map->owner[slot];
+        int lane = owner >= 0 ? owner : 0; /* as slot_lane's table path */
+        if (lane == prev)
+            continue;
+        if (n == LANE_RUNS_MAX)
+            return;
+        x->run_first[n] = (uint16_t)slot;
+        x->run_lane[n++] = (uint8_t)lane;
+        prev = lane;
+    }
+    x->nruns = n;
 }
 
 /* The lane of the key in x->keybuf. */
@@ -519,7 +554,7 @@ static void move_reqs(const wctx *x, reqbuf *dst, size_t di, const reqbuf *src, 
     }
 }
 
-/* Appends a request to a queue (take keeps head + n below twice the cap, its buffers' size). */
+/* Appends a request to a queue (take keeps head + n within its buffers). */
 static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
     size_t i = q->head + q->n++;
     memcpy(q->keys + i * x->keystride, x->keybuf, klen);
@@ -557,23 +592,30 @@ static void fill(wctx *x, cp__client_state *cs) {
     }
 }
 
-/* Moves up to a batch of requests from the front of lane cs's queue into its batch buffer. The
- * rest moves to the front of the buffers once the taken prefix is at least as long as it: a
- * move then costs at most one request per request taken, even for a lane that stays full (a hot
+/* Makes up to a batch of requests from the front of lane cs's queue its executing batch. The
+ * batch is a view of the queue's buffers (no copy): they keep its requests until the lane's next
+ * take, which comes after the batch finished, and only take moves requests. Before taking, the
+ * rest moves to the front of the buffers once the taken prefix is at least as long as it: a move
+ * then costs at most one request per request taken, even for a lane that stays full (a hot
  * master under zipf), and the queue touches about twice what it holds instead of cycling through
  * the whole buffer (4,096 requests is 70 KB or more per lane, more than the caches hold for 40
- * lanes). It also keeps head < n or head == 0, so head + n stays below twice the cap. */
+ * lanes). That step leaves head < n or head == 0, so through the take and the pushes up to the
+ * next one head + n stays within the buffers' 2 x cap + batch. */
 static void take(wctx *x, cp__client_state *cs) {
-    reqbuf *q = &cs->queue, *b = &cs->batch;
-    size_t n = q->n < x->spec->batch ? q->n : x->spec->batch;
-    move_reqs(x, b, 0, q, q->head, n);
-    b->n = n;
-    q->n -= n;
-    q->head += n;
-    if (q->n <= q->head) {
+    reqbuf *q = &cs->queue;
+    if (q->head > 0 && q->n <= q->head) {
         move_reqs(x, q, 0, q, q->head, q->n);
         q->head = 0;
     }
+    size_t h = q->head, n = q->n < x->spec->batch ? q->n : x->spec->batch;
+    cs->batch = (reqbuf){.keys = q->keys + h * x->keystride,
+                         .keylen = q->keylen + h,
+                         .isset = q->isset + h,
+                         .kidx = q->kidx != NULL ? q->kidx + h : NULL,
+                         .kver = q->kver != NULL ? q->kver + h : NULL,
+                         .n = n};
+    q->n -= n;
+    q->head = h + n; /* not back to 0 when empty: pushes would overwrite the batch */
 }
 
 /* load: the batch as MSETs, each of the adjacent keys that share a slot (up to mset_keys). A
@@ -862,9 +904,8 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     cs->reg = calloc(16, sizeof(*cs->reg));
     if (s->mset_keys > 1)
         cs->cmdkeys = malloc(s->batch * sizeof(*cs->cmdkeys));
-    if (cs->p == NULL || reqbuf_alloc(x, &cs->batch, s->batch) != 0 ||
-        reqbuf_alloc(x, &cs->queue, 2 * x->qcap) != 0 || cs->cur == NULL || cs->reg == NULL ||
-        (s->mset_keys > 1 && cs->cmdkeys == NULL))
+    if (cs->p == NULL || reqbuf_alloc(x, &cs->queue, 2 * x->qcap + s->batch) != 0 ||
+        cs->cur == NULL || cs->reg == NULL || (s->mset_keys > 1 && cs->cmdkeys == NULL))
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
     /* The lane's master (cluster) or the proxy. */
@@ -908,6 +949,7 @@ static void *worker_main(void *arg) {
     x.qcap = queue_cap(s->batch, w->ncs, req_bytes);
     x.keybuf = malloc(x.keystride);
     x.lanes = s->lanes;
+    lane_runs(&x);
     x.finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x.finished));
     if (x.epfd < 0 || x.valbuf == NULL || x.argv == NULL || x.argvlen == NULL || x.keybuf == NULL ||
         x.finished == NULL)
@@ -1192,7 +1234,6 @@ void cp__workers_free(cp__worker *w, int n) {
             cp_pipeline_free(cs->p);
             if (cs->c != NULL)
                 cp_free(cs->c);
-            reqbuf_free(&cs->batch);
             reqbuf_free(&cs->queue);
             free(cs->cmdkeys);
             free(cs->cur);
