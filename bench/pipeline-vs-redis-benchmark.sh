@@ -3,7 +3,10 @@
 # libclusterpipe's synchronous pipeline vs redis-benchmark, side by side on one 4-master cluster:
 # one thread, one client, batches of 10 and 100 GETs over the same key space. redis-benchmark
 # --cluster pins each client to one node; clusterpipe splits every batch over all 4 masters.
-# Prints ops/s and client CPU microseconds per op for both, and the ratios.
+# Prints ops/s and client CPU microseconds per op for both, and the ratios. Both from whole runs:
+# redis-benchmark --cluster starts one thread per master (the one client runs on one of them),
+# stops them only at its 250 ms progress tick and spins meanwhile, so its elapsed time and CPU
+# carry up to 250 ms each; bench/vs-redis-benchmark.sh measures a steady window instead.
 #   usage: bench/pipeline-vs-redis-benchmark.sh [REQUESTS] [KEYS]     (run `make` first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
