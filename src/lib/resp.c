@@ -44,14 +44,27 @@ void cp__buf_free(cp__buf *b) {
 
 /* Writes "<prefix><n>\r\n" at p and returns the byte count. */
 static size_t put_header(char *p, char prefix, size_t n) {
+    p[0] = prefix;
+    if (n < 10) { /* argument counts and most lengths: no digit loop */
+        p[1] = (char)('0' + n);
+        p[2] = '\r';
+        p[3] = '\n';
+        return 4;
+    }
+    if (n < 100) {
+        p[1] = (char)('0' + n / 10);
+        p[2] = (char)('0' + n % 10);
+        p[3] = '\r';
+        p[4] = '\n';
+        return 5;
+    }
     char tmp[24];
     size_t k = 0;
     do {
         tmp[k++] = (char)('0' + n % 10);
         n /= 10;
     } while (n > 0);
-    size_t len = 0;
-    p[len++] = prefix;
+    size_t len = 1;
     while (k > 0)
         p[len++] = tmp[--k];
     p[len++] = '\r';

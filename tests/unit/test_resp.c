@@ -49,6 +49,32 @@ static void format_matches_hiredis(void **state) {
     cp__buf_free(&b);
 }
 
+/* Argument counts and lengths on both sides of the one- and two-digit headers, byte for byte
+ * as hiredis formats them. */
+static void format_header_lengths(void **state) {
+    (void)state;
+    static char big[1000];
+    memset(big, 'v', sizeof(big));
+    static const size_t lens[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000};
+    const char *argv[12];
+    size_t len[12];
+    for (size_t argc = 1; argc <= 12; argc++)
+        for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+            for (size_t i = 0; i < argc; i++) {
+                argv[i] = big;
+                len[i] = lens[(l + i) % (sizeof(lens) / sizeof(lens[0]))];
+            }
+            cp__buf b = {0};
+            assert_int_equal(cp__format_argv(&b, (int)argc, argv, len), 0);
+            char *ref = NULL;
+            int n = redisFormatCommandArgv(&ref, (int)argc, argv, len);
+            assert_int_equal((size_t)n, b.len);
+            assert_memory_equal(ref, b.data, b.len);
+            redisFreeCommand(ref);
+            cp__buf_free(&b);
+        }
+}
+
 static void printf_format(void **state) {
     (void)state;
     cp__buf b = {0};
@@ -170,6 +196,7 @@ static void addresses(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(format_matches_hiredis),
+        cmocka_unit_test(format_header_lengths),
         cmocka_unit_test(printf_format),
         cmocka_unit_test(classify),
         cmocka_unit_test(commands),

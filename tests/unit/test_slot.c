@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Hash slots: the spec's CRC16 vector and every {hashtag} edge case the spec describes.
+ * Hash slots: the spec's CRC16 vector, every {hashtag} edge case the spec describes, and the
+ * fast scan for '{' against the plain rule at every position.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,44 @@ static void hashtags(void **state) {
     assert_int_equal(slot("}foo{"), cp__crc16("}foo{", 5) & 16383);
 }
 
+/* The spec's rule written the plain way: the first '{', then the first '}' after it. */
+static unsigned reference_slot(const char *k, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (k[i] != '{')
+            continue;
+        for (size_t j = i + 1; j < len; j++)
+            if (k[j] == '}') {
+                if (j > i + 1)
+                    return cp__crc16_bytewise(k + i + 1, j - i - 1) & 16383;
+                break;
+            }
+        break;
+    }
+    return cp__crc16_bytewise(k, len) & 16383;
+}
+
+/* The word-at-a-time scan for '{' agrees with the plain rule for every length up to past the
+ * memchr cutoff and every position of '{' and '}', including bytes just below and above '{'
+ * (0x7a, 0x7c, and 0xfb: '{' with the top bit set), 0x00 and 0xff around it (the zero-byte
+ * test's borrows). */
+static void tag_at_every_position(void **state) {
+    (void)state;
+    static const char fill[] = {'a', 0x7a, 0x7c, 0, (char)0xff, (char)0x80, '}', (char)0xfb};
+    char k[48];
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t f = 0; f < sizeof(fill); f++)
+            for (size_t open = 0; open <= len; open++)
+                for (size_t close = 0; close <= len; close += 3) {
+                    for (size_t i = 0; i < len; i++)
+                        k[i] = fill[(f + i) % sizeof(fill)];
+                    if (open < len)
+                        k[open] = '{';
+                    if (close < len && close != open)
+                        k[close] = '}';
+                    assert_int_equal(cp_keyslot(k, len), reference_slot(k, len));
+                }
+}
+
 static void binary_keys(void **state) {
     (void)state;
     const char k[] = {'a', '\0', 'b'};
@@ -83,7 +122,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(crc16_spec_vector), cmocka_unit_test(crc16_sliced_matches_bytewise),
         cmocka_unit_test(known_slots),       cmocka_unit_test(hashtags),
-        cmocka_unit_test(binary_keys),
+        cmocka_unit_test(binary_keys),       cmocka_unit_test(tag_at_every_position),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
