@@ -104,6 +104,7 @@ snapshot() {
 window() {
     local a b
     sleep "$WARM"
+    kill -0 "$tool" 2>/dev/null || { echo "the tool exited before it was measured:" >&2; cat "$out" >&2; exit 1; }
     a=$(snapshot "$tool")
     sleep "$WINDOW"
     b=$(snapshot "$tool")
@@ -120,7 +121,7 @@ for P in $DEPTHS; do
     for ((r = 0; r < ROUNDS; r++)); do
         # more requests than the window can take; stopped by PID once measured
         redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
-            -n 2000000000 -t get -r "$KEYS" -d "$VALUE" -q >/dev/null 2>&1 &
+            -n 2000000000 -t get -r "$KEYS" -d "$VALUE" -q >"$out" 2>&1 &
         tool=$!
         window >>"$out.rb"
         kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
