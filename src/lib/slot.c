@@ -144,8 +144,9 @@ uint16_t cp__crc16(const char *buf, size_t len) {
 /* The first '{' in key[0..len). Keys are short, and memchr's setup costs more than the scan:
  * eight bytes at a time instead (a byte equal to '{' is a zero byte of w ^ 0x7b...7b, and the
  * lowest byte flagged by the zero-byte test is the first one: only bytes above a real zero can be
- * flagged falsely), then byte by byte for the tail. Measured with callgrind: 65 instructions for
- * a 10-byte key byte by byte, about 25 this way; the slot is computed for every command. */
+ * flagged falsely), then byte by byte for the tail. Measured with callgrind on 10-byte keys:
+ * cp_keyslot without its CRC took 72 instructions per call byte by byte, 40 this way; the slot
+ * is computed for every command. */
 static const char *find_open(const char *key, size_t len) {
     if (len > 32)
         return memchr(key, '{', len);
