@@ -158,6 +158,15 @@ int cp_append(cp_pipeline *p, const char *fmt, ...);
 int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen);
 int cp_append_formatted(cp_pipeline *p, const char *cmd, size_t len);
 
+/* cp_append_argv for a caller that already computed the slot of the command's keys (with
+ * cp_keyslot, to group commands by node, say): the library routes by `slot` instead of hashing
+ * the keys again. It is trusted, not checked: under a wrong slot the command goes to that slot's
+ * node, which answers MOVED (or runs it, when it serves the right slot too), and the command
+ * follows the redirect like any other. Commands appended this way are never split. Ignored in
+ * single-endpoint mode. Returns as cp_append_argv; CP_EINVAL for a slot above 16383. */
+int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                        unsigned slot);
+
 /* Set CP_CMD_* flags on command i. Returns 0 or CP_EINVAL. */
 int cp_set_flags(cp_pipeline *p, size_t i, unsigned flags);
 

@@ -407,6 +407,22 @@ static size_t parse_version(const char *p, size_t avail, uint32_t *out) {
     return i + 1;
 }
 
+/* memcmp(a, b, n) == 0 for key names (tens of bytes): eight bytes at a time inline, cheaper than
+ * the libc call at these lengths. */
+static bool same_bytes(const char *a, const char *b, size_t n) {
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    for (; n > 0; n--)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
 /* Checks, cheapest first, that the reply is this key's value: header names the key, version
  * parses, size is exact, and the filler matches byte for byte (memcmp against the template), so
  * a value overwritten on a node, truncated, or routed to the wrong request is always caught. A
@@ -414,7 +430,7 @@ static size_t parse_version(const char *p, size_t avail, uint32_t *out) {
 cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, size_t len,
                                    const char *key, size_t keylen, uint32_t *version_out) {
     uint32_t version;
-    if (len > keylen && reply[keylen] == '|' && memcmp(reply, key, keylen) == 0) {
+    if (len > keylen && reply[keylen] == '|' && same_bytes(reply, key, keylen)) {
         size_t n = parse_version(reply + keylen + 1, len - keylen - 1, &version);
         if (n == 0)
             return CP__VERIFY_BAD_FORMAT;

@@ -40,6 +40,7 @@ enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2, CS_WAIT = 3 };
 typedef struct reqbuf {
     char *keys;
     uint8_t *keylen;
+    uint16_t *slot; /* the key's slot (cluster): computed once for the lane, given to the library */
     uint8_t *isset; /* SET (1) or GET (0) */
     uint64_t *kidx; /* acked tracking only: key index, and the version the SET writes */
     uint32_t *kver; /* or the GET expects at least (acknowledged before it was sent) */
@@ -74,6 +75,7 @@ static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
 typedef struct req {
     uint64_t idx;
     uint32_t version;
+    uint16_t slot;
     uint8_t set;
     int lane;
 } req;
@@ -455,11 +457,6 @@ static void lane_runs(wctx *x) {
     x->nruns = n;
 }
 
-/* The lane of the key in x->keybuf. */
-static int lane_of(wctx *x, size_t klen) {
-    return x->lanes > 1 ? slot_lane(x, cp_keyslot(x->keybuf, klen)) : 0;
-}
-
 /* Refills the group's load chunk: the next LOAD_CHUNK keys of its range, sorted by slot (a
  * counting sort), then grouped by lane keeping that order (a second, stable one). */
 static void load_chunk(wctx *x, cp__group *g) {
@@ -535,10 +532,16 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
             set ? x->w->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
     }
     size_t klen = cp__key_format_digits(s->kf, idx, x->keybuf);
+    /* Cluster: the key's slot, hashed once here, picks the lane and goes to the library with the
+     * command (cp_append_argv_slot), which would otherwise hash the key again. */
+    unsigned slot = s->map != NULL ? cp_keyslot(x->keybuf, klen) : 0;
     *r = (req){.idx = idx,
                .version = version,
+               .slot = (uint16_t)slot,
                .set = (uint8_t)set,
-               .lane = lane >= 0 ? lane : lane_of(x, klen)};
+               .lane = lane >= 0      ? lane
+                       : x->lanes > 1 ? slot_lane(x, slot)
+                                      : 0};
     return klen;
 }
 
@@ -547,6 +550,7 @@ static void move_reqs(const wctx *x, reqbuf *dst, size_t di, const reqbuf *src, 
                       size_t n) {
     memmove(dst->keys + di * x->keystride, src->keys + si * x->keystride, n * x->keystride);
     memmove(dst->keylen + di, src->keylen + si, n);
+    memmove(dst->slot + di, src->slot + si, n * sizeof(*src->slot));
     memmove(dst->isset + di, src->isset + si, n);
     if (src->kidx != NULL) {
         memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
@@ -559,6 +563,7 @@ static void push(wctx *x, reqbuf *q, const req *r, size_t klen) {
     size_t i = q->head + q->n++;
     memcpy(q->keys + i * x->keystride, x->keybuf, klen);
     q->keylen[i] = (uint8_t)klen;
+    q->slot[i] = r->slot;
     q->isset[i] = r->set;
     if (q->kidx != NULL) {
         q->kidx[i] = r->idx;
@@ -610,6 +615,7 @@ static void take(wctx *x, cp__client_state *cs) {
     size_t h = q->head, n = q->n < x->spec->batch ? q->n : x->spec->batch;
     cs->batch = (reqbuf){.keys = q->keys + h * x->keystride,
                          .keylen = q->keylen + h,
+                         .slot = q->slot + h,
                          .isset = q->isset + h,
                          .kidx = q->kidx != NULL ? q->kidx + h : NULL,
                          .kver = q->kver != NULL ? q->kver + h : NULL,
@@ -625,14 +631,12 @@ static size_t compose_mset(wctx *x, cp__client_state *cs) {
     const cp__run_spec *s = x->spec;
     const reqbuf b = cs->batch;
     size_t vs = s->vf->value_size, ncmd = 0;
-    unsigned slot = b.n > 0 ? cp_keyslot(b.keys, b.keylen[0]) : 0;
     for (size_t i = 0; i < b.n;) {
         int argc = 1;
         size_t j = i;
-        unsigned next = slot;
         x->argv[0] = "MSET";
         x->argvlen[0] = 4;
-        while (j < b.n && next == slot && j - i < (size_t)s->mset_keys) {
+        while (j < b.n && b.slot[j] == b.slot[i] && j - i < (size_t)s->mset_keys) {
             const char *key = b.keys + j * x->keystride;
             char *val = x->valbuf + (j - i) * vs;
             cp__value_fill(s->vf, key, b.keylen[j], s->version, val);
@@ -640,16 +644,14 @@ static size_t compose_mset(wctx *x, cp__client_state *cs) {
             x->argvlen[argc++] = b.keylen[j];
             x->argv[argc] = val;
             x->argvlen[argc++] = vs;
-            if (++j < b.n)
-                next = cp_keyslot(b.keys + j * x->keystride, b.keylen[j]);
+            j++;
         }
-        if (cp_append_argv(cs->p, argc, x->argv, x->argvlen) != 0) { /* out of memory */
+        if (cp_append_argv_slot(cs->p, argc, x->argv, x->argvlen, b.slot[i]) != 0) { /* OOM */
             note_error(x->w, "%s", "out of memory composing a batch");
             cs->batch.n = i;
             return i;
         }
         cs->cmdkeys[ncmd++] = (uint16_t)(j - i);
-        slot = next;
         i = j;
     }
     return b.n;
@@ -670,11 +672,11 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
             cp__value_fill(s->vf, key, klen, b.kver != NULL ? b.kver[i] : s->version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
             size_t lens[3] = {3, klen, s->vf->value_size};
-            rc = cp_append_argv(cs->p, 3, argv, lens);
+            rc = cp_append_argv_slot(cs->p, 3, argv, lens, b.slot[i]);
         } else {
             const char *argv[2] = {"GET", key};
             size_t lens[2] = {3, klen};
-            rc = cp_append_argv(cs->p, 2, argv, lens);
+            rc = cp_append_argv_slot(cs->p, 2, argv, lens, b.slot[i]);
         }
         if (rc != 0) { /* out of memory: run what is appended */
             note_error(x->w, "%s", "out of memory composing a batch");
@@ -854,6 +856,7 @@ static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, co
 static int reqbuf_alloc(wctx *x, reqbuf *b, size_t n) {
     b->keys = malloc(n * x->keystride);
     b->keylen = malloc(n);
+    b->slot = malloc(n * sizeof(*b->slot));
     b->isset = malloc(n);
     if (x->spec->acked != NULL) {
         b->kidx = malloc(n * sizeof(*b->kidx));
@@ -861,12 +864,14 @@ static int reqbuf_alloc(wctx *x, reqbuf *b, size_t n) {
         if (b->kidx == NULL || b->kver == NULL)
             return CP_ENOMEM;
     }
-    return b->keys != NULL && b->keylen != NULL && b->isset != NULL ? 0 : CP_ENOMEM;
+    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->isset != NULL ? 0
+                                                                                       : CP_ENOMEM;
 }
 
 static void reqbuf_free(reqbuf *b) {
     free(b->keys);
     free(b->keylen);
+    free(b->slot);
     free(b->isset);
     free(b->kidx);
     free(b->kver);
@@ -943,7 +948,7 @@ static void *worker_main(void *arg) {
     x.argv = malloc((1 + 2 * per_cmd) * sizeof(*x.argv));
     x.argvlen = malloc((1 + 2 * per_cmd) * sizeof(*x.argvlen));
     x.keystride = cp__key_max_len(s->kf, s->keys);
-    size_t req_bytes = x.keystride + 2; /* a queued request: key, length, SET or GET */
+    size_t req_bytes = x.keystride + 4; /* a queued request: key, length, slot, SET or GET */
     if (s->acked != NULL)
         req_bytes += sizeof(uint64_t) + sizeof(uint32_t); /* kidx, kver */
     x.qcap = queue_cap(s->batch, w->ncs, req_bytes);

@@ -168,7 +168,7 @@ void cp__conn_free(cp__conn *c) {
     c->ocap = c->fcap = 0;
 }
 
-int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
+int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag) {
     if (c->fcount == c->fcap) {
         size_t ncap = c->fcap ? c->fcap * 2 : 64;
         cp__inflight *f = malloc(ncap * sizeof(*f));
@@ -197,12 +197,7 @@ int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
         c->obuf = b;
         c->ocap = ncap;
     }
-    memcpy(c->obuf + c->olen, req, len);
-    c->olen += len;
-    c->fifo[(c->fhead + c->fcount) & (c->fcap - 1)] = (cp__inflight){tag, c->buffered};
-    c->fcount++;
-    c->buffered += len;
-    return 0;
+    return cp__conn_push(c, req, len, tag); /* fits now */
 }
 
 int cp__conn_flush(cp__conn *c) {

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <hiredis/hiredis.h>
 
@@ -75,8 +76,21 @@ void cp__conn_close(cp__conn *c);
 /* Frees all memory (closes first). */
 void cp__conn_free(cp__conn *c);
 
-/* Appends request bytes and pushes `tag` on the FIFO. Returns 0 or CP_ENOMEM. */
-int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag);
+/* The slow path of cp__conn_push: grows the FIFO or the buffer first. */
+int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag);
+
+/* Appends request bytes and pushes `tag` on the FIFO. Returns 0 or CP_ENOMEM. Inline: every
+ * command goes through here, and it usually fits. */
+static inline int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
+    if (c->fcount == c->fcap || c->ocap - c->olen < len)
+        return cp__conn_push_grow(c, req, len, tag);
+    memcpy(c->obuf + c->olen, req, len);
+    c->olen += len;
+    c->fifo[(c->fhead + c->fcount) & (c->fcap - 1)] = (cp__inflight){tag, c->buffered};
+    c->fcount++;
+    c->buffered += len;
+    return 0;
+}
 
 /* Writes buffered bytes without blocking. Returns 0 when the buffer is empty, 1 when bytes
  * remain (socket full), or a negative CP_E* code (connection unusable). */

@@ -36,7 +36,7 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
     }
 }
 
-static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
+static inline void enqueue(cp_pipeline *p, int n, uint32_t tag) {
     cp__node *node = &p->c->nodes[n];
     cp__get(p, tag)->next = CP__NIL;
     if (node->qtail == CP__NIL)
@@ -46,7 +46,7 @@ static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
     node->qtail = tag;
 }
 
-static void route(cp_pipeline *p, uint32_t tag) {
+static inline void route(cp_pipeline *p, uint32_t tag) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
     int n = 0;
@@ -190,8 +190,9 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
     cp__cmd *cmd = cp__get(p, tag);
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
-    cp__errkind kind =
-        c->cluster ? cp__classify(r, &slot, host, sizeof(host), &port) : CP__ERR_NONE;
+    cp__errkind kind = c->cluster && r->type == REDIS_REPLY_ERROR /* the call only for errors */
+                           ? cp__classify(r, &slot, host, sizeof(host), &port)
+                           : CP__ERR_NONE;
     switch (kind) {
     case CP__ERR_MOVED:
     case CP__ERR_ASK:
@@ -214,6 +215,9 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
             finish(p, tag, CP_NOT_EXECUTED);
             return;
         }
+        /* The server's word on the key's slot: retry rounds route by it (a caller's slot given
+         * with cp_append_argv_slot may have been wrong). */
+        cmd->slot = slot;
         if (kind == CP__ERR_MOVED) {
             cp__routes_patch(&c->routes, slot, m);
             c->nodes[m].is_master = 1;

@@ -97,10 +97,19 @@ void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Command names are short (the memo keeps names of up to 16 bytes): a byte loop is cheaper than
+ * a memcmp call. */
+static int same_name(const char *a, const char *b, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
 static const cp__cmdinfo *lookup(cp_pipeline *p, const char *name, size_t len) {
     cp__cmdmemo *m = p->memo;
     for (int i = 0; i < CP__MEMO; i++)
-        if (m[i].len == len && memcmp(m[i].name, name, len) == 0)
+        if (m[i].len == len && same_name(m[i].name, name, len))
             return m[i].ci;
     const cp__cmdinfo *ci = cp__cmd_lookup(name, len);
     if (len > 0 && len <= sizeof(m[0].name)) {
@@ -113,9 +122,10 @@ static const cp__cmdinfo *lookup(cp_pipeline *p, const char *name, size_t len) {
 }
 
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
- * slot, flags, and splits it when its keys span slots and splitting is on. */
+ * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
+ * splitting is on. */
 static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
-                  const size_t *argvlen) {
+                  const size_t *argvlen, int slot) {
     cp__client *c = p->c;
     const cp__cmdinfo *ci = lookup(p, argv[0], argvlen[0]);
     cp__cmd *cmd = cp__cmdvec_add(&p->cmds);
@@ -130,6 +140,10 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     cmd->slot = CP__SLOT_NONE;
     if (!c->cluster)
         return 0;
+    if (slot >= 0) {
+        cmd->slot = slot;
+        return 0;
+    }
     int first, step;
     int nkeys = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
     for (int k = 0; k < nkeys; k++) {
@@ -154,7 +168,8 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     return 0;
 }
 
-int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen) {
+static int append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                       int slot) {
     if (argc <= 0 || p->executed)
         return CP_EINVAL;
     size_t off = p->arena.len;
@@ -167,7 +182,16 @@ int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *ar
     }
     if (cp__format_argv(&p->arena, argc, argv, argvlen) != 0)
         return CP_ENOMEM;
-    return record(p, off, argc, argv, argvlen);
+    return record(p, off, argc, argv, argvlen, slot);
+}
+
+int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen) {
+    return append_argv(p, argc, argv, argvlen, -1);
+}
+
+int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                        unsigned slot) {
+    return slot < CP_SLOTS ? append_argv(p, argc, argv, argvlen, (int)slot) : CP_EINVAL;
 }
 
 /* Records arena[off..) (already formatted) after parsing its arguments back out of it. */
@@ -186,7 +210,7 @@ static int record_formatted(cp_pipeline *p, size_t off) {
         p->arena.len = off;
         return CP_EINVAL;
     }
-    return record(p, off, argc, p->argv, p->argvlen);
+    return record(p, off, argc, p->argv, p->argvlen, -1);
 }
 
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap) {

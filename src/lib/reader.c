@@ -103,18 +103,21 @@ static const char *line_end(const char *p, const char *end) {
     }
 }
 
-/* A decimal in [p, e): optional '-', then digits only, within long long. 0, or -1. */
+/* A decimal in [p, e): optional '-', then digits only, within long long. 0, or -1. Up to 18
+ * digits cannot overflow, so the usual lengths ("$64") take a loop without checks; the bound is
+ * checked (without a division per digit) only for longer ones. */
 static int parse_ll(const char *p, const char *e, long long *out) {
     int neg = p < e && *p == '-';
     p += neg;
     if (p == e)
         return -1;
     unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+    int checked = e - p > 18;
     for (; p < e; p++) {
-        if (*p < '0' || *p > '9')
+        unsigned d = (unsigned)(unsigned char)*p - '0';
+        if (d > 9)
             return -1;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (limit - d) / 10)
+        if (checked && v > (limit - d) / 10)
             return -1;
         v = v * 10 + d;
     }
@@ -139,58 +142,92 @@ static int attach(cp__reader *r, cp__reply_arena *a, redisReply *obj) {
     return 0;
 }
 
+/* The header of a bulk string of up to 9 digits ("$64\r\n"), the reply GET gets: its length
+ * (*n) and the header's bytes, read in one pass. 0 when it is anything else (NIL, a longer
+ * length, bad bytes, not all in yet): the general path decides then. */
+static size_t bulk_header(const char *p, const char *end, size_t *n) {
+    const char *q = p + 1, *stop = end - p > 10 ? p + 10 : end;
+    size_t v = 0;
+    for (; q < stop && (unsigned)(unsigned char)*q - '0' <= 9; q++)
+        v = v * 10 + (size_t)(*q - '0');
+    if (q == p + 1 || end - q < 2 || q[0] != '\r' || q[1] != '\n')
+        return 0;
+    *n = v;
+    return (size_t)(q + 2 - p);
+}
+
+/* The object whose header starts at p (any type): 1 with *obj and *used (its bytes, header and
+ * bulk data; an array's elements follow), 0 when more bytes are needed, or an error. */
+static int parse_object(cp__reader *r, cp__reply_arena *a, const char *p, const char *end,
+                        redisReply **obj, size_t *used) {
+    const char *eol = line_end(p + 1, end);
+    if (eol == NULL)
+        return 0;
+    *used = (size_t)(eol + 2 - p); /* the header line */
+    long long n = 0;
+    switch (*p) {
+    case '+':
+    case '-':
+        *obj = cp__arena_string(a, *p == '+' ? REDIS_REPLY_STATUS : REDIS_REPLY_ERROR, p + 1,
+                                (size_t)(eol - (p + 1)));
+        break;
+    case ':':
+        if (parse_ll(p + 1, eol, &n) != 0)
+            return proto_err(r, "bad integer \"%.*s\"", (int)(eol - p - 1 < 24 ? eol - p - 1 : 24),
+                             p + 1);
+        *obj = cp__arena_integer(a, n);
+        break;
+    case '$':
+        if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(SIZE_MAX / 4))
+            return proto_err(r, "bad bulk string length");
+        if (n == -1) {
+            *obj = cp__arena_reply(a, REDIS_REPLY_NIL);
+            break;
+        }
+        if ((size_t)(end - p) < *used + (size_t)n + 2)
+            return 0; /* taken whole once every byte is in */
+        if (eol[2 + n] != '\r' || eol[3 + n] != '\n')
+            return proto_err(r, "bulk string not terminated by CRLF");
+        *obj = cp__arena_string(a, REDIS_REPLY_STRING, eol + 2, (size_t)n);
+        *used += (size_t)n + 2;
+        break;
+    case '*':
+        if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)MAX_ELEMENTS)
+            return proto_err(r, "bad array length");
+        if (n == -1) {
+            *obj = cp__arena_reply(a, REDIS_REPLY_NIL);
+            break;
+        }
+        if (n > 0 && r->depth == CP__READER_DEPTH)
+            return proto_err(r, "arrays nested deeper than %d", CP__READER_DEPTH);
+        *obj = cp__arena_array(a, (size_t)n < FIRST_SLOTS ? (size_t)n : FIRST_SLOTS);
+        if (*obj != NULL)
+            (*obj)->elements = (size_t)n; /* announced; attach() grows the slots */
+        break;
+    default:
+        return proto_err(r, "got byte 0x%02x where a reply type was expected", (uint8_t)*p);
+    }
+    return *obj != NULL ? 1 : CP_ENOMEM;
+}
+
 int cp__reader_next(cp__reader *r, cp__reply_arena *a, redisReply **out) {
     for (;;) {
         const char *p = r->buf + r->pos, *end = r->buf + r->len;
         if (p == end)
             return 0;
-        const char *eol = line_end(p + 1, end);
-        if (eol == NULL)
-            return 0;
-        size_t used = (size_t)(eol + 2 - p); /* the header line */
-        redisReply *obj;
-        long long n = 0;
-        switch (*p) {
-        case '+':
-        case '-':
-            obj = cp__arena_string(a, *p == '+' ? REDIS_REPLY_STATUS : REDIS_REPLY_ERROR, p + 1,
-                                   (size_t)(eol - (p + 1)));
-            break;
-        case ':':
-            if (parse_ll(p + 1, eol, &n) != 0)
-                return proto_err(r, "bad integer \"%.*s\"",
-                                 (int)(eol - p - 1 < 24 ? eol - p - 1 : 24), p + 1);
-            obj = cp__arena_integer(a, n);
-            break;
-        case '$':
-            if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(SIZE_MAX / 4))
-                return proto_err(r, "bad bulk string length");
-            if (n == -1) {
-                obj = cp__arena_reply(a, REDIS_REPLY_NIL);
-                break;
-            }
-            if ((size_t)(end - p) < used + (size_t)n + 2)
+        redisReply *obj = NULL;
+        size_t used, n, hdr;
+        if (*p == '$' && (hdr = bulk_header(p, end, &n)) != 0) { /* the common case, inline */
+            if ((size_t)(end - p) < hdr + n + 2)
                 return 0; /* taken whole once every byte is in */
-            if (eol[2 + n] != '\r' || eol[3 + n] != '\n')
+            if (p[hdr + n] != '\r' || p[hdr + n + 1] != '\n')
                 return proto_err(r, "bulk string not terminated by CRLF");
-            obj = cp__arena_string(a, REDIS_REPLY_STRING, eol + 2, (size_t)n);
-            used += (size_t)n + 2;
-            break;
-        case '*':
-            if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)MAX_ELEMENTS)
-                return proto_err(r, "bad array length");
-            if (n == -1) {
-                obj = cp__arena_reply(a, REDIS_REPLY_NIL);
-                break;
-            }
-            if (n > 0 && r->depth == CP__READER_DEPTH)
-                return proto_err(r, "arrays nested deeper than %d", CP__READER_DEPTH);
-            obj = cp__arena_array(a, (size_t)n < FIRST_SLOTS ? (size_t)n : FIRST_SLOTS);
-            if (obj != NULL)
-                obj->elements = (size_t)n; /* announced; attach() grows the slots */
-            break;
-        default:
-            return proto_err(r, "got byte 0x%02x where a reply type was expected", (uint8_t)*p);
+            obj = cp__arena_string(a, REDIS_REPLY_STRING, p + hdr, n);
+            used = hdr + n + 2;
+        } else {
+            int rc = parse_object(r, a, p, end, &obj, &used);
+            if (rc <= 0)
+                return rc;
         }
         if (obj == NULL)
             return CP_ENOMEM;

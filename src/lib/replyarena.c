@@ -15,18 +15,16 @@
 
 struct cp__chunk {
     cp__chunk *next;
-    size_t cap, used;
-    alignas(max_align_t) char data[];
+    size_t cap;
+    alignas(CP__ARENA_ALIGN) char data[];
 };
 
-void *cp__arena_alloc(cp__reply_arena *a, size_t n) {
-    n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-    cp__chunk *c = a->used;
-    if (c != NULL && c->cap - c->used >= n) {
-        void *p = c->data + c->used;
-        c->used += n;
-        return p;
-    }
+_Static_assert(CP__ARENA_ALIGN >= alignof(max_align_t) &&
+                   CP__ARENA_ALIGN % alignof(max_align_t) == 0,
+               "arena allocations must be aligned for any reply field");
+
+void *cp__arena_alloc_chunk(cp__reply_arena *a, size_t n) {
+    cp__chunk *c;
     if (n <= CHUNK_BYTES && a->spare != NULL) {
         c = a->spare;
         a->spare = c->next;
@@ -37,13 +35,16 @@ void *cp__arena_alloc(cp__reply_arena *a, size_t n) {
             return NULL;
         c->cap = cap;
     }
-    c->used = n;
     c->next = a->used;
     a->used = c;
+    a->cur = c->data + n;
+    a->left = c->cap - n;
     return c->data;
 }
 
 void cp__arena_reset(cp__reply_arena *a) {
+    a->cur = NULL;
+    a->left = 0;
     while (a->used != NULL) {
         cp__chunk *c = a->used;
         a->used = c->next;
@@ -76,15 +77,17 @@ redisReply *cp__arena_reply(cp__reply_arena *a, int type) {
     return r;
 }
 
+/* The object and its bytes in one allocation (every GET reply comes here). */
 redisReply *cp__arena_string(cp__reply_arena *a, int type, const char *s, size_t len) {
-    redisReply *r = cp__arena_reply(a, type);
-    char *str = r != NULL ? cp__arena_alloc(a, len + 1) : NULL;
-    if (str == NULL)
+    if (a == NULL || len > SIZE_MAX - sizeof(redisReply) - CP__ARENA_ALIGN)
         return NULL;
+    redisReply *r = cp__arena_alloc(a, sizeof(*r) + len + 1);
+    if (r == NULL)
+        return NULL;
+    char *str = (char *)(r + 1);
     memcpy(str, s, len);
     str[len] = '\0';
-    r->str = str;
-    r->len = len;
+    *r = (redisReply){.type = type, .str = str, .len = len};
     return r;
 }
 

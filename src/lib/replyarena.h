@@ -22,10 +22,27 @@ typedef struct cp__reply_arena {
     cp__chunk *used;  /* chunks holding this batch's replies, the one being filled first */
     cp__chunk *spare; /* emptied standard chunks, reused before malloc */
     int nspare;
+    char *cur; /* free part of the chunk being filled: cur[0..left) */
+    size_t left;
 } cp__reply_arena; /* zero-initialised is empty */
 
-/* n bytes, aligned for any reply field; NULL on OOM. */
-void *cp__arena_alloc(cp__reply_arena *a, size_t n);
+#define CP__ARENA_ALIGN 16 /* every allocation's alignment (alignof(max_align_t) on x86-64) */
+
+/* The slow path of cp__arena_alloc: a new chunk. n is already rounded up. */
+void *cp__arena_alloc_chunk(cp__reply_arena *a, size_t n);
+
+/* n bytes, aligned for any reply field; NULL on OOM. Inline: a reader allocates once or twice
+ * per reply, and the call cost more than the bump. */
+static inline void *cp__arena_alloc(cp__reply_arena *a, size_t n) {
+    n = (n + CP__ARENA_ALIGN - 1) & ~(size_t)(CP__ARENA_ALIGN - 1);
+    if (a->left >= n) {
+        void *p = a->cur;
+        a->cur += n;
+        a->left -= n;
+        return p;
+    }
+    return cp__arena_alloc_chunk(a, n);
+}
 
 /* Forgets every reply; keeps a few chunks for the next batch. */
 void cp__arena_reset(cp__reply_arena *a);

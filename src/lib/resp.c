@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cp__buf_reserve(cp__buf *b, size_t extra) {
-    if (b->cap - b->len >= extra)
-        return 0;
+int cp__buf_grow(cp__buf *b, size_t extra) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra)
         cap *= 2;
@@ -42,10 +40,28 @@ void cp__buf_free(cp__buf *b) {
     b->len = b->cap = 0;
 }
 
-/* Writes "<prefix><n>\r\n" at p and returns the byte count. */
-static size_t put_header(char *p, char prefix, size_t n) {
+/* "<prefix><n>\r\n" for n >= 100 at p; returns the byte count. */
+static size_t put_header_long(char *p, char prefix, size_t n) {
+    char tmp[24];
+    size_t k = 0;
+    do {
+        tmp[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    size_t len = 1;
     p[0] = prefix;
-    if (n < 10) { /* argument counts and most lengths: no digit loop */
+    while (k > 0)
+        p[len++] = tmp[--k];
+    p[len++] = '\r';
+    p[len++] = '\n';
+    return len;
+}
+
+/* Writes "<prefix><n>\r\n" at p and returns the byte count. Argument counts and most lengths
+ * have one or two digits: those are written inline, without a digit loop. */
+static inline size_t put_header(char *p, char prefix, size_t n) {
+    p[0] = prefix;
+    if (n < 10) {
         p[1] = (char)('0' + n);
         p[2] = '\r';
         p[3] = '\n';
@@ -58,18 +74,27 @@ static size_t put_header(char *p, char prefix, size_t n) {
         p[4] = '\n';
         return 5;
     }
-    char tmp[24];
-    size_t k = 0;
-    do {
-        tmp[k++] = (char)('0' + n % 10);
-        n /= 10;
-    } while (n > 0);
-    size_t len = 1;
-    while (k > 0)
-        p[len++] = tmp[--k];
-    p[len++] = '\r';
-    p[len++] = '\n';
-    return len;
+    return put_header_long(p, prefix, n);
+}
+
+/* memcpy for the short arguments most commands carry (names, keys): up to 32 bytes as two
+ * overlapping fixed-size copies, which compile to a few moves instead of a libc call. */
+static inline void copy_arg(char *d, const char *s, size_t n) {
+    if (n >= 16 && n <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8 && n < 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
 }
 
 int cp__format_argv(cp__buf *b, int argc, const char *const *argv, const size_t *argvlen) {
@@ -82,7 +107,7 @@ int cp__format_argv(cp__buf *b, int argc, const char *const *argv, const size_t 
     p += put_header(p, '*', (size_t)argc);
     for (int i = 0; i < argc; i++) {
         p += put_header(p, '$', argvlen[i]);
-        memcpy(p, argv[i], argvlen[i]);
+        copy_arg(p, argv[i], argvlen[i]);
         p += argvlen[i];
         *p++ = '\r';
         *p++ = '\n';

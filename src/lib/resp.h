@@ -18,7 +18,12 @@ typedef struct cp__buf {
     size_t len, cap;
 } cp__buf;
 
-int cp__buf_reserve(cp__buf *b, size_t extra); /* 0 or CP_ENOMEM */
+int cp__buf_grow(cp__buf *b, size_t extra); /* the slow path of cp__buf_reserve */
+
+/* Makes room for `extra` more bytes. 0 or CP_ENOMEM. */
+static inline int cp__buf_reserve(cp__buf *b, size_t extra) {
+    return b->cap - b->len >= extra ? 0 : cp__buf_grow(b, extra);
+}
 int cp__buf_append(cp__buf *b, const void *p, size_t n);
 void cp__buf_free(cp__buf *b);
 
