@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * The client against real servers (Debian's redis-server and nutcracker on free loopback ports):
- * a 3-master cluster (routing by slot, MOVED after a live slot migration, ASK during one, AUTH
- * with a password and with an ACL user) and one nutcracker in front of 2 redis-servers (the same
- * calls in endpoint mode). Each test has its own topology, stopped by PID in its teardown.
+ * a 3-master cluster (routing by slot, slots given by the caller, MOVED after a live slot
+ * migration, ASK during one, AUTH with a password and with an ACL user) and one nutcracker in front
+ * of 2 redis-servers (the same calls in endpoint mode). Each test has its own topology, stopped by
+ * PID in its teardown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,6 +74,47 @@ static void routes_by_slot(void **state) {
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     freeReplyObject(r);
+    cp_free(c);
+}
+
+/* Slots the caller computed (cp_append_argv_slot): right ones route with no redirect; wrong
+ * ones (the opposite half of the slot space, another master for most keys) still get every
+ * right value, through the MOVED replies of the masters they were sent to. */
+static void slot_hints_real(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    char keys[300][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "hint:%d", i);
+        assert_int_equal(cp_append(p, "SET %s v%d", keys[i], i), 0);
+    }
+    assert_int_equal(cp_exec(p), 0);
+    for (int wrong = 0; wrong <= 1; wrong++) {
+        cp_stats before, after;
+        cp_get_stats(c, &before);
+        cp_pipeline_reset(p);
+        for (int i = 0; i < 300; i++) {
+            const char *argv[2] = {"GET", keys[i]};
+            unsigned slot = cp_keyslot(keys[i], strlen(keys[i]));
+            assert_int_equal(cp_append_argv_slot(p, 2, argv, NULL, wrong ? slot ^ 0x2000 : slot),
+                             0);
+        }
+        assert_int_equal(cp_exec(p), 0);
+        for (int i = 0; i < 300; i++) {
+            char want[16];
+            snprintf(want, sizeof(want), "v%d", i);
+            assert_int_equal(cp_get_outcome(p, (size_t)i), CP_DONE);
+            assert_string_equal(cp_reply(p, (size_t)i)->str, want);
+        }
+        cp_get_stats(c, &after);
+        if (wrong)
+            assert_true(after.moved - before.moved >= 100);
+        else
+            assert_int_equal(after.moved, before.moved);
+    }
+    cp_pipeline_free(p);
     cp_free(c);
 }
 
@@ -269,6 +311,8 @@ static void twemproxy_endpoint(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(routes_by_slot, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(slot_hints_real, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(follows_moved_after_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Pipeline semantics against scripted fake nodes (tests/support/fakenode.h), where every fault
- * is deterministic: MOVED and ASK mid-batch, TRYAGAIN then success, CLUSTERDOWN outlasting the
- * budget, a connection closed after k of n replies, a partial reply then close, a stalled node, a
- * malformed reply, a slot moving to a node not yet known, all seeds down, AUTH, splitting and
- * client-side CROSSSLOT refusal. The same behaviours are proven on a real cluster in
- * tests/integration/test_pipeline_real.c.
+ * is deterministic: MOVED and ASK mid-batch, a wrong caller-given slot, TRYAGAIN then success,
+ * CLUSTERDOWN outlasting the budget, a connection closed after k of n replies, a partial reply then
+ * close, a stalled node, a malformed reply, a slot moving to a node not yet known, all seeds down,
+ * AUTH, splitting and client-side CROSSSLOT refusal. The same behaviours are proven on a real
+ * cluster in tests/integration/test_pipeline_real.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +189,39 @@ static void ask_mid_batch(void **state) {
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(fake_node_log_find(f->node[0], 0, "GET k3") >= 0, 1);
     assert_int_equal(fake_node_count(f->node[2], "GET"), 1);
+}
+
+/* A caller's slot (cp_append_argv_slot) is trusted: a wrong one sends the command to that
+ * slot's node, whose MOVED is followed, and from then on the command goes by the slot the server
+ * named: the TRYAGAIN that follows is retried on the right node, not on the hinted one. */
+static void wrong_slot_hint_follows_moved(void **state) {
+    fixture *f = *state;
+    unsigned s1 = cp_keyslot("k1", 2), hint = (s1 + 1) % CP_SLOTS;
+    int start[3] = {0, (int)hint, (int)hint + 1}, end[3] = {(int)hint - 1, (int)hint, 16383};
+    int ports[3] = {f->port[0], f->port[1], f->port[0]};
+    char shards[2048], buf[128];
+    assert_true(hint > 0 && hint < 16383); /* k1's slot is 12706: three non-empty ranges */
+    assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
+    for (int i = 0; i < MAXN; i++)
+        fake_node_set_cluster_reply(f->node[i], "SHARDS", shards);
+    put(f, 0, "k1", "v1");
+    rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[0]));
+    /* node 0 first gets the right-slot GET (sent directly), then the redirected one */
+    rule(f->node[0], "GET", "k1", 1, 1, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    connect_cluster(f, 2000, 2000, 0);
+    const char *argv[2] = {"GET", "k1"};
+    size_t lens[2] = {3, 2};
+    assert_int_equal(cp_append_argv_slot(f->p, 2, argv, lens, hint), 0);
+    assert_int_equal(cp_append_argv_slot(f->p, 2, argv, lens, s1), 0); /* the right slot */
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_str_reply(f->p, 0, "v1");
+    assert_str_reply(f->p, 1, "v1");
+    cp_stats st;
+    cp_get_stats(f->c, &st);
+    assert_int_equal(st.moved, 1);
+    assert_int_equal(st.tryagain, 1);
+    assert_int_equal(fake_node_count(f->node[1], "GET"), 1); /* only the hinted first try */
+    assert_int_equal(fake_node_count(f->node[0], "GET"), 3); /* right one, TRYAGAIN, retry */
 }
 
 static void tryagain_then_success(void **state) {
@@ -550,6 +583,8 @@ static void bad_input(void **state) {
     assert_int_equal(cp_append_formatted(p, "GET x\r\n", 7), CP_EINVAL);
     assert_int_equal(cp_append_formatted(p, "*1\r\n$3\r\nGET\r\n", 13), 0);
     assert_int_equal(cp_append_argv(p, 0, NULL, NULL), CP_EINVAL);
+    const char *get[2] = {"GET", "x"};
+    assert_int_equal(cp_append_argv_slot(p, 2, get, NULL, CP_SLOTS), CP_EINVAL);
     assert_int_equal(cp_set_flags(p, 5, CP_CMD_IDEMPOTENT), CP_EINVAL);
     assert_int_equal(cp_count(p), 1);
     assert_int_equal(cp_exec(p), CP_EPARTIAL);
@@ -565,6 +600,7 @@ int main(void) {
         T(moved_mid_batch),
         T(moved_with_retries_refreshes_once),
         T(ask_mid_batch),
+        T(wrong_slot_hint_follows_moved),
         T(tryagain_then_success),
         T(clusterdown_outlasts_budget),
         T(closed_after_k_of_n),

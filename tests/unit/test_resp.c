@@ -49,20 +49,27 @@ static void format_matches_hiredis(void **state) {
     cp__buf_free(&b);
 }
 
-/* Argument counts and lengths on both sides of the one- and two-digit headers, byte for byte
- * as hiredis formats them. */
+/* Argument counts and lengths on both sides of the one- and two-digit headers and of the short
+ * copies (every length up to 40), byte for byte as hiredis formats them. Arguments are distinct
+ * stretches of a varied pattern, so a byte copied from the wrong place shows. */
 static void format_header_lengths(void **state) {
     (void)state;
-    static char big[1000];
-    memset(big, 'v', sizeof(big));
-    static const size_t lens[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000};
+    static char big[1200];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i * 7 + 3);
+    size_t lens[48], nlens = 0;
+    for (size_t l = 0; l <= 40; l++)
+        lens[nlens++] = l;
+    static const size_t longer[] = {99, 100, 101, 999, 1000};
+    for (size_t l = 0; l < sizeof(longer) / sizeof(longer[0]); l++)
+        lens[nlens++] = longer[l];
     const char *argv[12];
     size_t len[12];
     for (size_t argc = 1; argc <= 12; argc++)
-        for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        for (size_t l = 0; l < nlens; l++) {
             for (size_t i = 0; i < argc; i++) {
-                argv[i] = big;
-                len[i] = lens[(l + i) % (sizeof(lens) / sizeof(lens[0]))];
+                argv[i] = big + (l * 5 + i * 13) % 150;
+                len[i] = lens[(l + i) % nlens];
             }
             cp__buf b = {0};
             assert_int_equal(cp__format_argv(&b, (int)argc, argv, len), 0);
