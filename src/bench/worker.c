@@ -144,10 +144,14 @@ uint64_t cp__client_quota(uint64_t total, int clients, int client) {
 
 /* ---- per-thread context --------------------------------------------------------------------- */
 
-/* A healthy cluster's slot map is one run of slots per master. Looked up as runs, a key's lane
- * costs a few compares on two cache lines; the map's 32 KiB table was a cache miss on most keys
- * at depth 50 (about half of lane_next's samples sat on that one load). */
-#define LANE_RUNS_MAX 64
+/* A key's lane comes from a table of 64-slot blocks: masters own ranges of slots, so nearly every
+ * block has one owner and 256 bytes answer nearly every key with one load from L1. A block with
+ * several owners is marked and its keys are looked up in the slot map's own table. That 32 KiB
+ * table alone was a cache miss on most keys at depth 50 (about half of lane_next's samples), and
+ * a search of the map's runs of slots cost 36 instructions per key (callgrind). */
+#define LANE_BLOCK_SHIFT 6
+#define LANE_BLOCKS (CP_SLOTS >> LANE_BLOCK_SHIFT)
+#define LANE_MIXED 0xff /* a block with several owners, or more lanes than a byte holds */
 
 typedef struct wctx {
     cp__worker *w;
@@ -162,15 +166,12 @@ typedef struct wctx {
     char *valbuf;      /* values of the command being composed: value_size x keys per command */
     const char **argv; /* MSET's arguments (load with mset_keys > 1) */
     size_t *argvlen;
-    char *keybuf;     /* the key being generated (prefix written once) */
-    size_t keystride; /* bytes per key in a lane's batch key buffer */
-    size_t qcap;      /* requests a lane may have queued (queue_cap) */
-    int lanes;        /* lanes per client */
-    int *finished;    /* lanes whose batch ended in this wake-up (run_loop) */
-    /* the slot map as runs of slots with one lane (slot_lane); 0 runs: the map's table */
-    int nruns;
-    uint16_t run_first[LANE_RUNS_MAX];
-    uint8_t run_lane[LANE_RUNS_MAX];
+    char *keybuf;                    /* the key being generated (prefix written once) */
+    size_t keystride;                /* bytes per key in a lane's batch key buffer */
+    size_t qcap;                     /* requests a lane may have queued (queue_cap) */
+    int lanes;                       /* lanes per client */
+    int *finished;                   /* lanes whose batch ended in this wake-up (run_loop) */
+    uint8_t block_lane[LANE_BLOCKS]; /* lane per 64-slot block, or LANE_MIXED (slot_lane) */
     /* load's slot-order sort (next_load_key): per-slot counts, a chunk's slots and indexes */
     uint32_t *slot_count;
     uint16_t *chunk_slot, *sorted_slot;
@@ -425,36 +426,27 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
 
 /* ---- key streams and lanes ------------------------------------------------------------------ */
 
-/* The slot's lane: its master per the slot map read at the start. */
-static int slot_lane(const wctx *x, unsigned slot) {
-    if (x->nruns > 0) {
-        int i = 0;
-        for (int r = 1; r < x->nruns; r++) /* no branch on the slot: keys are random */
-            i += slot >= x->run_first[r];
-        return x->run_lane[i];
-    }
+/* The slot's lane per the slot map read at the start: its master, or lane 0 for a slot nobody
+ * serves (the library then gets CLUSTERDOWN, or MOVED once someone does). */
+static int map_lane(const wctx *x, unsigned slot) {
     int owner = x->lanes > 1 ? x->spec->map->owner[slot] : 0;
-    return owner >= 0 ? owner : 0; /* unowned slot: any lane; the library gets CLUSTERDOWN */
+    return owner >= 0 ? owner : 0;
 }
 
-/* Builds x's runs from the slot map, or leaves none (table lookups) if there are too many. */
-static void lane_runs(wctx *x) {
-    x->nruns = 0;
-    if (x->lanes <= 1 || x->lanes > UINT8_MAX)
-        return;
-    int n = 0, prev = -2;
-    for (unsigned slot = 0; slot < CP_SLOTS; slot++) {
-        int owner = x->spec->map->owner[slot];
-        int lane = owner >= 0 ? owner : 0; /* as slot_lane's table path */
-        if (lane == prev)
-            continue;
-        if (n == LANE_RUNS_MAX)
-            return;
-        x->run_first[n] = (uint16_t)slot;
-        x->run_lane[n++] = (uint8_t)lane;
-        prev = lane;
+static int slot_lane(const wctx *x, unsigned slot) {
+    int lane = x->block_lane[slot >> LANE_BLOCK_SHIFT];
+    return lane != LANE_MIXED ? lane : map_lane(x, slot);
+}
+
+static void lane_blocks(wctx *x) {
+    for (unsigned b = 0; b < LANE_BLOCKS; b++) {
+        unsigned first = b << LANE_BLOCK_SHIFT;
+        int lane = x->lanes < LANE_MIXED ? map_lane(x, first) : LANE_MIXED;
+        for (unsigned s = first + 1; s < first + (1u << LANE_BLOCK_SHIFT); s++)
+            if (map_lane(x, s) != lane)
+                lane = LANE_MIXED;
+        x->block_lane[b] = (uint8_t)lane;
     }
-    x->nruns = n;
 }
 
 /* Refills the group's load chunk: the next LOAD_CHUNK keys of its range, sorted by slot (a
@@ -954,7 +946,7 @@ static void *worker_main(void *arg) {
     x.qcap = queue_cap(s->batch, w->ncs, req_bytes);
     x.keybuf = malloc(x.keystride);
     x.lanes = s->lanes;
-    lane_runs(&x);
+    lane_blocks(&x);
     x.finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x.finished));
     if (x.epfd < 0 || x.valbuf == NULL || x.argv == NULL || x.argvlen == NULL || x.keybuf == NULL ||
         x.finished == NULL)

@@ -585,8 +585,11 @@ static void bad_input(void **state) {
     assert_int_equal(cp_append_argv(p, 0, NULL, NULL), CP_EINVAL);
     const char *get[2] = {"GET", "x"};
     assert_int_equal(cp_append_argv_slot(p, 2, get, NULL, CP_SLOTS), CP_EINVAL);
+    const char *empty[1] = {""}; /* an empty command name is the server's to refuse */
+    assert_int_equal(cp_append_argv(p, 1, empty, NULL), 0);
+    assert_int_equal(cp_append_argv(p, 1, empty, NULL), 0);
     assert_int_equal(cp_set_flags(p, 5, CP_CMD_IDEMPOTENT), CP_EINVAL);
-    assert_int_equal(cp_count(p), 1);
+    assert_int_equal(cp_count(p), 3);
     assert_int_equal(cp_exec(p), CP_EPARTIAL);
     assert_int_equal(cp_get_outcome(p, 0), CP_NOT_EXECUTED);
     cp_pipeline_free(p);
