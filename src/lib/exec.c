@@ -25,7 +25,7 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
  */
 
 /* The command's outcome is final. A part may complete its split command. */
-static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
+static inline void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
     cp__cmd *cmd = cp__get(p, tag);
     cmd->outcome = (uint8_t)outcome;
     p->remaining--;
@@ -34,6 +34,14 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
         if (--parent->pending == 0)
             cp__merge_parts(p, (size_t)cmd->parent);
     }
+}
+
+/* The command's answer came (anything but a redirect or a retry): its outcome is final. */
+static inline void answered(cp_pipeline *p, uint32_t tag, redisReply *r, uint64_t now) {
+    cp__cmd *cmd = cp__get(p, tag);
+    cmd->reply = r;
+    cmd->done_ns = now;
+    finish(p, tag, CP_DONE);
 }
 
 static inline void enqueue(cp_pipeline *p, int n, uint32_t tag) {
@@ -265,9 +273,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         retry_later(p, tag);
         return;
     default:
-        cmd->reply = r;
-        cmd->done_ns = now;
-        finish(p, tag, CP_DONE);
+        answered(p, tag, r, now);
     }
 }
 
@@ -288,7 +294,10 @@ static void drain(cp_pipeline *p, int n) {
             fail_node(p, n, got, c->nodes[n].conn.errstr);
             return;
         }
-        on_reply(p, n, tag, r, now);
+        if (tag != CP__ASKING_TAG && (r->type != REDIS_REPLY_ERROR || !c->cluster))
+            answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+        else
+            on_reply(p, n, tag, r, now);
     }
     if (rc < 0)
         fail_node(p, n, rc, c->nodes[n].conn.errstr);

@@ -446,6 +446,13 @@ static void test_key_digits(void **state) {
         }
         n = n * 10 + 9; /* 9, 99, 999, ... */
     }
+    /* both sides of 2^32, where the digits switch from 64- to 32-bit division */
+    for (uint64_t v = UINT32_MAX - 300; v <= (uint64_t)UINT32_MAX + 300; v++) {
+        size_t len = cp__key_format(&f, v, buf);
+        int wl = snprintf(want, sizeof(want), "k%llu", (unsigned long long)v);
+        assert_int_equal(len, (size_t)wl);
+        assert_memory_equal(buf, want, len);
+    }
     cp__rng r;
     cp__rng_seed(&r, 3, 3);
     for (int i = 0; i < 100000; i++) {
