@@ -438,6 +438,7 @@ static int slot_lane(const wctx *x, unsigned slot) {
     return lane != LANE_MIXED ? lane : map_lane(x, slot);
 }
 
+/* Fills x->block_lane from the slot map (a block is LANE_MIXED unless one lane owns all of it). */
 static void lane_blocks(wctx *x) {
     for (unsigned b = 0; b < LANE_BLOCKS; b++) {
         unsigned first = b << LANE_BLOCK_SHIFT;
@@ -524,16 +525,15 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
             set ? x->w->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
     }
     size_t klen = cp__key_format_digits(s->kf, idx, x->keybuf);
-    /* Cluster: the key's slot, hashed once here, picks the lane and goes to the library with the
-     * command (cp_append_argv_slot), which would otherwise hash the key again. */
-    unsigned slot = s->map != NULL ? cp_keyslot(x->keybuf, klen) : 0;
+    /* The key's slot, hashed once here: it picks the lane, groups load's MSETs (compose_mset)
+     * and goes to the library with the command (cp_append_argv_slot), which would otherwise hash
+     * the key again. Not needed for GET and SET through a proxy. */
+    unsigned slot = s->map != NULL || s->mset_keys > 1 ? cp_keyslot(x->keybuf, klen) : 0;
     *r = (req){.idx = idx,
                .version = version,
                .slot = (uint16_t)slot,
                .set = (uint8_t)set,
-               .lane = lane >= 0      ? lane
-                       : x->lanes > 1 ? slot_lane(x, slot)
-                                      : 0};
+               .lane = lane >= 0 ? lane : slot_lane(x, slot)};
     return klen;
 }
 
