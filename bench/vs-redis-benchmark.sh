@@ -136,9 +136,13 @@ for P in $DEPTHS; do
         -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" -v cs="$(col "$out.cp" 3)" 'BEGIN {
         printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rc, co,
                cc, co / ro, cc / rc, rs, cs }'
+    # each round's own ratios (the two tools ran one after the other): how far single runs swing
+    paste -d' ' "$out.rb" "$out.cp" | awk '{ printf "%s%.2fx/%.2fx", (NR > 1 ? ", " : "       rounds: "),
+        $4 / $1, $5 / $2 } END { print "" }'
 done
 echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
-     "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool)"
+     "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool;" \
+     "rounds: ops/cpu ratio of each round)"
 
 if [[ $STRACE == 1 ]]; then
     command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
