@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # `clusterpipe bench` vs redis-benchmark, side by side on one 4-master cluster started here
-# (`clusterpipe up cluster --shards 4`, stopped by the trap). Same key count and value size, GET
+# (`clusterpipe up cluster --shards 4`, stopped by the trap). The same keys and value size, GET
 # only, the same number of connections and the same requests in flight per connection:
-#   redis-benchmark --cluster -c 4C -P P        (its default in cluster mode: one thread per
-#                                                master, each client pinned to one master)
-#   clusterpipe bench --clients C --pipeline P  (one thread; each client holds one connection
-#                                                per master)
-# for P = 1, 10, 50. clusterpipe verifies every reply and records per-request latency;
-# redis-benchmark does neither. The servers' CPU per request is printed too: the workloads
-# differ there, because redis-benchmark --cluster puts all of a master's keys in one slot (one
-# hash tag per master), while clusterpipe's keys spread over every slot.
+#   redis-benchmark --cluster -c 4C -P P -r KEYS/4   (its default in cluster mode: one thread
+#                                                  per master, each client pinned to one master)
+#   clusterpipe bench --clients C --pipeline P --keys KEYS --key-layout per-master
+#                                                 (one thread; each client holds one connection
+#                                                  per master)
+# for P = 1, 10, 50. The same keys: redis-benchmark --cluster reads key:{TAG}:%012d, n < -r, with
+# one hash tag per master (all of a master's keys in one slot); `--key-layout per-master` names
+# keys the same way, so `clusterpipe load` writes the KEYS keys both tools read, and the servers
+# do the same work under either tool. clusterpipe verifies every reply and records per-request
+# latency; redis-benchmark does neither. A second clusterpipe run per round reads clusterpipe's
+# own keys, key:0 .. key:KEYS-1, spread over every slot as an application's are: the servers'
+# CPU per request differs there (more slots to route), so it is shown beside, not as the target.
 #
 # Both tools are measured the same way, from outside, over a window of steady traffic: after
 # WARM seconds, the GETs the four masters executed (INFO commandstats), their CPU and the tool's
@@ -51,7 +55,7 @@ tool=0   # the tool running in the background while it is measured
 cleanup() {
     [[ $tool == 0 ]] || { kill "$tool" 2>/dev/null; wait "$tool" 2>/dev/null; }
     "$CP" down --dir "$dir" >/dev/null 2>&1 || true
-    rm -f "$out" "$out".{st,rb,cp,cp64,srv}
+    rm -f "$out" "$out".{st,rb,cp,cp64,sp,srv}
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -61,12 +65,12 @@ port=${seeds%%,*}; port=${port##*:}
 pw=$(cat "$dir/password")   # `up` makes one by default; both tools AUTH with it
 echo "cluster: $seeds" >&2
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" >&2
-echo "loading $KEYS keys of $VALUE bytes for each tool's key names" >&2
-"$CP" load --dir "$dir" --keys "$KEYS" --value-size "$VALUE" --quiet >/dev/null
-# redis-benchmark reads "key:{tag}:%012d" with one tag per master: about 95% of them exist after
-# 3 x 4 x KEYS random SETs, so both tools mostly read real values of the same size.
-redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -t set -r "$KEYS" -n $((KEYS * 12)) -P 64 \
-    -d "$VALUE" -q >/dev/null 2>&1
+(( KEYS % 4 == 0 )) || { echo "KEYS must be a multiple of 4 (KEYS/4 per master)" >&2; exit 2; }
+RB_R=$((KEYS / 4))
+echo "loading $KEYS keys of $VALUE bytes named as redis-benchmark names them, and clusterpipe's" \
+     "own $KEYS" >&2
+"$CP" load --dir "$dir" --keys "$KEYS" --key-layout per-master --value-size "$VALUE" --quiet >/dev/null
+"$CP" load --dir "$dir" --keys "$KEYS" --value-size "$VALUE" --no-check --quiet >/dev/null
 
 # CPU seconds (user+sys) of one command, from bash's own accounting of the child; the servers'
 # CPU seconds during it go to $out.srv.
@@ -116,33 +120,46 @@ echo "GET, $ROUNDS interleaved rounds per depth, ${WINDOW} s measured after ${WA
      "$((4 * C)) connections each" >&2
 printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
     "cp us/op" "ops ratio" "cpu ratio" "rb srv" "cp srv"
+# One run of clusterpipe bench in the background, measured over the window into file $1; the
+# rest of the arguments go to bench.
+cp_round() {
+    local f=$1
+    shift
+    "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
+        --value-size "$VALUE" --ratio 0:1 --quiet "$@" >"$out" 2>&1 &
+    tool=$!
+    window >>"$f"
+    wait "$tool" || true; tool=0
+    grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
+}
 for P in $DEPTHS; do
-    : >"$out.rb"; : >"$out.cp"
+    : >"$out.rb"; : >"$out.cp"; : >"$out.sp"
     for ((r = 0; r < ROUNDS; r++)); do
         # more requests than the window can take; stopped by PID once measured
         redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
-            -n 2000000000 -t get -r "$KEYS" -d "$VALUE" -q >"$out" 2>&1 &
+            -n 2000000000 -t get -r "$RB_R" -d "$VALUE" -q >"$out" 2>&1 &
         tool=$!
         window >>"$out.rb"
         kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
-        "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
-            --keys "$KEYS" --value-size "$VALUE" --ratio 0:1 --quiet >"$out" 2>&1 &
-        tool=$!
-        window >>"$out.cp"
-        wait "$tool" || true; tool=0
-        grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
+        cp_round "$out.cp" --keys "$KEYS" --key-layout per-master
+        cp_round "$out.sp" --keys "$KEYS"   # its own keys, spread over every slot
     done
     awk -v p="$P" -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v rs="$(col "$out.rb" 3)" \
         -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" -v cs="$(col "$out.cp" 3)" 'BEGIN {
         printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rc, co,
                cc, co / ro, cc / rc, rs, cs }'
-    # each round's own ratios (the two tools ran one after the other): how far single runs swing
+    # each round's own ratios (the tools ran one after the other): how far single runs swing
     paste -d' ' "$out.rb" "$out.cp" | awk '{ printf "%s%.2fx/%.2fx", (NR > 1 ? ", " : "       rounds: "),
         $4 / $1, $5 / $2 } END { print "" }'
+    awk -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v co="$(col "$out.sp" 1)" \
+        -v cc="$(col "$out.sp" 2)" -v cs="$(col "$out.sp" 3)" 'BEGIN {
+        printf "       spread keys: %10.0f %9.3f | %8.2fx %8.2fx | srv %.3f\n", co, cc, co / ro,
+               cc / rc, cs }'
 done
 echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
      "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool;" \
-     "rounds: ops/cpu ratio of each round)"
+     "rounds: ops/cpu ratio of each round; spread keys: clusterpipe reading its own keys," \
+     "key:0 .. key:$((KEYS - 1)), against the same redis-benchmark medians)"
 
 if [[ $STRACE == 1 ]]; then
     command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
@@ -154,10 +171,11 @@ if [[ $STRACE == 1 ]]; then
     detail() { awk -v n="$1" 'NR > 2 && $1 !~ /^-/ && $NF != "total" && $4 / n >= 0.005 {
                    printf " %s %.3f", $NF, $4 / n }' "$out.st"; }
     strace -c -f -o "$out.st" redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) \
-        -P 10 -n "$n" -t get -r "$KEYS" -d "$VALUE" -q >/dev/null 2>&1
+        -P 10 -n "$n" -t get -r "$RB_R" -d "$VALUE" -q >/dev/null 2>&1
     printf '  redis-benchmark %.3f per GET:%s\n' "$(awk -v t="$(count)" -v n="$n" 'BEGIN{print t/n}')" "$(detail "$n")"
     strace -c -f -o "$out.st" "$CP" bench --dir "$dir" --clients "$C" --pipeline 10 \
-        --requests "$n" --keys "$KEYS" --value-size "$VALUE" --quiet >/dev/null 2>&1
+        --requests "$n" --keys "$KEYS" --key-layout per-master --value-size "$VALUE" --quiet \
+        >/dev/null 2>&1
     printf '  clusterpipe     %.3f per GET:%s\n' "$(awk -v t="$(count)" -v n="$n" 'BEGIN{print t/n}')" "$(detail "$n")"
 fi
 

@@ -120,10 +120,9 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
         BAD("--key-dist zipf:S needs S > 0");
     if (cfg->acked_versions != NULL && (!cfg->verify || cfg->keys < (uint64_t)cfg->clients))
         BAD("version tracking needs verification and --keys >= --clients");
-    cp__keyfmt kf;
-    if (cp__keyfmt_init(&kf, cfg->key_prefix, 0) != 0)
+    size_t maxkey = cp__key_max_len_of(cfg->key_prefix, cfg->key_layout, cfg->keys);
+    if (maxkey == 0)
         BAD("bad key prefix");
-    size_t maxkey = cp__key_max_len(&kf, cfg->keys);
     if (cfg->verify && cfg->value_size < cp__value_min_size(maxkey))
         BAD("--value-size %zu cannot hold a verifiable value for keys of %zu bytes (minimum "
             "%zu; or use --no-verify)",
@@ -395,8 +394,8 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
         snprintf(err, errlen, "out of memory");
         return CP_ENOMEM;
     }
-    rc = cp__target_prepare(t, cfg->key_prefix, cfg->keys, cfg->value_size, cfg->verify, spec, &ctx,
-                            err, errlen);
+    rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, cfg->value_size,
+                            cfg->verify, spec, &ctx, err, errlen);
     if (rc != 0)
         goto done;
     out->masters = ctx.masters;

@@ -103,16 +103,17 @@ typedef struct cp__bench_config {
     double duration_s;  /* used when requests == 0 */
     unsigned ratio_set; /* SET:GET mix, e.g. 1:10; not both 0 */
     unsigned ratio_get;
-    uint64_t keys;            /* key space [0, keys) */
-    size_t value_size;        /* SET value bytes */
-    cp__dist dist;            /* key distribution */
-    bool verify;              /* check every GET reply (default true) */
-    double rate;              /* total ops/s target, paced per client; 0: as fast as possible */
-    uint64_t seed;            /* key generator seed; a run is reproducible from it */
-    const char *key_prefix;   /* NULL: "key:" (same default as load) */
-    int io_timeout_ms;        /* per connection; 0: library default */
-    int retry_budget_ms;      /* per batch, for retries after errors; < 0: library default */
-    const char *command_line; /* for the report (borrowed), NULL: none */
+    uint64_t keys;             /* key space [0, keys) */
+    size_t value_size;         /* SET value bytes */
+    cp__dist dist;             /* key distribution */
+    bool verify;               /* check every GET reply (default true) */
+    double rate;               /* total ops/s target, paced per client; 0: as fast as possible */
+    uint64_t seed;             /* key generator seed; a run is reproducible from it */
+    const char *key_prefix;    /* NULL: "key:" (same default as load) */
+    cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */
+    int io_timeout_ms;         /* per connection; 0: library default */
+    int retry_budget_ms;       /* per batch, for retries after errors; < 0: library default */
+    const char *command_line;  /* for the report (borrowed), NULL: none */
     /* NULL: no progress. Called from the calling thread only. */
     void (*progress)(void *ud, const cp__bench_progress *p);
     void *progress_ud;
@@ -246,16 +247,17 @@ typedef struct cp__load_progress {
 } cp__load_progress;
 
 typedef struct cp__load_config {
-    uint64_t keys;          /* keys 0 .. keys-1, each SET once */
-    size_t value_size;      /* verifiable values (>= cp__value_min_size) */
-    int pipeline;           /* keys in flight per connection; 0: by target (below) */
-    int mset;               /* keys per MSET (same slot, adjacent in slot order); 0: by target
-                               (below); 1: one SET per key */
-    int threads;            /* worker threads, each with its own event loop */
-    int clients;            /* total clients (each connected to every master); 0: 4 per thread */
-    const char *key_prefix; /* NULL: "key:" */
-    uint32_t version;       /* version embedded in values; default 1 */
-    bool check_dbsize;      /* default true: end by checking the servers hold exactly keys */
+    uint64_t keys;             /* keys 0 .. keys-1, each SET once */
+    size_t value_size;         /* verifiable values (>= cp__value_min_size) */
+    int pipeline;              /* keys in flight per connection; 0: by target (below) */
+    int mset;                  /* keys per MSET (same slot, adjacent in slot order); 0: by target
+                                  (below); 1: one SET per key */
+    int threads;               /* worker threads, each with its own event loop */
+    int clients;               /* total clients (each connected to every master); 0: 4 per thread */
+    const char *key_prefix;    /* NULL: "key:" */
+    cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */
+    uint32_t version;          /* version embedded in values; default 1 */
+    bool check_dbsize;         /* default true: end by checking the servers hold exactly keys */
     void (*progress)(void *ud, const cp__load_progress *p); /* calling thread, ~every 0.25 s */
     void *progress_ud;
     const volatile sig_atomic_t *cancel;

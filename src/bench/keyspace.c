@@ -7,6 +7,8 @@
  */
 #include "bench/keyspace.h"
 
+#include "clusterpipe/clusterpipe.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -146,6 +148,20 @@ static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
 
 /* ---- key names ------------------------------------------------------------------------------ */
 
+int cp__key_layout_parse(const char *s, cp__key_layout *out) {
+    if (s != NULL && strcmp(s, "spread") == 0)
+        *out = CP__KEYS_SPREAD;
+    else if (s != NULL && strcmp(s, "per-master") == 0)
+        *out = CP__KEYS_PER_MASTER;
+    else
+        return CP__KS_EINVAL;
+    return 0;
+}
+
+const char *cp__key_layout_str(cp__key_layout l) {
+    return l == CP__KEYS_PER_MASTER ? "per-master" : "spread";
+}
+
 int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width) {
     if (prefix == NULL)
         prefix = "key:";
@@ -155,6 +171,45 @@ int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width) {
     memcpy(f->prefix, prefix, len + 1);
     f->prefix_len = len;
     f->width = width;
+    f->ntags = 0;
+    return 0;
+}
+
+/* The tag of a slot, as redis-benchmark's crc16_slot_table has it: strings of 1, 2, then 3
+ * characters of ALNUM, in that order (first character slowest), the first that hashes to the
+ * slot. Every slot has one of at most 3 characters. One walk finds the tags of all n slots. */
+static void slot_tags(const uint16_t *slots, unsigned n, char (*tags)[3]) {
+    static const char ALNUM[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    const unsigned A = sizeof(ALNUM) - 1;
+    unsigned left = n;
+    for (unsigned i = 0; i < n; i++)
+        tags[i][0] = '\0';
+    for (unsigned len = 1; len <= 3 && left > 0; len++) {
+        unsigned total = len == 1 ? A : len == 2 ? A * A : A * A * A;
+        for (unsigned k = 0; k < total && left > 0; k++) {
+            char s[3] = {'}', '}', '}'};
+            for (unsigned j = len, v = k; j-- > 0; v /= A)
+                s[j] = ALNUM[v % A];
+            unsigned slot = cp_keyslot(s, len);
+            for (unsigned i = 0; i < n; i++) {
+                if (slots[i] == slot && tags[i][0] == '\0') {
+                    memcpy(tags[i], s, 3);
+                    left--;
+                }
+            }
+        }
+    }
+}
+
+int cp__keyfmt_set_tags(cp__keyfmt *f, const uint16_t *slots, unsigned n) {
+    if (n == 0 || n > CP__KEY_TAGS_MAX)
+        return CP__KS_EINVAL;
+    for (unsigned i = 0; i < n; i++)
+        if (slots[i] >= CP_SLOTS)
+            return CP__KS_EINVAL;
+    slot_tags(slots, n, f->tags);
+    f->ntags = n;
+    f->width = CP__KEY_TAG_WIDTH;
     return 0;
 }
 
@@ -164,14 +219,36 @@ size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf) {
 }
 
 size_t cp__key_format_digits(const cp__keyfmt *f, uint64_t n, char *buf) {
-    return f->prefix_len + fmt_u64(n, f->width, buf + f->prefix_len);
+    char *p = buf + f->prefix_len;
+    if (f->ntags != 0) {
+        /* one division, 32-bit when it can be (several times faster than 64-bit) */
+        uint64_t q = n <= UINT32_MAX ? (uint32_t)n / f->ntags : n / f->ntags;
+        const char *t = f->tags[n - q * f->ntags];
+        p[0] = '{';
+        memcpy(p + 1, t, 3);
+        p[4] = '}';
+        p[5] = ':';
+        p += 6;
+        n = q;
+    }
+    return (size_t)(p - buf) + fmt_u64(n, f->width, p);
 }
 
 size_t cp__key_max_len(const cp__keyfmt *f, uint64_t keys) {
-    unsigned d = digits_u64(keys > 0 ? keys - 1 : 0);
+    uint64_t last = keys > 0 ? keys - 1 : 0;
+    unsigned d = digits_u64(f->ntags != 0 ? last / f->ntags : last);
     if (d < f->width)
         d = f->width;
-    return f->prefix_len + d;
+    return f->prefix_len + (f->ntags != 0 ? 6 : 0) + d;
+}
+
+size_t cp__key_max_len_of(const char *prefix, cp__key_layout layout, uint64_t keys) {
+    cp__keyfmt f;
+    if (cp__keyfmt_init(&f, prefix, 0) != 0)
+        return 0;
+    if (layout == CP__KEYS_PER_MASTER)
+        cp__keyfmt_set_tags(&f, (const uint16_t[]){0}, 1);
+    return cp__key_max_len(&f, keys);
 }
 
 /* ---- distributions -------------------------------------------------------------------------- */

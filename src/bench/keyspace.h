@@ -4,9 +4,13 @@
  * generators (uniform, sequential, zipf) on a seeded PRNG, and verifiable values.
  *
  * Keys are "<prefix><n>" (default prefix "key:"), n in [0, keys), optionally zero-padded to a
- * fixed width. Values are exactly value_size bytes: "<key>|<version>|" followed by a fixed
- * filler pattern whose byte at offset i depends only on i, so a GET reply can be checked to
- * belong to the key asked for, and a corrupted or truncated value cannot pass.
+ * fixed width: their slots spread over the whole cluster, as an application's keys do. The
+ * per-master layout names keys as redis-benchmark --cluster does, so that both tools can read the
+ * very same keys: "<prefix>{TAG}:<n / M>" with 12 digits, TAG the hash tag of master n % M (of M),
+ * which puts each master's keys into one slot. Values are exactly value_size bytes:
+ * "<key>|<version>|" followed by a fixed filler pattern whose byte at offset i depends only on i,
+ * so a GET reply can be checked to belong to the key asked for, and a corrupted or truncated value
+ * cannot pass.
  *
  * Memory: cp__keyfmt, cp__rng and cp__keygen are plain caller-allocated structs, fixed size
  * whatever the number of keys (no per-key tables: 50 million keys cost nothing here).
@@ -30,10 +34,10 @@
 #define CP__KS_ETOOBIG (-3)   /* value_size above CP__VALUE_MAX_SIZE */
 #define CP__KS_ENOMEM (-4)
 
-#define CP__KEY_PREFIX_MAX 64 /* bytes of prefix, without NUL */
-#define CP__KEY_MAX_LEN (CP__KEY_PREFIX_MAX + 20)
-#define CP__VALUE_MAX_SIZE (512u * 1024u * 1024u) /* redis proto-max-bulk-len default */
-#define CP__VERSION_MAX_DIGITS 10                 /* versions are uint32_t, in decimal */
+#define CP__KEY_PREFIX_MAX 64                         /* bytes of prefix, without NUL */
+#define CP__KEY_MAX_LEN (CP__KEY_PREFIX_MAX + 6 + 20) /* prefix, "{TAG}:", digits */
+#define CP__VALUE_MAX_SIZE (512u * 1024u * 1024u)     /* redis proto-max-bulk-len default */
+#define CP__VERSION_MAX_DIGITS 10                     /* versions are uint32_t, in decimal */
 
 /* ---- PRNG: xoshiro256**, seeded through splitmix64 ------------------------------------------ */
 
@@ -52,15 +56,40 @@ double cp__rng_double(cp__rng *r);
 
 /* ---- key names ------------------------------------------------------------------------------ */
 
+#define CP__KEY_TAGS_MAX 512 /* masters of the per-master layout (the bench's CP__NODES_MAX) */
+#define CP__KEY_TAG_WIDTH 12 /* digits after the tag, as redis-benchmark's __rand_int__ */
+
+typedef enum cp__key_layout {
+    CP__KEYS_SPREAD = 0, /* "<prefix><n>": slots all over the cluster (the default) */
+    CP__KEYS_PER_MASTER, /* "<prefix>{TAG}:<n / M>": one slot per master, redis-benchmark's */
+} cp__key_layout;
+
+/* Parses a --key-layout value ("spread" or "per-master"). Returns 0 or CP__KS_EINVAL. */
+int cp__key_layout_parse(const char *s, cp__key_layout *out);
+/* "spread" or "per-master". */
+const char *cp__key_layout_str(cp__key_layout l);
+
 typedef struct cp__keyfmt {
     char prefix[CP__KEY_PREFIX_MAX + 1];
     size_t prefix_len;
     unsigned width; /* minimum digits, zero-padded; 0 = no padding */
+    /* per-master layout (ntags > 0): key n carries tags[n % ntags] and the number n / ntags.
+     * A tag is 3 bytes: redis-benchmark pads shorter ones with '}', which ends the tag. */
+    unsigned ntags;
+    char tags[CP__KEY_TAGS_MAX][3];
 } cp__keyfmt;
 
 /* prefix NULL means "key:". width: 0 (none) .. 20. The prefix may be any bytes except NUL and
- * '|' (the value separator). Returns 0 or CP__KS_EINVAL (prefix too long, '|', width > 20). */
+ * '|' (the value separator). Spread layout (no tags). Returns 0 or CP__KS_EINVAL (prefix too
+ * long, '|', width > 20). */
 int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width);
+
+/* Switches an initialised f to the per-master layout for n masters, master i owning slots[i]
+ * (any slot it serves; redis-benchmark takes its first): tag i is the one redis-benchmark uses
+ * for that slot, the shortest alphanumeric string that hashes to it (first in the order 0-9,
+ * a-z, A-Z), and the digits get CP__KEY_TAG_WIDTH. Returns 0 or CP__KS_EINVAL (n = 0, n >
+ * CP__KEY_TAGS_MAX, a slot >= 16384). */
+int cp__keyfmt_set_tags(cp__keyfmt *f, const uint16_t *slots, unsigned n);
 
 /* Writes key n into buf (no NUL; buf must hold CP__KEY_MAX_LEN bytes). Returns its length. */
 size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf);
@@ -68,11 +97,17 @@ size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf);
 /* The same for a buf that already starts with f's prefix (an earlier cp__key_format into it, or
  * a copy of f->prefix): writes only the digits after the prefix, as redis-benchmark patches its
  * keys in place. The bench engine keeps one key buffer per command of a batch, so the prefix is
- * written once per buffer instead of once per command. Returns the key's length. */
+ * written once per buffer instead of once per command. Writes the tag too (per-master layout).
+ * Returns the key's length. */
 size_t cp__key_format_digits(const cp__keyfmt *f, uint64_t n, char *buf);
 
 /* Longest key among n in [0, keys): for sizing buffers and checking value_size up front. */
 size_t cp__key_max_len(const cp__keyfmt *f, uint64_t keys);
+
+/* The same before the masters are known, from the flags: keys named with prefix (NULL: "key:")
+ * in layout (per-master: as if one master had them all, the longest they can be). 0 when the
+ * prefix is not usable (see cp__keyfmt_init). */
+size_t cp__key_max_len_of(const char *prefix, cp__key_layout layout, uint64_t keys);
 
 /* ---- key index generators ------------------------------------------------------------------- */
 

@@ -110,8 +110,8 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     }
     cp__target_ctx ctx;
     cp__worker *w = NULL;
-    int rc = cp__target_prepare(t, cfg->key_prefix, cfg->keys, cfg->value_size, true, spec, &ctx,
-                                err, errlen);
+    int rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, cfg->value_size,
+                                true, spec, &ctx, err, errlen);
     if (rc != 0)
         goto done;
     spec->retry_budget_ms = -1;

@@ -161,17 +161,14 @@ void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, 
 }
 
 /* Keys land on masters at random, so a few hundred tries find one per master whp. */
-void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t limit,
+void cp__nodemap_probe_keys(const cp__nodemap *m, const cp__keyfmt *kf, uint64_t limit,
                             uint64_t *out) {
-    cp__keyfmt kf;
     char key[CP__KEY_MAX_LEN];
     int found = 0;
     for (int i = 0; i < m->nmasters; i++)
         out[i] = UINT64_MAX;
-    if (cp__keyfmt_init(&kf, prefix, 0) != 0)
-        return;
     for (uint64_t n = 0; n < limit && found < m->nmasters; n++) {
-        size_t len = cp__key_format(&kf, n, key);
+        size_t len = cp__key_format(kf, n, key);
         int o = m->owner[cp_keyslot(key, len)];
         if (o >= 0 && out[o] == UINT64_MAX) {
             out[o] = n;

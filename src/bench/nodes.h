@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "bench/cpu.h"
+#include "bench/keyspace.h"
 #include "clusterpipe/clusterpipe.h"
 
 #define CP__NODES_MAX 512
@@ -43,10 +44,10 @@ int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, ch
 void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,
                           size_t cap);
 
-/* Finds, for every master, a key index n in [0, limit) whose key (prefix + n) lands on that
+/* Finds, for every master, a key index n in [0, limit) whose key (as kf names it) lands on that
  * master, writing them to out[0..nmasters) (UINT64_MAX where none was found within limit).
  * Used for warm-up batches that open every connection before the measured interval. */
-void cp__nodemap_probe_keys(const cp__nodemap *m, const char *prefix, uint64_t limit,
+void cp__nodemap_probe_keys(const cp__nodemap *m, const cp__keyfmt *kf, uint64_t limit,
                             uint64_t *out);
 
 /* Splits "h:p[,h:p...]" into addrs (at most max). Returns how many, or CP_EINVAL on an entry that

@@ -58,6 +58,7 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(wl, "value_size", json_integer((json_int_t)cfg->value_size));
     cp__dist_format(&cfg->dist, buf, sizeof(buf));
     json_object_set_new(wl, "key_dist", json_string(buf));
+    json_object_set_new(wl, "key_layout", json_string(cp__key_layout_str(cfg->key_layout)));
     json_object_set_new(wl, "requests",
                         cfg->requests ? json_integer((json_int_t)cfg->requests) : json_null());
     json_object_set_new(wl, "duration", cfg->requests ? json_null() : json_real(cfg->duration_s));

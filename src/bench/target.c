@@ -106,26 +106,40 @@ static int collect_servers(const cp__bench_target *t, cp__target_ctx *ctx) {
     return 0;
 }
 
-int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, uint64_t keys,
-                       size_t value_size, bool verifiable, cp__run_spec *spec, cp__target_ctx *ctx,
-                       char *err, size_t errlen) {
+/* Per-master layout: one tag per master, for the first slot it serves (redis-benchmark's). */
+static int set_master_tags(cp__target_ctx *ctx, char *err, size_t errlen) {
+    uint16_t first[CP__NODES_MAX];
+    int seen = 0;
+    for (int i = 0; i < ctx->map->nmasters; i++)
+        first[i] = UINT16_MAX;
+    for (unsigned s = 0; s < CP_SLOTS; s++) {
+        int o = ctx->map->owner[s];
+        if (o >= 0 && first[o] == UINT16_MAX) {
+            first[o] = (uint16_t)s;
+            seen++;
+        }
+    }
+    /* A master listed without slots has no keys to give (CLUSTER SLOTS lists none such). */
+    if (seen != ctx->map->nmasters ||
+        cp__keyfmt_set_tags(&ctx->kf, first, (unsigned)ctx->map->nmasters) != 0) {
+        snprintf(err, errlen, "--key-layout per-master: a master without slots");
+        return CP_ETOPOLOGY;
+    }
+    return 0;
+}
+
+int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__key_layout layout,
+                       uint64_t keys, size_t value_size, bool verifiable, cp__run_spec *spec,
+                       cp__target_ctx *ctx, char *err, size_t errlen) {
     memset(ctx, 0, sizeof(*ctx));
     int rc = cp__keyfmt_init(&ctx->kf, key_prefix, 0);
     if (rc != 0) {
         snprintf(err, errlen, "bad key prefix");
         return CP_EINVAL;
     }
-    size_t maxkey = cp__key_max_len(&ctx->kf, keys);
-    rc = cp__valuefmt_init(&ctx->vf, value_size, maxkey, verifiable);
-    if (rc != 0) {
-        if (rc == CP__KS_ETOOSMALL)
-            snprintf(err, errlen,
-                     "--value-size %zu cannot hold a verifiable value for keys of %zu bytes "
-                     "(minimum %zu; or use --no-verify)",
-                     value_size, maxkey, cp__value_min_size(maxkey));
-        else
-            snprintf(err, errlen, "--value-size %zu is not usable", value_size);
-        return rc == CP__KS_ENOMEM ? CP_ENOMEM : CP_EINVAL;
+    if (layout == CP__KEYS_PER_MASTER && t->mode != CP__TARGET_CLUSTER) {
+        snprintf(err, errlen, "--key-layout per-master needs a cluster (its tags name masters)");
+        return CP_EINVAL;
     }
     ctx->endpoints = calloc(CP__NODES_MAX, sizeof(*ctx->endpoints));
     if (ctx->endpoints == NULL)
@@ -163,15 +177,29 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, uint64
         cp_free(c);
         if (rc != 0)
             return rc;
+        if (layout == CP__KEYS_PER_MASTER && (rc = set_master_tags(ctx, err, errlen)) != 0)
+            return rc;
         ctx->masters = ctx->map->nmasters;
         spec->seeds = t->endpoints;
         spec->map = ctx->map;
-        cp__nodemap_probe_keys(ctx->map, ctx->kf.prefix, keys > 100000 ? keys : 100000,
-                               spec->probe_keys);
+        cp__nodemap_probe_keys(ctx->map, &ctx->kf, keys > 100000 ? keys : 100000, spec->probe_keys);
     } else {
         ctx->masters = ctx->nendpoints;
         spec->endpoints = ctx->endpoints;
         spec->nendpoints = ctx->nendpoints;
+    }
+    /* After the map: per-master keys are as long as their tags make them. */
+    size_t maxkey = cp__key_max_len(&ctx->kf, keys);
+    rc = cp__valuefmt_init(&ctx->vf, value_size, maxkey, verifiable);
+    if (rc != 0) {
+        if (rc == CP__KS_ETOOSMALL)
+            snprintf(err, errlen,
+                     "--value-size %zu cannot hold a verifiable value for keys of %zu bytes "
+                     "(minimum %zu; or use --no-verify)",
+                     value_size, maxkey, cp__value_min_size(maxkey));
+        else
+            snprintf(err, errlen, "--value-size %zu is not usable", value_size);
+        return rc == CP__KS_ENOMEM ? CP_ENOMEM : CP_EINVAL;
     }
     if (collect_servers(t, ctx) != 0)
         return CP_ENOMEM;

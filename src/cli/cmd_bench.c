@@ -59,6 +59,13 @@ static int parse_u64(const char *cmd, const char *flag, const char *val, uint64_
     return 0;
 }
 
+static int parse_layout(const char *cmd, const char *val, cp__key_layout *out) {
+    if (val != NULL && cp__key_layout_parse(val, out) == 0)
+        return 0;
+    cp_cli_usage_error(cmd, "--key-layout: '%s' is not spread or per-master", val ? val : "");
+    return -1;
+}
+
 /* ---- target ------------------------------------------------------------------------------------
  */
 
@@ -243,6 +250,11 @@ static void bench_help(FILE *out) {
         "  --ratio SET:GET      operation mix (default 0:1, only GETs)\n"
         "  --keys K             key space key:0 .. key:K-1 (default 100000)\n"
         "  --key-dist D         uniform | zipf:S | sequential (default uniform)\n"
+        "  --key-layout L       spread (default): key:N, keys all over the slots;\n"
+        "                       per-master: key:{TAG}:NNNNNNNNNNNN, one hash tag per\n"
+        "                       master, the keys redis-benchmark --cluster reads (key n\n"
+        "                       has master n %% M's tag and number n / M; cluster only;\n"
+        "                       load them with the same layout)\n"
         "  --value-size B       SET value size in bytes (default 64; same as load's to verify)\n"
         "  --rate R             total ops/s, paced per client (default: as fast as possible)\n"
         "  --seed N             key generator seed (default 1)\n"
@@ -294,10 +306,12 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
     cp__dist_format(&cfg->dist, dist, sizeof(dist));
     printf("clusterpipe bench: %s, %d %s, %s\n", cp__bench_target_topology(t), r->masters,
            t->mode == CP__TARGET_CLUSTER ? "masters" : "endpoints", t->endpoints);
-    printf("workload     threads %d, clients %d, pipeline %d, ratio %u:%u, keys %llu, value "
+    printf("workload     threads %d, clients %d, pipeline %d, ratio %u:%u, keys %llu%s, value "
            "%zu B, %s%s\n",
            cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
-           (unsigned long long)cfg->keys, cfg->value_size, dist, cfg->verify ? "" : ", no verify");
+           (unsigned long long)cfg->keys,
+           cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", cfg->value_size, dist,
+           cfg->verify ? "" : ", no verify");
     printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
            grouped((double)r->ops, a, sizeof(a)), r->seconds, grouped(r->ops_per_sec, b, sizeof(b)),
            (unsigned long long)r->gets, (unsigned long long)r->sets, (unsigned long long)r->misses);
@@ -375,6 +389,9 @@ int cp_cli_bench(int argc, char **argv) {
                 return cp_cli_usage_error(
                     cmd, "--key-dist: '%s' is not uniform, sequential or zipf:S (S > 0)",
                     v ? v : "");
+        } else if (cp_cli_flag_value(argc, argv, &i, "--key-layout", &v)) {
+            if (parse_layout(cmd, v, &cfg.key_layout))
+                return CP_EXIT_USAGE;
         } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
             long vs;
             if (cp_cli_parse_long(cmd, "--value-size", v, 1, CP__VALUE_MAX_SIZE, &vs))
@@ -500,6 +517,8 @@ static void load_help(FILE *out) {
                  "                   up to K neighbouring keys of one slot go as one MSET\n"
                  "                   (default 16 against a cluster; 1 = one SET per key, the\n"
                  "                   default through a proxy)\n"
+                 "  --key-layout L   spread (default) or per-master: keys named as\n"
+                 "                   redis-benchmark --cluster names them (see bench --help)\n"
                  "  --threads T      worker threads (default 2)\n"
                  "  --clients C      clients in total (default 4 per thread)\n"
                  "  --no-check       skip the DBSIZE check (e.g. the servers hold other keys)\n"
@@ -565,6 +584,9 @@ int cp_cli_load(int argc, char **argv) {
         } else if (cp_cli_flag_value(argc, argv, &i, "--mset", &v)) {
             if (cp_cli_parse_int(cmd, "--mset", v, 1, 65535, &cfg.mset))
                 return CP_EXIT_USAGE;
+        } else if (cp_cli_flag_value(argc, argv, &i, "--key-layout", &v)) {
+            if (parse_layout(cmd, v, &cfg.key_layout))
+                return CP_EXIT_USAGE;
         } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
             if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &cfg.threads))
                 return CP_EXIT_USAGE;
@@ -587,16 +609,12 @@ int cp_cli_load(int argc, char **argv) {
     if (cfg.clients > 0 && cfg.clients < cfg.threads)
         return cp_cli_usage_error(cmd, "--clients (%d) must be >= --threads (%d)", cfg.clients,
                                   cfg.threads);
-    {
-        cp__keyfmt kf;
-        cp__keyfmt_init(&kf, NULL, 0);
-        size_t maxkey = cp__key_max_len(&kf, cfg.keys);
-        if (cfg.value_size < cp__value_min_size(maxkey))
-            return cp_cli_usage_error(cmd,
-                                      "--value-size %zu cannot hold a verifiable value for keys "
-                                      "of %zu bytes (minimum %zu)",
-                                      cfg.value_size, maxkey, cp__value_min_size(maxkey));
-    }
+    size_t maxkey = cp__key_max_len_of(cfg.key_prefix, cfg.key_layout, cfg.keys);
+    if (cfg.value_size < cp__value_min_size(maxkey))
+        return cp_cli_usage_error(cmd,
+                                  "--value-size %zu cannot hold a verifiable value for keys of "
+                                  "%zu bytes (minimum %zu)",
+                                  cfg.value_size, maxkey, cp__value_min_size(maxkey));
     cp__bench_target t;
     cp_topo *topo = NULL;
     int rc = resolve_target(cmd, &tf, &t, &topo);

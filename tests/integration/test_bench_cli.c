@@ -42,6 +42,9 @@ static void test_bad_flags_exit_2(void **state) {
         {{"bench", T, "--keys", "0", NULL}, "--keys"},
         {{"bench", T, "--key-dist", "zipf:0", NULL}, "--key-dist"},
         {{"bench", T, "--key-dist", "pareto", NULL}, "--key-dist"},
+        {{"bench", T, "--key-layout", "tagged", NULL}, "--key-layout"},
+        {{"bench", "--proxy", "127.0.0.1:1", "--key-layout", "per-master", NULL}, "cluster"},
+        {{"bench", T, "--key-layout", "per-master", "--value-size", "30", NULL}, "--value-size"},
         {{"bench", T, "--value-size", "0", NULL}, "--value-size"},
         {{"bench", T, "--value-size", "4", NULL}, "--no-verify"},
         {{"bench", T, "--rate", "-5", NULL}, "--rate"},
@@ -55,6 +58,12 @@ static void test_bad_flags_exit_2(void **state) {
         {{"load", T, "--keys", "10", "--mset", "100", "--value-size", "1000000", NULL}, "--mset"},
         {{"load", T, "--keys", "10", "--threads", "4", "--clients", "2", NULL}, "--clients"},
         {{"load", T, "--keys", "10", "--value-size", "3", NULL}, "--value-size"},
+        {{"load", T, "--keys", "10", "--key-layout", NULL}, "--key-layout"},
+        {{"load", "--proxy", "127.0.0.1:1", "--keys", "9", "--key-layout", "per-master", NULL},
+         "cluster"},
+        /* "key:{TAG}:000000000009" needs 34 bytes where "key:9" needs 17 */
+        {{"load", T, "--keys", "10", "--key-layout", "per-master", "--value-size", "30", NULL},
+         "--value-size"},
         {{"load", "--keys", "10", NULL}, "target"},
     };
     cp_clirun run;

@@ -21,13 +21,16 @@
 #include "clirun.h"
 #include "fixture.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define KEYS 3000
 #define MSET_KEYS 100000
@@ -454,6 +457,115 @@ static void test_external_cluster(void **state) {
     cp_clirun_free(&run);
 }
 
+/* Sum of one INFO stats field over the masters. */
+static long long masters_stat(cp_fixture *f, const char *field) {
+    long long sum = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role != CP_ROLE_MASTER)
+            continue;
+        redisContext *c = cp_fixture_conn(f, pr->port);
+        assert_non_null(c);
+        redisReply *r = redisCommand(c, "INFO stats");
+        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
+        const char *m = strstr(r->str, field);
+        assert_non_null(m);
+        sum += atoll(m + strlen(field));
+        freeReplyObject(r);
+    }
+    return sum;
+}
+
+/* Runs redis-benchmark (redis-tools) with args, output discarded; its exit status. */
+static int run_redis_benchmark(char *const *args) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        alarm(60);
+        execvp(args[0], args);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* --key-layout per-master names keys as redis-benchmark --cluster does: `load` writes K keys,
+ * each master's K/3 in one slot (key:{TAG}:%012d); redis-benchmark then GETs its own key names
+ * (-r K/3) and every GET is a hit, so the names are the very same; `bench` reads them verified. */
+static void test_per_master_keys_as_redis_benchmark(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *load[] = {"load", "--dir",        f->dir,       "--keys",
+                          "3000", "--key-layout", "per-master", NULL};
+    int rc = cp_clirun_run(&run, load);
+    if (rc != 0)
+        fail_msg("load exited %d: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "hold 3000 keys, as expected"));
+    int port = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role != CP_ROLE_MASTER)
+            continue;
+        port = pr->port;
+        redisContext *c = cp_fixture_conn(f, pr->port);
+        assert_non_null(c);
+        redisReply *r = redisCommand(c, "RANDOMKEY");
+        assert_true(r != NULL && r->type == REDIS_REPLY_STRING && r->len == 22);
+        assert_memory_equal(r->str, "key:{", 5);
+        assert_memory_equal(r->str + 8, "}:", 2);
+        redisReply *slot = redisCommand(c, "CLUSTER KEYSLOT %b", r->str, (size_t)r->len);
+        assert_true(slot != NULL && slot->type == REDIS_REPLY_INTEGER);
+        redisReply *n = redisCommand(c, "CLUSTER COUNTKEYSINSLOT %lld", slot->integer);
+        assert_true(n != NULL && n->type == REDIS_REPLY_INTEGER);
+        assert_int_equal(n->integer, 1000); /* all of this master's keys in one slot */
+        freeReplyObject(n);
+        freeReplyObject(slot);
+        freeReplyObject(r);
+    }
+
+    long long hits = masters_stat(f, "keyspace_hits:"),
+              misses = masters_stat(f, "keyspace_misses:");
+    char p[16];
+    snprintf(p, sizeof(p), "%d", port);
+    char *rb[] = {"redis-benchmark",
+                  "--cluster",
+                  "-h",
+                  "127.0.0.1",
+                  "-p",
+                  p,
+                  "-t",
+                  "get",
+                  "-r",
+                  "1000",
+                  "-n",
+                  "3000",
+                  "-P",
+                  "10",
+                  "-q",
+                  NULL};
+    rc = run_redis_benchmark(rb);
+    if (rc != 0)
+        fail_msg("redis-benchmark exited %d (127: not installed; Debian: redis-tools)", rc);
+    assert_int_equal(masters_stat(f, "keyspace_misses:"), misses);
+    assert_true(masters_stat(f, "keyspace_hits:") >= hits + 3000);
+
+    const char *bench[] = {"bench", "--dir",        f->dir,       "--keys",
+                           "3000",  "--requests",   "6000",       "--pipeline",
+                           "10",    "--key-layout", "per-master", NULL};
+    rc = cp_clirun_run(&run, bench);
+    if (rc != 0)
+        fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
+    assert_non_null(strstr(run.out, "keys 3000 (per-master)"));
+    assert_non_null(strstr(run.out, "misses 0)"));
+    assert_non_null(strstr(run.out, "checked 6000, mismatches 0"));
+    cp_clirun_free(&run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_and_bench_verified, setup, teardown),
@@ -463,6 +575,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_load_mset_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_external_cluster, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_per_master_keys_as_redis_benchmark, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench/keyspace.h"
+#include "clusterpipe/clusterpipe.h"
 
 static void test_rng_streams(void **state) {
     (void)state;
@@ -88,7 +89,8 @@ static void test_key_format(void **state) {
     longp[CP__KEY_PREFIX_MAX] = '\0'; /* exactly the max is fine */
     assert_int_equal(cp__keyfmt_init(&f, longp, 20), 0);
     n = cp__key_format(&f, 0, buf);
-    assert_int_equal(n, CP__KEY_MAX_LEN);
+    assert_int_equal(n, CP__KEY_PREFIX_MAX + 20);
+    assert_true(n <= CP__KEY_MAX_LEN);
     assert_int_equal(cp__keyfmt_init(&f, "a|b", 0), CP__KS_EINVAL);
     assert_int_equal(cp__keyfmt_init(&f, "k", 21), CP__KS_EINVAL);
 }
@@ -485,6 +487,81 @@ static void test_key_format_digits(void **state) {
     assert_memory_equal(buf, "k-000012", 8);
 }
 
+/* The per-master layout names keys as redis-benchmark --cluster does: the tags are its
+ * crc16_slot_table's (slot 80 is "avs", not "Bbr": lowercase before uppercase; slot 1584 has a
+ * one-character tag, padded with '}' as redis-benchmark pads it), key n takes tag n % M and the
+ * number n / M in 12 digits, and every key lands in its master's slot. */
+static void test_key_tags(void **state) {
+    (void)state;
+    static const char ALNUM[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    static const struct {
+        uint16_t slot;
+        const char *tag;
+    } rb[] = {{0, "06S"},    {1, "Qi}"},    {80, "avs"},    {88, "aUo"},   {1584, "3}}"},
+              {4096, "0cY"}, {8192, "8YG"}, {12288, "356"}, {16383, "6ZJ"}};
+    const unsigned M = sizeof(rb) / sizeof(rb[0]);
+    uint16_t slots[sizeof(rb) / sizeof(rb[0])];
+    for (unsigned i = 0; i < M; i++)
+        slots[i] = rb[i].slot;
+    cp__keyfmt f;
+    char buf[CP__KEY_MAX_LEN], want[CP__KEY_MAX_LEN], part[CP__KEY_MAX_LEN];
+    assert_int_equal(cp__keyfmt_init(&f, NULL, 0), 0);
+    assert_int_equal(cp__keyfmt_set_tags(&f, slots, M), 0);
+    memcpy(part, "key:", 4);
+    const uint64_t ns[] = {
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 9 * 123456 + 4, 9 * 999999999999ull};
+    for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+        uint64_t n = ns[k];
+        snprintf(want, sizeof(want), "key:{%.3s}:%012llu", rb[n % M].tag,
+                 (unsigned long long)(n / M));
+        size_t len = cp__key_format(&f, n, buf);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(buf, want, len);
+        assert_int_equal(cp_keyslot(buf, len), rb[n % M].slot);
+        assert_int_equal(cp__key_format_digits(&f, n, part), len); /* tag + digits after it */
+        assert_memory_equal(part, want, len);
+    }
+    assert_int_equal(cp__key_max_len(&f, 9 * 1000000000000ull), 22);
+    assert_int_equal(cp__key_max_len(&f, 9 * 1000000000000ull + 1), 23);
+    assert_int_equal(cp__key_max_len_of(NULL, CP__KEYS_PER_MASTER, 1000), 22);
+    assert_int_equal(cp__key_max_len_of(NULL, CP__KEYS_SPREAD, 1000), 7);
+    assert_int_equal(cp__key_max_len_of("a|b", CP__KEYS_SPREAD, 1000), 0);
+
+    /* Every slot's tag hashes to it: 1 to 3 alphanumeric characters, then '}' padding. */
+    for (unsigned base = 0; base < CP_SLOTS; base += CP__KEY_TAGS_MAX) {
+        uint16_t all[CP__KEY_TAGS_MAX];
+        for (unsigned i = 0; i < CP__KEY_TAGS_MAX; i++)
+            all[i] = (uint16_t)(base + i);
+        assert_int_equal(cp__keyfmt_set_tags(&f, all, CP__KEY_TAGS_MAX), 0);
+        for (unsigned i = 0; i < CP__KEY_TAGS_MAX; i++) {
+            const char *t = f.tags[i];
+            size_t tl = 0; /* 3 bytes, no NUL */
+            while (tl < 3 && t[tl] != '}' && strchr(ALNUM, t[tl]) != NULL)
+                tl++;
+            assert_true(tl >= 1 && tl <= 3);
+            for (size_t j = tl; j < 3; j++)
+                assert_int_equal(t[j], '}');
+            assert_int_equal(cp_keyslot(t, tl), base + i);
+        }
+    }
+
+    uint16_t bad = CP_SLOTS;
+    assert_int_equal(cp__keyfmt_set_tags(&f, slots, 0), CP__KS_EINVAL);
+    assert_int_equal(cp__keyfmt_set_tags(&f, &bad, 1), CP__KS_EINVAL);
+    uint16_t many[CP__KEY_TAGS_MAX + 1] = {0};
+    assert_int_equal(cp__keyfmt_set_tags(&f, many, CP__KEY_TAGS_MAX + 1), CP__KS_EINVAL);
+
+    cp__key_layout l = CP__KEYS_SPREAD;
+    assert_int_equal(cp__key_layout_parse("per-master", &l), 0);
+    assert_int_equal(l, CP__KEYS_PER_MASTER);
+    assert_string_equal(cp__key_layout_str(l), "per-master");
+    assert_int_equal(cp__key_layout_parse("spread", &l), 0);
+    assert_int_equal(l, CP__KEYS_SPREAD);
+    assert_string_equal(cp__key_layout_str(l), "spread");
+    assert_int_equal(cp__key_layout_parse("permaster", &l), CP__KS_EINVAL);
+    assert_int_equal(cp__key_layout_parse(NULL, &l), CP__KS_EINVAL);
+}
+
 /* Any single corrupted bit of a value is caught, whatever the key and value lengths (keys
  * shorter and longer than a word, fillers of a few words to a kilobyte): the value is then not
  * OK, or OK only because a version digit changed into another digit. */
@@ -525,6 +602,7 @@ int main(void) {
         cmocka_unit_test(test_key_format),
         cmocka_unit_test(test_key_digits),
         cmocka_unit_test(test_key_format_digits),
+        cmocka_unit_test(test_key_tags),
         cmocka_unit_test(test_dist_parse),
         cmocka_unit_test(test_keygen_init_errors),
         cmocka_unit_test(test_sequential),
