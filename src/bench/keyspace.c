@@ -177,28 +177,36 @@ int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width) {
 
 /* The tag of a slot, as redis-benchmark's crc16_slot_table has it: strings of 1, 2, then 3
  * characters of ALNUM, in that order (first character slowest), the first that hashes to the
- * slot. Every slot has one of at most 3 characters. One walk finds the tags of all n slots. */
+ * slot. Every slot has one of at most 3 characters. One walk (at most 62^3 hashes of <= 3 bytes,
+ * a few ms) finds the tags of all n slots, however many. 64 KiB of stack. */
 static void slot_tags(const uint16_t *slots, unsigned n, char (*tags)[3]) {
     static const char ALNUM[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     const unsigned A = sizeof(ALNUM) - 1;
-    unsigned left = n;
+    uint8_t want[CP_SLOTS] = {0}; /* 1: wanted, tag not found yet; 2: found */
+    char found[CP_SLOTS][3];
+    unsigned left = 0;
     for (unsigned i = 0; i < n; i++)
-        tags[i][0] = '\0';
+        if (want[slots[i]] == 0) {
+            want[slots[i]] = 1;
+            left++;
+        }
     for (unsigned len = 1; len <= 3 && left > 0; len++) {
         unsigned total = len == 1 ? A : len == 2 ? A * A : A * A * A;
         for (unsigned k = 0; k < total && left > 0; k++) {
-            char s[3] = {'}', '}', '}'};
-            for (unsigned j = len, v = k; j-- > 0; v /= A)
-                s[j] = ALNUM[v % A];
-            unsigned slot = cp_keyslot(s, len);
-            for (unsigned i = 0; i < n; i++) {
-                if (slots[i] == slot && tags[i][0] == '\0') {
-                    memcpy(tags[i], s, 3);
-                    left--;
-                }
+            char t[3] = {'}', '}', '}'};
+            unsigned v = k;
+            for (int j = (int)len - 1; j >= 0; j--, v /= A)
+                t[j] = ALNUM[v % A];
+            unsigned slot = cp_keyslot(t, len);
+            if (want[slot] == 1) {
+                memcpy(found[slot], t, 3);
+                want[slot] = 2;
+                left--;
             }
         }
     }
+    for (unsigned i = 0; i < n; i++)
+        memcpy(tags[i], found[slots[i]], 3);
 }
 
 int cp__keyfmt_set_tags(cp__keyfmt *f, const uint16_t *slots, unsigned n) {
