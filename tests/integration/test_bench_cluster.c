@@ -315,6 +315,7 @@ static void test_json_report(void **state) {
     assert_int_equal(num(wl, "keys"), 3000);
     assert_int_equal(num(wl, "value_size"), 64);
     assert_string_equal(json_string_value(json_object_get(wl, "key_dist")), "uniform");
+    assert_string_equal(json_string_value(json_object_get(wl, "key_layout")), "spread");
     double ops = num(j, "ops"), secs = num(j, "seconds");
     assert_true(ops == 12000);
     assert_true(secs > 0 && secs < 120);

@@ -211,8 +211,8 @@ static void test_json_contract(void **state) {
     for (int i = 0; top[i]; i++)
         if (json_object_get(j, top[i]) == NULL)
             fail_msg("missing %s", top[i]);
-    const char *wl[] = {"threads", "clients",    "pipeline", "ratio",
-                        "keys",    "value_size", "key_dist", NULL};
+    const char *wl[] = {"threads",    "clients",  "pipeline",   "ratio", "keys",
+                        "value_size", "key_dist", "key_layout", NULL};
     for (int i = 0; wl[i]; i++)
         assert_non_null(json_object_get(json_object_get(j, "workload"), wl[i]));
     assert_string_equal(json_string_value(json_object_get(json_object_get(j, "workload"), "ratio")),
