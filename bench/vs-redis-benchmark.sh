@@ -13,8 +13,8 @@
 # keys the same way, so `clusterpipe load` writes the KEYS keys both tools read, and the servers
 # do the same work under either tool. clusterpipe verifies every reply and records per-request
 # latency; redis-benchmark does neither. A second clusterpipe run per round reads clusterpipe's
-# own keys, key:0 .. key:KEYS-1, spread over every slot as an application's are: the servers'
-# CPU per request differs there (more slots to route), so it is shown beside, not as the target.
+# own keys, key:0 .. key:KEYS-1 (shorter, spread over every slot as an application's are),
+# against the same redis-benchmark runs: the servers then read other keys than redis-benchmark's.
 #
 # Both tools are measured the same way, from outside, over a window of steady traffic: after
 # WARM seconds, the GETs the four masters executed (INFO commandstats), their CPU and the tool's
