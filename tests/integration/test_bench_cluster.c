@@ -6,8 +6,9 @@
  * node caught by verification (exit code 1 through the CLI, the key named); the JSON report with
  * every contract field and sane values; a master killed mid-run (the run goes on, errors are
  * counted, the summary is printed, exit code 1); an external --cluster target (redis CPU from
- * INFO); keys so skewed that one lane's queue fills (every GET still verified). Requests are
- * kept small so each test takes seconds. Single-threaded test code (the engine starts its own
+ * INFO); keys so skewed that one lane's queue fills (every GET still verified); keys named as
+ * redis-benchmark --cluster names them (--key-layout per-master: redis-benchmark itself reads
+ * them without a miss). Requests are kept small so each test takes seconds. Single-threaded test code (the engine starts its own
  * threads).
  */
 #include <setjmp.h>
@@ -53,6 +54,26 @@ static void load_cli(cp_clirun *r, cp_fixture *f, int keys) {
     assert_non_null(strstr(r->out, "as expected"));
 }
 
+/* The sum over the masters of one numeric field of an INFO section (e.g. "commandstats",
+ * "cmdstat_mset:calls="); a master without the field adds 0. */
+static long long masters_info(cp_fixture *f, const char *section, const char *field) {
+    long long sum = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role != CP_ROLE_MASTER)
+            continue;
+        redisContext *c = cp_fixture_conn(f, pr->port);
+        assert_non_null(c);
+        redisReply *r = redisCommand(c, "INFO %s", section);
+        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
+        const char *m = strstr(r->str, field);
+        if (m != NULL)
+            sum += atoll(m + strlen(field));
+        freeReplyObject(r);
+    }
+    return sum;
+}
+
 /* load's MSET groups (3 keys at most, batches of 7 keys, so groups are cut by the cap, by a
  * slot change and by the batch's end): every key is written once with its own value (a
  * sequential read of every key verifies each one), and the masters really ran MSETs of more than
@@ -76,25 +97,10 @@ static void test_load_mset_groups(void **state) {
     assert_int_equal(lr.mset, 3);
     assert_int_equal(lr.dbsize, MSET_KEYS);
 
-    long long msets = 0, keys = 0;
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
-        const cp_proc *pr = cp_topo_proc(f->topo, i);
-        if (pr->role != CP_ROLE_MASTER)
-            continue;
-        redisContext *c = cp_fixture_conn(f, pr->port);
-        assert_non_null(c);
-        redisReply *r = redisCommand(c, "INFO commandstats");
-        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
-        const char *m = strstr(r->str, "cmdstat_mset:calls=");
-        assert_non_null(m);
-        msets += atoll(m + strlen("cmdstat_mset:calls="));
-        assert_null(strstr(r->str, "cmdstat_set:")); /* no SET: every key went in an MSET */
-        freeReplyObject(r);
-        r = redisCommand(c, "DBSIZE");
-        assert_true(r != NULL && r->type == REDIS_REPLY_INTEGER);
-        keys += r->integer;
-        freeReplyObject(r);
-    }
+    long long msets = masters_info(f, "commandstats", "cmdstat_mset:calls=");
+    long long keys = masters_info(f, "keyspace", "db0:keys=");
+    /* no SET: every key went in an MSET */
+    assert_int_equal(masters_info(f, "commandstats", "cmdstat_set:calls="), 0);
     assert_int_equal(keys, MSET_KEYS);
     /* one chunk of 100,000 keys sorted by slot, about 6 per slot: groups of 2-3 on average */
     assert_true(msets <= MSET_KEYS * 7 / 10);
@@ -458,25 +464,6 @@ static void test_external_cluster(void **state) {
     cp_clirun_free(&run);
 }
 
-/* Sum of one INFO stats field over the masters. */
-static long long masters_stat(cp_fixture *f, const char *field) {
-    long long sum = 0;
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
-        const cp_proc *pr = cp_topo_proc(f->topo, i);
-        if (pr->role != CP_ROLE_MASTER)
-            continue;
-        redisContext *c = cp_fixture_conn(f, pr->port);
-        assert_non_null(c);
-        redisReply *r = redisCommand(c, "INFO stats");
-        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
-        const char *m = strstr(r->str, field);
-        assert_non_null(m);
-        sum += atoll(m + strlen(field));
-        freeReplyObject(r);
-    }
-    return sum;
-}
-
 /* Runs redis-benchmark (redis-tools) with args, output discarded; its exit status. */
 static int run_redis_benchmark(char *const *args) {
     pid_t pid = fork();
@@ -529,8 +516,8 @@ static void test_per_master_keys_as_redis_benchmark(void **state) {
         freeReplyObject(r);
     }
 
-    long long hits = masters_stat(f, "keyspace_hits:"),
-              misses = masters_stat(f, "keyspace_misses:");
+    long long hits = masters_info(f, "stats", "keyspace_hits:");
+    long long misses = masters_info(f, "stats", "keyspace_misses:");
     char p[16];
     snprintf(p, sizeof(p), "%d", port);
     char *rb[] = {"redis-benchmark",
@@ -552,8 +539,8 @@ static void test_per_master_keys_as_redis_benchmark(void **state) {
     rc = run_redis_benchmark(rb);
     if (rc != 0)
         fail_msg("redis-benchmark exited %d (127: not installed; Debian: redis-tools)", rc);
-    assert_int_equal(masters_stat(f, "keyspace_misses:"), misses);
-    assert_true(masters_stat(f, "keyspace_hits:") >= hits + 3000);
+    assert_int_equal(masters_info(f, "stats", "keyspace_misses:"), misses);
+    assert_true(masters_info(f, "stats", "keyspace_hits:") >= hits + 3000);
 
     const char *bench[] = {"bench", "--dir",        f->dir,       "--keys",
                            "3000",  "--requests",   "6000",       "--pipeline",
