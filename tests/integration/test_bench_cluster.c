@@ -8,8 +8,8 @@
  * counted, the summary is printed, exit code 1); an external --cluster target (redis CPU from
  * INFO); keys so skewed that one lane's queue fills (every GET still verified); keys named as
  * redis-benchmark --cluster names them (--key-layout per-master: redis-benchmark itself reads
- * them without a miss). Requests are kept small so each test takes seconds. Single-threaded test code (the engine starts its own
- * threads).
+ * them without a miss). Requests are kept small so each test takes seconds. Single-threaded test
+ * code (the engine starts its own threads).
  */
 #include <setjmp.h>
 #include <stdarg.h>
