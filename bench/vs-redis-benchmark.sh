@@ -29,8 +29,11 @@
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
 #   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
-# Each depth runs ROUNDS interleaved rounds (redis-benchmark, then clusterpipe) and reports the
-# medians: on a shared machine single runs swing by 10% and more.
+#          CP_ARGS="..." (more `clusterpipe bench` flags for its GET rounds, e.g. --threads 2)
+# Each depth runs ROUNDS interleaved rounds (redis-benchmark, then clusterpipe; every other round
+# the other way round). On a shared machine single runs swing by 10% and more, and the machine's
+# speed drifts within minutes, so the ratios reported are the geometric means of each round's own
+# ratio, with a 95% confidence interval: a target holds for certain only if the interval does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -116,7 +119,8 @@ window() {
         if (g <= 0) { print "0 0 0"; exit }
         printf "%.0f %.4f %.4f\n", g / dt, ($8 - $4) / hz * 1e6 / g, ($7 - $3) / hz * 1e6 / g }'
 }
-echo "GET, $ROUNDS interleaved rounds per depth, ${WINDOW} s measured after ${WARM} s each, medians;" \
+echo "GET, $ROUNDS interleaved rounds per depth (every other one in the opposite order)," \
+     "${WINDOW} s measured after ${WARM} s each;" \
      "$((4 * C)) connections each" >&2
 printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
     "cp us/op" "ops ratio" "cpu ratio" "rb srv" "cp srv"
@@ -126,40 +130,72 @@ cp_round() {
     local f=$1
     shift
     "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
-        --value-size "$VALUE" --ratio 0:1 --quiet "$@" >"$out" 2>&1 &
+        --value-size "$VALUE" --ratio 0:1 --quiet ${CP_ARGS:-} "$@" >"$out" 2>&1 &
     tool=$!
     window >>"$f"
     wait "$tool" || true; tool=0
     grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
 }
+rb_round() {
+    # more requests than the window can take; stopped by PID once measured
+    redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
+        -n 2000000000 -t get -r "$RB_R" -d "$VALUE" -q >"$out" 2>&1 &
+    tool=$!
+    window >>"$out.rb"
+    kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
+}
+# The ratios of clusterpipe (file $1) to redis-benchmark, round by round: the tools ran one
+# after the other, so a round's ratio is measured under the same load on the machine, while the
+# load drifts between rounds. Prints the geometric means of the rounds' throughput and client CPU
+# ratios, each followed by its 95% confidence interval (Student's t on the logarithms).
+paired() {
+    paste -d' ' "$out.rb" "$1" | awk '
+        function t95(df) {   # two-sided 95% quantiles of Student t, df 1..30
+            split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 " \
+                  "2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 2.080 2.074 2.069 2.064 " \
+                  "2.060 2.056 2.052 2.048 2.045 2.042", q, " ")
+            return df <= 30 ? q[df] : 1.960
+        }
+        function ci(s, ss, n,   m, v, h) {
+            m = s / n
+            v = n > 1 ? (ss - n * m * m) / (n - 1) / n : 0
+            h = v > 0 ? t95(n - 1) * sqrt(v) : 0
+            return sprintf("%.2fx %.2f-%.2f", exp(m), exp(m - h), exp(m + h))
+        }
+        $1 > 0 && $4 > 0 { n++; o = log($4 / $1); c = log($5 / $2)
+                           so += o; sso += o * o; sc += c; ssc += c * c }
+        END { if (n) printf "%s %s", ci(so, sso, n), ci(sc, ssc, n) }'
+}
 for P in $DEPTHS; do
     : >"$out.rb"; : >"$out.cp"; : >"$out.sp"
     for ((r = 0; r < ROUNDS; r++)); do
-        # more requests than the window can take; stopped by PID once measured
-        redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
-            -n 2000000000 -t get -r "$RB_R" -d "$VALUE" -q >"$out" 2>&1 &
-        tool=$!
-        window >>"$out.rb"
-        kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
+        # every other round in the opposite order: a drift in the machine's load then favours
+        # neither tool
+        if ((r % 2 == 0)); then rb_round; fi
         cp_round "$out.cp" --keys "$KEYS" --key-layout per-master
         cp_round "$out.sp" --keys "$KEYS"   # its own keys, spread over every slot
+        if ((r % 2 == 1)); then rb_round; fi
     done
     awk -v p="$P" -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v rs="$(col "$out.rb" 3)" \
-        -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" -v cs="$(col "$out.cp" 3)" 'BEGIN {
-        printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %8.2fx %8.2fx | %9.3f %9.3f\n", p, ro, rc, co,
-               cc, co / ro, cc / rc, rs, cs }'
-    # each round's own ratios (the tools ran one after the other): how far single runs swing
+        -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" -v cs="$(col "$out.cp" 3)" \
+        -v pr="$(paired "$out.cp")" 'BEGIN { split(pr, f, " ")
+        printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %9s %9s | %9.3f %9.3f\n", p, ro, rc, co,
+               cc, f[1], f[3], rs, cs
+        printf "       95%% CI: ops %s, cpu %s\n", f[2], f[4] }'
+    # each round's own ratios: how far single runs swing
     paste -d' ' "$out.rb" "$out.cp" | awk '{ printf "%s%.2fx/%.2fx", (NR > 1 ? ", " : "       rounds: "),
         $4 / $1, $5 / $2 } END { print "" }'
-    awk -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v co="$(col "$out.sp" 1)" \
-        -v cc="$(col "$out.sp" 2)" -v cs="$(col "$out.sp" 3)" 'BEGIN {
-        printf "       spread keys: %10.0f %9.3f | %8.2fx %8.2fx | srv %.3f\n", co, cc, co / ro,
-               cc / rc, cs }'
+    awk -v co="$(col "$out.sp" 1)" -v cc="$(col "$out.sp" 2)" -v cs="$(col "$out.sp" 3)" \
+        -v pr="$(paired "$out.sp")" 'BEGIN { split(pr, f, " ")
+        printf "       spread keys: %10.0f %9.3f | %9s %9s | srv %.3f  (95%% CI: ops %s, cpu %s)\n",
+               co, cc, f[1], f[3], cs, f[2], f[4] }'
 done
-echo "(ops ratio = clusterpipe/redis-benchmark throughput, want >= 1.0; cpu ratio = client CPU" \
-     "per op, want <= 0.9; srv = the four servers' CPU us per request under each tool;" \
-     "rounds: ops/cpu ratio of each round; spread keys: clusterpipe reading its own keys," \
-     "key:0 .. key:$((KEYS - 1)), against the same redis-benchmark medians)"
+echo "(ops/s, us/op, srv: medians over the rounds; ops ratio = clusterpipe/redis-benchmark" \
+     "throughput, want >= 1.0; cpu ratio = client CPU per op, want <= 0.9: both the geometric" \
+     "mean of the rounds' own ratios, with its 95% confidence interval; srv = the four servers'" \
+     "CPU us per request under each tool; rounds: ops/cpu ratio of each round; spread keys:" \
+     "clusterpipe reading its own keys, key:0 .. key:$((KEYS - 1)), against the same" \
+     "redis-benchmark rounds)"
 
 if [[ $STRACE == 1 ]]; then
     command -v strace >/dev/null || { echo "strace not found" >&2; exit 1; }
