@@ -387,6 +387,9 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
     cp__hist *hist = &x->slot->hist;
     size_t n = cp_count(p);
     tally t = {0};
+    /* Replies parsed in one wake-up share their clock reading, and a batch's requests their
+     * send's, so latencies come in runs of equal values: a run is one histogram update. */
+    uint64_t run_ns = 0, run = 0;
     for (size_t i = 0; i < n; i++) {
         cp_outcome oc = cp_get_outcome(p, i);
         const redisReply *r = cp_reply(p, i);
@@ -398,8 +401,12 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         }
         uint64_t sent, done;
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
-            /* once per request: the main thread merges the seconds into the total */
-            cp__hist_record_ns(hist, done - sent);
+            if (done - sent != run_ns) {
+                cp__hist_record_n_ns(hist, run_ns, run);
+                run_ns = done - sent;
+                run = 0;
+            }
+            run++;
         }
         if (cs->cmdkeys != NULL) { /* an MSET: load, no version tracking */
             t.ops += keys;
@@ -420,6 +427,7 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         else if (s->verify)
             verify_get(x, cs, i, r, &t);
     }
+    cp__hist_record_n_ns(hist, run_ns, run); /* the main thread merges the seconds' histograms */
     add_tally(x, &t);
     cp_pipeline_reset(p);
 }
