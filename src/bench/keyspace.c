@@ -215,7 +215,10 @@ int cp__keyfmt_set_tags(cp__keyfmt *f, const uint16_t *slots, unsigned n) {
     for (unsigned i = 0; i < n; i++)
         if (slots[i] >= CP_SLOTS)
             return CP__KS_EINVAL;
+    if (memchr(f->prefix, '{', f->prefix_len) != NULL)
+        return CP__KS_EINVAL;
     slot_tags(slots, n, f->tags);
+    memcpy(f->tag_slots, slots, n * sizeof(*slots));
     f->ntags = n;
     f->width = CP__KEY_TAG_WIDTH;
     return 0;
@@ -226,11 +229,21 @@ size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf) {
     return cp__key_format_digits(f, n, buf);
 }
 
+/* n / ntags: one division, 32-bit when it can be (several times faster than 64-bit). */
+static uint64_t tag_quotient(const cp__keyfmt *f, uint64_t n) {
+    return n <= UINT32_MAX ? (uint32_t)n / f->ntags : n / f->ntags;
+}
+
+unsigned cp__key_slot(const cp__keyfmt *f, uint64_t n, const char *key, size_t len) {
+    if (f->ntags != 0)
+        return f->tag_slots[n - tag_quotient(f, n) * f->ntags];
+    return cp_keyslot(key, len);
+}
+
 size_t cp__key_format_digits(const cp__keyfmt *f, uint64_t n, char *buf) {
     char *p = buf + f->prefix_len;
     if (f->ntags != 0) {
-        /* one division, 32-bit when it can be (several times faster than 64-bit) */
-        uint64_t q = n <= UINT32_MAX ? (uint32_t)n / f->ntags : n / f->ntags;
+        uint64_t q = tag_quotient(f, n);
         const char *t = f->tags[n - q * f->ntags];
         p[0] = '{';
         memcpy(p + 1, t, 3);
@@ -254,8 +267,10 @@ size_t cp__key_max_len_of(const char *prefix, cp__key_layout layout, uint64_t ke
     cp__keyfmt f;
     if (cp__keyfmt_init(&f, prefix, 0) != 0)
         return 0;
-    if (layout == CP__KEYS_PER_MASTER)
-        cp__keyfmt_set_tags(&f, (const uint16_t[]){0}, 1);
+    if (layout == CP__KEYS_PER_MASTER) { /* the length only: any one tag is 3 bytes */
+        f.ntags = 1;
+        f.width = CP__KEY_TAG_WIDTH;
+    }
     return cp__key_max_len(&f, keys);
 }
 

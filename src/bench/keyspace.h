@@ -77,6 +77,7 @@ typedef struct cp__keyfmt {
      * A tag is 3 bytes: redis-benchmark pads shorter ones with '}', which ends the tag. */
     unsigned ntags;
     char tags[CP__KEY_TAGS_MAX][3];
+    uint16_t tag_slots[CP__KEY_TAGS_MAX]; /* the slot tags[i] hashes to */
 } cp__keyfmt;
 
 /* prefix NULL means "key:". width: 0 (none) .. 20. The prefix may be any bytes except NUL and
@@ -88,8 +89,14 @@ int cp__keyfmt_init(cp__keyfmt *f, const char *prefix, unsigned width);
  * (any slot it serves; redis-benchmark takes its first): tag i is the one redis-benchmark uses
  * for that slot, the shortest alphanumeric string that hashes to it (first in the order 0-9,
  * a-z, A-Z), and the digits get CP__KEY_TAG_WIDTH. Returns 0 or CP__KS_EINVAL (n = 0, n >
- * CP__KEY_TAGS_MAX, a slot >= 16384). */
+ * CP__KEY_TAGS_MAX, a slot >= 16384, or a '{' in the prefix: the prefix's tag would be the
+ * key's, or it would swallow ours). */
 int cp__keyfmt_set_tags(cp__keyfmt *f, const uint16_t *slots, unsigned n);
+
+/* The slot of key n, written into key[0..len) by cp__key_format: a per-master key's is its
+ * tag's, known without hashing (hashing was 8% of the bench's instructions per GET); a spread
+ * key's is hashed. */
+unsigned cp__key_slot(const cp__keyfmt *f, uint64_t n, const char *key, size_t len);
 
 /* Writes key n into buf (no NUL; buf must hold CP__KEY_MAX_LEN bytes). Returns its length. */
 size_t cp__key_format(const cp__keyfmt *f, uint64_t n, char *buf);

@@ -141,6 +141,10 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
         snprintf(err, errlen, "--key-layout per-master needs a cluster (its tags name masters)");
         return CP_EINVAL;
     }
+    if (layout == CP__KEYS_PER_MASTER && strchr(ctx->kf.prefix, '{') != NULL) {
+        snprintf(err, errlen, "--key-layout per-master: a '{' in the key prefix breaks its tags");
+        return CP_EINVAL;
+    }
     ctx->endpoints = calloc(CP__NODES_MAX, sizeof(*ctx->endpoints));
     if (ctx->endpoints == NULL)
         return CP_ENOMEM;

@@ -468,7 +468,7 @@ static void load_chunk(wctx *x, cp__group *g) {
     for (size_t i = 0; i < n; i++) {
         uint64_t idx = cp__keygen_next(&g->kg);
         size_t klen = cp__key_format_digits(x->spec->kf, idx, x->keybuf);
-        x->chunk_slot[i] = (uint16_t)cp_keyslot(x->keybuf, klen);
+        x->chunk_slot[i] = (uint16_t)cp__key_slot(x->spec->kf, idx, x->keybuf, klen);
         x->chunk_idx[i] = idx;
         count[x->chunk_slot[i] + 1]++;
     }
@@ -536,7 +536,8 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
     /* The key's slot, hashed once here: it picks the lane, groups load's MSETs (compose_mset)
      * and goes to the library with the command (cp_append_argv_slot), which would otherwise hash
      * the key again. Not needed for GET and SET through a proxy. */
-    unsigned slot = s->map != NULL || s->mset_keys > 1 ? cp_keyslot(x->keybuf, klen) : 0;
+    unsigned slot =
+        s->map != NULL || s->mset_keys > 1 ? cp__key_slot(s->kf, idx, x->keybuf, klen) : 0;
     *r = (req){.idx = idx,
                .version = version,
                .slot = (uint16_t)slot,

@@ -518,7 +518,8 @@ static void test_key_tags(void **state) {
         assert_int_equal(len, strlen(want));
         assert_memory_equal(buf, want, len);
         assert_int_equal(cp_keyslot(buf, len), rb[n % M].slot);
-        assert_int_equal(cp__key_format_digits(&f, n, part), len); /* tag + digits after it */
+        assert_int_equal(cp__key_slot(&f, n, buf, len), rb[n % M].slot); /* without hashing */
+        assert_int_equal(cp__key_format_digits(&f, n, part), len);       /* tag + digits after it */
         assert_memory_equal(part, want, len);
     }
     assert_int_equal(cp__key_max_len(&f, 9 * 1000000000000ull), 22);
@@ -543,6 +544,10 @@ static void test_key_tags(void **state) {
                 assert_int_equal(t[j], '}');
             assert_int_equal(cp_keyslot(t, tl), base + i);
         }
+        for (uint64_t n = 0; n < 2 * CP__KEY_TAGS_MAX; n += 7) { /* the slot the key hashes to */
+            size_t len = cp__key_format(&f, n, buf);
+            assert_int_equal(cp__key_slot(&f, n, buf, len), cp_keyslot(buf, len));
+        }
     }
 
     uint16_t bad = CP_SLOTS;
@@ -550,6 +555,19 @@ static void test_key_tags(void **state) {
     assert_int_equal(cp__keyfmt_set_tags(&f, &bad, 1), CP__KS_EINVAL);
     uint16_t many[CP__KEY_TAGS_MAX + 1] = {0};
     assert_int_equal(cp__keyfmt_set_tags(&f, many, CP__KEY_TAGS_MAX + 1), CP__KS_EINVAL);
+    /* a '{' in the prefix would make the key's tag the prefix's, or swallow ours */
+    cp__keyfmt braced;
+    assert_int_equal(cp__keyfmt_init(&braced, "a{", 0), 0);
+    assert_int_equal(cp__keyfmt_set_tags(&braced, slots, M), CP__KS_EINVAL);
+    assert_int_equal(cp__key_max_len_of("a{", CP__KEYS_PER_MASTER, 1000), 20);
+
+    /* spread keys: hashed */
+    cp__keyfmt sp;
+    assert_int_equal(cp__keyfmt_init(&sp, NULL, 0), 0);
+    for (uint64_t n = 0; n < 1000; n += 37) {
+        size_t len = cp__key_format(&sp, n, buf);
+        assert_int_equal(cp__key_slot(&sp, n, buf, len), cp_keyslot(buf, len));
+    }
 
     cp__key_layout l = CP__KEYS_SPREAD;
     assert_int_equal(cp__key_layout_parse("per-master", &l), 0);
