@@ -533,9 +533,10 @@ static size_t generate(wctx *x, cp__group *g, req *r) {
             set ? x->w->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
     }
     size_t klen = cp__key_format_digits(s->kf, idx, x->keybuf);
-    /* The key's slot, hashed once here: it picks the lane, groups load's MSETs (compose_mset)
-     * and goes to the library with the command (cp_append_argv_slot), which would otherwise hash
-     * the key again. Not needed for GET and SET through a proxy. */
+    /* The key's slot, found once here (a per-master key's from its tag, any other's hashed): it
+     * picks the lane, groups load's MSETs (compose_mset) and goes to the library with the
+     * command (cp_append_argv_slot), which would otherwise hash the key again. Not needed for
+     * GET and SET through a proxy. */
     unsigned slot =
         s->map != NULL || s->mset_keys > 1 ? cp__key_slot(s->kf, idx, x->keybuf, klen) : 0;
     *r = (req){.idx = idx,
