@@ -49,22 +49,6 @@ void cp__hist_reset(cp__hist *h) {
     cp__hist_init(h);
 }
 
-void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n) {
-    if (n == 0)
-        return;
-    if (ns > CP__HIST_MAX_NS) {
-        ns = CP__HIST_MAX_NS;
-        h->clamped += n;
-    }
-    h->buckets[cp__hist_bucket_of(ns)] += n;
-    h->count += n;
-    h->sum_ns += ns * n;
-    if (ns < h->min_ns)
-        h->min_ns = ns;
-    if (ns > h->max_ns)
-        h->max_ns = ns;
-}
-
 /* Bucket-wise sum: both histograms share one layout, so merging loses nothing. */
 void cp__hist_merge(cp__hist *dst, const cp__hist *src) {
     if (src->count == 0)

@@ -66,23 +66,27 @@ static inline size_t cp__hist_bucket_of(uint64_t v) {
     return ((size_t)shift << CP__HIST_SUB_BITS) + (size_t)(v >> shift);
 }
 
-/* Records one value in nanoseconds. O(1), no allocation, no branches on the common path beyond
- * the clamp and min/max. Values > 60 s are clamped and counted in h->clamped. Inline: the bench
- * engine records every request, and a call costs as much as the recording itself. */
-static inline void cp__hist_record_ns(cp__hist *h, uint64_t ns) {
+/* Records n occurrences of one value in nanoseconds (n = 0 records nothing). O(1), no
+ * allocation. Values > 60 s are clamped and counted in h->clamped. Inline: the bench engine
+ * records every run of equal latencies in a batch, and a call costs as much as the recording. */
+static inline void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n) {
+    if (n == 0)
+        return;
     if (ns > CP__HIST_MAX_NS) {
         ns = CP__HIST_MAX_NS;
-        h->clamped++;
+        h->clamped += n;
     }
-    h->buckets[cp__hist_bucket_of(ns)]++;
-    h->count++;
-    h->sum_ns += ns;
+    h->buckets[cp__hist_bucket_of(ns)] += n;
+    h->count += n;
+    h->sum_ns += ns * n;
     h->min_ns = ns < h->min_ns ? ns : h->min_ns;
     h->max_ns = ns > h->max_ns ? ns : h->max_ns;
 }
 
-/* Records `n` occurrences of the same value (coordinated-omission correction, bulk import). */
-void cp__hist_record_n_ns(cp__hist *h, uint64_t ns, uint64_t n);
+/* Records one value in nanoseconds. */
+static inline void cp__hist_record_ns(cp__hist *h, uint64_t ns) {
+    cp__hist_record_n_ns(h, ns, 1);
+}
 
 /* Adds every value of src to dst (src unchanged). Used after joining the worker threads. */
 void cp__hist_merge(cp__hist *dst, const cp__hist *src);
