@@ -22,6 +22,7 @@
 #include "bench/cpu.h"
 #include "bench/nodes.h"
 #include "bench/worker.h"
+#include "util/env.h"
 
 /* ---- pure helpers --------------------------------------------------------------------------- */
 
@@ -132,30 +133,6 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
 }
 
 /* ---- environment ---------------------------------------------------------------------------- */
-
-/* Cores online and /proc/cpuinfo's first "model name" (reports must say what ran them). */
-static void machine_info(int *cores, char *model, size_t cap) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    *cores = n > 0 ? (int)n : 0;
-    model[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "model name", 10) != 0)
-            continue;
-        const char *v = strchr(line, ':');
-        if (v == NULL)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        snprintf(model, cap, "%.*s", (int)strcspn(v, "\n"), v);
-        break;
-    }
-    fclose(f);
-}
 
 /* Redis version from the first server that answers INFO, nutcracker's from a proxy stats port. */
 static void read_versions(const cp__bench_target *t, const cp__target_ctx *ctx,
@@ -374,7 +351,10 @@ static void result_init(cp__bench_result *out) {
     memset(out, 0, sizeof(*out));
     cp__hist_init(&out->latency);
     out->first_failure_s = out->last_failure_s = -1;
-    machine_info(&out->cores, out->cpu_model, sizeof(out->cpu_model));
+    cp__env env;
+    cp__env_probe(&env);
+    out->cores = env.cores;
+    snprintf(out->cpu_model, sizeof(out->cpu_model), "%s", env.cpu_model);
 }
 
 int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__bench_result *out,

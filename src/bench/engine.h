@@ -227,10 +227,6 @@ int cp__bench_result_failed(const cp__bench_result *r);
 json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
                        const cp__bench_result *r);
 
-/* Writes the JSON object to path atomically (path.tmp.PID, fsync, rename). Returns 0 or a
- * negative errno-like CP_E* code with err set. */
-int cp__bench_write_json(const char *path, json_t *obj, char *err, size_t errlen);
-
 /* Writes one header line and one row of the main numbers (and, after an empty line, the
  * timeline) as CSV to path atomically. Returns 0 or CP_EIO with err set. */
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,

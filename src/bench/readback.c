@@ -11,6 +11,8 @@
  */
 #include "bench/readback.h"
 
+#include "util/clock.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,12 +148,6 @@ out:
     return NULL;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int cp__readback_run(const cp__bench_target *t, const cp__readback_config *cfg,
                      _Atomic uint32_t *acked, const uint32_t *snapshot, cp__readback_result *out,
                      char *err, size_t errlen) {
@@ -181,7 +177,7 @@ int cp__readback_run(const cp__bench_target *t, const cp__readback_config *cfg,
         rc = neps <= 0 ? CP_EINVAL : CP_ENOMEM;
         goto out;
     }
-    double start = now_s();
+    double start = ((double)cp__now_ns() / 1e9);
     for (int i = 0; i < n; i++) {
         rd[i].t = t;
         rd[i].cfg = cfg;
@@ -223,7 +219,7 @@ int cp__readback_run(const cp__bench_target *t, const cp__readback_config *cfg,
             snprintf(err, errlen, "read-back: %s", r->first_error);
         }
     }
-    out->seconds = now_s() - start;
+    out->seconds = ((double)cp__now_ns() / 1e9) - start;
 out:
     free(rd);
     free(eps);

@@ -9,6 +9,9 @@
  */
 #include "bench/engine.h"
 
+#include "util/file.h"
+#include "util/sbuf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -178,133 +181,35 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     return o;
 }
 
-/* Writes len bytes to a temporary file next to path, fsyncs it, renames it over path. */
-static int write_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen) {
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (tmp == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return CP_ENOMEM;
-    }
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = 0;
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return CP_EIO;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-            rc = CP_EIO;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (rc == 0 && fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        rc = CP_EIO;
-    }
-    if (close(fd) != 0 && rc == 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        rc = CP_EIO;
-    }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        rc = CP_EIO;
-    }
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    return rc;
-}
-
-int cp__bench_write_json(const char *path, json_t *obj, char *err, size_t errlen) {
-    char *text = json_dumps(obj, JSON_INDENT(2));
-    if (text == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return CP_ENOMEM;
-    }
-    size_t len = strlen(text);
-    char *withnl = realloc(text, len + 2);
-    if (withnl == NULL) {
-        free(text);
-        snprintf(err, errlen, "out of memory");
-        return CP_ENOMEM;
-    }
-    withnl[len] = '\n';
-    withnl[len + 1] = '\0';
-    int rc = write_atomic(path, withnl, len + 1, err, errlen);
-    free(withnl);
-    return rc;
-}
-
-/* A growing text buffer for the CSV. */
-typedef struct sbuf {
-    char *d;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...) {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->d ? b->d + b->len : NULL, b->d ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->d != NULL && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        while (ncap < b->len + (size_t)n + 1)
-            ncap *= 2;
-        char *nd = realloc(b->d, ncap);
-        if (nd == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->d = nd;
-        b->cap = ncap;
-    }
-}
-
-static void sb_num(sbuf *b, bool has, double v) {
+static void sb_num(cp__sbuf *b, bool has, double v) {
     if (has)
-        sb_printf(b, ",%.6f", v);
+        cp__sbuf_printf(b, ",%.6f", v);
     else
-        sb_printf(b, ",");
+        cp__sbuf_printf(b, ",");
 }
 
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
                         const cp__bench_result *r, char *err, size_t errlen) {
-    sbuf b = {0};
+    cp__sbuf b = CP__SBUF_INIT;
     char dist[64];
     cp__dist_format(&cfg->dist, dist, sizeof(dist));
     bool has_total = r->has_cpu_redis && r->has_cpu_proxy && r->has_cpu_client;
     double total = r->cpu_redis + r->cpu_proxy + r->cpu_client;
     double ops = r->ops ? (double)r->ops : 1;
-    sb_printf(&b, "topology,mode,threads,clients,pipeline,ratio,keys,value_size,key_dist,ops,"
-                  "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
-                  "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
-                  "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
-                  "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses\n");
-    sb_printf(&b, "%s,%s,%d,%d,%d,%u:%u,%llu,%zu,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
-              cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
-              cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
-              (unsigned long long)cfg->keys, cfg->value_size, dist, (unsigned long long)r->ops,
-              r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
-              cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
-              cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
+    cp__sbuf_printf(&b,
+                    "topology,mode,threads,clients,pipeline,ratio,keys,value_size,key_dist,ops,"
+                    "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
+                    "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
+                    "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
+                    "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses\n");
+    cp__sbuf_printf(
+        &b, "%s,%s,%d,%d,%d,%u:%u,%llu,%zu,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+        cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
+        cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
+        (unsigned long long)cfg->keys, cfg->value_size, dist, (unsigned long long)r->ops,
+        r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
+        cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
+        cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
     sb_num(&b, r->has_cpu_redis, r->cpu_redis);
     sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
     sb_num(&b, r->has_cpu_client, r->cpu_client);
@@ -313,24 +218,24 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
     sb_num(&b, r->has_cpu_proxy && r->ops, r->cpu_proxy * 1e6 / ops);
     sb_num(&b, r->has_cpu_client && r->ops, r->cpu_client * 1e6 / ops);
     sb_num(&b, has_total && r->ops, total * 1e6 / ops);
-    sb_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-              (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
-              (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
-              (unsigned long long)r->stats.io_retries, (unsigned long long)r->failed_ops,
-              (unsigned long long)r->unknown_ops, (unsigned long long)r->verify_checked,
-              (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses);
-    sb_printf(&b, "\nt,ops,errors,p99_us\n");
+    cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+                    (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
+                    (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
+                    (unsigned long long)r->stats.io_retries, (unsigned long long)r->failed_ops,
+                    (unsigned long long)r->unknown_ops, (unsigned long long)r->verify_checked,
+                    (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses);
+    cp__sbuf_printf(&b, "\nt,ops,errors,p99_us\n");
     for (size_t i = 0; i < r->ntimeline; i++)
-        sb_printf(&b, "%.3f,%llu,%llu,%.1f\n", r->timeline[i].t,
-                  (unsigned long long)r->timeline[i].ops, (unsigned long long)r->timeline[i].errors,
-                  r->timeline[i].p99_us);
+        cp__sbuf_printf(&b, "%.3f,%llu,%llu,%.1f\n", r->timeline[i].t,
+                        (unsigned long long)r->timeline[i].ops,
+                        (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us);
     int rc;
     if (b.oom) {
         snprintf(err, errlen, "out of memory");
         rc = CP_ENOMEM;
     } else {
-        rc = write_atomic(path, b.d, b.len, err, errlen);
+        rc = cp__write_text(path, b.buf, b.len, err, errlen) ? CP_EIO : 0;
     }
-    free(b.d);
+    cp__sbuf_free(&b);
     return rc;
 }

@@ -18,6 +18,7 @@
  * its own thread until pthread_join.
  */
 #include "bench/worker.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -128,12 +129,6 @@ struct cp__client_state {
     unsigned fdgen; /* cp_client_fd_generation when last synced */
     cp_stats base;  /* counters when the measured interval began */
 };
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t cp__client_quota(uint64_t total, int clients, int client) {
     /* total * i / clients without overflow for any realistic total */
@@ -359,7 +354,7 @@ static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply
 static void add_tally(wctx *x, const tally *t) {
     cp__worker *w = x->w;
     if (t->errors > 0) {
-        uint64_t now = now_ns();
+        uint64_t now = cp__now_ns();
         if (w->first_fail_ns == 0)
             w->first_fail_ns = now;
         w->last_fail_ns = now;
@@ -733,7 +728,7 @@ static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
             return;
         }
         finish_batch(x, cs);
-        now = now_ns();
+        now = cp__now_ns();
     }
 }
 
@@ -771,7 +766,7 @@ static void sweep(wctx *x, uint64_t now) {
             continue;
         if (cp_exec_on_timer(cs->p) == 1) {
             finish_batch(x, cs);
-            advance(x, cs, now_ns());
+            advance(x, cs, cp__now_ns());
         } else {
             resync(x, cs, i, cp_pipeline_err(cs->p) != 0);
         }
@@ -797,7 +792,7 @@ static void idle_event(wctx *x, cp__client_state *cs, int fd) {
 static void run_loop(wctx *x) {
     cp__worker *w = x->w;
     struct epoll_event evs[MAX_EVENTS];
-    uint64_t now = now_ns();
+    uint64_t now = cp__now_ns();
     x->next_sweep = now + SWEEP_NS;
     for (int i = 0; i < w->ncs; i++)
         if (w->cs[i].state == CS_IDLE)
@@ -814,7 +809,7 @@ static void run_loop(wctx *x) {
             note_error(w, "epoll_wait: %s", strerror(errno));
             break;
         }
-        now = now_ns();
+        now = cp__now_ns();
         int nfinished = 0;
         for (int k = 0; k < n; k++) {
             int idx = (int)(evs[k].data.u64 >> 32);
@@ -1021,7 +1016,7 @@ static void *worker_main(void *arg) {
             resync(&x, &w->cs[i], i, 1);
         open_slot(&x, 0);
         run_loop(&x);
-        w->finish_ns = now_ns();
+        w->finish_ns = cp__now_ns();
         close_seconds(&x, w->finish_ns);
         slot_redirects(&x);
         atomic_store_explicit(&w->closed, x.cur_sec + 1, memory_order_release);
@@ -1110,7 +1105,7 @@ static int workers_ready(cp__worker *w, int n, cp__run_sync *sync, char *err, si
 static void workers_go(cp__run_sync *sync, int abort) {
     pthread_mutex_lock(&sync->mu);
     sync->abort = abort;
-    sync->start_ns = now_ns();
+    sync->start_ns = cp__now_ns();
     sync->go = 1;
     pthread_cond_broadcast(&sync->cv);
     pthread_mutex_unlock(&sync->mu);
@@ -1203,7 +1198,7 @@ int cp__run_execute(const cp__run_spec *spec, const cp__run_hooks *h, cp__worker
                 atomic_store(&sync->stop, 1);
             /* Always merged, even without a callback: workers reuse slots only once consumed. */
             poll_seconds(*out, n, &next, scratch, h->on_second, h->ud);
-            uint64_t now = now_ns();
+            uint64_t now = cp__now_ns();
             if (h->tick != NULL && now - last_tick >= h->tick_ns) {
                 uint64_t ops = 0, errs = 0, mism = 0;
                 for (int t = 0; t < n; t++) {

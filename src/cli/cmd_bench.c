@@ -15,6 +15,7 @@
 #include "bench/engine.h"
 #include "clusterpipe/clusterpipe.h"
 #include "clusterpipe/orch.h"
+#include "util/jsonfile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -468,7 +469,7 @@ int cp_cli_bench(int argc, char **argv) {
             json_t *j = cp__bench_json(&t, &cfg, r);
             if (j != NULL && cp_cli_interrupted)
                 json_object_set_new(j, "interrupted", json_true());
-            if (j == NULL || cp__bench_write_json(json_path, j, err, sizeof(err)) != 0) {
+            if (j == NULL || cp__json_write_file(json_path, j, err, sizeof(err)) != 0) {
                 fprintf(stderr, "clusterpipe bench: --json: %s\n", j ? err : "out of memory");
                 rc = CP_EXIT_FAIL;
             }

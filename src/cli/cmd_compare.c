@@ -22,6 +22,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "clusterpipe/orch.h"
 #include "report/io.h"
+#include "util/env.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -580,27 +580,8 @@ static json_t *settings_json(const compare_opts *o) {
 
 /* Versions, cores, CPU model, kernel and date: what makes a table reproducible. */
 static json_t *environment_json(const run_ctx *r) {
-    struct utsname u;
-    char kernel[256] = "unknown", date[64] = "";
-    if (uname(&u) == 0)
-        snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    long cores = r->cores > 0 ? r->cores : sysconf(_SC_NPROCESSORS_ONLN);
-    json_t *e = json_object();
-    json_object_set_new(e, "clusterpipe", json_string(CP_VERSION));
-    json_object_set_new(e, "redis",
-                        r->redis_version[0] ? json_string(r->redis_version) : json_null());
-    json_object_set_new(e, "nutcracker",
-                        r->nutcracker_version[0] ? json_string(r->nutcracker_version)
-                                                 : json_null());
-    json_object_set_new(e, "cores", json_integer(cores));
-    json_object_set_new(e, "cpu_model", r->cpu_model[0] ? json_string(r->cpu_model) : json_null());
-    json_object_set_new(e, "kernel", json_string(kernel));
-    json_object_set_new(e, "date", json_string(date));
-    return e;
+    return cp__env_json(CP_VERSION, r->redis_version, r->nutcracker_version, r->cores,
+                        r->cpu_model);
 }
 
 int cp_cli_compare(int argc, char **argv) {
@@ -709,7 +690,7 @@ int cp_cli_compare(int argc, char **argv) {
 
     char path[4200];
     snprintf(path, sizeof(path), "%s/results.json", outdir);
-    if (cp__rpt_write_json(path, r.doc, err, sizeof(err)) != 0) {
+    if (cp__json_write_file(path, r.doc, err, sizeof(err)) != 0) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         json_decref(r.doc);
         return CP_EXIT_FAIL;

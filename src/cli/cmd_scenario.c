@@ -305,7 +305,7 @@ int cp_cli_scenario(int argc, char **argv) {
     json_object_set_new(doc, "failed", json_boolean(failed));
     char path[4200];
     snprintf(path, sizeof(path), "%s/results.json", outdir);
-    if (cp__rpt_write_json(path, doc, err, sizeof(err)) != 0) {
+    if (cp__json_write_file(path, doc, err, sizeof(err)) != 0) {
         fprintf(stderr, "clusterpipe scenario: %s\n", err);
         json_decref(doc);
         return CP_EXIT_FAIL;

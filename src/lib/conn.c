@@ -23,12 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t cp__now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 __attribute__((format(printf, 3, 4))) static int set_err(cp__conn *c, int code, const char *fmt,
                                                          ...) {
     va_list ap;

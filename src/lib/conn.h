@@ -22,6 +22,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "lib/reader.h"
+#include "util/clock.h"
 
 /* Above this many buffered bytes, the owner should stop filling and let writes drain. */
 #define CP__OBUF_SOFT_LIMIT (64 * 1024)
@@ -59,9 +60,6 @@ typedef struct cp__conn {
     int err;
     char errstr[CP_ERRSTR_LEN];
 } cp__conn;
-
-/* Monotonic clock in nanoseconds. */
-uint64_t cp__now_ns(void);
 
 void cp__conn_init(cp__conn *c);
 

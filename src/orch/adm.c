@@ -9,7 +9,9 @@
 #include "orch/adm.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,7 +9,9 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,9 @@
 #include "orch/adm.h"
 #include "orch/cluster.h"
 #include "orch/topo.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -5,7 +5,9 @@
  */
 #include "orch/ports.h"
 
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -6,7 +6,9 @@
  */
 #include "orch/proc.h"
 
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -9,7 +9,9 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/proc.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,7 +16,9 @@
  */
 #include "orch/secure.h"
 #include "orch/topo.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include "clusterpipe/clusterpipe.h"
 

@@ -9,7 +9,9 @@
 #include "orch/adm.h"
 #include "orch/cluster.h"
 #include "orch/topo.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <stdlib.h>
 #include <string.h>

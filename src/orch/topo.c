@@ -12,7 +12,9 @@
 #include "orch/cluster.h"
 #include "orch/secure.h"
 #include "orch/twemproxy.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,7 +8,9 @@
 #include "orch/topo.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <dirent.h>
 #include <errno.h>

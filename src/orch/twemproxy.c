@@ -10,7 +10,9 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <stdio.h>
 #include <string.h>

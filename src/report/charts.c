@@ -10,6 +10,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "report/io.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,12 +267,6 @@ char *cp__rpt_chart_script(const cp__rpt_summary *s) {
 
 /* ---- running gnuplot ------------------------------------------------------------------------ */
 
-static long long now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void remove_outputs(const char *dir, const char *const *names, const char *suffix) {
     char path[4096];
     for (size_t i = 0; names[i]; i++)
@@ -331,14 +326,14 @@ static int run_gnuplot(const char *dir, const char *script, const cp__rpt_chart_
 
     char tail[2048] = "";
     size_t tlen = 0;
-    long long deadline = now_ms() + timeout;
+    int64_t deadline = cp__now_ms() + timeout;
     const char *stopped = NULL;
     for (;;) {
         if (o && o->cancel && *o->cancel) {
             stopped = "interrupted";
             break;
         }
-        long long left = deadline - now_ms();
+        int64_t left = deadline - cp__now_ms();
         if (left <= 0) {
             stopped = "timed out";
             break;
@@ -404,7 +399,7 @@ int cp__rpt_gnuplot(const char *dir, const char *script_name, const char *script
                     size_t errlen) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, script_name);
-    int rc = cp__rpt_write_file(path, script, strlen(script), err, errlen);
+    int rc = (cp__write_text(path, script, strlen(script), err, errlen) ? CP_EIO : 0);
     if (rc != 0)
         return rc;
     rc = run_gnuplot(dir, script_name, o, err, errlen);

@@ -353,7 +353,7 @@ int cp__rpt_render(const char *dir, const json_t *doc, const cp__rpt_chart_opts 
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/table.md", dir);
-    rc = cp__rpt_write_file(path, out->table_md, strlen(out->table_md), err, errlen);
+    rc = (cp__write_text(path, out->table_md, strlen(out->table_md), err, errlen) ? CP_EIO : 0);
     if (rc != 0)
         return rc;
     rc = cp__rpt_charts(dir, &out->summary, chart_opts, out->chart_err, sizeof(out->chart_err));
@@ -365,7 +365,7 @@ int cp__rpt_render(const char *dir, const json_t *doc, const cp__rpt_chart_opts 
         return CP_ENOMEM;
     }
     snprintf(path, sizeof(path), "%s/report.md", dir);
-    rc = cp__rpt_write_file(path, md, strlen(md), err, errlen);
+    rc = (cp__write_text(path, md, strlen(md), err, errlen) ? CP_EIO : 0);
     free(md);
     return rc;
 }

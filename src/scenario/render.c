@@ -498,7 +498,7 @@ int cp__scn_render(const char *dir, const json_t *doc, const cp__rpt_chart_opts 
     }
     char path[4200];
     snprintf(path, sizeof(path), "%s/report.md", dir);
-    int rc = cp__rpt_write_file(path, md, strlen(md), err, errlen);
+    int rc = (cp__write_text(path, md, strlen(md), err, errlen) ? CP_EIO : 0);
     free(md);
     return rc;
 }

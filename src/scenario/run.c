@@ -19,6 +19,9 @@
 #include "scenario/scenario.h"
 
 #include "bench/readback.h"
+#include "util/clock.h"
+#include "util/env.h"
+#include "util/log.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -28,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -134,36 +136,21 @@ typedef struct scn {
     uint64_t event_start, event_end; /* the change began / its effects ended (monotonic ns) */
 } scn;
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static int cancelled(const scn *s) {
     return s->o->cancel != NULL && *s->o->cancel;
 }
 
 static void say(const scn *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const scn *s, const char *fmt, ...) {
-    if (s->o->log == NULL)
-        return;
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    cp__vlogf(s->o->log, s->o->ud, fmt, ap);
     va_end(ap);
-    s->o->log(s->o->ud, line);
 }
 
 static void mark(scn *s, const char *name) {
     if (s->nev < MAX_EVENTS)
-        s->ev[s->nev++] = (event){name, now_ns()};
+        s->ev[s->nev++] = (event){name, cp__now_ns()};
 }
 
 static void fwd_log(void *ud, const char *line) {
@@ -204,7 +191,7 @@ typedef struct bench_thread {
 static void bench_progress(void *ud, const cp__bench_progress *p) {
     bench_thread *b = ud;
     if (atomic_load(&b->start_est_ns) == 0)
-        atomic_store(&b->start_est_ns, now_ns() - (uint64_t)(p->elapsed * 1e9));
+        atomic_store(&b->start_est_ns, cp__now_ns() - (uint64_t)(p->elapsed * 1e9));
 }
 
 static void *bench_main(void *arg) {
@@ -217,10 +204,10 @@ static void *bench_main(void *arg) {
 /* Waits until monotonic time `until`. Returns -1 when cancelled or (with stop_on_done) when the
  * bench ended first. */
 static int wait_until(const scn *s, const bench_thread *b, uint64_t until, int stop_on_done) {
-    while (now_ns() < until) {
+    while (cp__now_ns() < until) {
         if (cancelled(s) || (stop_on_done && atomic_load(&b->done)))
             return -1;
-        sleep_ms(20);
+        cp__sleep_ms(20);
     }
     return 0;
 }
@@ -287,7 +274,7 @@ static int wait_promoted(const scn *s, const cp_topo *t, size_t replica, uint64_
     co.io_timeout_ms = 500;
     cp_client *c = NULL;
     int rc = -1;
-    while (now_ns() < deadline && !cancelled(s)) {
+    while (cp__now_ns() < deadline && !cancelled(s)) {
         if (c == NULL || c->err != 0) {
             if (c != NULL)
                 cp_free(c);
@@ -305,7 +292,7 @@ static int wait_promoted(const scn *s, const cp_topo *t, size_t replica, uint64_
                 break;
             }
         }
-        sleep_ms(50);
+        cp__sleep_ms(50);
     }
     if (c != NULL)
         cp_free(c);
@@ -547,7 +534,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     /* the warm-up: wait for the measured interval to begin, then warmup seconds */
     int rc = 0;
     while (atomic_load(&b->start_est_ns) == 0 && !atomic_load(&b->done) && !cancelled(s))
-        sleep_ms(20);
+        cp__sleep_ms(20);
     if (atomic_load(&b->start_est_ns) == 0 ||
         wait_until(s, b, atomic_load(&b->start_est_ns) + (uint64_t)(o->warmup_s * 1e9), 1) != 0) {
         rc = -1; /* the bench ended early (its error is reported below) or we were stopped */
@@ -681,43 +668,26 @@ static json_t *run_case(scn *s, const case_def *cd, int *failed) {
 /* Versions, cores, CPU model (from the first case that measured), kernel and date: what makes
  * the numbers reproducible. */
 static json_t *environment_json(const cp__scn_opts *o, const json_t *cases) {
-    json_t *e = json_object();
-    json_t *ver = NULL, *mach = NULL;
+    const char *redis = NULL, *nutcracker = NULL, *model = NULL;
+    int cores = 0, seen = 0;
     size_t i;
     json_t *c;
     json_array_foreach(cases, i, c) {
         json_t *bo = json_object_get(c, "bench");
-        if (bo != NULL && ver == NULL) {
-            ver = json_object_get(bo, "versions");
-            mach = json_object_get(bo, "machine");
+        json_t *ver = json_object_get(bo, "versions");
+        if (bo != NULL && !seen) {
+            json_t *mach = json_object_get(bo, "machine");
+            seen = 1;
+            redis = json_string_value(json_object_get(ver, "redis"));
+            model = json_string_value(json_object_get(mach, "cpu_model"));
+            cores = (int)json_integer_value(json_object_get(mach, "cores"));
         }
         /* nutcracker's version comes from a twemproxy case */
-        json_t *nv = json_object_get(json_object_get(bo, "versions"), "nutcracker");
-        if (json_is_string(nv))
-            json_object_set(e, "nutcracker", nv);
+        const char *nv = json_string_value(json_object_get(ver, "nutcracker"));
+        if (nv != NULL)
+            nutcracker = nv;
     }
-    struct utsname u;
-    char kernel[256] = "unknown", date[64] = "";
-    if (uname(&u) == 0)
-        snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_object_set_new(e, "clusterpipe", json_string(o->version ? o->version : "unknown"));
-    json_t *rv = json_object_get(ver, "redis");
-    json_object_set(e, "redis", json_is_string(rv) ? rv : json_null());
-    if (json_object_get(e, "nutcracker") == NULL)
-        json_object_set_new(e, "nutcracker", json_null());
-    json_t *cores = json_object_get(mach, "cores");
-    json_object_set_new(e, "cores",
-                        json_is_integer(cores) ? json_incref(cores)
-                                               : json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    json_t *model = json_object_get(mach, "cpu_model");
-    json_object_set(e, "cpu_model", json_is_string(model) ? model : json_null());
-    json_object_set_new(e, "kernel", json_string(kernel));
-    json_object_set_new(e, "date", json_string(date));
-    return e;
+    return cp__env_json(o->version ? o->version : "unknown", redis, nutcracker, cores, model);
 }
 
 int cp__scn_run(const cp__scn_opts *o, json_t **doc) {

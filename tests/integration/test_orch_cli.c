@@ -20,7 +20,9 @@
 
 #include "clusterpipe/orch.h"
 #include "orch/ports.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>

@@ -24,7 +24,9 @@
 #include "clusterpipe/clusterpipe.h"
 #include "clusterpipe/orch.h"
 #include "orch/proc.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <jansson.h>
 #include <limits.h>

@@ -7,7 +7,9 @@
 
 #include "testutil.h"
 
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 
 #include <fcntl.h>
 #include <signal.h>

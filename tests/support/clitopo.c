@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 #include "clusterpipe/orch.h"
-#include "orch/util.h"
+#include "util/clock.h"
+#include "util/errmsg.h"
+#include "util/file.h"
 #include "testutil.h"
 
 void cp_clitopo_new_dir(cp_clitopo *t, const char *tag) {

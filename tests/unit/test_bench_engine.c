@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "bench/engine.h"
+#include "util/jsonfile.h"
 #include "bench/nodes.h"
 #include "bench/worker.h"
 #include "testutil.h"
@@ -254,7 +255,7 @@ static void test_json_contract(void **state) {
     char path[4096], csv[4096], e[256];
     snprintf(path, sizeof(path), "%s/out.json", dir);
     snprintf(csv, sizeof(csv), "%s/out.csv", dir);
-    assert_int_equal(cp__bench_write_json(path, j, e, sizeof(e)), 0);
+    assert_int_equal(cp__json_write_file(path, j, e, sizeof(e)), 0);
     assert_int_equal(cp__bench_write_csv(csv, &t, &cfg, r, e, sizeof(e)), 0);
     json_t *back = json_load_file(path, 0, NULL);
     assert_non_null(back);
@@ -269,7 +270,7 @@ static void test_json_contract(void **state) {
     assert_non_null(strstr(line, "external,proxy,1,50,1,0:1"));
     fclose(f);
     snprintf(e, sizeof(e), "%s/missing/out.json", dir);
-    assert_int_not_equal(cp__bench_write_json(e, j, line, sizeof(line)), 0);
+    assert_int_not_equal(cp__json_write_file(e, j, line, sizeof(line)), 0);
     DIR *d = opendir(dir);
     struct dirent *de;
     int files = 0;

@@ -373,15 +373,15 @@ static void test_load_checks_shape(void **state) {
     char path[1024], err[512];
     snprintf(path, sizeof(path), "%s/results.json", dir);
     json_t *d = four_cases(0), *back = NULL;
-    assert_int_equal(cp__rpt_write_json(path, d, err, sizeof(err)), 0);
+    assert_int_equal(cp__json_write_file(path, d, err, sizeof(err)), 0);
     assert_int_equal(cp__rpt_load(path, &back, err, sizeof(err)), 0);
     assert_true(json_equal(d, back));
     json_decref(back);
     json_object_set_new(d, "schema", json_string("clusterpipe.bench/1"));
-    assert_int_equal(cp__rpt_write_json(path, d, err, sizeof(err)), 0);
+    assert_int_equal(cp__json_write_file(path, d, err, sizeof(err)), 0);
     assert_int_equal(cp__rpt_load(path, &back, err, sizeof(err)), CP_EINVAL);
     assert_non_null(strstr(err, "not a clusterpipe.compare/1 file"));
-    assert_int_equal(cp__rpt_write_file(path, "{\"schema\":", 10, err, sizeof(err)), 0);
+    assert_int_equal(cp__write_text(path, "{\"schema\":", 10, err, sizeof(err)), 0);
     assert_int_equal(cp__rpt_load(path, &back, err, sizeof(err)), CP_EIO);
     unlink(path);
     assert_int_equal(cp__rpt_load(path, &back, err, sizeof(err)), CP_EIO);

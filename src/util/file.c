@@ -1,52 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Helpers of the orchestration layer (see util.h): error formatting, time, files. Keeps no state;
- * thread-safe. Buffers returned by cp__read_file are owned by the caller.
+ * Files (see file.h): atomic writes, whole-file reads, tails, mkdir -p and recursive removal.
+ * Keeps no state; thread-safe. Buffers returned by cp__read_file are owned by the caller.
  */
-#include "orch/util.h"
+#include "util/file.h"
+
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-void cp__seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-void cp__adderr(char *err, size_t errlen, const char *fmt, ...) {
-    if (err == NULL || errlen == 0)
-        return;
-    size_t used = strnlen(err, errlen);
-    if (used + 1 >= errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err + used, errlen - used, fmt, ap);
-    va_end(ap);
-}
-
-int64_t cp__now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void cp__sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 int cp__mkdir_p(const char *path, mode_t mode) {
     char buf[4096];
@@ -130,6 +98,13 @@ int cp__write_file_atomic(const char *path, const char *data, size_t len, mode_t
         rc = -errno;
     if (rc != 0)
         unlink(tmp);
+    return rc;
+}
+
+int cp__write_text(const char *path, const char *data, size_t len, char *err, size_t errlen) {
+    int rc = cp__write_file_atomic(path, data, len, 0644);
+    if (rc != 0)
+        cp__seterr(err, errlen, "cannot write %s: %s", path, strerror(-rc));
     return rc;
 }
 

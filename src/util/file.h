@@ -1,29 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Small helpers of the orchestration layer: error messages into caller buffers, monotonic time,
- * sleeping, files (atomic writes, tails, recursive removal of directories we created). No state;
- * every function is safe from any thread. Returned heap buffers are freed by the caller.
+ * Files, for every layer above the library: atomic writes (state, configs, results, reports),
+ * whole-file reads, a log file's tail, mkdir -p and recursive removal of directories we created.
+ * Errors are 0 or -errno; callers turn them into their CP_E* code and message. No state; every
+ * function is safe from any thread. Returned heap buffers are freed by the caller. Blocks on the
+ * file system.
  */
-#ifndef CLUSTERPIPE_ORCH_UTIL_H
-#define CLUSTERPIPE_ORCH_UTIL_H
+#ifndef CLUSTERPIPE_UTIL_FILE_H
+#define CLUSTERPIPE_UTIL_FILE_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <sys/types.h>
-
-/* snprintf into err (when err != NULL and errlen > 0). */
-void cp__seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Appends to the message already in err, space permitting. */
-void cp__adderr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* CLOCK_MONOTONIC in milliseconds. */
-int64_t cp__now_ms(void);
-
-/* Sleeps ms milliseconds (an interrupting signal shortens it; callers poll in loops anyway). */
-void cp__sleep_ms(int ms);
 
 /* mkdir -p with mode for every created component. Returns 0 or -errno. */
 int cp__mkdir_p(const char *path, mode_t mode);
@@ -39,6 +26,10 @@ int cp__write_file(const char *path, const char *data, size_t len, mode_t mode);
  * new content, never a mix. Returns 0 or -errno. */
 int cp__write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
 
+/* cp__write_file_atomic with mode 0644 and, on failure, "cannot write PATH: REASON" in err: how
+ * results, tables, scripts and reports are written. Returns 0 or -errno. */
+int cp__write_text(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
 /* Reads at most max bytes of path into a NUL-terminated malloc'd buffer (caller frees); *len
  * (optional) gets the size. NULL with errno set on failure. */
 char *cp__read_file(const char *path, size_t max, size_t *len);
@@ -51,4 +42,4 @@ size_t cp__file_tail(const char *path, int nlines, char *buf, size_t len);
 /* 1 when the file at path contains needle (in its last 64 KiB). */
 int cp__file_contains(const char *path, const char *needle);
 
-#endif /* CLUSTERPIPE_ORCH_UTIL_H */
+#endif /* CLUSTERPIPE_UTIL_FILE_H */
