@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench/cpu.h"
+#include "bench/limits.h"
 #include "bench/nodes.h"
 #include "bench/worker.h"
 #include "util/env.h"
@@ -99,14 +100,14 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
         snprintf(err, errlen, __VA_ARGS__);                                                        \
         return CP_EINVAL;                                                                          \
     } while (0)
-    if (cfg->threads < 1 || cfg->threads > 1024)
-        BAD("--threads must be in [1, 1024]");
+    if (cfg->threads < CP__THREADS_MIN || cfg->threads > CP__THREADS_MAX)
+        BAD("--threads must be in [%d, %d]", CP__THREADS_MIN, CP__THREADS_MAX);
     if (cfg->clients < cfg->threads)
         BAD("--clients (%d) must be >= --threads (%d)", cfg->clients, cfg->threads);
-    if (cfg->clients > 100000)
-        BAD("--clients must be <= 100000");
-    if (cfg->pipeline < 1 || cfg->pipeline > 100000)
-        BAD("--pipeline must be in [1, 100000]");
+    if (cfg->clients > CP__CLIENTS_MAX)
+        BAD("--clients must be <= %d", CP__CLIENTS_MAX);
+    if (cfg->pipeline < CP__PIPELINE_MIN || cfg->pipeline > CP__PIPELINE_MAX)
+        BAD("--pipeline must be in [%d, %d]", CP__PIPELINE_MIN, CP__PIPELINE_MAX);
     if (cfg->requests == 0 && !(cfg->duration_s > 0))
         BAD("one of --requests N (N > 0) or --duration S (S > 0) is needed");
     if (cfg->ratio_set == 0 && cfg->ratio_get == 0)

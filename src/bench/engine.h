@@ -32,7 +32,7 @@
 #include "bench/hist.h"
 #include "bench/keyspace.h"
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #define CP__BENCH_SCHEMA "clusterpipe.bench/1"
 

@@ -14,7 +14,7 @@
 
 #include "bench/engine.h"
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "util/jsonfile.h"
 
 #include <errno.h>

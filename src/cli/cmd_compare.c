@@ -20,7 +20,7 @@
 
 #include "bench/engine.h"
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "report/io.h"
 #include "util/env.h"
 

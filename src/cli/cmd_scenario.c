@@ -15,7 +15,7 @@
  */
 #include "cli/cli.h"
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "report/io.h"
 #include "scenario/scenario.h"
 

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #include <jansson.h>
 #include <limits.h>

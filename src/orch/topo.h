@@ -12,7 +12,7 @@
 #ifndef CLUSTERPIPE_ORCH_TOPO_H
 #define CLUSTERPIPE_ORCH_TOPO_H
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "orch/adm.h"
 #include "orch/ports.h"
 #include "orch/proc.h"

@@ -36,7 +36,7 @@
 #include <jansson.h>
 
 #include "bench/engine.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "report/charts.h"
 
 #define CP__SCENARIO_SCHEMA "clusterpipe.scenario/1"

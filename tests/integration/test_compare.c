@@ -20,7 +20,7 @@
 
 #include "testutil.h"
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #include <dirent.h>
 #include <errno.h>

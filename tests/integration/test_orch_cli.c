@@ -18,7 +18,7 @@
 #include "clitopo.h"
 #include "testutil.h"
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "orch/ports.h"
 #include "util/clock.h"
 #include "util/errmsg.h"

@@ -16,7 +16,7 @@
 #include "fixture.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -22,7 +22,7 @@
 #include "testutil.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "orch/proc.h"
 #include "util/clock.h"
 #include "util/errmsg.h"

@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "orch/ports.h"
 
 #include <arpa/inet.h>

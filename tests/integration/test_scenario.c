@@ -23,7 +23,7 @@
 
 #include "clirun.h"
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #include <jansson.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/file.h"

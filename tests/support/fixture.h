@@ -41,7 +41,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "clusterpipe/orch.h"
+#include "orch/orch.h"
 
 #define CP_FIXTURE_MAX_PIDS 256
 #define CP_FIXTURE_MAX_CONNS 64

@@ -27,8 +27,8 @@
  * Functions block (they spawn, wait for readiness, run admin commands). A cp_topo belongs to one
  * thread at a time. Errors: return 0 or a negative CP_E* code with a message in `err`.
  */
-#ifndef CLUSTERPIPE_ORCH_H
-#define CLUSTERPIPE_ORCH_H
+#ifndef CLUSTERPIPE_ORCH_ORCH_H
+#define CLUSTERPIPE_ORCH_ORCH_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -245,4 +245,4 @@ int cp_topo_restart_proxies(cp_topo *t, char *err, size_t errlen);
 }
 #endif
 
-#endif /* CLUSTERPIPE_ORCH_H */
+#endif /* CLUSTERPIPE_ORCH_ORCH_H */
