@@ -32,25 +32,37 @@ extern "C" {
 
 /* ---- error codes --------------------------------------------------------------------------- */
 
-#define CP_OK 0
-#define CP_ENOMEM (-1)      /* out of memory */
-#define CP_EINVAL (-2)      /* invalid argument or option */
-#define CP_ECONNECT (-3)    /* could not connect to a node */
-#define CP_EIO (-4)         /* socket read or write failed */
-#define CP_ECLOSED (-5)     /* the peer closed the connection */
-#define CP_ETIMEDOUT (-6)   /* connect, read or write timed out */
-#define CP_EPROTO (-7)      /* the peer sent something that is not RESP */
-#define CP_EAUTH (-8)       /* authentication refused */
-#define CP_ETOPOLOGY (-9)   /* no node could give a usable slot map */
-#define CP_EREDIRECT (-10)  /* a command exceeded the redirect limit */
-#define CP_ECROSSSLOT (-11) /* multi-key command across slots, splitting disabled */
-#define CP_EPARTIAL (-12)   /* cp_exec: some commands did not end CP_DONE */
-#define CP_ESERVER (-13)    /* the server answered with an error reply */
+/* Every code once: name, value and message (cp_strerror's text), the way libuv's UV_ERRNO_MAP
+ * keeps its table. XX(NAME, value, "message") gives CP_NAME = value. Values never change. */
+#define CP_ERRNO_MAP(XX)                                                                           \
+    XX(OK, 0, "success")                                                                           \
+    XX(ENOMEM, -1, "out of memory")                                                                \
+    XX(EINVAL, -2, "invalid argument")                                                             \
+    XX(ECONNECT, -3, "could not connect")                                                          \
+    XX(EIO, -4, "socket I/O error")                                                                \
+    XX(ECLOSED, -5, "connection closed by peer")                                                   \
+    XX(ETIMEDOUT, -6, "timed out")                                                                 \
+    XX(EPROTO, -7, "protocol error")                                                               \
+    XX(EAUTH, -8, "authentication failed")                                                         \
+    XX(ETOPOLOGY, -9, "no usable cluster topology")                                                \
+    XX(EREDIRECT, -10, "too many redirects")                                                       \
+    XX(ECROSSSLOT, -11, "keys in different slots")                                                 \
+    XX(EPARTIAL, -12, "some commands did not complete")                                            \
+    XX(ESERVER, -13, "server error reply")
+
+typedef enum cp_errno {
+#define CP__ERRNO_ENUM(name, value, msg) CP_##name = (value),
+    CP_ERRNO_MAP(CP__ERRNO_ENUM)
+#undef CP__ERRNO_ENUM
+} cp_errno;
 
 #define CP_ERRSTR_LEN 256
 
-/* Returns a static description of a CP_E* code (never NULL). */
+/* Returns a static description of a CP_E* code (never NULL; "unknown error" for other values). */
 const char *cp_strerror(int code);
+
+/* Returns the code's name, e.g. "CP_ETIMEDOUT" (never NULL; "CP_UNKNOWN" for other values). */
+const char *cp_err_name(int code);
 
 /* ---- hash slots ---------------------------------------------------------------------------- */
 
@@ -64,6 +76,8 @@ unsigned cp_keyslot(const char *key, size_t len);
 
 /* Options for cp_connect. Start from CP_OPTIONS_INIT and set what you need. Strings are copied
  * by cp_connect; the struct can be discarded afterwards. */
+#define CP_MAX_REDIRECTS 255
+
 typedef struct cp_options {
     const char *seeds;      /* cluster mode: "host:port[,host:port...]" */
     const char *endpoint;   /* single-endpoint mode (twemproxy, plain redis): "host:port" */
@@ -72,7 +86,10 @@ typedef struct cp_options {
     int connect_timeout_ms; /* per connection attempt */
     int io_timeout_ms;      /* no progress on a connection with requests in flight for this long
                                closes it and ends its commands CP_UNKNOWN */
-    int max_redirects;      /* MOVED/ASK hops allowed per command */
+    int max_redirects;      /* MOVED/ASK hops allowed per command, 1..CP_MAX_REDIRECTS (0: the
+                               default, 16; above the maximum cp_connect fails CP_EINVAL). The
+                               first hop is always followed, later ones only within the retry
+                               budget */
     int retry_budget_ms;    /* per cp_exec: time allowed for TRYAGAIN/CLUSTERDOWN/LOADING and
                                reconnect retries with backoff before a command is given up */
     unsigned flags;         /* CP_OPT_* */

@@ -255,7 +255,7 @@ cp_client *cp_connect(const cp_options *opt) {
     c->rng = (uint64_t)cp__now_ns() | 1u;
     c->copts.connect_timeout_ms = opt->connect_timeout_ms > 0 ? opt->connect_timeout_ms : 2000;
     c->copts.io_timeout_ms = opt->io_timeout_ms > 0 ? opt->io_timeout_ms : 5000;
-    c->max_redirects = opt->max_redirects > 0 ? opt->max_redirects : 16;
+    c->max_redirects = opt->max_redirects > 0 ? opt->max_redirects : 16; /* <= 255: checked below */
     c->retry_budget_ms = opt->retry_budget_ms >= 0 ? opt->retry_budget_ms : 0;
     c->flags = opt->flags;
     c->username = dup_or_null(opt->username);
@@ -264,6 +264,10 @@ cp_client *cp_connect(const cp_options *opt) {
     c->copts.password = c->password;
     if ((opt->username && !c->username) || (opt->password && !c->password)) {
         cp__client_err(c, CP_ENOMEM, "out of memory");
+        return &c->pub;
+    }
+    if (opt->max_redirects < 0 || opt->max_redirects > CP_MAX_REDIRECTS) {
+        cp__client_err(c, CP_EINVAL, "max_redirects must be in [0, %d]", CP_MAX_REDIRECTS);
         return &c->pub;
     }
     if ((opt->seeds == NULL) == (opt->endpoint == NULL)) {

@@ -228,13 +228,23 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
             c->stats.moved++;
         else
             c->stats.ask++;
-        if (++cmd->redirects > c->max_redirects) {
-            cp__pipeline_set_err(p, CP_EREDIRECT, "more than %d redirects: %.60s", c->max_redirects,
-                                 r->str);
+        /* A redirect loop ends at max_redirects (at most 255, what the uint8_t counter holds:
+         * compared before counting, so it can never wrap) or at the batch's deadline: the first
+         * hop is always followed (a stale slot map is routine after a reshard), later ones only
+         * while the retry budget lasts. */
+        if (cmd->redirects >= c->max_redirects || (cmd->redirects > 0 && now >= p->deadline)) {
+            if (cmd->redirects >= c->max_redirects)
+                cp__pipeline_set_err(p, CP_EREDIRECT, "more than %d redirects: %.60s",
+                                     c->max_redirects, r->str);
+            else
+                cp__pipeline_set_err(p, CP_EREDIRECT,
+                                     "retry budget spent after %u redirects: %.60s",
+                                     (unsigned)cmd->redirects, r->str);
             cmd->reply = r;
             finish(p, tag, CP_NOT_EXECUTED);
             return;
         }
+        cmd->redirects++;
         /* Redis may leave the host out (":port"): it means the host we asked. */
         m = cp__client_node(c, host[0] ? host : c->nodes[n].host, port);
         if (m < 0) {
@@ -321,7 +331,9 @@ static void run_retries(cp_pipeline *p) {
         route(p, p->retry[i]);
 }
 
-/* Ends every command still without an outcome (a safety net that should never fire). */
+/* Ends every command still without an outcome as CP_UNKNOWN (some may have been written): the
+ * end of a batch whose poll(2) fails for good, and a safety net that should otherwise never
+ * fire. */
 static void abandon(cp_pipeline *p) {
     for (size_t i = 0; i < p->cmds.n; i++)
         if (p->cmds.v[i].outcome == CP_PENDING && !(p->cmds.v[i].flags & CP__F_SPLIT))
@@ -487,10 +499,18 @@ static void wait_once(cp_pipeline *p) {
         cp__pipeline_set_err(p, CP_EINVAL, "internal error: %zu commands with nowhere to go",
                              p->remaining);
         abandon(p);
-    } else if (poll(fds, (nfds_t)n, timeout) > 0) {
-        for (int k = 0; k < n && p->remaining > 0; k++)
-            if (fds[k].revents)
-                cp_exec_on_ready(p, fds[k].fd, fds[k].revents);
+    } else {
+        int ready = poll(fds, (nfds_t)n, timeout);
+        if (ready > 0) {
+            for (int k = 0; k < n && p->remaining > 0; k++)
+                if (fds[k].revents)
+                    cp_exec_on_ready(p, fds[k].fd, fds[k].revents);
+        } else if (ready < 0 && errno != EINTR) {
+            /* EINVAL (more sockets than RLIMIT_NOFILE) or ENOMEM never goes away by waiting:
+             * end the batch now instead of spinning on the failing poll until the I/O timeout. */
+            cp__pipeline_set_err(p, CP_EIO, "poll: %s", strerror(errno));
+            abandon(p);
+        }
     }
     if (fds != stackfds)
         free(fds);

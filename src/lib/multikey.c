@@ -151,5 +151,5 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
     else
         cmd->reply = merge_array(p, cmd, parts);
     if (cmd->reply == NULL)
-        p->err = p->err ? p->err : CP_ENOMEM;
+        cp__pipeline_set_err(p, CP_ENOMEM, "out of memory merging the replies of command %zu", i);
 }

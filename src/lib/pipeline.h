@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Pipeline internals shared by pipeline.c (append, execute, outcomes) and multikey.c (split and
- * merge of multi-key commands across slots). A pipeline owns its command arena, its replies and
- * its split parts; it borrows its client.
+ * Pipeline internals shared by pipeline.c (append, outcomes, replies), exec.c (routing, sending,
+ * reading, redirects and retries) and multikey.c (split and merge of multi-key commands across
+ * slots). A pipeline owns its command arena, its replies and its split parts; it borrows its
+ * client.
  */
 #ifndef CLUSTERPIPE_PIPELINE_H
 #define CLUSTERPIPE_PIPELINE_H

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -506,7 +509,7 @@ static void redirect_loop_is_bounded(void **state) {
     char a[128], b[128];
     rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
     rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
-    connect_cluster(f, 2000, 0, 0);
+    connect_cluster(f, 2000, 3000, 0); /* the count ends the loop, long before the budget */
     assert_int_equal(cp_append(f->p, "GET k"), 0);
     assert_int_equal(cp_append(f->p, "PING"), 0);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
@@ -516,6 +519,102 @@ static void redirect_loop_is_bounded(void **state) {
     assert_int_equal(cp_get_outcome(f->p, 1), CP_DONE);
     /* The default limit is 16 redirects: 17 answers, then it stops. */
     assert_int_equal(fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET"), 17);
+}
+
+/* The largest limit still ends a loop: the per-command counter is a uint8_t, so it is compared
+ * before it is counted (at 255 it used to wrap to 0 and the loop never ended); a limit it could
+ * not hold is refused at connect. */
+static void redirect_limit_is_bounded(void **state) {
+    fixture *f = *state;
+    char seeds[64], a[128], b[128];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.max_redirects = CP_MAX_REDIRECTS + 1;
+    cp_client *bad = cp_connect(&o);
+    assert_non_null(bad);
+    assert_int_equal(bad->err, CP_EINVAL);
+    assert_non_null(strstr(bad->errstr, "max_redirects"));
+    cp_free(bad);
+
+    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
+    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
+    o.max_redirects = CP_MAX_REDIRECTS;
+    o.retry_budget_ms = 60000; /* only the count can end it */
+    f->c = cp_connect(&o);
+    assert_int_equal(f->c->err, 0);
+    f->p = cp_pipeline_new(f->c);
+    assert_int_equal(cp_append(f->p, "GET k"), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
+    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
+    assert_int_equal(fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET"),
+                     CP_MAX_REDIRECTS + 1);
+}
+
+/* Redirects respect the batch's deadline: with a budget far shorter than 255 round trips, the
+ * loop ends on the budget, not on the count. The first hop is always followed. */
+static void redirect_loop_ends_at_deadline(void **state) {
+    fixture *f = *state;
+    char seeds[64], a[128], b[128];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
+    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
+    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.max_redirects = CP_MAX_REDIRECTS;
+    o.retry_budget_ms = 1;
+    f->c = cp_connect(&o);
+    assert_int_equal(f->c->err, 0);
+    f->p = cp_pipeline_new(f->c);
+    /* 255 round trips through the fake node's thread take well over a millisecond (each is two
+     * wake-ups and four system calls at the very least). */
+    assert_int_equal(cp_append(f->p, "GET k"), 0);
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
+    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
+    assert_non_null(strstr(cp_pipeline_errstr(f->p), "retry budget"));
+    size_t gets = fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET");
+    assert_true(gets >= 2 && gets < CP_MAX_REDIRECTS + 1);
+}
+
+/* A poll(2) that fails for good (here EINVAL: more sockets than RLIMIT_NOFILE) ends the batch at
+ * once with the reason; it used to be dropped and cp_exec spun on it until the I/O timeout. Run
+ * in a child process, so the lowered limit touches neither cmocka nor the fake nodes' thread. */
+static void poll_failure_ends_batch(void **state) {
+    fixture *f = *state;
+    int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
+    char buf[2048];
+    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    for (int i = 0; i < 2; i++)
+        fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
+    connect_cluster(f, 20000, 3000, 0);
+    /* Both nodes connected: keys of either half of the slots. */
+    const char *keys[2] = {"a", "b"};
+    assert_true((cp_keyslot("a", 1) < 8192) != (cp_keyslot("b", 1) < 8192));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(cp_append(f->p, "GET %s", keys[i]), 0);
+    assert_int_equal(cp_exec(f->p), 0);
+    cp_pipeline_reset(f->p);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {1, 1};
+        alarm(10); /* the old behaviour spun for the 20 s I/O timeout */
+        for (int i = 0; i < 2; i++)
+            cp_append(f->p, "GET %s", keys[i]);
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(3);
+        int rc = cp_exec(f->p);
+        int ok = rc == CP_EPARTIAL && cp_pipeline_err(f->p) == CP_EIO &&
+                 strstr(cp_pipeline_errstr(f->p), "poll") != NULL &&
+                 cp_get_outcome(f->p, 0) != CP_PENDING && cp_get_outcome(f->p, 1) != CP_PENDING;
+        _exit(ok ? 0 : 4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void endpoint_mode(void **state) {
@@ -619,6 +718,9 @@ int main(void) {
         T(split_multikey),
         T(per_key_order_across_moved),
         T(redirect_loop_is_bounded),
+        T(redirect_limit_is_bounded),
+        T(redirect_loop_ends_at_deadline),
+        T(poll_failure_ends_batch),
         T(endpoint_mode),
         T(large_pipeline),
         cmocka_unit_test(bad_input),
