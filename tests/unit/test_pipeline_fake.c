@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -599,12 +601,19 @@ static void poll_failure_ends_batch(void **state) {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        struct rlimit rl = {1, 1};
         alarm(10); /* the old behaviour spun for the 20 s I/O timeout */
         for (int i = 0; i < 2; i++)
             cp_append(f->p, "GET %s", keys[i]);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(3);
+        rl.rlim_cur = 1;
         if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
             _exit(3);
+        /* The fault needs a kernel that checks the limit; valgrind only pretends to lower it. */
+        struct pollfd probe[2] = {{0, 0, 0}, {0, 0, 0}};
+        if (poll(probe, 2, 0) >= 0 || errno != EINVAL)
+            _exit(5);
         int rc = cp_exec(f->p);
         int ok = rc == CP_EPARTIAL && cp_pipeline_err(f->p) == CP_EIO &&
                  strstr(cp_pipeline_errstr(f->p), "poll") != NULL &&
@@ -614,6 +623,8 @@ static void poll_failure_ends_batch(void **state) {
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 5)
+        skip(); /* poll(2) could not be made to fail here */
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
