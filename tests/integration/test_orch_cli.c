@@ -24,14 +24,11 @@
 #include "util/errmsg.h"
 #include "util/file.h"
 
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,19 +168,13 @@ static void test_up_status_down(void **state) {
 
 static void test_busy_port(void **state) {
     ctx *c = *state;
-    int port = 0;
-    for (int p = 47000 + (int)(getpid() % 200) * 20; p < 55000 && port == 0; p += 7)
-        if (cp__port_free(p) && cp__port_free(p + CP__BUS_OFFSET))
-            port = p;
+    /* The port is held by the test itself from before `up` looks at it, so nothing running in
+     * parallel can change the outcome (the old check-then-bind in the ephemeral range failed
+     * when a TIME_WAIT socket passed the SO_REUSEADDR check and then failed a plain bind). */
+    int port = cp_test_fixed_base(1);
     assert_true(port > 0);
-    c->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((unsigned short)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(c->listen_fd, 1), 0);
+    c->listen_fd = cp_test_listen(port);
+    assert_true(c->listen_fd >= 0);
     cp_clitopo_new_dir(&c->topo, "clitopo");
     char bp[16], want[32];
     snprintf(bp, sizeof(bp), "%d", port);

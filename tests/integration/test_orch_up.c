@@ -20,13 +20,10 @@
 #include "orch/orch.h"
 #include "orch/ports.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,8 +40,6 @@ typedef struct rec {
     cp_fixture *fx;
 } rec;
 
-static int listen_on(int port);
-
 static void rec_spawn(void *ud, const cp_proc *p) {
     rec *r = ud;
     if (r->n < 64) {
@@ -56,7 +51,7 @@ static void rec_spawn(void *ud, const cp_proc *p) {
         kill(p->pid, SIGKILL); /* simulate a crash right after start */
     if (r->steal_port && r->n == 1) {
         /* Another program grabs the port between our check and redis's bind. */
-        r->listen_fd[0] = listen_on(p->port);
+        r->listen_fd[0] = cp_test_listen(p->port);
         if (r->listen_fd[0] >= 0)
             r->stolen = p->port;
     }
@@ -185,42 +180,11 @@ static void test_cluster_4_masters_1_replica(void **state) {
     cluster_up_down(*state, 4, 1);
 }
 
-/* Binds a listener on 127.0.0.1:port; returns the fd or -1. */
-static int listen_on(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    /* Like any server (redis included): connections of earlier tests in TIME_WAIT on this port
-     * must not stop us. */
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((unsigned short)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* A base port whose next 4 ports and their bus ports are free right now. */
-static int free_base(void) {
-    for (int p = 41000 + (int)(getpid() % 100) * 40; p < 55000; p += 10) {
-        int ok = 1;
-        for (int k = 0; k < 4 && ok; k++)
-            ok = cp__port_free(p + k) && cp__port_free(p + k + CP__BUS_OFFSET);
-        if (ok)
-            return p;
-    }
-    return -1;
-}
-
 static void test_busy_fixed_port(void **state) {
     rec *r = *state;
-    int base = free_base();
+    int base = cp_test_fixed_base(4);
     assert_true(base > 0);
-    r->listen_fd[0] = listen_on(base + 1);
+    r->listen_fd[0] = cp_test_listen(base + 1);
     assert_true(r->listen_fd[0] >= 0);
     set_dir(r, "busy");
     cp_up_opts o = CP_UP_OPTS_INIT;
@@ -242,7 +206,7 @@ static void test_busy_fixed_port(void **state) {
     /* The cluster bus port (port + 10000) counts too. */
     close(r->listen_fd[0]);
     r->listen_fd[0] = -1;
-    r->listen_fd[1] = listen_on(base + CP__BUS_OFFSET);
+    r->listen_fd[1] = cp_test_listen(base + CP__BUS_OFFSET);
     assert_true(r->listen_fd[1] >= 0);
     assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
     snprintf(want, sizeof(want), "port %d", base + CP__BUS_OFFSET);

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Scratch directories and stored fixtures for the tests. Single-threaded use.
+ * Scratch directories, stored fixtures and fixed ports for the tests. Single-threaded use.
  */
 #include "testutil.h"
+
+#include "orch/ports.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,4 +50,35 @@ char *cp_test_read_data(const char *name, size_t *len) {
     fclose(f);
     *len = (size_t)n;
     return buf;
+}
+
+int cp_test_fixed_base(int n) {
+    for (int p = 2000 + (int)(getpid() % 350) * 20, tries = 0; tries < 400; tries++, p += 20) {
+        if (p + n > 9999)
+            p = 2000;
+        int ok = 1;
+        for (int k = 0; k < n && ok; k++)
+            ok = cp__port_free(p + k) && cp__port_free(p + k + CP__BUS_OFFSET);
+        if (ok)
+            return p;
+    }
+    return -1;
+}
+
+int cp_test_listen(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((unsigned short)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
