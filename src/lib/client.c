@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Client: connect from seeds or one endpoint, keep the node set and slot table, refresh the
- * topology, and the blocking one-command calls (a pipeline of one). The client owns every node
- * connection and the pipeline cached for cp_command. One thread at a time.
+ * topology. The client owns every node connection and the pipeline cached for cp_command (made
+ * and used by single.c, freed here through the public API). One thread at a time.
  */
 #include "lib/client.h"
 
-#include "lib/pipeline.h"
 #include "lib/resp.h"
 #include "lib/tls.h"
 
@@ -344,51 +343,4 @@ unsigned cp_client_fd_generation(const cp_client *c) {
 
 void cp_get_stats(const cp_client *c, cp_stats *out) {
     *out = ((const cp__client *)c)->stats;
-}
-
-/* A pipeline of one command, reusing the client's cached pipeline. */
-static redisReply *run_single(cp__client *c) {
-    cp_pipeline *p = c->single;
-    int rc = cp_exec(p);
-    redisReply *r = NULL;
-    if (cp_get_outcome(p, 0) == CP_DONE)
-        r = cp_take_reply(p, 0);
-    else
-        cp__client_err(c, rc ? cp_pipeline_err(p) : CP_EPARTIAL, "%s", cp_pipeline_errstr(p));
-    cp_pipeline_reset(p);
-    return r;
-}
-
-static int ensure_single(cp__client *c) {
-    if (c->single == NULL && (c->single = cp_pipeline_new(&c->pub)) == NULL)
-        return cp__client_err(c, CP_ENOMEM, "out of memory");
-    cp_pipeline_reset(c->single);
-    return 0;
-}
-
-redisReply *cp_command(cp_client *pc, const char *fmt, ...) {
-    cp__client *c = cp__client_of(pc);
-    if (ensure_single(c) != 0)
-        return NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = cp__pipeline_appendv(c->single, fmt, ap);
-    va_end(ap);
-    if (rc != 0) {
-        cp__client_err(c, rc, "cannot format command: %s", cp_strerror(rc));
-        return NULL;
-    }
-    return run_single(c);
-}
-
-redisReply *cp_command_argv(cp_client *pc, int argc, const char **argv, const size_t *argvlen) {
-    cp__client *c = cp__client_of(pc);
-    if (ensure_single(c) != 0)
-        return NULL;
-    int rc = cp_append_argv(c->single, argc, argv, argvlen);
-    if (rc != 0) {
-        cp__client_err(c, rc, "cannot append command: %s", cp_strerror(rc));
-        return NULL;
-    }
-    return run_single(c);
 }
