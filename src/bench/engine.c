@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * `bench` runs: configuration defaults and checks, the pure helpers the CLI and the tests share
- * (ratio, batch size, client split), and cp__bench_run, which resolves the target, sets up CPU
- * sources for every component, runs the workers (worker.c) and gathers one cp__bench_result:
- * counts, merged latency histogram, library counters, CPU over the measured interval only, the
- * per-second timeline and the environment.
+ * `bench` runs: configuration defaults and checks, and cp__bench_run, which resolves the target
+ * (target.c), sets up CPU sources for every component, runs the workers (run.c) and gathers one
+ * cp__bench_result: counts, merged latency histogram, library counters, CPU over the measured
+ * interval only, the per-second timeline and the environment.
  *
  * The result owns its timeline (cp__bench_result_free). Admin connections used for INFO CPU are
  * opened and closed here. Runs on the calling thread, which also receives the progress callback;
@@ -22,58 +21,10 @@
 #include "bench/cpu.h"
 #include "bench/limits.h"
 #include "bench/nodes.h"
-#include "bench/worker.h"
+#include "bench/plan.h"
+#include "bench/run.h"
+#include "bench/target.h"
 #include "util/env.h"
-
-/* ---- pure helpers --------------------------------------------------------------------------- */
-
-int cp__ratio_parse(const char *s, unsigned *set, unsigned *get) {
-    if (s == NULL)
-        return CP_EINVAL;
-    unsigned long v[2];
-    const char *p = s;
-    for (int i = 0; i < 2; i++) {
-        if (*p < '0' || *p > '9')
-            return CP_EINVAL;
-        unsigned long x = 0;
-        while (*p >= '0' && *p <= '9') {
-            x = x * 10 + (unsigned long)(*p - '0');
-            if (x > 1000000)
-                return CP_EINVAL;
-            p++;
-        }
-        v[i] = x;
-        if (i == 0 && *p++ != ':')
-            return CP_EINVAL;
-    }
-    if (*p != '\0' || (v[0] == 0 && v[1] == 0))
-        return CP_EINVAL;
-    *set = (unsigned)v[0];
-    *get = (unsigned)v[1];
-    return 0;
-}
-
-/* Bresenham over one period of set + get requests: request m of the period is a SET when
- * floor((m + 1) * set / period) steps past floor(m * set / period). */
-bool cp__ratio_is_set(uint64_t n, unsigned ratio_set, unsigned ratio_get) {
-    uint64_t period = (uint64_t)ratio_set + ratio_get;
-    if (ratio_set == 0 || period == 0)
-        return false;
-    if (ratio_get == 0)
-        return true;
-    uint64_t m = n % period;
-    return (m + 1) * ratio_set / period != m * ratio_set / period;
-}
-
-int cp__lane_count(cp__target_mode mode, int masters) {
-    return mode == CP__TARGET_CLUSTER && masters > 1 ? masters : 1;
-}
-
-int cp__clients_of_thread(int clients, int threads, int thread) {
-    if (threads <= 0 || thread < 0 || thread >= threads)
-        return 0;
-    return clients / threads + (thread < clients % threads ? 1 : 0);
-}
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -144,7 +95,7 @@ static void read_versions(const cp__bench_target *t, const cp__target_ctx *ctx,
             const cp__server *s = &ctx->servers[i];
             if (s->comp != CP__CPU_REDIS)
                 continue;
-            cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t, err, sizeof(err));
+            cp_client *c = cp__target_node_connect(t, s->addr.host, s->addr.port, err, sizeof(err));
             if (c == NULL)
                 continue;
             cp__node_version(c, out->redis_version, sizeof(out->redis_version));
@@ -270,7 +221,8 @@ static int setup_cpu(bench_ctx *b, const cp__bench_target *t) {
         } else {
             char err[256];
             cp__cpu_source_remote(&b->src[b->nsrc], s->comp);
-            b->admin[b->nsrc] = cp__node_connect(s->addr.host, s->addr.port, t, err, sizeof(err));
+            b->admin[b->nsrc] =
+                cp__target_node_connect(t, s->addr.host, s->addr.port, err, sizeof(err));
             remote_ok &= b->admin[b->nsrc] != NULL;
             b->nsrc++;
         }
@@ -308,24 +260,25 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
     uint64_t end = start_ns, first_fail = 0, last_fail = 0;
     for (int t = 0; t < n; t++) {
         cp__worker *x = &w[t];
-        out->ops += x->ops;
-        out->gets += x->gets;
-        out->sets += x->sets;
-        out->misses += x->misses;
-        out->failed_ops += x->failed;
-        out->error_replies += x->error_replies;
-        out->unknown_ops += x->unknown;
-        out->verify_checked += x->checked;
-        out->verify_mismatches += x->mismatches;
-        out->stale_reads += x->stale;
-        if (x->first_fail_ns != 0 && (first_fail == 0 || x->first_fail_ns < first_fail))
-            first_fail = x->first_fail_ns;
-        if (x->last_fail_ns > last_fail)
-            last_fail = x->last_fail_ns;
-        for (size_t i = 0; i < x->nmismatch && out->nmismatch < CP__BENCH_MISMATCH_SAMPLES; i++)
-            out->mismatch[out->nmismatch++] = x->mismatch[i];
-        if (out->first_error[0] == '\0' && x->first_error[0] != '\0')
-            snprintf(out->first_error, sizeof(out->first_error), "%s", x->first_error);
+        out->ops += x->acct.ops;
+        out->gets += x->acct.gets;
+        out->sets += x->acct.sets;
+        out->misses += x->acct.misses;
+        out->failed_ops += x->acct.failed;
+        out->error_replies += x->acct.error_replies;
+        out->unknown_ops += x->acct.unknown;
+        out->verify_checked += x->acct.checked;
+        out->verify_mismatches += x->acct.mismatches;
+        out->stale_reads += x->acct.stale;
+        if (x->acct.first_fail_ns != 0 && (first_fail == 0 || x->acct.first_fail_ns < first_fail))
+            first_fail = x->acct.first_fail_ns;
+        if (x->acct.last_fail_ns > last_fail)
+            last_fail = x->acct.last_fail_ns;
+        for (size_t i = 0; i < x->acct.nmismatch && out->nmismatch < CP__BENCH_MISMATCH_SAMPLES;
+             i++)
+            out->mismatch[out->nmismatch++] = x->acct.mismatch[i];
+        if (out->first_error[0] == '\0' && x->acct.first_error[0] != '\0')
+            snprintf(out->first_error, sizeof(out->first_error), "%s", x->acct.first_error);
         out->stats.moved += x->stats.moved;
         out->stats.ask += x->stats.ask;
         out->stats.tryagain += x->stats.tryagain;

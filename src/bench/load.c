@@ -8,14 +8,15 @@
  * Nothing outlives the call except what it writes into the caller's cp__load_result. Runs on the
  * calling thread, which also receives the progress callback; never prints.
  */
-#include "bench/engine.h"
+#include "bench/load.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/nodes.h"
-#include "bench/worker.h"
+#include "bench/plan.h"
+#include "bench/run.h"
+#include "bench/target.h"
 
 void cp__load_config_init(cp__load_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -57,7 +58,7 @@ static int check_dbsize(const cp__bench_target *t, const cp__target_ctx *ctx, cp
         if (!s->holds_keys)
             continue;
         char cerr[256];
-        cp_client *c = cp__node_connect(s->addr.host, s->addr.port, t, cerr, sizeof(cerr));
+        cp_client *c = cp__target_node_connect(t, s->addr.host, s->addr.port, cerr, sizeof(cerr));
         if (c == NULL) {
             snprintf(err, errlen, "DBSIZE check: %s", cerr);
             return CP_ECONNECT;
@@ -150,13 +151,13 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
         goto done;
     uint64_t end = start_ns;
     for (int i = 0; i < spec->threads; i++) {
-        out->written += w[i].sets;
-        out->failed += w[i].failed;
-        out->unknown += w[i].unknown;
+        out->written += w[i].acct.sets;
+        out->failed += w[i].acct.failed;
+        out->unknown += w[i].acct.unknown;
         if (w[i].finish_ns > end)
             end = w[i].finish_ns;
-        if (err[0] == '\0' && w[i].first_error[0] != '\0')
-            snprintf(err, errlen, "%s", w[i].first_error);
+        if (err[0] == '\0' && w[i].acct.first_error[0] != '\0')
+            snprintf(err, errlen, "%s", w[i].acct.first_error);
     }
     out->seconds = (double)(end - start_ns) / 1e9;
     out->keys_per_sec = out->seconds > 0 ? (double)out->written / out->seconds : 0;

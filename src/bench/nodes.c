@@ -9,8 +9,6 @@
  */
 #include "bench/nodes.h"
 
-#include "bench/engine.h"
-
 #include <errno.h>
 #include <jansson.h>
 #include <netdb.h>
@@ -177,13 +175,19 @@ void cp__nodemap_probe_keys(const cp__nodemap *m, const cp__keyfmt *kf, uint64_t
     }
 }
 
-cp_client *cp__node_connect(const char *host, int port, const struct cp__bench_target *t, char *err,
+cp_client *cp__node_connect(const char *host, int port, const cp_options *auth, char *err,
                             size_t errlen) {
     char ep[CP__HOST_MAX + 16];
     snprintf(ep, sizeof(ep), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
     cp_options opt = CP_OPTIONS_INIT;
     opt.endpoint = ep;
-    cp__bench_target_options(t, &opt);
+    opt.password = auth->password;
+    opt.username = auth->username;
+    opt.tls = auth->tls;
+    opt.tls_insecure = auth->tls_insecure;
+    opt.tls_ca_file = auth->tls_ca_file;
+    opt.tls_cert_file = auth->tls_cert_file;
+    opt.tls_key_file = auth->tls_key_file;
     opt.io_timeout_ms = 2000;
     cp_client *c = cp_connect(&opt);
     if (c == NULL) {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Node-level helpers of the bench engine (private to src/bench/): the cluster's masters and slot
- * owners as the bench needs them (batch size, warm-up keys that reach every master, the node of a
- * mismatching key, where to send INFO CPU and DBSIZE), and single-node admin commands (INFO CPU,
- * DBSIZE, the server version) plus nutcracker's version from its stats port.
+ * owners as the bench needs them (warm-up keys that reach every master, the node of a mismatching
+ * key, where to send INFO CPU and DBSIZE), address lists, and single-node admin commands (INFO
+ * CPU, DBSIZE, the server version) plus nutcracker's version from its stats port. It knows
+ * nothing of targets: connections take their password, user and TLS from a cp_options.
  *
  * Everything here talks to servers through the public library (cp_connect in endpoint mode and
  * cp_command), never through library internals. All functions block (one round trip each, bounded
@@ -54,10 +55,11 @@ void cp__nodemap_probe_keys(const cp__nodemap *m, const cp__keyfmt *kf, uint64_t
  * is not HOST:PORT with 1 <= PORT <= 65535 or an empty list. */
 int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max);
 
-/* A single-endpoint client to host:port with the target's password, user and TLS. Returns the
- * client (caller cp_free()s) or NULL with err set; blocks up to the connect timeout. */
-struct cp__bench_target;
-cp_client *cp__node_connect(const char *host, int port, const struct cp__bench_target *t, char *err,
+/* A single-endpoint client to host:port with the connection fields of *auth (password, user,
+ * TLS; its seeds, endpoint and timeouts are not used): an admin connection with a 2 s I/O
+ * timeout. Returns the client (caller cp_free()s) or NULL with err set; blocks up to the
+ * connect timeout. */
+cp_client *cp__node_connect(const char *host, int port, const cp_options *auth, char *err,
                             size_t errlen);
 
 /* INFO CPU on c, parsed. Returns 0 or a negative code (CP_E* or -errno from the parser). */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/engine.h"
+#include "bench/config.h"
 
 typedef struct cp__readback_config {
     uint64_t keys;          /* key space [0, keys), as loaded */

@@ -7,7 +7,9 @@
  * cp__bench_json returns a new reference the caller json_decref()s; nothing else allocates
  * beyond the call. Pure with respect to the run: reads the result, never changes it. Any thread.
  */
-#include "bench/engine.h"
+#include "bench/report.h"
+
+#include "bench/target.h"
 
 #include "util/file.h"
 #include "util/sbuf.h"

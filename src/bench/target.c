@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Targets of the bench engine: building a cp__bench_target from a topology or from an external
- * endpoint list, and resolving it before a run (slot map, endpoints, which processes to measure
- * or count, key and value formats). See engine.h and worker.h.
+ * endpoint list, the client options every connection to it takes, and resolving it before a run
+ * (slot map, endpoints, which processes to measure or count, key and value formats). See
+ * target.h.
  *
  * A cp__target_ctx owns its map, endpoint and server arrays and its value template, freed by
  * cp__target_ctx_free. Calling thread only; blocks on the slot-map round trip.
  */
-#include "bench/worker.h"
+#include "bench/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,13 @@ void cp__bench_target_options(const cp__bench_target *t, cp_options *opt) {
     opt->tls_ca_file = t->tls_ca;
     opt->tls_cert_file = t->tls_cert;
     opt->tls_key_file = t->tls_key;
+}
+
+cp_client *cp__target_node_connect(const cp__bench_target *t, const char *host, int port, char *err,
+                                   size_t errlen) {
+    cp_options auth = CP_OPTIONS_INIT;
+    cp__bench_target_options(t, &auth);
+    return cp__node_connect(host, port, &auth, err, errlen);
 }
 
 int cp__bench_target_external(cp__bench_target *out, cp__target_mode mode, const char *endpoints,

@@ -17,7 +17,7 @@
 #include "bench/engine.h"
 #include "util/jsonfile.h"
 #include "bench/nodes.h"
-#include "bench/worker.h"
+#include "bench/plan.h"
 #include "testutil.h"
 
 #include <dirent.h>

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The bench's shared types (private to src/bench/, seen by src/cli/ and src/scenario/ through
+ * engine.h): what to benchmark (cp__bench_target), how (cp__bench_config), and what came out
+ * (cp__bench_result with its per-second timeline and mismatch samples). Types and constants
+ * only: the functions that fill and read them live in target.c, engine.c and report.c. This
+ * header includes nothing of src/bench/ above hist.h and keyspace.h, so every module may use it.
+ *
+ * Ownership: all of these are caller-allocated plain structs; strings they point to are
+ * borrowed and must outlive the run. A cp__bench_result owns its timeline (heap), released by
+ * cp__bench_result_free (engine.h). No threads here.
+ */
+#ifndef CLUSTERPIPE_BENCH_CONFIG_H
+#define CLUSTERPIPE_BENCH_CONFIG_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/hist.h"
+#include "bench/keyspace.h"
+#include "clusterpipe/clusterpipe.h"
+#include "orch/orch.h"
+
+/* ---- target -------------------------------------------------------------------------------- */
+
+typedef enum cp__target_mode {
+    CP__TARGET_CLUSTER = 1, /* Redis Cluster: endpoints are seeds, one connection per master */
+    CP__TARGET_PROXY = 2,   /* single endpoints (twemproxy, or plain redis): round-robin */
+} cp__target_mode;
+
+#define CP__ENDPOINTS_MAX 4096
+
+/* What to benchmark. Fill with one of the cp__bench_target_* helpers below (or by hand). */
+typedef struct cp__bench_target {
+    cp__target_mode mode;
+    char endpoints[CP__ENDPOINTS_MAX]; /* "host:port[,host:port...]" */
+    const char *password;              /* NULL: no AUTH (borrowed) */
+    const char *user;                  /* ACL user, NULL: none (borrowed) */
+    /* TLS (cluster targets): as cp_options.tls*, strings borrowed. From a topology they are its
+     * own (cp_topo_client_options). */
+    int tls, tls_insecure;
+    const char *tls_ca, *tls_cert, *tls_key;
+    /* A topology started by `up` / cp_topo_up (borrowed, not freed by the engine): its processes
+     * are measured for CPU through /proc and its servers are counted by `load`'s DBSIZE check.
+     * NULL: an external deployment ("topology": "external"); redis CPU is then read with
+     * INFO CPU from every master, proxy CPU is reported as not measurable (JSON null). */
+    const cp_topo *topo;
+} cp__bench_target;
+
+/* ---- bench --------------------------------------------------------------------------------- */
+
+/* Progress sample, about once per second from the calling thread. */
+typedef struct cp__bench_progress {
+    double elapsed;      /* seconds since the measured interval started */
+    uint64_t ops;        /* completed requests so far */
+    uint64_t errors;     /* failed + unknown + error replies so far */
+    double ops_per_sec;  /* over the last second */
+    double p99_us;       /* over the last second (0 when none) */
+    uint64_t mismatches; /* verification mismatches so far */
+    double fraction;     /* done share in [0, 1] (requests or duration) */
+} cp__bench_progress;
+
+typedef struct cp__bench_config {
+    int threads;        /* worker threads, >= 1 */
+    int clients;        /* total clients (spread over threads), >= threads */
+    int pipeline;       /* requests in flight per connection, >= 1 */
+    uint64_t requests;  /* total requests; 0: run for duration_s */
+    double duration_s;  /* used when requests == 0 */
+    unsigned ratio_set; /* SET:GET mix, e.g. 1:10; not both 0 */
+    unsigned ratio_get;
+    uint64_t keys;             /* key space [0, keys) */
+    size_t value_size;         /* SET value bytes */
+    cp__dist dist;             /* key distribution */
+    bool verify;               /* check every GET reply (default true) */
+    double rate;               /* total ops/s target, paced per client; 0: as fast as possible */
+    uint64_t seed;             /* key generator seed; a run is reproducible from it */
+    const char *key_prefix;    /* NULL: "key:" (same default as load) */
+    cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */
+    int io_timeout_ms;         /* per connection; 0: library default */
+    int retry_budget_ms;       /* per batch, for retries after errors; < 0: library default */
+    const char *command_line;  /* for the report (borrowed), NULL: none */
+    /* NULL: no progress. Called from the calling thread only. */
+    void (*progress)(void *ud, const cp__bench_progress *p);
+    void *progress_ud;
+    /* When non-NULL and *cancel becomes non-zero, the run stops early (results still valid). */
+    const volatile sig_atomic_t *cancel;
+    /* Per-key "last acknowledged SET version" (scenarios). NULL (the default): off, and `bench`
+     * memory does not grow with --keys. Else `keys` entries, allocated and initialised by the
+     * caller (e.g. to 1, the version `load` writes), which must outlive the run. While the run
+     * goes, every SET carries a fresh version (increasing from 2 per worker thread) and, when it is
+     * acknowledged (+OK), the workers store that version for its key (relaxed atomics: the caller
+     * may read entries while the run goes, e.g. to take a snapshot). So that "last acknowledged"
+     * is well defined, each key is then SET by one client only (key index modulo clients: a SET
+     * drawn for another client's key goes to this client's nearest own key); GETs read any key,
+     * and a GET whose value is older than the version acknowledged for its key before the GET was
+     * sent counts as a stale read. Needs verify and keys >= clients. */
+    _Atomic uint32_t *acked_versions;
+} cp__bench_config;
+
+/* One second of the per-second timeline (for charts). */
+typedef struct cp__bench_second {
+    double t;            /* end of the second, seconds since the start of the measured interval */
+    uint64_t ops;        /* requests completed in that second */
+    uint64_t errors;     /* failed + unknown + error replies in that second */
+    double p99_us;       /* of the requests completed in that second; 0 when none */
+    uint64_t gets;       /* of ops: GETs answered */
+    uint64_t misses;     /* of gets: nil replies */
+    uint64_t stale;      /* of gets: older than the last acknowledged SET (acked_versions only) */
+    uint64_t moved, ask; /* redirects the clients followed in that second */
+} cp__bench_second;
+
+/* First few verification mismatches, for the CLI to print. */
+#define CP__BENCH_MISMATCH_SAMPLES 8
+typedef struct cp__bench_mismatch {
+    char key[CP__KEY_MAX_LEN + 1];
+    unsigned slot; /* cp_keyslot(key) */
+    char node[80]; /* "host:port" that owns the slot (cluster), the proxy endpoint (proxy) */
+    char what[32]; /* cp__verify_result_str(...) or "not a string" */
+} cp__bench_mismatch;
+
+typedef struct cp__bench_result {
+    /* counts */
+    uint64_t ops;           /* requests that ended CP_DONE with a non-error reply */
+    uint64_t gets, sets;    /* of which GET, SET */
+    uint64_t misses;        /* GET replies nil (not a mismatch) */
+    uint64_t failed_ops;    /* not executed, or answered with an error reply */
+    uint64_t error_replies; /* of failed_ops: error replies */
+    uint64_t unknown_ops;   /* written, connection broke before the answer */
+    uint64_t verify_checked, verify_mismatches;
+    uint64_t stale_reads; /* GETs older than the last acknowledged SET (acked_versions only) */
+    cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
+    size_t nmismatch;      /* samples filled */
+    char first_error[256]; /* first failure seen (empty when none) */
+
+    /* time and latency */
+    double seconds; /* measured interval */
+    double ops_per_sec;
+    uint64_t start_ns; /* CLOCK_MONOTONIC when the measured interval began (to place events) */
+    /* When the first and the last failed or unknown request ended, seconds since start_ns
+     * (batch completion time: exact to a batch); both -1 when there was none. */
+    double first_failure_s, last_failure_s;
+    cp__hist latency; /* per request, merged over threads */
+
+    /* library counters, summed over clients */
+    cp_stats stats;
+
+    /* CPU seconds over the measured interval; has_* false = not measurable (JSON null) */
+    double cpu_redis, cpu_proxy, cpu_client;
+    bool has_cpu_redis, has_cpu_proxy, has_cpu_client;
+
+    /* timeline: ntimeline entries, heap-owned (cp__bench_result_free) */
+    cp__bench_second *timeline;
+    size_t ntimeline;
+
+    /* environment, for reproducibility */
+    int masters;            /* cluster masters seen (cluster mode), proxies (proxy mode) */
+    char redis_version[64]; /* "" when unknown */
+    char nutcracker_version[64];
+    int cores;
+    char cpu_model[128];
+} cp__bench_result;
+
+#endif /* CLUSTERPIPE_BENCH_CONFIG_H */

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Key streams and lane queues (see lanes.h): every client's requests are generated in its
+ * stream's order and placed in the queue of the lane (master) that serves the key's slot; load
+ * writes each client's range in slot order, chunk by chunk. This is the bench's hot path with
+ * the event loop (worker.c): one request costs a key generation, a slot, a table look-up for its
+ * lane and a copy into the queue.
+ *
+ * Ownership: a group owns its queues and load chunk (cp__group_free); a cp__lanes owns the key
+ * buffer and load's sort scratch (cp__lanes_free). One worker thread only.
+ */
+#include "bench/lanes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Requests a lane may have queued, from its client's key stream. Random keys reach the lanes
+ * unevenly: how far one lane's share runs ahead of the others is a random walk, and once a lane's
+ * queue is full the stream stops (it keeps its order) and the other lanes go out short or wait.
+ * A walk reaches a bound of Q after about Q^2 keys and then keeps touching it, so the larger Q,
+ * the rarer short batches. Measured at depth 50 (the servers' GETs per read(), 50 at best):
+ * Q = 256: 45.6, 1,024: 47.5, 4,096: 48.7, 16,384: 48.8; redis-benchmark 49.4. Short batches
+ * cost the servers a read, a write and an event-loop pass for fewer requests, and leave them
+ * idle sooner. A lane may queue QUEUE_MAX requests, and fewer when a thread has so many lanes
+ * that their queues would pass QUEUE_BUDGET bytes, but never fewer than 4 batches or QUEUE_MIN
+ * (with 4 requests at depth 1 the stream stopped for three batches in four): memory stays
+ * bounded whatever the key distribution's skew and --keys are. A queue's buffers hold twice its
+ * cap and a batch (see cp__lanes_take). */
+#define QUEUE_MAX 4096
+#define QUEUE_MIN 256
+#define QUEUE_BUDGET (32u << 20)
+
+static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
+    size_t floor = batch * 4 > QUEUE_MIN ? batch * 4 : QUEUE_MIN;
+    size_t fit = QUEUE_BUDGET / ((size_t)(lanes > 0 ? lanes : 1) * req_bytes * 2);
+    size_t q = fit < QUEUE_MAX ? fit : QUEUE_MAX;
+    return q > floor ? q : floor;
+}
+
+/* load: keys are written in slot order within chunks of this many (see next_load_key): about 16
+ * keys per slot, so MSETs carry up to 16 (measured at 10M keys: 1.07x the rate of 65,536-key
+ * chunks). A chunk costs 8 bytes per key per client and 12 per worker thread, whatever --keys
+ * is: about 23 MB with the default 8 clients on 2 threads. */
+#define LOAD_CHUNK 262144
+
+/* A key's lane comes from a table of 64-slot blocks: masters own ranges of slots, so nearly every
+ * block has one owner and 256 bytes answer nearly every key with one load from L1. A block with
+ * several owners is marked and its keys are looked up in the slot map's own table. That 32 KiB
+ * table alone was a cache miss on most keys at depth 50 (about half of lane_next's samples), and
+ * a search of the map's runs of slots cost 36 instructions per key (callgrind). */
+#define LANE_MIXED 0xff /* a block with several owners, or more lanes than a byte holds */
+
+static int reqbuf_alloc(cp__lanes *ls, cp__reqbuf *b, size_t n) {
+    b->keys = malloc(n * ls->keystride);
+    b->keylen = malloc(n);
+    b->slot = malloc(n * sizeof(*b->slot));
+    b->isset = malloc(n);
+    if (ls->spec->acked != NULL) {
+        b->kidx = malloc(n * sizeof(*b->kidx));
+        b->kver = malloc(n * sizeof(*b->kver));
+        if (b->kidx == NULL || b->kver == NULL)
+            return CP_ENOMEM;
+    }
+    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->isset != NULL ? 0
+                                                                                       : CP_ENOMEM;
+}
+
+static void reqbuf_free(cp__reqbuf *b) {
+    free(b->keys);
+    free(b->keylen);
+    free(b->slot);
+    free(b->isset);
+    free(b->kidx);
+    free(b->kver);
+}
+
+/* The slot's lane per the slot map read at the start: its master, or lane 0 for a slot nobody
+ * serves (the library then gets CLUSTERDOWN, or MOVED once someone does). */
+static int map_lane(const cp__lanes *ls, unsigned slot) {
+    int owner = ls->lanes > 1 ? ls->spec->map->owner[slot] : 0;
+    return owner >= 0 ? owner : 0;
+}
+
+static int slot_lane(const cp__lanes *ls, unsigned slot) {
+    int lane = ls->block_lane[slot >> CP__LANE_BLOCK_SHIFT];
+    return lane != LANE_MIXED ? lane : map_lane(ls, slot);
+}
+
+/* Fills ls->block_lane from the slot map (a block is LANE_MIXED unless one lane owns all of it). */
+static void lane_blocks(cp__lanes *ls) {
+    for (unsigned b = 0; b < CP__LANE_BLOCKS; b++) {
+        unsigned first = b << CP__LANE_BLOCK_SHIFT;
+        int lane = ls->lanes < LANE_MIXED ? map_lane(ls, first) : LANE_MIXED;
+        for (unsigned s = first + 1; s < first + (1u << CP__LANE_BLOCK_SHIFT); s++)
+            if (map_lane(ls, s) != lane)
+                lane = LANE_MIXED;
+        ls->block_lane[b] = (uint8_t)lane;
+    }
+}
+
+/* Refills the group's load chunk: the next LOAD_CHUNK keys of its range, sorted by slot (a
+ * counting sort), then grouped by lane keeping that order (a second, stable one). */
+static void load_chunk(cp__lanes *ls, cp__group *g) {
+    uint64_t left = g->quota - g->drawn;
+    size_t n = left < LOAD_CHUNK ? (size_t)left : LOAD_CHUNK;
+    uint32_t *count = ls->slot_count;
+    memset(count, 0, (CP_SLOTS + 1) * sizeof(*count));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t idx = cp__keygen_next(&g->kg);
+        size_t klen = cp__key_format_digits(ls->spec->kf, idx, ls->keybuf);
+        ls->chunk_slot[i] = (uint16_t)cp__key_slot(ls->spec->kf, idx, ls->keybuf, klen);
+        ls->chunk_idx[i] = idx;
+        count[ls->chunk_slot[i] + 1]++;
+    }
+    for (int s = 0; s < CP_SLOTS; s++) /* count[s]: where slot s's keys start */
+        count[s + 1] += count[s];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pos = count[ls->chunk_slot[i]]++;
+        g->chunk[pos] = ls->chunk_idx[i];
+        ls->sorted_slot[pos] = ls->chunk_slot[i];
+    }
+    memset(g->lane_cur, 0, sizeof(g->lane_cur));
+    for (size_t i = 0; i < n; i++)
+        g->lane_cur[slot_lane(ls, ls->sorted_slot[i])]++;
+    for (int l = 0, start = 0; l < ls->lanes; l++) { /* lane_cur[l]: where lane l's keys start */
+        int c = (int)g->lane_cur[l];
+        g->lane_cur[l] = (uint32_t)start;
+        start += c;
+    }
+    memcpy(g->lane_end, g->lane_cur, sizeof(g->lane_cur));
+    for (size_t i = 0; i < n; i++)
+        ls->chunk_idx[g->lane_end[slot_lane(ls, ls->sorted_slot[i])]++] = g->chunk[i];
+    memcpy(g->chunk, ls->chunk_idx, n * sizeof(*g->chunk));
+    g->drawn += n;
+    g->left = n;
+}
+
+/* load's next key. Each client's keys are a contiguous range whose slots are random; written in
+ * slot order instead (within chunks of LOAD_CHUNK keys, so memory stays constant), consecutive
+ * SETs on a master touch neighbouring slots and the server's per-slot bookkeeping (slot owner
+ * and migration arrays, the slot's key list) stays in cache: measured 3.8-4.0 instead of 4.5-4.8
+ * us of server CPU per key. Keys of one slot are then adjacent in their lane's queue, and
+ * compose_mset sends them as one MSET. The lanes take turns, so that every master keeps
+ * working. Every key is still written once. */
+static uint64_t next_load_key(cp__lanes *ls, cp__group *g, int *lane) {
+    if (g->left == 0)
+        load_chunk(ls, g);
+    int l = g->turn; /* no `%` here: a division per key was a sixth of this function */
+    while (g->lane_cur[l] == g->lane_end[l])
+        l = l + 1 == ls->lanes ? 0 : l + 1;
+    g->turn = l + 1 == ls->lanes ? 0 : l + 1;
+    g->left--;
+    *lane = l;
+    return g->chunk[g->lane_cur[l]++];
+}
+
+/* The group's next request; its key is left in ls->keybuf. */
+static size_t generate(cp__lanes *ls, cp__group *g, cp__req *r) {
+    const cp__run_spec *s = ls->spec;
+    uint64_t n = g->issued++;
+    int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
+    int lane = -1; /* known for load's keys; else from the key's slot below */
+    uint64_t idx = g->chunk != NULL ? next_load_key(ls, g, &lane) : cp__keygen_next(&g->kg);
+    uint32_t version = s->version;
+    if (s->acked != NULL) { /* SETs only to this client's keys (config.h), fresh versions */
+        uint64_t c = (uint64_t)s->clients;
+        if (set && idx % c != (uint64_t)g->gindex) {
+            idx = idx - idx % c + (uint64_t)g->gindex;
+            if (idx >= s->keys)
+                idx -= c;
+        }
+        version =
+            set ? ls->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
+    }
+    size_t klen = cp__key_format_digits(s->kf, idx, ls->keybuf);
+    /* The key's slot, found once here (a per-master key's from its tag, any other's hashed): it
+     * picks the lane, groups load's MSETs (compose_mset) and goes to the library with the
+     * command (cp_append_argv_slot), which would otherwise hash the key again. Not needed for
+     * GET and SET through a proxy. */
+    unsigned slot =
+        s->map != NULL || s->mset_keys > 1 ? cp__key_slot(s->kf, idx, ls->keybuf, klen) : 0;
+    *r = (cp__req){.idx = idx,
+                   .version = version,
+                   .slot = (uint16_t)slot,
+                   .set = (uint8_t)set,
+                   .lane = lane >= 0 ? lane : slot_lane(ls, slot)};
+    return klen;
+}
+
+/* Moves n requests from src[si..] to dst[di..] (the ranges may overlap). */
+static void move_reqs(const cp__lanes *ls, cp__reqbuf *dst, size_t di, const cp__reqbuf *src,
+                      size_t si, size_t n) {
+    memmove(dst->keys + di * ls->keystride, src->keys + si * ls->keystride, n * ls->keystride);
+    memmove(dst->keylen + di, src->keylen + si, n);
+    memmove(dst->slot + di, src->slot + si, n * sizeof(*src->slot));
+    memmove(dst->isset + di, src->isset + si, n);
+    if (src->kidx != NULL) {
+        memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
+        memmove(dst->kver + di, src->kver + si, n * sizeof(*src->kver));
+    }
+}
+
+/* Appends a request to a queue (take keeps head + n within its buffers). */
+static void push(cp__lanes *ls, cp__reqbuf *q, const cp__req *r, size_t klen) {
+    size_t i = q->head + q->n++;
+    memcpy(q->keys + i * ls->keystride, ls->keybuf, klen);
+    q->keylen[i] = (uint8_t)klen;
+    q->slot[i] = r->slot;
+    q->isset[i] = r->set;
+    if (q->kidx != NULL) {
+        q->kidx[i] = r->idx;
+        q->kver[i] = r->version;
+    }
+}
+
+void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
+    size_t batch = ls->spec->batch, cap = ls->qcap;
+    while (g->queue[lane].n < batch) {
+        cp__req r;
+        size_t klen;
+        if (g->has_carry) {
+            r = g->carry;
+            klen = cp__key_format_digits(ls->spec->kf, r.idx, ls->keybuf);
+        } else if (g->issued < g->quota) {
+            klen = generate(ls, g, &r);
+        } else {
+            return;
+        }
+        cp__reqbuf *to = &g->queue[r.lane];
+        g->has_carry = to->n == cap;
+        if (g->has_carry) {
+            g->carry = r;
+            return;
+        }
+        push(ls, to, &r, klen);
+    }
+}
+
+/* Takes up to a batch of requests from the front of a lane's queue as its executing batch. The
+ * batch is a view of the queue's buffers (no copy): they keep its requests until the lane's next
+ * take, which comes after the batch finished, and only take moves requests. Before taking, the
+ * rest moves to the front of the buffers once the taken prefix is at least as long as it: a move
+ * then costs at most one request per request taken, even for a lane that stays full (a hot
+ * master under zipf), and the queue touches about twice what it holds instead of cycling through
+ * the whole buffer (4,096 requests is 70 KB or more per lane, more than the caches hold for 40
+ * lanes). That step leaves head < n or head == 0, so through the take and the pushes up to the
+ * next one head + n stays within the buffers' 2 x cap + batch. */
+void cp__lanes_take(const cp__lanes *ls, cp__reqbuf *q, cp__reqbuf *batch) {
+    if (q->head > 0 && q->n <= q->head) {
+        move_reqs(ls, q, 0, q, q->head, q->n);
+        q->head = 0;
+    }
+    size_t h = q->head, n = q->n < ls->spec->batch ? q->n : ls->spec->batch;
+    *batch = (cp__reqbuf){.keys = q->keys + h * ls->keystride,
+                          .keylen = q->keylen + h,
+                          .slot = q->slot + h,
+                          .isset = q->isset + h,
+                          .kidx = q->kidx != NULL ? q->kidx + h : NULL,
+                          .kver = q->kver != NULL ? q->kver + h : NULL,
+                          .n = n};
+    q->n -= n;
+    q->head = h + n; /* not back to 0 when empty: pushes would overwrite the batch */
+}
+
+int cp__lanes_init(cp__lanes *ls, const cp__run_spec *s, int thread_lanes) {
+    memset(ls, 0, sizeof(*ls));
+    ls->spec = s;
+    ls->keystride = cp__key_max_len(s->kf, s->keys);
+    size_t req_bytes = ls->keystride + 4; /* a queued request: key, length, slot, SET or GET */
+    if (s->acked != NULL)
+        req_bytes += sizeof(uint64_t) + sizeof(uint32_t); /* kidx, kver */
+    ls->qcap = queue_cap(s->batch, thread_lanes, req_bytes);
+    ls->lanes = s->lanes;
+    ls->next_version = 2; /* load writes version 1 */
+    lane_blocks(ls);
+    ls->keybuf = malloc(ls->keystride);
+    if (ls->keybuf == NULL)
+        return CP_ENOMEM;
+    memcpy(ls->keybuf, s->kf->prefix, s->kf->prefix_len); /* only the digits change */
+    return 0;
+}
+
+void cp__lanes_free(cp__lanes *ls) {
+    free(ls->keybuf);
+    free(ls->slot_count);
+    free(ls->chunk_slot);
+    free(ls->sorted_slot);
+    free(ls->chunk_idx);
+}
+
+int cp__group_init(cp__lanes *ls, cp__group *g, int gindex) {
+    const cp__run_spec *s = ls->spec;
+    g->gindex = gindex;
+    if (cp__keygen_init(&g->kg, &s->dist, s->keys, s->seed, (uint64_t)gindex,
+                        (uint64_t)s->clients) != 0)
+        return CP_EINVAL;
+    if (s->exact_cover && ls->lanes > 1) { /* load into a cluster: slot order */
+        g->quota = cp__keygen_share(&g->kg);
+        if ((g->chunk = malloc(LOAD_CHUNK * sizeof(*g->chunk))) == NULL ||
+            (ls->slot_count == NULL &&
+             (ls->slot_count = malloc((CP_SLOTS + 1) * sizeof(*ls->slot_count))) == NULL) ||
+            (ls->chunk_slot == NULL &&
+             (ls->chunk_slot = malloc(LOAD_CHUNK * sizeof(*ls->chunk_slot))) == NULL) ||
+            (ls->sorted_slot == NULL &&
+             (ls->sorted_slot = malloc(LOAD_CHUNK * sizeof(*ls->sorted_slot))) == NULL) ||
+            (ls->chunk_idx == NULL &&
+             (ls->chunk_idx = malloc(LOAD_CHUNK * sizeof(*ls->chunk_idx))) == NULL))
+            return CP_ENOMEM;
+    } else if (s->exact_cover)
+        g->quota = cp__keygen_share(&g->kg);
+    else if (s->requests > 0)
+        g->quota = cp__client_quota(s->requests, s->clients, gindex);
+    else
+        g->quota = UINT64_MAX;
+    g->queue = calloc((size_t)ls->lanes, sizeof(*g->queue));
+    if (g->queue == NULL)
+        return CP_ENOMEM;
+    for (int l = 0; l < ls->lanes; l++)
+        if (reqbuf_alloc(ls, &g->queue[l], 2 * ls->qcap + s->batch) != 0)
+            return CP_ENOMEM;
+    return 0;
+}
+
+void cp__group_free(cp__group *g, int lanes) {
+    free(g->chunk);
+    for (int l = 0; g->queue != NULL && l < lanes; l++)
+        reqbuf_free(&g->queue[l]);
+    free(g->queue);
+}

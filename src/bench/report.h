@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Output of a bench run (private to src/bench/, used by src/cli/ and src/scenario/): the
+ * "clusterpipe.bench/1" JSON object and the CSV file, both from a cp__bench_result.
+ *
+ * Ownership: the inputs are only read; cp__bench_json returns a new jansson reference the
+ * caller json_decref()s. Any thread (no shared state); cp__bench_write_csv blocks on the file.
+ */
+#ifndef CLUSTERPIPE_REPORT_H
+#define CLUSTERPIPE_REPORT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "bench/config.h"
+
+#define CP__BENCH_SCHEMA "clusterpipe.bench/1"
+
+/* The "clusterpipe.bench/1" object (design.md): schema, topology, workload, ops, seconds,
+ * ops_per_sec, latency_us, cpu_seconds, cpu_us_per_op, redirects, retries, failed_ops,
+ * unknown_ops, verify, misses, timeline, latency_curve, versions, machine, command_line. Returns a
+ * new reference (caller json_decref()s) or NULL when out of memory. */
+json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
+                       const cp__bench_result *r);
+
+/* Writes one header line and one row of the main numbers (and, after an empty line, the
+ * timeline) as CSV to path atomically. Returns 0 or CP_EIO with err set. */
+int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
+                        const cp__bench_result *r, char *err, size_t errlen);
+
+#endif /* CLUSTERPIPE_REPORT_H */
