@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Flag value parsing, usage errors and the small helpers several subcommands share (the command
+ * Integer flag values, usage errors and the small helpers several subcommands share (the command
  * line as reports record it, creating an output directory). Prints only usage errors.
  */
 #include "cli/cli.h"
+
+#include "orch/orch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,15 +45,6 @@ int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long m
         return -1;
     }
     *out = v;
-    return 0;
-}
-
-int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min, int max,
-                     int *out) {
-    long v;
-    if (cp_cli_parse_long(cmd, flag, val, min, max, &v) != 0)
-        return -1;
-    *out = (int)v;
     return 0;
 }
 
@@ -112,21 +105,27 @@ void cp_cli_install_signals(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
-int cp_cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val) {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != '\0')
-        return 0;
-    *val = (*i + 1 < argc) ? argv[++*i] : NULL;
-    return 1;
-}
-
 int cp_cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+void cp_cli_pids_add(cp_cli_pids *p, pid_t pid, unsigned long long start_time) {
+    if (p->n < CP_CLI_MAX_PIDS) {
+        p->pid[p->n] = pid;
+        p->start[p->n] = start_time;
+        p->n++;
+    }
+}
+
+/* Belt and braces: the orchestration stops every process it started; a survivor is a bug worth
+ * failing loudly on. */
+size_t cp_cli_pids_check(const cp_cli_pids *p, const char *cmd) {
+    size_t alive = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (cp_orch_pid_alive(p->pid[i], p->start[i])) {
+            fprintf(stderr, "clusterpipe %s: process %ld still running after teardown\n", cmd,
+                    (long)p->pid[i]);
+            alive++;
+        }
+    return alive;
 }

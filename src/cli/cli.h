@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Shared pieces of the `clusterpipe` command: subcommand entry points, exit codes and the flag
- * value parsers every subcommand uses, so that a bad value gets the same clear message and exit
- * code 2 everywhere. Only src/cli/ prints and exits.
+ * Shared pieces of the `clusterpipe` command: subcommand entry points, exit codes, usage errors
+ * and the integer value parser under every subcommand's flag table (flags.h), so that a bad value
+ * gets the same clear message and exit code 2 everywhere. Only src/cli/ prints and exits.
  */
 #ifndef CLUSTERPIPE_CLI_H
 #define CLUSTERPIPE_CLI_H
@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define CP_EXIT_OK 0
 #define CP_EXIT_FAIL 1  /* the run failed: errors, mismatches, unreachable target */
@@ -19,11 +20,10 @@
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parse a decimal integer flag value in [min, max]. On error prints a message naming the flag
- * and returns -1; else 0. Rejects empty strings, trailing junk, overflow. */
+ * and returns -1; else 0. Rejects empty strings, trailing junk, overflow. (flags.c parses every
+ * integer flag with it.) */
 int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long min, long max,
                       long *out);
-int cp_cli_parse_int(const char *cmd, const char *flag, const char *val, int min, int max,
-                     int *out);
 
 /* argv joined with spaces after "clusterpipe", each argument single-quoted when the shell would
  * split or expand it, so the line can be pasted back (reports record it). Truncated to len. */
@@ -42,9 +42,21 @@ extern volatile sig_atomic_t cp_cli_interrupted;
  * kill the command (and skip its teardown). */
 void cp_cli_install_signals(void);
 
-/* Matches `--name value` or `--name=value` at argv[*i]; advances *i past the value. Returns 1
- * when matched (value in *val, NULL when missing), 0 when argv[*i] is another flag. */
-int cp_cli_flag_value(int argc, char **argv, int *i, const char *name, const char **val);
+/* The PIDs (and start times) of every process an experiment spawned, recorded by its on_spawn
+ * hook, for the final "nothing left running" check. Caller-allocated (it is large: static). */
+#define CP_CLI_MAX_PIDS 512
+typedef struct cp_cli_pids {
+    size_t n;
+    pid_t pid[CP_CLI_MAX_PIDS];
+    unsigned long long start[CP_CLI_MAX_PIDS];
+} cp_cli_pids;
+
+/* Records one process (beyond CP_CLI_MAX_PIDS: ignored). */
+void cp_cli_pids_add(cp_cli_pids *p, pid_t pid, unsigned long long start_time);
+
+/* Prints "clusterpipe CMD: process PID still running after teardown" on stderr for every
+ * recorded process still alive (same PID and start time). Returns how many there were. */
+size_t cp_cli_pids_check(const cp_cli_pids *p, const char *cmd);
 
 /* 1 for --help or -h. */
 int cp_cli_is_help(const char *arg);

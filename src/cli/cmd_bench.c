@@ -11,6 +11,8 @@
  * closed (cp_topo_free), never stopped.
  */
 #include "cli/cli.h"
+#include "cli/flags.h"
+#include "cli/flagsets.h"
 
 #include "bench/engine.h"
 #include "clusterpipe/clusterpipe.h"
@@ -28,94 +30,12 @@
 
 #define ERRLEN 1024
 
-/* A non-negative decimal (fractions allowed) in [min, max]; prints a usage error naming the
- * flag otherwise. */
-static int parse_double(const char *cmd, const char *flag, const char *val, double min, double max,
-                        double *out) {
-    if (val == NULL || *val == '\0') {
-        cp_cli_usage_error(cmd, "%s needs a value", flag);
-        return -1;
-    }
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (errno != 0 || *end != '\0' || end == val || !isfinite(v)) {
-        cp_cli_usage_error(cmd, "%s: '%s' is not a number", flag, val);
-        return -1;
-    }
-    if (v < min || v > max) {
-        cp_cli_usage_error(cmd, "%s: %s is out of range [%g, %g]", flag, val, min, max);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_u64(const char *cmd, const char *flag, const char *val, uint64_t min, uint64_t max,
-                     uint64_t *out) {
-    long v;
-    if (cp_cli_parse_long(cmd, flag, val, (long)min, (long)max, &v) != 0)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-static int parse_layout(const char *cmd, const char *val, cp__key_layout *out) {
-    if (val != NULL && cp__key_layout_parse(val, out) == 0)
-        return 0;
-    cp_cli_usage_error(cmd, "--key-layout: '%s' is not spread or per-master", val ? val : "");
-    return -1;
-}
-
 /* ---- target ------------------------------------------------------------------------------------
  */
 
-typedef struct target_flags {
-    const char *cluster, *proxy, *dir, *password, *user;
-    int tls, insecure;
-    const char *cacert, *cert, *key;
-} target_flags;
-
-/* Consumes a TARGET flag, --password / --user or a TLS flag at argv[*i]. Returns 1 consumed, 0
- * not a target flag, -1 usage error (printed). */
-static int target_flag(const char *cmd, int argc, char **argv, int *i, target_flags *tf) {
-    const char *v = NULL;
-    const char **slot = NULL;
-    const char *name = NULL;
-    if (strcmp(argv[*i], "--tls") == 0 || strcmp(argv[*i], "--insecure") == 0) {
-        tf->tls = 1;
-        tf->insecure |= strcmp(argv[*i], "--insecure") == 0;
-        return 1;
-    }
-    if (cp_cli_flag_value(argc, argv, i, "--cacert", &v))
-        slot = &tf->cacert, name = "--cacert";
-    else if (cp_cli_flag_value(argc, argv, i, "--cert", &v))
-        slot = &tf->cert, name = "--cert";
-    else if (cp_cli_flag_value(argc, argv, i, "--key", &v))
-        slot = &tf->key, name = "--key";
-    else if (cp_cli_flag_value(argc, argv, i, "--cluster", &v))
-        slot = &tf->cluster, name = "--cluster";
-    else if (cp_cli_flag_value(argc, argv, i, "--proxy", &v))
-        slot = &tf->proxy, name = "--proxy";
-    else if (cp_cli_flag_value(argc, argv, i, "--dir", &v))
-        slot = &tf->dir, name = "--dir";
-    else if (cp_cli_flag_value(argc, argv, i, "--password", &v))
-        slot = &tf->password, name = "--password";
-    else if (cp_cli_flag_value(argc, argv, i, "--user", &v))
-        slot = &tf->user, name = "--user";
-    else
-        return 0;
-    if (v == NULL || *v == '\0') {
-        cp_cli_usage_error(cmd, "%s needs a value", name);
-        return -1;
-    }
-    *slot = v;
-    return 1;
-}
-
 /* Builds the engine target from the flags. Returns CP_EXIT_OK, CP_EXIT_USAGE (printed) or
  * CP_EXIT_FAIL (printed: --dir cannot be opened). *topo is set for --dir (caller frees). */
-static int resolve_target(const char *cmd, const target_flags *tf, cp__bench_target *t,
+static int resolve_target(const char *cmd, const cp_cli_target *tf, cp__bench_target *t,
                           cp_topo **topo) {
     int n = (tf->cluster != NULL) + (tf->proxy != NULL) + (tf->dir != NULL);
     *topo = NULL;
@@ -224,58 +144,83 @@ static const char *grouped(double v, char *buf, size_t cap) {
 /* ---- bench ------------------------------------------------------------------------------------
  */
 
-static void bench_help(FILE *out) {
-    fprintf(
-        out,
-        "usage: clusterpipe bench TARGET [options]\n"
-        "TARGET: --cluster HOST:PORT[,...]  Redis Cluster seeds (one connection per master)\n"
-        "        --proxy HOST:PORT[,...]    twemproxy (or plain redis) endpoints, clients\n"
-        "                                   spread round-robin over them\n"
-        "        --dir DIR                  a topology started by 'clusterpipe up' (its kind and\n"
-        "                                   password are read from it; its processes' CPU is\n"
-        "                                   measured)\n"
-        "\n"
-        "Runs GET/SET traffic with T threads x C clients x P requests in flight per\n"
-        "connection, checks every GET reply against its key, and reports throughput,\n"
-        "per-request latency, CPU per component (redis, proxy, client) over the measured\n"
-        "interval, redirects, retries and failures.\n"
-        "\n"
-        "options:\n"
-        "  --threads T          worker threads, each with its own event loop (default 1)\n"
-        "  --clients C          clients in total (default 50); in cluster mode each has a\n"
-        "                       lane (connection + pipeline) per master, fed the keys its\n"
-        "                       master serves, so every connection keeps P in flight\n"
-        "  --pipeline P         requests in flight per connection (default 1)\n"
-        "  --requests N         total requests (default 100000)\n"
-        "  --duration S         run for S seconds instead of a request count\n"
-        "  --ratio SET:GET      operation mix (default 0:1, only GETs)\n"
-        "  --keys K             key space key:0 .. key:K-1 (default 100000)\n"
-        "  --key-dist D         uniform | zipf:S | sequential (default uniform)\n"
-        "  --key-layout L       spread (default): key:N, keys all over the slots;\n"
-        "                       per-master: key:{TAG}:NNNNNNNNNNNN, one hash tag per\n"
-        "                       master, the keys redis-benchmark --cluster reads (key n\n"
-        "                       has master n %% M's tag and number n / M; cluster only;\n"
-        "                       load them with the same layout)\n"
-        "  --value-size B       SET value size in bytes (default 64; same as load's to verify)\n"
-        "  --rate R             total ops/s, paced per client (default: as fast as possible)\n"
-        "  --seed N             key generator seed (default 1)\n"
-        "  --retry-budget MS    time a batch may spend retrying after errors (TRYAGAIN,\n"
-        "                       CLUSTERDOWN, lost connections) before giving up on them\n"
-        "                       (default: the library's, 3000)\n"
-        "  --no-verify          do not check GET replies\n"
-        "  --json FILE          write the clusterpipe.bench/1 JSON report (atomically)\n"
-        "  --csv FILE           write the numbers as CSV (atomically)\n"
-        "  --password PW        AUTH password (default with --dir: the topology's)\n"
-        "  --user U             ACL user for AUTH\n"
-        "  --tls                TLS to the cluster (with --dir: from the topology)\n"
-        "  --cacert FILE        CA bundle to verify the servers (default: the system's)\n"
-        "  --cert FILE, --key FILE   client certificate and key (tls-auth-clients)\n"
-        "  --insecure           TLS without verifying the servers' certificates\n"
-        "  --quiet              no progress line on stderr\n"
-        "\n"
-        "Exit status: 0 ok; 1 the run failed (target unreachable, failed or unknown requests,\n"
-        "verification mismatches); 2 bad usage.\n");
-}
+/* The two adjacent fields --ratio fills (flagsets.h). */
+_Static_assert(offsetof(cp__bench_config, ratio_get) ==
+                   offsetof(cp__bench_config, ratio_set) + sizeof(unsigned),
+               "ratio_set, ratio_get adjacent");
+
+/* What bench and load parse into: their engine's configuration, the target, the CLI's own. */
+typedef struct bench_opts {
+    cp__bench_config cfg;
+    cp_cli_target tf;
+    const char *json, *csv;
+    int quiet;
+} bench_opts;
+typedef struct load_opts {
+    cp__load_config cfg;
+    cp_cli_target tf;
+    int quiet;
+} load_opts;
+
+#define BO(field) offsetof(bench_opts, field)
+#define BC(field) offsetof(bench_opts, cfg.field)
+
+static const cp_cli_flag bench_rows[] = {
+    {.kind = CP_CLI_INCLUDE, .include = cp_cli_target_flags, .off = BO(tf)},
+    CP_CLI_HEAD("options:"),
+    CP_CLI_LIKE(cp_cli_def_threads, BC(threads),
+                "worker threads, each with its own event loop (default 1)"),
+    CP_CLI_LIKE(cp_cli_def_clients, BC(clients),
+                "clients in total (default 50); in cluster mode each has a\nlane (connection + "
+                "pipeline) per master, fed the keys its\nmaster serves, so every connection keeps "
+                "P in flight"),
+    CP_CLI_LIKE(cp_cli_def_pipeline, BC(pipeline), "requests in flight per connection (default 1)"),
+    CP_CLI_LIKE(cp_cli_def_requests, BC(requests), "total requests (default 100000)"),
+    CP_CLI_LIKE(cp_cli_def_duration, BC(duration_s), NULL),
+    CP_CLI_LIKE(cp_cli_def_ratio, BC(ratio_set), "operation mix (default 0:1, only GETs)"),
+    CP_CLI_LIKE(cp_cli_def_keys, BC(keys), "key space key:0 .. key:K-1 (default 100000)"),
+    CP_CLI_LIKE(cp_cli_def_key_dist, BC(dist), NULL),
+    CP_CLI_LIKE(cp_cli_def_key_layout, BC(key_layout),
+                "spread (default): key:N, keys all over the slots;\nper-master: "
+                "key:{TAG}:NNNNNNNNNNNN, one hash tag per\nmaster, the keys redis-benchmark "
+                "--cluster reads (key n\nhas master n % M's tag and number n / M; cluster "
+                "only;\nload them with the same layout)"),
+    CP_CLI_LIKE(cp_cli_def_value_size, BC(value_size),
+                "SET value size in bytes (default 64; same as load's to verify)"),
+    {.name = "--rate",
+     .arg = "R",
+     .kind = CP_CLI_DOUBLE,
+     .dmin = 0,
+     .dmax = 1e12,
+     .off = BC(rate),
+     .help = "total ops/s, paced per client (default: as fast as possible)"},
+    CP_CLI_NUM("--seed", "N", CP_CLI_U64, 0, LONG_MAX, BC(seed), "key generator seed (default 1)"),
+    CP_CLI_LIKE(cp_cli_def_retry_budget, BC(retry_budget_ms),
+                "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
+                "connections) before giving up on them\n(default: the library's, 3000)"),
+    CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify), "do not check GET replies"),
+    CP_CLI_STR("--json", "FILE", BO(json),
+               "write the clusterpipe.bench/1 JSON report (atomically)"),
+    CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
+    CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd bench_cmd = {
+    .name = "bench",
+    .usage = "usage: clusterpipe bench TARGET [options]\n"
+             "\n"
+             "Runs GET/SET traffic with T threads x C clients x P requests in flight per\n"
+             "connection, checks every GET reply against its key, and reports throughput,\n"
+             "per-request latency, CPU per component (redis, proxy, client) over the measured\n"
+             "interval, redirects, retries and failures.\n"
+             "\n",
+    .rows = bench_rows,
+    .epilog = "\n"
+              "Exit status: 0 ok; 1 the run failed (target unreachable, failed or unknown "
+              "requests,\nverification mismatches); 2 bad usage.\n",
+    .width = 23,
+};
 
 typedef struct progress_state {
     int tty;
@@ -344,96 +289,28 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
 
 int cp_cli_bench(int argc, char **argv) {
     const char *cmd = "bench";
-    cp__bench_config cfg;
-    cp__bench_config_init(&cfg);
-    target_flags tf = {0};
-    const char *json_path = NULL, *csv_path = NULL;
-    int have_requests = 0, have_duration = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int tr = target_flag(cmd, argc, argv, &i, &tf);
-        if (tr < 0)
-            return CP_EXIT_USAGE;
-        if (tr > 0)
-            continue;
-        if (cp_cli_is_help(argv[i])) {
-            bench_help(stdout);
-            return CP_EXIT_OK;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
-            if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &cfg.threads))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
-            if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &cfg.clients))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
-            if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &cfg.pipeline))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--requests", &v)) {
-            if (parse_u64(cmd, "--requests", v, 1, (uint64_t)LONG_MAX, &cfg.requests))
-                return CP_EXIT_USAGE;
-            have_requests = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--duration", &v)) {
-            if (parse_double(cmd, "--duration", v, 0.001, 1e7, &cfg.duration_s))
-                return CP_EXIT_USAGE;
-            have_duration = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--ratio", &v)) {
-            if (v == NULL || cp__ratio_parse(v, &cfg.ratio_set, &cfg.ratio_get) != 0)
-                return cp_cli_usage_error(cmd,
-                                          "--ratio: '%s' is not SET:GET (two integers, not both "
-                                          "0, e.g. 1:10)",
-                                          v ? v : "");
-        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
-            if (parse_u64(cmd, "--keys", v, 1, (uint64_t)LONG_MAX, &cfg.keys))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--key-dist", &v)) {
-            if (v == NULL || cp__dist_parse(v, &cfg.dist) != 0)
-                return cp_cli_usage_error(
-                    cmd, "--key-dist: '%s' is not uniform, sequential or zipf:S (S > 0)",
-                    v ? v : "");
-        } else if (cp_cli_flag_value(argc, argv, &i, "--key-layout", &v)) {
-            if (parse_layout(cmd, v, &cfg.key_layout))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
-            long vs;
-            if (cp_cli_parse_long(cmd, "--value-size", v, 1, CP__VALUE_MAX_SIZE, &vs))
-                return CP_EXIT_USAGE;
-            cfg.value_size = (size_t)vs;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--rate", &v)) {
-            if (parse_double(cmd, "--rate", v, 0, 1e12, &cfg.rate))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--retry-budget", &v)) {
-            if (cp_cli_parse_int(cmd, "--retry-budget", v, 0, 3600000, &cfg.retry_budget_ms))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--seed", &v)) {
-            if (parse_u64(cmd, "--seed", v, 0, (uint64_t)LONG_MAX, &cfg.seed))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--json", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--json needs a file name");
-            json_path = v;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--csv", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--csv needs a file name");
-            csv_path = v;
-        } else if (strcmp(argv[i], "--no-verify") == 0) {
-            cfg.verify = false;
-        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-            quiet = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    if (have_requests && have_duration)
+    bench_opts o = {0};
+    cp__bench_config_init(&o.cfg);
+    cp_cli_seen seen;
+    int rc = cp_cli_parse(&bench_cmd, argc, argv, 1, &o, &seen);
+    if (rc != CP_CLI_GO)
+        return rc;
+    if (cp_cli_given(&seen, "--requests") && cp_cli_given(&seen, "--duration"))
         return cp_cli_usage_error(cmd, "give either --requests or --duration, not both");
-    if (have_duration)
-        cfg.requests = 0;
+    if (cp_cli_given(&seen, "--duration"))
+        o.cfg.requests = 0;
+    o.tf.tls |= o.tf.insecure;
+    cp__bench_config cfg = o.cfg;
+    const cp_cli_target tf = o.tf;
+    const char *json_path = o.json, *csv_path = o.csv;
+    int quiet = o.quiet;
     char err[ERRLEN];
     if (cp__bench_config_check(&cfg, err, sizeof(err)) != 0)
         return cp_cli_usage_error(cmd, "%s", err);
 
     cp__bench_target t;
     cp_topo *topo = NULL;
-    int rc = resolve_target(cmd, &tf, &t, &topo);
+    rc = resolve_target(cmd, &tf, &t, &topo);
     if (rc != CP_EXIT_OK)
         return rc;
     cp_cli_install_signals();
@@ -499,38 +376,49 @@ int cp_cli_bench(int argc, char **argv) {
 /* ---- load -------------------------------------------------------------------------------------
  */
 
-static void load_help(FILE *out) {
-    fprintf(out, "usage: clusterpipe load TARGET --keys N [options]\n"
-                 "TARGET: --cluster HOST:PORT[,...] | --proxy HOST:PORT[,...] | --dir DIR\n"
-                 "\n"
-                 "Writes key:0 .. key:N-1 once each with values that embed their key (so 'bench'\n"
-                 "can verify them), pipelined over every node (into a cluster in slot order, one\n"
-                 "MSET per run of keys of one slot), then checks that the servers hold exactly N\n"
-                 "keys (cluster masters, or the shards of a twemproxy topology from --dir;\n"
-                 "skipped for an external --proxy).\n"
-                 "\n"
-                 "options:\n"
-                 "  --keys N         keys to write (required)\n"
-                 "  --value-size B   value size in bytes (default 64)\n"
-                 "  --pipeline P     keys in flight per connection (default 512 against a\n"
-                 "                   cluster, 64 through a proxy)\n"
-                 "  --mset K         keys per command: a cluster is written in slot order, and\n"
-                 "                   up to K neighbouring keys of one slot go as one MSET\n"
-                 "                   (default 16 against a cluster; 1 = one SET per key, the\n"
-                 "                   default through a proxy)\n"
-                 "  --key-layout L   spread (default) or per-master: keys named as\n"
-                 "                   redis-benchmark --cluster names them (see bench --help)\n"
-                 "  --threads T      worker threads (default 2)\n"
-                 "  --clients C      clients in total (default 4 per thread)\n"
-                 "  --no-check       skip the DBSIZE check (e.g. the servers hold other keys)\n"
-                 "  --password PW    AUTH password (default with --dir: the topology's)\n"
-                 "  --user U         ACL user for AUTH\n"
-                 "  --tls, --cacert FILE, --cert FILE, --key FILE, --insecure\n"
-                 "                   TLS to the cluster, as for bench\n"
-                 "  --quiet          no progress bar on stderr\n"
-                 "\n"
-                 "Exit status: 0 ok; 1 keys not written or the count differs; 2 bad usage.\n");
-}
+#define LC(field) offsetof(load_opts, cfg.field)
+
+static const cp_cli_flag load_rows[] = {
+    {.kind = CP_CLI_INCLUDE, .include = cp_cli_target_flags, .off = offsetof(load_opts, tf)},
+    CP_CLI_HEAD("options:"),
+    {.like = &cp_cli_def_keys,
+     .off = LC(keys),
+     .arg = "N",
+     .help = "keys to write (required)",
+     .opts = CP_CLI_REQUIRED},
+    CP_CLI_LIKE(cp_cli_def_value_size, LC(value_size), "value size in bytes (default 64)"),
+    CP_CLI_LIKE(
+        cp_cli_def_pipeline, LC(pipeline),
+        "keys in flight per connection (default 512 against a\ncluster, 64 through a proxy)"),
+    CP_CLI_NUM("--mset", "K", CP_CLI_INT, 1, 65535, LC(mset),
+               "keys per command: a cluster is written in slot order, and\nup to K neighbouring "
+               "keys of one slot go as one MSET\n(default 16 against a cluster; 1 = one SET per "
+               "key, the\ndefault through a proxy)"),
+    CP_CLI_LIKE(cp_cli_def_key_layout, LC(key_layout),
+                "spread (default) or per-master: keys named as\nredis-benchmark --cluster names "
+                "them (see bench --help)"),
+    CP_CLI_LIKE(cp_cli_def_threads, LC(threads), "worker threads (default 2)"),
+    CP_CLI_LIKE(cp_cli_def_clients, LC(clients), "clients in total (default 4 per thread)"),
+    CP_CLI_SET("--no-check", CP_CLI_BOOL, 0, LC(check_dbsize),
+               "skip the DBSIZE check (e.g. the servers hold other keys)"),
+    CP_CLI_LIKE(cp_cli_def_quiet, offsetof(load_opts, quiet), "no progress bar on stderr"),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd load_cmd = {
+    .name = "load",
+    .usage = "usage: clusterpipe load TARGET --keys N [options]\n"
+             "\n"
+             "Writes key:0 .. key:N-1 once each with values that embed their key (so 'bench'\n"
+             "can verify them), pipelined over every node (into a cluster in slot order, one\n"
+             "MSET per run of keys of one slot), then checks that the servers hold exactly N\n"
+             "keys (cluster masters, or the shards of a twemproxy topology from --dir;\n"
+             "skipped for an external --proxy).\n"
+             "\n",
+    .rows = load_rows,
+    .epilog = "\nExit status: 0 ok; 1 keys not written or the count differs; 2 bad usage.\n",
+    .width = 23,
+};
 
 static void load_progress(void *ud, const cp__load_progress *p) {
     const progress_state *ps = ud;
@@ -556,54 +444,15 @@ static void load_progress(void *ud, const cp__load_progress *p) {
 
 int cp_cli_load(int argc, char **argv) {
     const char *cmd = "load";
-    cp__load_config cfg;
-    cp__load_config_init(&cfg);
-    target_flags tf = {0};
-    int have_keys = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int tr = target_flag(cmd, argc, argv, &i, &tf);
-        if (tr < 0)
-            return CP_EXIT_USAGE;
-        if (tr > 0)
-            continue;
-        if (cp_cli_is_help(argv[i])) {
-            load_help(stdout);
-            return CP_EXIT_OK;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
-            if (parse_u64(cmd, "--keys", v, 1, (uint64_t)LONG_MAX, &cfg.keys))
-                return CP_EXIT_USAGE;
-            have_keys = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
-            long vs;
-            if (cp_cli_parse_long(cmd, "--value-size", v, 1, CP__VALUE_MAX_SIZE, &vs))
-                return CP_EXIT_USAGE;
-            cfg.value_size = (size_t)vs;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
-            if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &cfg.pipeline))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--mset", &v)) {
-            if (cp_cli_parse_int(cmd, "--mset", v, 1, 65535, &cfg.mset))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--key-layout", &v)) {
-            if (parse_layout(cmd, v, &cfg.key_layout))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
-            if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &cfg.threads))
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
-            if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &cfg.clients))
-                return CP_EXIT_USAGE;
-        } else if (strcmp(argv[i], "--no-check") == 0) {
-            cfg.check_dbsize = false;
-        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-            quiet = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    if (!have_keys)
-        return cp_cli_usage_error(cmd, "--keys N is required");
+    load_opts o = {0};
+    cp__load_config_init(&o.cfg);
+    int rc = cp_cli_parse(&load_cmd, argc, argv, 1, &o, NULL);
+    if (rc != CP_CLI_GO)
+        return rc;
+    o.tf.tls |= o.tf.insecure;
+    cp__load_config cfg = o.cfg;
+    const cp_cli_target tf = o.tf;
+    int quiet = o.quiet;
     char why[160];
     if (cp__load_mset_check(cfg.mset, cfg.value_size, why, sizeof(why)) != 0)
         return cp_cli_usage_error(cmd, "%s", why);
@@ -618,7 +467,7 @@ int cp_cli_load(int argc, char **argv) {
                                   cfg.value_size, maxkey, cp__value_min_size(maxkey));
     cp__bench_target t;
     cp_topo *topo = NULL;
-    int rc = resolve_target(cmd, &tf, &t, &topo);
+    rc = resolve_target(cmd, &tf, &t, &topo);
     if (rc != CP_EXIT_OK)
         return rc;
     cp_cli_install_signals();

@@ -14,6 +14,8 @@
  * replies, a process left running, interrupted), 2 bad usage.
  */
 #include "cli/cli.h"
+#include "cli/flags.h"
+#include "cli/flagsets.h"
 
 #include "orch/orch.h"
 #include "report/io.h"
@@ -35,85 +37,116 @@
 #endif
 
 #define ERRLEN 4096
-#define MAX_PIDS 512
 
-static void scenario_help(FILE *out) {
-    fprintf(out,
-            "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
-            "                            [--duration S] [--warmup S] [--down S]\n"
-            "                            [--ratio SET:GET] [--threads T] [--clients C]\n"
-            "                            [--pipeline P] [--value-size B] [--retry-budget MS]\n"
-            "                            [--only cluster|twemproxy]\n"
-            "                            [--persistence | --no-persistence] [-q]\n"
-            "\n"
-            "What each architecture does to live traffic when the topology changes. For each\n"
-            "setup, one at a time on 127.0.0.1: start it, load N keys, run a verified SET:GET\n"
-            "load for the duration, change the topology after the warm-up, read every key\n"
-            "back, stop it.\n"
-            "\n"
-            "  reshard    add a fifth shard. Redis Cluster (4 masters): a new master, and a\n"
-            "             fifth of the slots move to it live, from each master. twemproxy (4\n"
-            "             redis-server + 4 nutcracker, ketama): a fifth server in every\n"
-            "             proxy's config, proxies restarted one by one (nutcracker cannot\n"
-            "             reload or move keys).\n"
-            "  failover   kill -9 one master of a 4-master cluster with one replica each, and\n"
-            "             one server of twemproxy with auto_eject_hosts true, then false;\n"
-            "             restart it --down seconds later.\n"
-            "\n"
-            "Measured per second: answered and failed requests, GETs answered nil (misses),\n"
-            "stale reads (older than a write already acknowledged), MOVED/ASK redirects. Per\n"
-            "case: failed and unknown requests, the error window, the throughput dip against\n"
-            "the warm-up median, how long the change took, the share of keys a reshard made\n"
-            "unreachable, and acknowledged writes lost (every SET's version is tracked per key;\n"
-            "every key is read back at the end). Writes into DIR: results.json, timeline.png,\n"
-            "timeline.svg (via gnuplot), report.md.\n"
-            "\n"
-            "options:\n"
-            "  --out DIR          output directory (default\n"
-            "                     results/scenario-<name>-<timestamp>)\n"
-            "  --keys N           keys loaded and used (default 200000)\n"
-            "  --value-size B     bytes per value (default 100)\n"
-            "  --duration S       measured seconds per setup (default 30)\n"
-            "  --warmup S         seconds before the change (default 5)\n"
-            "  --down S           failover: restart the killed server S seconds after the\n"
-            "                     kill, and not before a cluster replica took over (default 8)\n"
-            "  --ratio SET:GET    mix of the load (default 1:9)\n"
-            "  --threads T        client threads (default 4)\n"
-            "  --clients C        connections in total (default 16)\n"
-            "  --pipeline P       requests in flight per connection (default 4)\n"
-            "  --retry-budget MS  the client's per-batch retry budget (default: the library's,\n"
-            "                     3000 ms); 0 surfaces every error at once\n"
-            "  --only SETUP       run only the cluster or only the twemproxy case(s)\n"
-            "  --persistence      servers keep an append-only file (fsync every second): a\n"
-            "                     restarted server comes back with its data (failover default)\n"
-            "  --no-persistence   no RDB/AOF, as in the published experiment: a restarted\n"
-            "                     server comes back empty (reshard default)\n"
-            "  -q, --quiet        no progress lines on stderr\n"
-            "\n"
-            "Ctrl-C or SIGTERM stops the run and every process it started. Exit status: 0 every\n"
-            "case ran to the end (failed requests are a measurement, not a failure), 1 a case\n"
-            "could not run to the end or replies did not belong to their key, 2 bad usage.\n");
-}
-
-/* Seconds as a decimal > 0 and <= one day. Returns 0, or prints and returns -1. */
-static int parse_seconds(const char *flag, const char *v, double *out) {
+/* Seconds as a decimal > 0 and <= one day. */
+static int parse_seconds(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
     char *end = NULL;
     errno = 0;
-    double d = v ? strtod(v, &end) : NAN;
-    if (v == NULL || *v == '\0' || errno != 0 || *end != '\0' || !(d > 0) || d > 86400) {
-        cp_cli_usage_error("scenario", "%s: '%s' is not a number of seconds in (0, 86400]", flag,
-                           v ? v : "");
-        return -1;
-    }
-    *out = d;
+    double d = strtod(v, &end);
+    if (*v == '\0' || errno != 0 || *end != '\0' || !(d > 0) || d > 86400)
+        return cp_cli_flag_error(cmd, f, "'%s' is not a number of seconds in (0, 86400]", v);
+    *(double *)dst = d;
     return 0;
 }
 
+static int parse_only(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
+    if (strcmp(v, "cluster") != 0 && strcmp(v, "twemproxy") != 0)
+        return cp_cli_flag_error(cmd, f, "'%s' is not cluster or twemproxy", v);
+    *(const char **)dst = v;
+    return 0;
+}
+
+/* The two adjacent fields --ratio fills (flagsets.h). */
+_Static_assert(offsetof(cp__scn_opts, ratio_get) ==
+                   offsetof(cp__scn_opts, ratio_set) + sizeof(unsigned),
+               "ratio_set, ratio_get adjacent");
+
+typedef struct scenario_cli {
+    cp__scn_opts o;
+    const char *out;
+    int quiet;
+} scenario_cli;
+
+#define SO(field) offsetof(scenario_cli, o.field)
+#define SECONDS(flag, field, text)                                                                 \
+    {                                                                                              \
+        .name = flag, .arg = "S", .kind = CP_CLI_PARSE, .parse = parse_seconds, .off = SO(field),  \
+        .help = text                                                                               \
+    }
+
+static const cp_cli_flag scenario_rows[] = {
+    CP_CLI_LIKE(cp_cli_def_out, offsetof(scenario_cli, out),
+                "output directory (default\nresults/scenario-<name>-<timestamp>)"),
+    CP_CLI_LIKE(cp_cli_def_dataset_keys, SO(keys), "keys loaded and used (default 200000)"),
+    CP_CLI_LIKE(cp_cli_def_value_size, SO(value_size), "bytes per value (default 100)"),
+    SECONDS("--duration", duration_s, "measured seconds per setup (default 30)"),
+    SECONDS("--warmup", warmup_s, "seconds before the change (default 5)"),
+    SECONDS("--down", down_s,
+            "failover: restart the killed server S seconds after the\nkill, and not before a "
+            "cluster replica took over (default 8)"),
+    CP_CLI_LIKE(cp_cli_def_ratio, SO(ratio_set), "mix of the load (default 1:9)"),
+    CP_CLI_LIKE(cp_cli_def_threads, SO(threads), "client threads (default 4)"),
+    CP_CLI_LIKE(cp_cli_def_clients, SO(clients), "connections in total (default 16)"),
+    CP_CLI_LIKE(cp_cli_def_pipeline, SO(pipeline), "requests in flight per connection (default 4)"),
+    CP_CLI_LIKE(cp_cli_def_retry_budget, SO(retry_budget_ms),
+                "the client's per-batch retry budget (default: the library's,\n3000 ms); 0 "
+                "surfaces every error at once"),
+    CP_CLI_FN("--only", "SETUP", parse_only, SO(only),
+              "run only the cluster or only the twemproxy case(s)"),
+    CP_CLI_SET("--persistence", CP_CLI_SWITCH, 1, SO(persistence),
+               "servers keep an append-only file (fsync every second): a\nrestarted server comes "
+               "back with its data (failover default)"),
+    CP_CLI_SET("--no-persistence", CP_CLI_SWITCH, 0, SO(persistence),
+               "no RDB/AOF, as in the published experiment: a restarted\nserver comes back empty "
+               "(reshard default)"),
+    CP_CLI_LIKE(cp_cli_def_quiet, offsetof(scenario_cli, quiet), NULL),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd scenario_cmd = {
+    .name = "scenario",
+    .usage = "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
+             "                            [--duration S] [--warmup S] [--down S]\n"
+             "                            [--ratio SET:GET] [--threads T] [--clients C]\n"
+             "                            [--pipeline P] [--value-size B] [--retry-budget MS]\n"
+             "                            [--only cluster|twemproxy]\n"
+             "                            [--persistence | --no-persistence] [-q]\n"
+             "\n"
+             "What each architecture does to live traffic when the topology changes. For each\n"
+             "setup, one at a time on 127.0.0.1: start it, load N keys, run a verified SET:GET\n"
+             "load for the duration, change the topology after the warm-up, read every key\n"
+             "back, stop it.\n"
+             "\n"
+             "  reshard    add a fifth shard. Redis Cluster (4 masters): a new master, and a\n"
+             "             fifth of the slots move to it live, from each master. twemproxy (4\n"
+             "             redis-server + 4 nutcracker, ketama): a fifth server in every\n"
+             "             proxy's config, proxies restarted one by one (nutcracker cannot\n"
+             "             reload or move keys).\n"
+             "  failover   kill -9 one master of a 4-master cluster with one replica each, and\n"
+             "             one server of twemproxy with auto_eject_hosts true, then false;\n"
+             "             restart it --down seconds later.\n"
+             "\n"
+             "Measured per second: answered and failed requests, GETs answered nil (misses),\n"
+             "stale reads (older than a write already acknowledged), MOVED/ASK redirects. Per\n"
+             "case: failed and unknown requests, the error window, the throughput dip against\n"
+             "the warm-up median, how long the change took, the share of keys a reshard made\n"
+             "unreachable, and acknowledged writes lost (every SET's version is tracked per key;\n"
+             "every key is read back at the end). Writes into DIR: results.json, timeline.png,\n"
+             "timeline.svg (via gnuplot), report.md.\n"
+             "\n",
+    .options = "options:",
+    .rows = scenario_rows,
+    .epilog = "\n"
+              "Ctrl-C or SIGTERM stops the run and every process it started. Exit status: 0 "
+              "every\ncase ran to the end (failed requests are a measurement, not a failure), 1 "
+              "a case\ncould not run to the end or replies did not belong to their key, 2 bad "
+              "usage.\n",
+    .width = 21,
+};
+
 typedef struct cli_ctx {
     int quiet;
-    size_t npids;
-    pid_t pids[MAX_PIDS];
-    unsigned long long starts[MAX_PIDS];
+    cp_cli_pids pids;
 } cli_ctx;
 
 static void log_line(void *ud, const char *line) {
@@ -123,91 +156,32 @@ static void log_line(void *ud, const char *line) {
 }
 
 static void on_spawn(void *ud, const cp_proc *p) {
-    cli_ctx *c = ud;
-    if (c->npids < MAX_PIDS) {
-        c->pids[c->npids] = p->pid;
-        c->starts[c->npids] = p->start_time;
-        c->npids++;
-    }
+    cp_cli_pids_add(&((cli_ctx *)ud)->pids, p->pid, p->start_time);
 }
 
-/* Parses argv (argv[0] "scenario", argv[1] the scenario) into *o. Returns 0, or an exit code
- * (2 after printing the problem; 0 with *help set). */
-static int parse(int argc, char **argv, cp__scn_opts *o, const char **out, int *quiet, int *help) {
+/* Parses argv (argv[0] "scenario", argv[1] the scenario) into *c. Returns CP_CLI_GO, or the
+ * exit code to return (after the help or a usage error). */
+static int parse(int argc, char **argv, scenario_cli *c) {
     const char *cmd = "scenario";
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        cp_cli_help(&scenario_cmd, stdout);
+        return CP_EXIT_OK;
+    }
     if (argc < 2)
         return cp_cli_usage_error(cmd, "which scenario? reshard or failover");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        *help = 1;
-        return 0;
-    }
     if (strcmp(argv[1], "reshard") == 0)
-        cp__scn_opts_init(o, CP__SCN_RESHARD);
+        cp__scn_opts_init(&c->o, CP__SCN_RESHARD);
     else if (strcmp(argv[1], "failover") == 0)
-        cp__scn_opts_init(o, CP__SCN_FAILOVER);
+        cp__scn_opts_init(&c->o, CP__SCN_FAILOVER);
     else
         return cp_cli_usage_error(cmd, "'%s' is not a scenario (reshard or failover)", argv[1]);
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        long l;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            *help = 1;
-            return 0;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--out", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--out needs a directory");
-            *out = v;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--keys", &v)) {
-            if (cp_cli_parse_long(cmd, "--keys", v, 1, 4000000000L, &l) != 0)
-                return CP_EXIT_USAGE;
-            o->keys = (uint64_t)l;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--value-size", &v)) {
-            if (cp_cli_parse_long(cmd, "--value-size", v, 1, 512L * 1024 * 1024, &l) != 0)
-                return CP_EXIT_USAGE;
-            o->value_size = (size_t)l;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--duration", &v)) {
-            if (parse_seconds("--duration", v, &o->duration_s) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--warmup", &v)) {
-            if (parse_seconds("--warmup", v, &o->warmup_s) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--down", &v)) {
-            if (parse_seconds("--down", v, &o->down_s) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--ratio", &v)) {
-            if (v == NULL || cp__ratio_parse(v, &o->ratio_set, &o->ratio_get) != 0)
-                return cp_cli_usage_error(cmd, "--ratio: '%s' is not SET:GET", v ? v : "");
-        } else if (cp_cli_flag_value(argc, argv, &i, "--threads", &v)) {
-            if (cp_cli_parse_int(cmd, "--threads", v, 1, 1024, &o->threads) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--clients", &v)) {
-            if (cp_cli_parse_int(cmd, "--clients", v, 1, 100000, &o->clients) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--pipeline", &v)) {
-            if (cp_cli_parse_int(cmd, "--pipeline", v, 1, 100000, &o->pipeline) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--retry-budget", &v)) {
-            if (cp_cli_parse_int(cmd, "--retry-budget", v, 0, 3600000, &o->retry_budget_ms) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--only", &v)) {
-            if (v == NULL || (strcmp(v, "cluster") != 0 && strcmp(v, "twemproxy") != 0))
-                return cp_cli_usage_error(cmd, "--only: '%s' is not cluster or twemproxy",
-                                          v ? v : "");
-            o->only = v;
-        } else if (strcmp(a, "--persistence") == 0) {
-            o->persistence = 1;
-        } else if (strcmp(a, "--no-persistence") == 0) {
-            o->persistence = 0;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            *quiet = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", a);
-        }
-    }
+    int rc = cp_cli_parse(&scenario_cmd, argc, argv, 2, c, NULL);
+    if (rc != CP_CLI_GO)
+        return rc;
     char err[ERRLEN];
-    if (cp__scn_opts_check(o, err, sizeof(err)) != 0)
+    if (cp__scn_opts_check(&c->o, err, sizeof(err)) != 0)
         return cp_cli_usage_error(cmd, "%s", err);
-    return 0;
+    return CP_CLI_GO;
 }
 
 /* A value of the case's summary, NaN when absent. */
@@ -248,16 +222,14 @@ static void print_cases(const json_t *doc) {
 }
 
 int cp_cli_scenario(int argc, char **argv) {
-    cp__scn_opts o;
-    const char *out = NULL;
-    int quiet = 0, help = 0;
-    int rc = parse(argc, argv, &o, &out, &quiet, &help);
-    if (rc != 0)
+    static scenario_cli sc; /* static: with the options; one scenario per process */
+    memset(&sc, 0, sizeof(sc));
+    int rc = parse(argc, argv, &sc);
+    if (rc != CP_CLI_GO)
         return rc;
-    if (help) {
-        scenario_help(stdout);
-        return CP_EXIT_OK;
-    }
+    cp__scn_opts o = sc.o;
+    const char *out = sc.out;
+    int quiet = sc.quiet;
     char outdir[4096], err[ERRLEN] = "";
     if (out != NULL) {
         snprintf(outdir, sizeof(outdir), "%s", out);
@@ -289,13 +261,8 @@ int cp_cli_scenario(int argc, char **argv) {
 
     json_t *doc = NULL;
     int failed = cp__scn_run(&o, &doc) != 0;
-    /* belt and braces: every PID seen spawning must be gone */
-    for (size_t i = 0; i < ctx.npids; i++)
-        if (cp_orch_pid_alive(ctx.pids[i], ctx.starts[i])) {
-            fprintf(stderr, "clusterpipe scenario: process %ld still running after teardown\n",
-                    (long)ctx.pids[i]);
-            failed = 1;
-        }
+    if (cp_cli_pids_check(&ctx.pids, "scenario") > 0)
+        failed = 1;
     if (cp_cli_interrupted) {
         fprintf(stderr,
                 "clusterpipe scenario: interrupted by signal %d; everything started was stopped\n",

@@ -6,6 +6,8 @@
  * the only global is the signal flag that lets SIGINT/SIGTERM during `up` stop what was started.
  */
 #include "cli/cli.h"
+#include "cli/flags.h"
+#include "cli/flagsets.h"
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
@@ -28,46 +30,87 @@ static void log_stderr(void *ud, const char *line) {
 
 /* ---- up -------------------------------------------------------------------------------------- */
 
-static void up_help(FILE *out) {
-    fprintf(out,
-            "usage: clusterpipe up cluster   [--shards N] [--replicas R] [options]\n"
-            "       clusterpipe up twemproxy [--shards N] [--proxies M] [--hash H]\n"
-            "                                [--distribution D] [--auto-eject] [options]\n"
-            "\n"
-            "Starts real redis-server (and nutcracker) processes on 127.0.0.1 and returns when\n"
-            "the topology serves: every cluster node reports cluster_state:ok and agrees on the\n"
-            "slot map, or every proxy answers a SET/GET. Prints the endpoints and the directory.\n"
-            "\n"
-            "  --shards N         cluster masters / redis servers behind twemproxy (default 3)\n"
-            "  --replicas R       cluster: replicas per master (default 0)\n"
-            "  --proxies M        twemproxy: nutcracker processes, each fronting every shard\n"
-            "                     (default 1)\n"
-            "  --hash H           twemproxy hash (default fnv1a_64)\n"
-            "  --distribution D   twemproxy distribution: ketama, modula, random (default ketama)\n"
-            "  --auto-eject       twemproxy: auto_eject_hosts true (default false)\n"
-            "  --base-port P      use ports P, P+1, ... (a busy one is an error); default: free\n"
-            "                     ports from 10000 up. Cluster nodes also use port+10000.\n"
-            "  --dir DIR          configs, logs and state.json (default: a new directory under\n"
-            "                     $TMPDIR or /tmp)\n"
-            "  --password PW      requirepass/masterauth (and redis_auth for twemproxy);\n"
-            "                     default: a random password, kept in DIR/password (mode 0600)\n"
-            "  --no-password      no AUTH at all, e.g. to compare with a tool that cannot AUTH;\n"
-            "                     any local user can then use (and FLUSHALL) the servers\n"
-            "  --tls              cluster: serve TLS only (clients, cluster bus, replication),\n"
-            "                     with a CA and certificates made for this run in DIR/tls\n"
-            "                     (needs the openssl command; twemproxy has no TLS)\n"
-            "  --tls-auth-clients with --tls: clients must present a certificate signed by the\n"
-            "                     run's CA (DIR/tls/client.crt and client.key are made for them)\n"
-            "  --persistence      RDB + AOF (default: none)\n"
-            "  --redis-server PATH, --nutcracker PATH, --openssl PATH\n"
-            "                     binaries (default: $PATH, /usr/sbin)\n"
-            "  -q, --quiet        no progress lines on stderr\n"
-            "\n"
-            "Servers listen on 127.0.0.1 only, with protected-mode yes (docs/security.md).\n"
-            "Ctrl-C (SIGINT) or SIGTERM while starting stops everything started. The processes\n"
-            "keep running after 'up' returns; stop them with 'clusterpipe down --dir DIR'.\n"
-            "Exit status: 0 up, 1 failed (nothing left running), 2 bad usage.\n");
+static int parse_hash(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
+    if (!cp_orch_twemproxy_hash_valid(v))
+        return cp_cli_flag_error(cmd, f, "unknown twemproxy hash '%s'", v);
+    *(const char **)dst = v;
+    return 0;
 }
+
+static int parse_distribution(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
+    if (!cp_orch_twemproxy_distribution_valid(v))
+        return cp_cli_flag_error(cmd, f, "'%s' is not ketama, modula or random", v);
+    *(const char **)dst = v;
+    return 0;
+}
+
+#define UP(field) offsetof(cp_up_opts, field)
+#define UP_SWITCH(flag, field, text) CP_CLI_SET(flag, CP_CLI_SWITCH, 1, UP(field), text)
+#define UP_STRING(flag, field, placeholder, text) CP_CLI_STR(flag, placeholder, UP(field), text)
+
+/* The flags only one kind of topology takes (checked after parsing). */
+static const char *const twemproxy_only[] = {"--proxies", "--hash", "--distribution",
+                                             "--auto-eject"};
+
+static const cp_cli_flag up_rows[] = {
+    CP_CLI_NUM("--shards", "N", CP_CLI_INT, 1, 128, UP(shards),
+               "cluster masters / redis servers behind twemproxy (default 3)"),
+    CP_CLI_NUM("--replicas", "R", CP_CLI_INT, 0, 8, UP(replicas),
+               "cluster: replicas per master (default 0)"),
+    CP_CLI_NUM("--proxies", "M", CP_CLI_INT, 1, 64, UP(proxies),
+               "twemproxy: nutcracker processes, each fronting every shard\n(default 1)"),
+    CP_CLI_FN("--hash", "H", parse_hash, UP(hash), "twemproxy hash (default fnv1a_64)"),
+    CP_CLI_FN("--distribution", "D", parse_distribution, UP(distribution),
+              "twemproxy distribution: ketama, modula, random (default ketama)"),
+    UP_SWITCH("--auto-eject", auto_eject, "twemproxy: auto_eject_hosts true (default false)"),
+    /* 65535 for twemproxy; a cluster node also needs port+10000 (checked after parsing) */
+    CP_CLI_NUM("--base-port", "P", CP_CLI_INT, 1024, 65535, UP(base_port),
+               "use ports P, P+1, ... (a busy one is an error); default: free\nports from 10000 "
+               "up. Cluster nodes also use port+10000."),
+    CP_CLI_LIKE(cp_cli_def_dir, UP(dir),
+                "configs, logs and state.json (default: a new directory under\n$TMPDIR or /tmp)"),
+    CP_CLI_LIKE(cp_cli_def_password, UP(password),
+                "requirepass/masterauth (and redis_auth for twemproxy);\ndefault: a random "
+                "password, kept in DIR/password (mode 0600)"),
+    UP_SWITCH("--no-password", no_password,
+              "no AUTH at all, e.g. to compare with a tool that cannot AUTH;\nany local user "
+              "can then use (and FLUSHALL) the servers"),
+    UP_SWITCH("--tls", tls,
+              "cluster: serve TLS only (clients, cluster bus, replication),\nwith a CA and "
+              "certificates made for this run in DIR/tls\n(needs the openssl command; twemproxy "
+              "has no TLS)"),
+    UP_SWITCH("--tls-auth-clients", tls_auth_clients,
+              "with --tls: clients must present a certificate signed by the\nrun's CA "
+              "(DIR/tls/client.crt and client.key are made for them)"),
+    UP_SWITCH("--persistence", persistence, "RDB + AOF (default: none)"),
+    UP_STRING("--redis-server", redis_server, "PATH",
+              "redis-server binary (default: $PATH, "
+              "/usr/sbin)"),
+    UP_STRING("--nutcracker", nutcracker, "PATH", "nutcracker binary (default: $PATH, /usr/sbin)"),
+    UP_STRING("--openssl", openssl, "PATH", "openssl command (default: $PATH, /usr/sbin)"),
+    CP_CLI_LIKE(cp_cli_def_quiet, UP(quiet), NULL),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd up_cmd = {
+    .name = "up",
+    .usage = "usage: clusterpipe up cluster   [--shards N] [--replicas R] [options]\n"
+             "       clusterpipe up twemproxy [--shards N] [--proxies M] [--hash H]\n"
+             "                                [--distribution D] [--auto-eject] [options]\n"
+             "\n"
+             "Starts real redis-server (and nutcracker) processes on 127.0.0.1 and returns when\n"
+             "the topology serves: every cluster node reports cluster_state:ok and agrees on the\n"
+             "slot map, or every proxy answers a SET/GET. Prints the endpoints and the "
+             "directory.\n"
+             "\n",
+    .rows = up_rows,
+    .epilog = "\n"
+              "Servers listen on 127.0.0.1 only, with protected-mode yes (docs/security.md).\n"
+              "Ctrl-C (SIGINT) or SIGTERM while starting stops everything started. The processes\n"
+              "keep running after 'up' returns; stop them with 'clusterpipe down --dir DIR'.\n"
+              "Exit status: 0 up, 1 failed (nothing left running), 2 bad usage.\n",
+    .width = 21,
+};
 
 /* Prints what a user needs after `up`: endpoints, dir, processes, how to connect and stop. */
 static void print_up(const cp_topo *t) {
@@ -123,7 +166,7 @@ static void print_up(const cp_topo *t) {
 int cp_cli_up(int argc, char **argv) {
     const char *cmd = "up";
     if (argc >= 2 && cp_cli_is_help(argv[1])) {
-        up_help(stdout);
+        cp_cli_help(&up_cmd, stdout);
         return CP_EXIT_OK;
     }
     if (argc < 2)
@@ -136,80 +179,21 @@ int cp_cli_up(int argc, char **argv) {
     else
         return cp_cli_usage_error(cmd, "unknown topology '%s' (cluster or twemproxy)", argv[1]);
     int cluster = o.kind == CP_TOPO_CLUSTER;
-    int saw_replicas = 0, saw_tw = 0;
+    cp_cli_seen seen;
+    int prc = cp_cli_parse(&up_cmd, argc, argv, 2, &o, &seen);
+    if (prc != CP_CLI_GO)
+        return prc;
+    /* the twemproxy flag given last, as the one to name */
     const char *saw_tw_flag = NULL;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (cp_cli_is_help(a)) {
-            up_help(stdout);
-            return CP_EXIT_OK;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--shards", &v)) {
-            if (cp_cli_parse_int(cmd, "--shards", v, 1, 128, &o.shards) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--replicas", &v)) {
-            if (cp_cli_parse_int(cmd, "--replicas", v, 0, 8, &o.replicas) != 0)
-                return CP_EXIT_USAGE;
-            saw_replicas = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--proxies", &v)) {
-            if (cp_cli_parse_int(cmd, "--proxies", v, 1, 64, &o.proxies) != 0)
-                return CP_EXIT_USAGE;
-            saw_tw = 1;
-            saw_tw_flag = "--proxies";
-        } else if (cp_cli_flag_value(argc, argv, &i, "--base-port", &v)) {
-            if (cp_cli_parse_int(cmd, "--base-port", v, 1024, cluster ? 55535 : 65535,
-                                 &o.base_port) != 0)
-                return CP_EXIT_USAGE;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--dir needs a value");
-            o.dir = v;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--password", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--password needs a value");
-            o.password = v;
-        } else if (strcmp(a, "--no-password") == 0) {
-            o.no_password = 1;
-        } else if (strcmp(a, "--tls") == 0) {
-            o.tls = 1;
-        } else if (strcmp(a, "--tls-auth-clients") == 0) {
-            o.tls_auth_clients = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--openssl", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--openssl needs a value");
-            o.openssl = v;
-        } else if (strcmp(a, "--persistence") == 0) {
-            o.persistence = 1;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--hash", &v)) {
-            if (!cp_orch_twemproxy_hash_valid(v))
-                return cp_cli_usage_error(cmd, "--hash: unknown twemproxy hash '%s'", v ? v : "");
-            o.hash = v;
-            saw_tw = 1;
-            saw_tw_flag = "--hash";
-        } else if (cp_cli_flag_value(argc, argv, &i, "--distribution", &v)) {
-            if (!cp_orch_twemproxy_distribution_valid(v))
-                return cp_cli_usage_error(
-                    cmd, "--distribution: '%s' is not ketama, modula or random", v ? v : "");
-            o.distribution = v;
-            saw_tw = 1;
-            saw_tw_flag = "--distribution";
-        } else if (strcmp(a, "--auto-eject") == 0) {
-            o.auto_eject = 1;
-            saw_tw = 1;
-            saw_tw_flag = "--auto-eject";
-        } else if (cp_cli_flag_value(argc, argv, &i, "--redis-server", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--redis-server needs a value");
-            o.redis_server = v;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--nutcracker", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--nutcracker needs a value");
-            o.nutcracker = v;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o.quiet = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", a);
+    for (size_t i = 0, last = 0; i < sizeof(twemproxy_only) / sizeof(twemproxy_only[0]); i++)
+        if ((size_t)cp_cli_given(&seen, twemproxy_only[i]) > last) {
+            last = (size_t)cp_cli_given(&seen, twemproxy_only[i]);
+            saw_tw_flag = twemproxy_only[i];
         }
-    }
+    int saw_tw = saw_tw_flag != NULL, saw_replicas = cp_cli_given(&seen, "--replicas") > 0;
+    if (cluster && o.base_port > 55535)
+        return cp_cli_usage_error(cmd, "--base-port: %d is out of range [1024, 55535]",
+                                  o.base_port);
     if (cluster && saw_tw)
         return cp_cli_usage_error(cmd, "%s is a twemproxy option", saw_tw_flag);
     if (!cluster && saw_replicas)
@@ -263,18 +247,40 @@ int cp_cli_up(int argc, char **argv) {
 
 /* ---- status ---------------------------------------------------------------------------------- */
 
-static void status_help(FILE *out) {
-    fprintf(out,
-            "usage: clusterpipe status --dir DIR [--json]\n"
-            "\n"
-            "Shows every process of the topology started by 'clusterpipe up --dir DIR': role,\n"
-            "address, PID, alive, memory (redis used_memory, resident set size), keys; and\n"
-            "the cluster state (cluster_state:ok everywhere and one agreed slot map), and whether\n"
-            "auth and TLS are on (the password file's path, never the password).\n"
-            "  --json   one JSON object (\"schema\": \"clusterpipe.status/1\") on stdout\n"
-            "Exit status: 0 healthy, 1 something is down or no topology in DIR, 2 bad "
-            "usage.\n");
-}
+/* What status and down parse into. */
+typedef struct dir_opts {
+    const char *dir;
+    int json, keep;
+} dir_opts;
+
+/* The topology directory both require. */
+static const cp_cli_flag dir_rows[] = {
+    {.like = &cp_cli_def_dir,
+     .off = offsetof(dir_opts, dir),
+     .opts = CP_CLI_REQUIRED,
+     .help = "the topology's directory (required)"},
+    CP_CLI_END,
+};
+
+static const cp_cli_flag status_rows[] = {
+    {.kind = CP_CLI_INCLUDE, .include = dir_rows},
+    CP_CLI_SET("--json", CP_CLI_SWITCH, 1, offsetof(dir_opts, json),
+               "one JSON object (\"schema\": \"clusterpipe.status/1\") on stdout"),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd status_cmd = {
+    .name = "status",
+    .usage = "usage: clusterpipe status --dir DIR [--json]\n"
+             "\n"
+             "Shows every process of the topology started by 'clusterpipe up --dir DIR': role,\n"
+             "address, PID, alive, memory (redis used_memory, resident set size), keys; and\n"
+             "the cluster state (cluster_state:ok everywhere and one agreed slot map), and "
+             "whether\nauth and TLS are on (the password file's path, never the password).\n",
+    .rows = status_rows,
+    .epilog = "Exit status: 0 healthy, 1 something is down or no topology in DIR, 2 bad usage.\n",
+    .width = 13,
+};
 
 /* Human-readable byte count, "-" when unknown. */
 static const char *human(long long b, char *buf, size_t len) {
@@ -292,25 +298,12 @@ static const char *human(long long b, char *buf, size_t len) {
 /* `clusterpipe status`: reads state.json and asks every process; the exit code says whether the
  * whole topology is healthy so scripts can wait on it. */
 int cp_cli_status(int argc, char **argv) {
-    const char *cmd = "status", *dir = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (cp_cli_is_help(argv[i])) {
-            status_help(stdout);
-            return CP_EXIT_OK;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--dir needs a value");
-            dir = v;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    if (dir == NULL)
-        return cp_cli_usage_error(cmd, "--dir DIR is required");
+    dir_opts so = {0};
+    int rc = cp_cli_parse(&status_cmd, argc, argv, 1, &so, NULL);
+    if (rc != CP_CLI_GO)
+        return rc;
+    const char *dir = so.dir;
+    int json = so.json;
     signal(SIGPIPE, SIG_IGN);
     char err[ERRLEN] = "";
     cp_topo *t = NULL;
@@ -410,39 +403,34 @@ int cp_cli_status(int argc, char **argv) {
 
 /* ---- down ------------------------------------------------------------------------------------ */
 
-static void down_help(FILE *out) {
-    fprintf(out,
-            "usage: clusterpipe down --dir DIR [--keep]\n"
-            "\n"
-            "Stops every process of the topology in DIR by PID (SIGTERM, wait, SIGKILL), each\n"
-            "only after checking it is still the process 'up' started, then removes DIR.\n"
-            "Running it again is fine.\n"
-            "  --keep   keep DIR (configs, logs, state.json)\n"
-            "Exit status: 0 nothing left running, 1 failure, 2 bad usage.\n");
-}
+static const cp_cli_flag down_rows[] = {
+    {.kind = CP_CLI_INCLUDE, .include = dir_rows},
+    CP_CLI_SET("--keep", CP_CLI_SWITCH, 1, offsetof(dir_opts, keep),
+               "keep DIR (configs, logs, state.json)"),
+    CP_CLI_END,
+};
+
+static const cp_cli_cmd down_cmd = {
+    .name = "down",
+    .usage = "usage: clusterpipe down --dir DIR [--keep]\n"
+             "\n"
+             "Stops every process of the topology in DIR by PID (SIGTERM, wait, SIGKILL), each\n"
+             "only after checking it is still the process 'up' started, then removes DIR.\n"
+             "Running it again is fine.\n",
+    .rows = down_rows,
+    .epilog = "Exit status: 0 nothing left running, 1 failure, 2 bad usage.\n",
+    .width = 13,
+};
 
 /* `clusterpipe down`: a missing state.json means there is nothing left to stop (a second `down`
  * is not an error); otherwise every recorded process is stopped by verified PID. */
 int cp_cli_down(int argc, char **argv) {
-    const char *cmd = "down", *dir = NULL;
-    int keep = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (cp_cli_is_help(argv[i])) {
-            down_help(stdout);
-            return CP_EXIT_OK;
-        } else if (cp_cli_flag_value(argc, argv, &i, "--dir", &v)) {
-            if (v == NULL || *v == '\0')
-                return cp_cli_usage_error(cmd, "--dir needs a value");
-            dir = v;
-        } else if (strcmp(argv[i], "--keep") == 0) {
-            keep = 1;
-        } else {
-            return cp_cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    if (dir == NULL)
-        return cp_cli_usage_error(cmd, "--dir DIR is required");
+    dir_opts d = {0};
+    int prc = cp_cli_parse(&down_cmd, argc, argv, 1, &d, NULL);
+    if (prc != CP_CLI_GO)
+        return prc;
+    const char *dir = d.dir;
+    int keep = d.keep;
     char sp[4200];
     snprintf(sp, sizeof(sp), "%s/state.json", dir);
     if (access(sp, F_OK) != 0) {

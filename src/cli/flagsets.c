@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared flag definitions (flagsets.h) and the parsers of their structured values (SET:GET
+ * mix, key distribution, key layout). Constant data; the parsers write only their destination and
+ * print only usage errors. Single-threaded.
+ */
+#include "cli/flagsets.h"
+
+#include "bench/engine.h"
+#include "bench/keyspace.h"
+#include "bench/limits.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+
+static int parse_ratio(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    unsigned v[2];
+    if (cp__ratio_parse(val, &v[0], &v[1]) != 0)
+        return cp_cli_flag_error(cmd, f,
+                                 "'%s' is not SET:GET (two integers, not both 0, e.g. 1:10)", val);
+    memcpy(dst, v, sizeof(v)); /* ratio_set, then ratio_get */
+    return 0;
+}
+
+static int parse_dist(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    if (cp__dist_parse(val, dst) != 0)
+        return cp_cli_flag_error(cmd, f, "'%s' is not uniform, sequential or zipf:S (S > 0)", val);
+    return 0;
+}
+
+static int parse_layout(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    if (cp__key_layout_parse(val, dst) != 0)
+        return cp_cli_flag_error(cmd, f, "'%s' is not spread or per-master", val);
+    return 0;
+}
+
+/* ---- the workload set ------------------------------------------------------------------------
+ */
+
+const cp_cli_flag cp_cli_def_threads =
+    CP_CLI_NUM("--threads", "T", CP_CLI_INT, CP__THREADS_MIN, CP__THREADS_MAX, 0,
+               "worker threads, each with its own event loop");
+const cp_cli_flag cp_cli_def_clients =
+    CP_CLI_NUM("--clients", "C", CP_CLI_INT, CP__CLIENTS_MIN, CP__CLIENTS_MAX, 0,
+               "clients (connections) in total, spread over the threads");
+const cp_cli_flag cp_cli_def_pipeline =
+    CP_CLI_NUM("--pipeline", "P", CP_CLI_INT, CP__PIPELINE_MIN, CP__PIPELINE_MAX, 0,
+               "requests in flight per connection");
+const cp_cli_flag cp_cli_def_requests =
+    CP_CLI_NUM("--requests", "N", CP_CLI_U64, 1, LONG_MAX, 0, "total requests");
+const cp_cli_flag cp_cli_def_keys =
+    CP_CLI_NUM("--keys", "K", CP_CLI_U64, 1, LONG_MAX, 0, "key space key:0 .. key:K-1");
+const cp_cli_flag cp_cli_def_dataset_keys =
+    CP_CLI_NUM("--keys", "N", CP_CLI_U64, 1, CP_CLI_DATASET_KEYS_MAX, 0,
+               "keys loaded and used, key:0 .. key:N-1");
+const cp_cli_flag cp_cli_def_value_size =
+    CP_CLI_NUM("--value-size", "B", CP_CLI_SIZE, 1, CP__VALUE_MAX_SIZE, 0, "bytes per value");
+const cp_cli_flag cp_cli_def_duration = {
+    .name = "--duration",
+    .arg = "S",
+    .kind = CP_CLI_DOUBLE,
+    .dmin = 0.001,
+    .dmax = 1e7,
+    .help = "run for S seconds instead of a request count",
+};
+const cp_cli_flag cp_cli_def_ratio =
+    CP_CLI_FN("--ratio", "SET:GET", parse_ratio, 0, "operation mix");
+const cp_cli_flag cp_cli_def_key_dist =
+    CP_CLI_FN("--key-dist", "D", parse_dist, 0, "uniform | zipf:S | sequential (default uniform)");
+const cp_cli_flag cp_cli_def_key_layout = CP_CLI_FN(
+    "--key-layout", "L", parse_layout, 0, "spread (default) or per-master (see bench --help)");
+const cp_cli_flag cp_cli_def_retry_budget =
+    CP_CLI_NUM("--retry-budget", "MS", CP_CLI_INT, 0, 3600000, 0,
+               "time a batch may spend retrying after errors (default: the library's, 3000)");
+const cp_cli_flag cp_cli_def_no_verify = CP_CLI_SET(
+    "--no-verify", CP_CLI_BOOL, 0, 0, "do not check that each GET reply belongs to its key");
+const cp_cli_flag cp_cli_def_quiet = {
+    .name = "--quiet",
+    .alias = "-q",
+    .kind = CP_CLI_SWITCH,
+    .set = 1,
+    .help = "no progress lines on stderr",
+};
+const cp_cli_flag cp_cli_def_out = CP_CLI_STR("--out", "DIR", 0, "output directory");
+const cp_cli_flag cp_cli_def_dir =
+    CP_CLI_STR("--dir", "DIR", 0, "a topology started by 'clusterpipe up'");
+const cp_cli_flag cp_cli_def_password = CP_CLI_STR("--password", "PW", 0, "AUTH password");
+
+/* ---- TARGET, AUTH and TLS --------------------------------------------------------------------
+ */
+
+const cp_cli_flag cp_cli_def_cluster = CP_CLI_STR(
+    "--cluster", "HOST:PORT[,...]", 0, "Redis Cluster seeds (one connection per master)");
+const cp_cli_flag cp_cli_def_proxy =
+    CP_CLI_STR("--proxy", "HOST:PORT[,...]", 0,
+               "twemproxy (or plain redis) endpoints, clients\nspread round-robin over them");
+
+#define TGT(field) offsetof(cp_cli_target, field)
+#define TGT_STRING(flag, field, placeholder, text) CP_CLI_STR(flag, placeholder, TGT(field), text)
+
+const cp_cli_flag cp_cli_target_flags[] = {
+    CP_CLI_HEAD("TARGET (one of):"),
+    CP_CLI_LIKE(cp_cli_def_cluster, TGT(cluster), NULL),
+    CP_CLI_LIKE(cp_cli_def_proxy, TGT(proxy), NULL),
+    CP_CLI_LIKE(cp_cli_def_dir, TGT(dir),
+                "a topology started by 'clusterpipe up' (its kind and\npassword are read from it; "
+                "its processes' CPU is\nmeasured)"),
+    CP_CLI_HEAD("connection:"),
+    CP_CLI_LIKE(cp_cli_def_password, TGT(password),
+                "AUTH password (default with --dir: the topology's)"),
+    TGT_STRING("--user", user, "U", "ACL user for AUTH"),
+    CP_CLI_SET("--tls", CP_CLI_SWITCH, 1, TGT(tls),
+               "TLS to the cluster (with --dir: from the topology)"),
+    TGT_STRING("--cacert", cacert, "FILE",
+               "CA bundle to verify the servers (default: the system's)"),
+    TGT_STRING("--cert", cert, "FILE", "client certificate (tls-auth-clients)"),
+    TGT_STRING("--key", key, "FILE", "the client certificate's key"),
+    CP_CLI_SET("--insecure", CP_CLI_SWITCH, 1, TGT(insecure),
+               "TLS without verifying the servers' certificates (implies --tls)"),
+    CP_CLI_END,
+};

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The compare experiment (private to src/compare/; used by `clusterpipe compare`): twemproxy or
+ * Redis Cluster, measured on this machine. Locally it brings up twemproxy (4 redis-server + 4
+ * nutcracker), loads the dataset, runs GET and pipelined GET (`repeat` times each), tears it down,
+ * then does the same with a 4-master cluster, so the two setups never share the CPU; with
+ * external endpoints (cluster_eps / proxy_eps) it starts nothing and runs against them. The
+ * result is one "clusterpipe.compare/1" document: settings, environment, the topologies and
+ * their PIDs, the commands that reproduce each step, the loads and one object per run (the bench
+ * engine's, or an "error" when the run could not happen).
+ *
+ * Processes: every server is started ephemeral (it dies with the calling thread), tracked by PID
+ * by the orchestration layer and stopped by PID after its setup's runs, on failure and when
+ * *cancel becomes non-zero; each spawn is also handed to the on_spawn hook, so that the caller
+ * can check afterwards that none is left running.
+ *
+ * Ownership: cp__compare_run hands the caller a new jansson reference (json_decref); options
+ * strings are borrowed for the call. Threads: cp__compare_run blocks for the whole experiment and
+ * must be called from the thread that will live longest (the main thread); every hook is called
+ * from that thread. Never prints: progress and problems go to the log hooks.
+ */
+#ifndef CLUSTERPIPE_COMPARE_H
+#define CLUSTERPIPE_COMPARE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "bench/engine.h"
+#include "util/log.h"
+
+#define CP__COMPARE_SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */
+#define CP__COMPARE_PROXIES 4 /* and 4 nutcracker processes */
+#define CP__COMPARE_REPEAT_MAX 100
+
+/* A named scale of the experiment. */
+typedef struct cp__compare_preset {
+    const char *name; /* "quick", "full", "large" */
+    int threads, clients, pipeline;
+    uint64_t requests, keys;
+    size_t value_size;
+    int repeat;
+} cp__compare_preset;
+
+/* The preset called name, NULL when there is none. Static data. */
+const cp__compare_preset *cp__compare_preset_find(const char *name);
+
+typedef struct cp__compare_opts {
+    const char *preset; /* its name, for the document */
+    int threads, clients, pipeline, repeat;
+    uint64_t requests, keys;
+    size_t value_size;
+    cp__dist dist;
+    bool verify;
+    /* External setups (borrowed); both NULL: start the local ones. */
+    const char *cluster_eps, *proxy_eps, *password;
+    const char *command_line; /* for the document (borrowed) */
+    const char *version;      /* clusterpipe's version, for the document (borrowed) */
+    /* Progress lines (no newline); NULL: none. */
+    cp__log_fn log;
+    /* A setup or run that failed, a process left running: lines worth showing even when log is
+     * NULL. NULL: none (the document records every failure anyway). */
+    cp__log_fn warn;
+    /* The engine's live progress of each bench run and load; NULL: none. */
+    void (*bench_progress)(void *ud, const cp__bench_progress *p);
+    void (*load_progress)(void *ud, const cp__load_progress *p);
+    /* Every process spawned (PID + start time); NULL: none. */
+    void (*on_spawn)(void *ud, const cp_proc *p);
+    void *ud;                            /* every hook's first argument */
+    const volatile sig_atomic_t *cancel; /* non-zero: stop the runs, stop the servers */
+} cp__compare_opts;
+
+/* The preset's scale (p NULL: "quick"), clients one per thread, uniform keys, verify on, local
+ * setups, no hooks. */
+void cp__compare_opts_init(cp__compare_opts *o, const cp__compare_preset *p);
+
+/* What the bench engine or the endpoint parser would refuse, found before anything starts.
+ * Returns 0 or CP_EINVAL with the reason, naming the CLI flag, in err. */
+int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen);
+
+/* Runs the experiment. Returns 0 when every run succeeded and *doc holds the document
+ * ("failed": false); CP_EPARTIAL when *doc is complete but something failed (a run, a setup that
+ * did not start, cancelled; "failed": true, err names the first problem);
+ * CP_EINVAL (options refused, err says why) or CP_ENOMEM with *doc NULL. Blocks throughout. */
+int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t errlen);
+
+#endif /* CLUSTERPIPE_COMPARE_H */
