@@ -9,9 +9,7 @@
 #include "orch/adm.h"
 
 #include "clusterpipe/clusterpipe.h"
-#include "util/clock.h"
 #include "util/errmsg.h"
-#include "util/file.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +22,7 @@ struct cp__adm {
     cp_client *c;
     cp_pipeline *p;
     int state; /* CLEAN, QUEUED (appended, not executed) or DONE (executed: reset before reuse) */
+    int last;  /* CP_E* code of the last single command (0: it got a non-error reply) */
     char host[64];
     int port;
 };
@@ -88,63 +87,74 @@ static void fresh(cp__adm *a) {
     a->state = QUEUED;
 }
 
-/* Why command k has no usable reply: its error reply, or how the transport failed. Returns 0
- * when reply k is a non-error answer. */
+/* Why command k has no usable reply: its error reply (CP_ESERVER), or how the transport failed
+ * (the pipeline's code, CP_EIO when it has none). Returns 0 when reply k is a non-error answer. */
 static int reply_problem(cp__adm *a, size_t k, char *err, size_t errlen) {
     const redisReply *r = cp_reply(a->p, k);
     if (cp_get_outcome(a->p, k) != CP_DONE || r == NULL) {
         const char *why = cp_pipeline_errstr(a->p);
+        int code = cp_pipeline_err(a->p);
         if (why != NULL && *why) /* the library's message names the address */
             cp__seterr(err, errlen, "%s", why);
         else
             cp__seterr(err, errlen, "%s:%d: no answer", a->host, a->port);
-        return -1;
+        return code < 0 && code != CP_EPARTIAL ? code : CP_EIO;
     }
     if (r->type == REDIS_REPLY_ERROR) {
         cp__seterr(err, errlen, "%.*s", (int)r->len, r->str);
-        return -1;
+        return CP_ESERVER;
     }
     return 0;
+}
+
+/* Executes the single queued command; its outcome goes to a->last (0, or a CP_E* code with err). */
+static void exec_single(cp__adm *a, char *err, size_t errlen) {
+    cp_exec(a->p);
+    a->state = DONE;
+    a->last = reply_problem(a, 0, err, errlen);
 }
 
 /* Executes the single queued command and hands its reply to the caller (NULL + err on an error
  * reply or a transport failure). */
 static redisReply *run_single(cp__adm *a, char *err, size_t errlen) {
-    cp_exec(a->p);
-    a->state = DONE;
-    if (reply_problem(a, 0, err, errlen) != 0)
-        return NULL;
-    return cp_take_reply(a->p, 0);
+    exec_single(a, err, errlen);
+    return a->last == 0 ? cp_take_reply(a->p, 0) : NULL;
 }
 
-/* Formats with hiredis's printf-like formatter and appends the result. */
+/* Formats with hiredis's printf-like formatter and appends the result. 0, CP_EINVAL (hiredis
+ * could not format it) or the library's code (CP_ENOMEM). */
 static int append_v(cp__adm *a, const char *fmt, va_list ap) {
     char *cmd = NULL;
     int len = redisvFormatCommand(&cmd, fmt, ap);
     if (len < 0)
-        return -1;
+        return CP_EINVAL;
     int rc = cp_append_formatted(a->p, cmd, (size_t)len);
     redisFreeCommand(cmd);
-    return rc == 0 ? 0 : -1;
+    return rc;
+}
+
+/* Starts a single command on a fresh pipeline; on failure a->last and err say why. */
+static int queue_single(cp__adm *a, char *err, size_t errlen, const char *fmt, va_list ap) {
+    fresh(a);
+    a->last = append_v(a, fmt, ap);
+    if (a->last != 0)
+        cp__seterr(err, errlen, "cannot format command '%s'", fmt);
+    return a->last;
 }
 
 redisReply *cp__adm_cmd(cp__adm *a, char *err, size_t errlen, const char *fmt, ...) {
-    fresh(a);
     va_list ap;
     va_start(ap, fmt);
-    int rc = append_v(a, fmt, ap);
+    int rc = queue_single(a, err, errlen, fmt, ap);
     va_end(ap);
-    if (rc != 0) {
-        cp__seterr(err, errlen, "cannot format command '%s'", fmt);
-        return NULL;
-    }
-    return run_single(a, err, errlen);
+    return rc != 0 ? NULL : run_single(a, err, errlen);
 }
 
 redisReply *cp__adm_argv(cp__adm *a, int argc, const char **argv, const size_t *lens, char *err,
                          size_t errlen) {
     fresh(a);
-    if (cp_append_argv(a->p, argc, argv, lens) != 0) {
+    a->last = cp_append_argv(a->p, argc, argv, lens);
+    if (a->last != 0) {
         cp__seterr(err, errlen, "cannot append %s", argc > 0 ? argv[0] : "an empty command");
         return NULL;
     }
@@ -152,18 +162,17 @@ redisReply *cp__adm_argv(cp__adm *a, int argc, const char **argv, const size_t *
 }
 
 int cp__adm_ok(cp__adm *a, char *err, size_t errlen, const char *fmt, ...) {
-    fresh(a);
     va_list ap;
     va_start(ap, fmt);
-    int rc = append_v(a, fmt, ap);
+    int rc = queue_single(a, err, errlen, fmt, ap);
     va_end(ap);
-    if (rc != 0) {
-        cp__seterr(err, errlen, "cannot format command '%s'", fmt);
-        return -1;
-    }
-    cp_exec(a->p);
-    a->state = DONE;
-    return reply_problem(a, 0, err, errlen);
+    if (rc == 0)
+        exec_single(a, err, errlen);
+    return a->last;
+}
+
+int cp__adm_last(const cp__adm *a) {
+    return a->last;
 }
 
 int cp__adm_append(cp__adm *a, const char *fmt, ...) {
@@ -183,9 +192,11 @@ int cp__adm_flush(cp__adm *a, char *err, size_t errlen) {
     a->state = DONE;
     int rc = 0;
     char first[512] = "";
-    for (size_t k = 0; k < cp_count(a->p); k++)
-        if (reply_problem(a, k, rc == 0 ? first : NULL, rc == 0 ? sizeof(first) : 0) != 0)
-            rc = -1;
+    for (size_t k = 0; k < cp_count(a->p); k++) {
+        int e = reply_problem(a, k, rc == 0 ? first : NULL, rc == 0 ? sizeof(first) : 0);
+        if (rc == 0)
+            rc = e;
+    }
     if (rc != 0)
         cp__seterr(err, errlen, "%s", first);
     return rc;
@@ -210,15 +221,15 @@ int cp__info_field(const char *info, const char *field, char *out, size_t len) {
             return 0;
         }
     }
-    return -1;
+    return CP_EPROTO;
 }
 
 int cp__adm_info(cp__adm *a, const char *section, const char *field, char *out, size_t len,
                  char *err, size_t errlen) {
     redisReply *r = cp__adm_cmd(a, err, errlen, "INFO %s", section);
     if (r == NULL)
-        return -1;
-    int rc = -1;
+        return a->last;
+    int rc = CP_EPROTO;
     if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
         rc = cp__info_field(r->str, field, out, len);
     if (rc != 0)

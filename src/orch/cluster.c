@@ -3,12 +3,15 @@
  * Redis Cluster formation and agreement checks (see cluster.h). Works on a cp_topo whose nodes
  * are started; every wait polls, watches for dead processes and honours the caller's cancel flag.
  * Views (cp__cview, ~70 KiB) are heap-allocated here and freed before returning. Admin
- * connections (adm.h) go over TLS when the topology has it. One thread per cp_topo.
+ * connections (adm.h) go over TLS when the topology has it. The role tables at the top are
+ * static and borrowed by every cluster cp_topo. One thread per cp_topo.
  */
 #include "orch/cluster.h"
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
+#include "orch/redis.h"
+#include "orch/state.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/file.h"
@@ -16,6 +19,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the role tables ------------------------------------------------------------------------ */
+
+static int node_config(const cp_topo *t, size_t i, char *err, size_t errlen) {
+    return cp__redis_write_conf(t, i, 1, err, errlen);
+}
+
+#define NODE_OPS(endpoint)                                                                         \
+    {                                                                                              \
+        "redis-server", "redis", "redis.log", 1, 0, (endpoint), cp__redis_binary, node_config,     \
+            cp__redis_add_args, cp__redis_probe                                                    \
+    }
+
+const cp__role_ops cp__cluster_master_ops = NODE_OPS(1);
+const cp__role_ops cp__cluster_replica_ops = NODE_OPS(0);
 
 /* ---- parsing CLUSTER NODES ------------------------------------------------------------------- */
 
@@ -44,7 +62,7 @@ int cp__cluster_parse_nodes(const char *text, cp__cview *v) {
     while (p != NULL && *p) {
         size_t len = strcspn(p, "\r\n");
         if (len >= sizeof(line))
-            return -1;
+            return CP_EPROTO;
         memcpy(line, p, len);
         line[len] = '\0';
         p += len;
@@ -52,7 +70,7 @@ int cp__cluster_parse_nodes(const char *text, cp__cview *v) {
         if (len == 0)
             continue;
         if (v->n >= CP__MAX_PROCS)
-            return -1;
+            return CP_EPROTO;
         cp__cnode *n = &v->node[v->n];
         memset(n, 0, sizeof(*n));
         char *save = NULL, *tok;
@@ -89,7 +107,7 @@ int cp__cluster_parse_nodes(const char *text, cp__cview *v) {
             }
         }
         if (field < 8)
-            return -1;
+            return CP_EPROTO;
         v->n++;
     }
     return 0;
@@ -106,8 +124,8 @@ int cp__cview_find(const cp__cview *v, const char *id) {
 static int view_of(cp__adm *c, cp__cview *v, char *err, size_t errlen) {
     redisReply *r = cp__adm_cmd(c, err, errlen, "CLUSTER NODES");
     if (r == NULL)
-        return -1;
-    int rc = -1;
+        return cp__adm_last(c);
+    int rc = CP_EPROTO;
     if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
         rc = cp__cluster_parse_nodes(r->str, v);
     if (rc != 0)
@@ -119,7 +137,7 @@ static int view_of(cp__adm *c, cp__cview *v, char *err, size_t errlen) {
 int cp__cluster_view(const cp_topo *t, size_t i, cp__cview *v, char *err, size_t errlen) {
     cp__adm *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
     if (c == NULL)
-        return -1;
+        return CP_ECONNECT;
     int rc = view_of(c, v, err, errlen);
     cp__adm_free(c);
     return rc;
@@ -178,12 +196,12 @@ static int view_matches_topo(const cp_topo *t, size_t i, const cp__cview *v, int
         int j = cp__cview_find(v, p->id);
         if (j < 0) {
             cp__seterr(err, errlen, "%s does not know the node on port %d yet", label, p->port);
-            return -1;
+            return CP_ETOPOLOGY;
         }
         if (v->node[j].bad && cp_topo_alive(t, k)) {
             cp__seterr(err, errlen, "%s sees the node on port %d as failing or not connected",
                        label, p->port);
-            return -1;
+            return CP_ETOPOLOGY;
         }
         if (!strict)
             continue;
@@ -193,7 +211,7 @@ static int view_matches_topo(const cp_topo *t, size_t i, const cp__cview *v, int
         if (v->node[j].master != want_master || strcmp(v->node[j].master_id, want_mid) != 0) {
             cp__seterr(err, errlen, "%s does not see port %d as %s yet", label, p->port,
                        cp_proc_role_name(p->role));
-            return -1;
+            return CP_ETOPOLOGY;
         }
     }
     return 0;
@@ -201,10 +219,11 @@ static int view_matches_topo(const cp_topo *t, size_t i, const cp__cview *v, int
 
 int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
     cp__cview *ref = malloc(sizeof(*ref)), *v = malloc(sizeof(*v));
-    int rc = -1, have_ref = 0;
+    int rc = CP_ETOPOLOGY, have_ref = 0;
     size_t ref_i = 0;
     if (ref == NULL || v == NULL) {
         cp__seterr(err, errlen, "out of memory");
+        rc = CP_ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < t->nprocs; i++) {
@@ -213,8 +232,10 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
         char label[128], val[64];
         cp__topo_proc_label(t, i, label, sizeof(label));
         cp__adm *c = cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, err, errlen);
-        if (c == NULL)
+        if (c == NULL) {
+            rc = CP_ECONNECT;
             goto out;
+        }
         if (cp__adm_info(c, "cluster", "cluster_enabled", val, sizeof(val), err, errlen) != 0 ||
             strcmp(val, "1") != 0) {
             cp__seterr(err, errlen, "%s is not a cluster node", label);
@@ -226,16 +247,19 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
             strcmp(val, "ok") != 0) {
             if (r != NULL)
                 cp__seterr(err, errlen, "%s reports cluster_state:%s", label, val);
+            else
+                rc = cp__adm_last(c);
             freeReplyObject(r);
             cp__adm_free(c);
             goto out;
         }
         freeReplyObject(r);
-        int bad = view_of(c, have_ref ? v : ref, err, errlen) != 0 ||
-                  view_matches_topo(t, i, have_ref ? v : ref, strict, err, errlen) != 0;
-        if (!bad) {
+        cp__cview *mine = have_ref ? v : ref;
+        int bad = view_of(c, mine, err, errlen);
+        if (bad == 0)
+            bad = view_matches_topo(t, i, mine, strict, err, errlen);
+        if (bad == 0) {
             int me = -1;
-            const cp__cview *mine = have_ref ? v : ref;
             for (size_t k = 0; k < mine->n; k++)
                 if (mine->node[k].myself)
                     me = (int)k;
@@ -244,12 +268,14 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
                               errlen) != 0 ||
                  strcmp(val, "up") != 0)) {
                 cp__seterr(err, errlen, "%s: replication link to its master is not up yet", label);
-                bad = 1;
+                bad = CP_ETOPOLOGY;
             }
         }
         cp__adm_free(c);
-        if (bad)
+        if (bad != 0) {
+            rc = bad;
             goto out;
+        }
         if (!have_ref) {
             have_ref = 1;
             ref_i = i;
@@ -265,6 +291,7 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
     }
     if (!have_ref) {
         cp__seterr(err, errlen, "no cluster node is alive");
+        rc = CP_ECONNECT;
         goto out;
     }
     rc = 0;
@@ -310,9 +337,10 @@ int cp__cluster_sync_roles(cp_topo *t, char *err, size_t errlen) {
         cp__seterr(err, errlen, "out of memory");
         return CP_ENOMEM;
     }
-    if (cp__cluster_view(t, (size_t)src, v, err, errlen) != 0) {
+    int rc = cp__cluster_view(t, (size_t)src, v, err, errlen);
+    if (rc != 0) {
         free(v);
-        return CP_ECONNECT;
+        return rc;
     }
     for (size_t i = 0; i < t->nprocs; i++) {
         cp_proc *p = &t->procs[i];
@@ -339,11 +367,12 @@ int cp__cluster_sync_roles(cp_topo *t, char *err, size_t errlen) {
 /* Assigns slots lo..hi to the node behind c: ADDSLOTSRANGE (Redis 7), else ADDSLOTS in chunks. */
 static int add_slots(cp__adm *c, int lo, int hi, char *err, size_t errlen) {
     char e[256];
-    if (cp__adm_ok(c, e, sizeof(e), "CLUSTER ADDSLOTSRANGE %d %d", lo, hi) == 0)
+    int rc = cp__adm_ok(c, e, sizeof(e), "CLUSTER ADDSLOTSRANGE %d %d", lo, hi);
+    if (rc == 0)
         return 0;
     if (strstr(e, "nknown") == NULL && strstr(e, "syntax") == NULL) {
         cp__seterr(err, errlen, "CLUSTER ADDSLOTSRANGE %d %d: %s", lo, hi, e);
-        return -1;
+        return rc;
     }
     enum { CHUNK = 1024 };
     const char *argv[CHUNK + 2];
@@ -358,7 +387,7 @@ static int add_slots(cp__adm *c, int lo, int hi, char *err, size_t errlen) {
         }
         redisReply *r = cp__adm_argv(c, argc, argv, NULL, err, errlen);
         if (r == NULL)
-            return -1;
+            return cp__adm_last(c);
         freeReplyObject(r);
     }
     return 0;
@@ -384,10 +413,9 @@ static int wait_all_known(cp_topo *t, char *err, size_t errlen) {
         }
         if (ok == t->nprocs)
             break;
-        if (cp__topo_check_alive(t, err, errlen) != 0) {
-            rc = CP_ECONNECT;
+        rc = cp__topo_check_alive(t, err, errlen);
+        if (rc != 0)
             break;
-        }
         if (cp__topo_cancelled(t)) {
             cp__seterr(err, errlen, "interrupted");
             rc = CP_EIO;
@@ -405,8 +433,8 @@ static int wait_all_known(cp_topo *t, char *err, size_t errlen) {
     return rc;
 }
 
-/* Runs one setup step on node i, turning failures into a message naming the node (or its death,
- * when that is the cause). */
+/* Connects for one setup step on node i; a failure becomes CP_ECONNECT with a message naming the
+ * node (or its death, when that is the cause). */
 static int node_step(cp_topo *t, size_t i, cp__adm **cp, char *err, size_t errlen) {
     char label[128], e[256];
     cp__topo_proc_label(t, i, label, sizeof(label));
@@ -417,7 +445,7 @@ static int node_step(cp_topo *t, size_t i, cp__adm **cp, char *err, size_t errle
         cp__topo_dead_error(t, i, "while the cluster was being formed", err, errlen);
     else
         cp__seterr(err, errlen, "%s: %s", label, e);
-    return -1;
+    return CP_ECONNECT;
 }
 
 int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
@@ -437,7 +465,7 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             return CP_ECONNECT;
         cp__topo_proc_label(t, i, label, sizeof(label));
         redisReply *r = cp__adm_cmd(c, e, sizeof(e), "CLUSTER MYID");
-        int rc = -1;
+        int rc = r == NULL ? cp__adm_last(c) : CP_EPROTO;
         if (r != NULL && r->type == REDIS_REPLY_STRING) {
             snprintf(p->id, sizeof(p->id), "%s", r->str);
             rc = 0;
@@ -468,12 +496,12 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
         int queued = 0;
-        for (size_t j = i + 1; j < t->nprocs; j++)
-            queued |= cp__adm_append(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
+        for (size_t j = i + 1; j < t->nprocs && queued == 0; j++)
+            queued = cp__adm_append(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
         if (queued != 0) {
             cp__adm_free(c);
-            cp__seterr(err, errlen, "out of memory");
-            return CP_ENOMEM;
+            cp__seterr(err, errlen, "cannot queue CLUSTER MEET: %s", cp_strerror(queued));
+            return queued;
         }
         if (cp__adm_flush(c, e, sizeof(e)) != 0) {
             /* Name the first MEET that failed (no reply, or an error reply). */
@@ -517,8 +545,9 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             cp__seterr(err, errlen, "interrupted");
             return CP_EIO;
         }
-        if (cp__topo_check_alive(t, err, errlen) != 0)
-            return CP_ECONNECT;
+        int rc2 = cp__topo_check_alive(t, err, errlen);
+        if (rc2 != 0)
+            return rc2;
         if (cp__cluster_check(t, 1, last, sizeof(last)) == 0)
             return 0;
         if (cp__now_ms() >= deadline) {

@@ -3,7 +3,9 @@
  * Redis Cluster formation and inspection for the orchestration layer: create a cluster from
  * started, empty nodes (ADDSLOTSRANGE, SET-CONFIG-EPOCH, MEET, REPLICATE), read a node's view
  * (CLUSTER NODES), wait until every node agrees, and copy the agreed roles back into the
- * topology. Views are caller-owned values (cp__cview_free). One thread per cp_topo.
+ * topology. Also the per-role tables of cluster nodes (masters and replicas: redis-server with
+ * cluster-enabled, PING as the readiness probe) that the process core starts them through.
+ * Views are plain values owned by the caller (~70 KiB: allocate them). One thread per cp_topo.
  */
 #ifndef CLUSTERPIPE_ORCH_CLUSTER_H
 #define CLUSTERPIPE_ORCH_CLUSTER_H
@@ -29,23 +31,31 @@ typedef struct cp__cview {
     short owner[16384];
 } cp__cview;
 
-/* Parses CLUSTER NODES text. Returns 0 or -1 (malformed, too many nodes). */
+/* How the process core handles masters and replicas (they differ only in being endpoints). */
+extern const cp__role_ops cp__cluster_master_ops;
+extern const cp__role_ops cp__cluster_replica_ops;
+
+/* Parses CLUSTER NODES text. Returns 0 or CP_EPROTO (malformed, too many nodes). */
 int cp__cluster_parse_nodes(const char *text, cp__cview *v);
 
-/* CLUSTER NODES of process i parsed into *v. 0 or -1 with err. */
+/* CLUSTER NODES of process i parsed into *v. 0, or a CP_E* code with err (CP_ECONNECT when it
+ * cannot be reached, CP_EPROTO for an unparsable answer, or the command's code). */
 int cp__cluster_view(const cp_topo *t, size_t i, cp__cview *v, char *err, size_t errlen);
 
 /* Index in v->node of id, or -1. */
 int cp__cview_find(const cp__cview *v, const char *id);
 
 /* Forms the cluster out of t's started nodes (masters get equal slot ranges, replicas follow
- * their recorded master), then waits for agreement (cp__cluster_wait with strict roles). */
+ * their recorded master), saving the node ids in the state, then waits for agreement (strict
+ * roles) while watching for deaths. Returns 0 or a CP_E* code with err. */
 int cp__cluster_create(cp_topo *t, char *err, size_t errlen);
 
 /* One pass of the agreement check over every alive node of t: each answers CLUSTER INFO with
  * cluster_state:ok, knows every node of t with no bad flags on alive ones, and has the same slot
  * owners and roles as the others; replicas report master_link_status:up. strict: every role and
- * master must also match t's record. Returns 0 when all hold, else -1 with the first problem. */
+ * master must also match t's record. Returns 0 when all hold, else a CP_E* code with the first
+ * problem: CP_ETOPOLOGY (not formed or not agreed yet), CP_ECONNECT (a node cannot be reached),
+ * CP_ENOMEM, or the failing command's code. */
 int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen);
 
 /* Repeats cp__cluster_check until it holds, a process dies, the caller cancels, or timeout_ms

@@ -9,10 +9,11 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
 #include "orch/cluster.h"
+#include "orch/launch.h"
+#include "orch/state.h"
 #include "orch/topo.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
-#include "util/file.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -24,18 +25,20 @@
 #define MIGRATE_TIMEOUT_MS 10000    /* MIGRATE's own transfer timeout */
 #define FAILOVER_TIMEOUT_MS 20000
 
+/* 0, or CP_EINVAL when t has no process i. */
 static int check_index(const cp_topo *t, size_t i, char *err, size_t errlen) {
     if (t == NULL || i >= t->nprocs) {
         cp__seterr(err, errlen, "no process %zu in this topology", i);
-        return -1;
+        return CP_EINVAL;
     }
     return 0;
 }
 
+/* 0, or CP_EINVAL when t is not a cluster. */
 static int need_cluster(const cp_topo *t, const char *op, char *err, size_t errlen) {
     if (t == NULL || t->kind != CP_TOPO_CLUSTER) {
         cp__seterr(err, errlen, "%s needs a Redis Cluster topology", op);
-        return -1;
+        return CP_EINVAL;
     }
     return 0;
 }
@@ -84,20 +87,13 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
         cp__seterr(err, errlen, "no alive master to introduce the new node to");
         return CP_ECONNECT;
     }
-    int port;
-    if (cp__ports_take(&t->ports, 1, &port, err, errlen) != 0)
-        return CP_EIO;
-    int idx =
-        cp__topo_add_proc(t, replica_of >= 0 ? CP_ROLE_REPLICA : CP_ROLE_MASTER, port, replica_of);
-    if (idx < 0) {
-        cp__seterr(err, errlen, "too many processes");
-        return CP_ENOMEM;
-    }
-    size_t i = (size_t)idx;
+    size_t i;
+    int rc = cp__topo_add_new(t, replica_of >= 0 ? CP_ROLE_REPLICA : CP_ROLE_MASTER, replica_of, &i,
+                              err, errlen);
+    if (rc != 0)
+        return rc;
     cp_proc *p = &t->procs[i];
-    int rc = cp__topo_spawn(t, i, err, errlen);
-    if (rc == 0)
-        rc = cp__topo_wait_serving(t, &i, 1, 1, err, errlen);
+    rc = cp__launch(t, &i, 1, 1, err, errlen);
     char e[256];
     cp__adm *c = rc == 0 ? cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, e, sizeof(e)) : NULL;
     if (rc == 0 && c == NULL) {
@@ -171,7 +167,7 @@ static int move_keys(const cp_topo *t, cp__adm *cf, const cp_proc *to, int slot,
         redisReply *keys =
             cp__adm_cmd(cf, err, errlen, "CLUSTER GETKEYSINSLOT %d %d", slot, MIGRATE_BATCH);
         if (keys == NULL)
-            return -1;
+            return cp__adm_last(cf);
         if (keys->type != REDIS_REPLY_ARRAY || keys->elements == 0) {
             freeReplyObject(keys);
             return 0;
@@ -200,21 +196,23 @@ static int move_keys(const cp_topo *t, cp__adm *cf, const cp_proc *to, int slot,
         redisReply *r = cp__adm_argv(cf, argc, argv, lens, err, errlen);
         freeReplyObject(keys);
         if (r == NULL)
-            return -1;
+            return cp__adm_last(cf);
         freeReplyObject(r);
     }
 }
 
 /* Sends "CLUSTER SETSLOT <s> <how> <id>" for every slot of the batch to c as one pipeline (all
- * written before any answer is read) and waits for every answer. Returns 0, or -1 with the first
- * error in err. */
+ * written before any answer is read) and waits for every answer. Returns 0, or a CP_E* code with
+ * the first error in err. */
 static int setslot_all(cp__adm *c, const int *slots, int n, const char *how, const char *id,
                        char *err, size_t errlen) {
-    for (int k = 0; k < n; k++)
-        if (cp__adm_append(c, "CLUSTER SETSLOT %d %s %s", slots[k], how, id) != 0) {
-            cp__seterr(err, errlen, "out of memory");
-            return -1;
+    for (int k = 0; k < n; k++) {
+        int rc = cp__adm_append(c, "CLUSTER SETSLOT %d %s %s", slots[k], how, id);
+        if (rc != 0) {
+            cp__seterr(err, errlen, "cannot queue CLUSTER SETSLOT: %s", cp_strerror(rc));
+            return rc;
         }
+    }
     return cp__adm_flush(c, err, errlen);
 }
 
@@ -222,25 +220,30 @@ static int setslot_all(cp__adm *c, const int *slots, int n, const char *how, con
  * on the source, the keys of each non-empty slot, then SETSLOT NODE on the target first (so it
  * owns the slots before the source lets go), then on the source and every other master. Each
  * step is one pipeline per node: Redis saves nodes.conf (with an fsync) once per event-loop
- * turn, so a pipelined batch costs one fsync where one command at a time costs one each. */
+ * turn, so a pipelined batch costs one fsync where one command at a time costs one each.
+ * Returns 0, or the CP_E* code of the failing step with err naming it. */
 static int move_batch(const cp_topo *t, cp__adm **cms, size_t from, size_t to, const int *slots,
                       int n, char *err, size_t errlen) {
     const char *fid = t->procs[from].id, *tid = t->procs[to].id;
     cp__adm *cf = cms[from], *ct = cms[to];
     char e[512];
     const char *step = "IMPORTING";
-    if (setslot_all(ct, slots, n, "IMPORTING", fid, e, sizeof(e)) != 0)
+    int rc = setslot_all(ct, slots, n, "IMPORTING", fid, e, sizeof(e));
+    if (rc != 0)
         goto fail;
     step = "MIGRATING";
-    if (setslot_all(cf, slots, n, "MIGRATING", tid, e, sizeof(e)) != 0)
+    rc = setslot_all(cf, slots, n, "MIGRATING", tid, e, sizeof(e));
+    if (rc != 0)
         goto fail;
     step = "COUNTKEYSINSLOT";
-    for (int k = 0; k < n; k++)
-        if (cp__adm_append(cf, "CLUSTER COUNTKEYSINSLOT %d", slots[k]) != 0) {
-            snprintf(e, sizeof(e), "out of memory");
-            goto fail;
-        }
-    if (cp__adm_flush(cf, e, sizeof(e)) != 0)
+    for (int k = 0; k < n && rc == 0; k++)
+        rc = cp__adm_append(cf, "CLUSTER COUNTKEYSINSLOT %d", slots[k]);
+    if (rc != 0) {
+        snprintf(e, sizeof(e), "cannot queue: %s", cp_strerror(rc));
+        goto fail;
+    }
+    rc = cp__adm_flush(cf, e, sizeof(e));
+    if (rc != 0)
         goto fail;
     unsigned char has_keys[MIGRATE_SLOTS_PER_BATCH] = {0};
     for (int k = 0; k < n; k++) {
@@ -248,12 +251,16 @@ static int move_batch(const cp_topo *t, cp__adm **cms, size_t from, size_t to, c
         has_keys[k] = r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer > 0;
     }
     step = "MIGRATE";
-    for (int k = 0; k < n; k++)
-        if (has_keys[k] && move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e)) != 0)
-            goto fail;
+    for (int k = 0; k < n && rc == 0; k++)
+        if (has_keys[k])
+            rc = move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e));
+    if (rc != 0)
+        goto fail;
     step = "NODE";
-    if (setslot_all(ct, slots, n, "NODE", tid, e, sizeof(e)) != 0 ||
-        setslot_all(cf, slots, n, "NODE", tid, e, sizeof(e)) != 0)
+    rc = setslot_all(ct, slots, n, "NODE", tid, e, sizeof(e));
+    if (rc == 0)
+        rc = setslot_all(cf, slots, n, "NODE", tid, e, sizeof(e));
+    if (rc != 0)
         goto fail;
     for (size_t k = 0; k < t->nprocs; k++) {
         if (k == from || k == to || cms[k] == NULL)
@@ -266,7 +273,7 @@ static int move_batch(const cp_topo *t, cp__adm **cms, size_t from, size_t to, c
 fail:
     cp__seterr(err, errlen, "moving slots %d..%d from port %d to port %d (%s): %s", slots[0],
                slots[n - 1], t->procs[from].port, t->procs[to].port, step, e);
-    return -1;
+    return rc;
 }
 
 int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *err,
@@ -294,10 +301,9 @@ int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *
         rc = CP_ENOMEM;
         goto out;
     }
-    if (cp__cluster_view(t, from, v, err, errlen) != 0) {
-        rc = CP_ECONNECT;
+    rc = cp__cluster_view(t, from, v, err, errlen);
+    if (rc != 0)
         goto out;
-    }
     int me = cp__cview_find(v, t->procs[from].id), n = 0;
     for (int s = CP_SLOTS - 1; s >= 0 && n < nslots; s--)
         if (me >= 0 && v->owner[s] == me)
@@ -326,10 +332,9 @@ int cp_topo_migrate_slots(cp_topo *t, size_t from, size_t to, int nslots, char *
             goto out;
         }
         int len = n - k < MIGRATE_SLOTS_PER_BATCH ? n - k : MIGRATE_SLOTS_PER_BATCH;
-        if (move_batch(t, cms, from, to, slots + k, len, err, errlen) != 0) {
-            rc = CP_ESERVER;
+        rc = move_batch(t, cms, from, to, slots + k, len, err, errlen);
+        if (rc != 0)
             goto out;
-        }
     }
     rc = cp__cluster_wait(t, 0, CP__CONVERGE_TIMEOUT_MS, err, errlen);
 out:
@@ -357,12 +362,14 @@ int cp_topo_rebalance(cp_topo *t, char *err, size_t errlen) {
         rc = CP_ENOMEM;
         goto out;
     }
-    if (m0 < 0 || cp__cluster_view(t, (size_t)m0, v, err, errlen) != 0) {
-        if (m0 < 0)
-            cp__seterr(err, errlen, "no alive master");
+    if (m0 < 0) {
+        cp__seterr(err, errlen, "no alive master");
         rc = CP_ECONNECT;
         goto out;
     }
+    rc = cp__cluster_view(t, (size_t)m0, v, err, errlen);
+    if (rc != 0)
+        goto out;
     size_t nm = 0;
     for (size_t i = 0; i < t->nprocs; i++) {
         if (t->procs[i].role != CP_ROLE_MASTER)
@@ -444,13 +451,7 @@ int cp_topo_restart(cp_topo *t, size_t i, char *err, size_t errlen) {
         return CP_EINVAL;
     char label[128];
     cp__topo_proc_label(t, i, label, sizeof(label));
-    if (cp__topo_stop(t, &i, 1) != 0) {
-        cp__seterr(err, errlen, "%s could not be stopped", label);
-        return CP_EIO;
-    }
-    int rc = cp__topo_spawn(t, i, err, errlen);
-    if (rc == 0)
-        rc = cp__topo_wait_serving(t, &i, 1, 0, err, errlen);
+    int rc = cp__launch_restart(t, i, err, errlen);
     if (rc != 0)
         return rc;
     cp__topo_log(t, "restarted %s, pid %ld", label, (long)t->procs[i].pid);

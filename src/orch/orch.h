@@ -25,7 +25,14 @@
  * single-endpoint client, so TLS and AUTH apply to it like to any client.
  *
  * Functions block (they spawn, wait for readiness, run admin commands). A cp_topo belongs to one
- * thread at a time. Errors: return 0 or a negative CP_E* code with a message in `err`.
+ * thread at a time. Errors: return 0 or a negative CP_E* code (include/clusterpipe/clusterpipe.h)
+ * with a message in `err`, never a bare -1: CP_EINVAL bad options, index, kind, busy fixed port,
+ * missing binary, a directory that is not empty or holds a running topology; CP_ENOMEM out of
+ * memory; CP_EIO a file, a process that could not be started or stopped, no free port left, or
+ * "interrupted" (cancel); CP_ECONNECT a process died or cannot be reached; CP_ETIMEDOUT a process
+ * or the cluster did not get ready in time; CP_ESERVER a server refused an admin command;
+ * CP_EPROTO an answer we cannot read; CP_ETOPOLOGY the cluster does not agree (cp_topo_check,
+ * cp_topo_failover).
  */
 #ifndef CLUSTERPIPE_ORCH_ORCH_H
 #define CLUSTERPIPE_ORCH_ORCH_H

@@ -5,9 +5,8 @@
  */
 #include "orch/ports.h"
 
-#include "util/clock.h"
+#include "clusterpipe/clusterpipe.h"
 #include "util/errmsg.h"
-#include "util/file.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -77,20 +76,20 @@ int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {
         if (p > limit) {
             cp__seterr(err, errlen, "port %d is out of range (the highest usable is %d%s)", p,
                        limit, bus ? ": the cluster bus port is port+10000" : "");
-            return -1;
+            return CP_EINVAL;
         }
         if (!cp__port_free(p)) {
             cp__seterr(err, errlen,
                        "port %d on 127.0.0.1 is already in use (ports are taken in order from "
                        "base port %d)",
                        p, a->base);
-            return -1;
+            return CP_EINVAL;
         }
         if (bus && !cp__port_free(p + CP__BUS_OFFSET)) {
             cp__seterr(err, errlen,
                        "port %d on 127.0.0.1 (the cluster bus port of %d) is already in use",
                        p + CP__BUS_OFFSET, p);
-            return -1;
+            return CP_EINVAL;
         }
         a->next = p + 1;
         cp__ports_reserve(a, p);
@@ -119,5 +118,5 @@ int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {
         return 0;
     }
     cp__seterr(err, errlen, "no free port pair on 127.0.0.1 in %d..%d", AUTO_LOW, AUTO_HIGH);
-    return -1;
+    return CP_EIO;
 }

@@ -33,8 +33,8 @@ void cp__ports_reserve(cp__ports *a, int port);
 int cp__port_free(int port);
 
 /* Hands out the next port (and reserves port+10000 when bus). Fixed mode: exactly the next port
- * in order, or -1 with an error naming the busy port. Auto mode: the next free one. Returns 0
- * with *port set, or -1 with err. */
+ * in order, or CP_EINVAL with an error naming the busy (or out of range) port. Auto mode: the
+ * next free one, or CP_EIO when none is left. Returns 0 with *port set, or that code with err. */
 int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen);
 
 #endif /* CLUSTERPIPE_ORCH_PORTS_H */

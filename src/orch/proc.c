@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Process control for the orchestration layer (see proc.h): fork/exec with an exec-status pipe,
- * recognition by PID + start time + cmdline, stopping by PID. Keeps no state. The child side of
- * cp__spawn only makes async-signal-safe calls, so spawning from a multi-threaded program is safe.
+ * recognition by PID + start time + cmdline, stopping by PID. Keeps no state: the caller owns the
+ * PIDs, and reaps through cp__proc_wait_gone / cp__proc_stop_many / cp__proc_exit_desc. The child
+ * side of cp__spawn only makes async-signal-safe calls, so spawning from a multi-threaded program
+ * is safe. Errors are CP_E* codes (errno values are turned into one here, never passed up).
  */
 #include "orch/proc.h"
 
+#include "clusterpipe/clusterpipe.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/file.h"
@@ -76,12 +79,18 @@ fail:
     _exit(127);
 }
 
+/* The CP_E* code of a failure to start a process with errno e. */
+static int spawn_code(int e) {
+    return e == ENOMEM ? CP_ENOMEM : CP_EIO;
+}
+
 int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int die_with_parent,
               pid_t *pid, unsigned long long *start_time, char *err, size_t errlen) {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        cp__seterr(err, errlen, "pipe: %s", strerror(errno));
-        return -errno;
+        int e = errno;
+        cp__seterr(err, errlen, "pipe: %s", strerror(e));
+        return spawn_code(e);
     }
     int outfd = open(outfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (outfd < 0) {
@@ -89,7 +98,7 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
         cp__seterr(err, errlen, "%s: %s", outfile, strerror(e));
         close(pfd[0]);
         close(pfd[1]);
-        return -e;
+        return spawn_code(e);
     }
     int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (nullfd < 0) {
@@ -98,7 +107,7 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
         close(outfd);
         close(pfd[0]);
         close(pfd[1]);
-        return -e;
+        return spawn_code(e);
     }
     pid_t parent = getpid();
     pid_t child = fork();
@@ -111,7 +120,7 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
     if (child < 0) {
         close(pfd[0]);
         cp__seterr(err, errlen, "fork: %s", strerror(fork_errno));
-        return -fork_errno;
+        return spawn_code(fork_errno);
     }
     int child_errno = 0;
     ssize_t n;
@@ -124,7 +133,7 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
         }
         cp__seterr(err, errlen, "cannot start %s (in %s): %s", argv[0], workdir,
                    strerror(child_errno));
-        return -child_errno;
+        return spawn_code(child_errno);
     }
     *pid = child;
     if (cp__proc_stat(child, start_time, NULL) != 0)
@@ -136,8 +145,9 @@ int cp__run(char *const argv[], const char *workdir, const char *outfile, int ti
             const volatile sig_atomic_t *cancel, char *err, size_t errlen) {
     pid_t pid = 0;
     unsigned long long start = 0;
-    if (cp__spawn(argv, workdir, outfile, 1, &pid, &start, err, errlen) != 0)
-        return -1;
+    int rc = cp__spawn(argv, workdir, outfile, 1, &pid, &start, err, errlen);
+    if (rc != 0)
+        return rc;
     int64_t deadline = cp__now_ms() + timeout_ms;
     int status = 0;
     for (;;) {
@@ -146,7 +156,7 @@ int cp__run(char *const argv[], const char *workdir, const char *outfile, int ti
             break;
         if (r < 0 && errno != EINTR) {
             cp__seterr(err, errlen, "%s: waitpid: %s", argv[0], strerror(errno));
-            return -1;
+            return CP_EIO;
         }
         int stop = (cancel != NULL && *cancel) || cp__now_ms() >= deadline;
         if (stop) {
@@ -154,12 +164,12 @@ int cp__run(char *const argv[], const char *workdir, const char *outfile, int ti
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
-            if (cancel != NULL && *cancel)
+            if (cancel != NULL && *cancel) {
                 cp__seterr(err, errlen, "interrupted");
-            else
-                cp__seterr(err, errlen, "%s did not finish within %d s", argv[0],
-                           timeout_ms / 1000);
-            return -1;
+                return CP_EIO;
+            }
+            cp__seterr(err, errlen, "%s did not finish within %d s", argv[0], timeout_ms / 1000);
+            return CP_ETIMEDOUT;
         }
         cp__sleep_ms(20);
     }
@@ -170,24 +180,34 @@ int cp__run(char *const argv[], const char *workdir, const char *outfile, int ti
     else
         cp__seterr(err, errlen, "%s was killed by signal %d", argv[0],
                    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    return -1;
+    return CP_EIO;
+}
+
+/* Reads /proc/PID/<name> (one read: these files are small) into buf, NUL-terminated. Returns 0,
+ * or CP_EIO when there is no such process or nothing could be read. */
+static int read_proc(pid_t pid, const char *name, char *buf, size_t len) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return CP_EIO;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return CP_EIO;
+    buf[n] = '\0';
+    return 0;
 }
 
 int cp__proc_stat(pid_t pid, unsigned long long *start_time, char *state) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
+    char buf[1024];
+    int rc = read_proc(pid, "stat", buf, sizeof(buf));
+    if (rc != 0)
+        return rc;
     /* comm (field 2) may contain spaces and parentheses: fields resume after the last ')'. */
     char *p = strrchr(buf, ')');
     if (p == NULL || p[1] != ' ')
-        return -1;
+        return CP_EIO;
     p += 2;
     if (state != NULL)
         *state = *p;
@@ -195,7 +215,7 @@ int cp__proc_stat(pid_t pid, unsigned long long *start_time, char *state) {
     for (int field = 3; field < 22; field++) {
         p = strchr(p, ' ');
         if (p == NULL)
-            return -1;
+            return CP_EIO;
         p++;
     }
     if (start_time != NULL)
@@ -236,8 +256,8 @@ int cp__proc_is_ours(const cp__pidref *ref) {
 
 int cp__proc_signal(const cp__pidref *ref, int sig) {
     if (!cp__proc_is_ours(ref))
-        return -1;
-    return kill(ref->pid, sig) == 0 ? 0 : -1;
+        return CP_EINVAL;
+    return kill(ref->pid, sig) == 0 ? 0 : CP_EIO;
 }
 
 /* Threads still listed in /proc/PID/task (the leader included, even as a zombie). */
@@ -348,19 +368,11 @@ void cp__proc_exit_desc(pid_t pid, char *buf, size_t len) {
 }
 
 long long cp__proc_rss(pid_t pid) {
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%ld/statm", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
+    char buf[256];
     unsigned long long size, resident;
-    if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
-        return -1;
+    if (read_proc(pid, "statm", buf, sizeof(buf)) != 0 ||
+        sscanf(buf, "%llu %llu", &size, &resident) != 2)
+        return -1; /* a quantity, not an error code: "unknown" as in cp_proc_stats */
     return (long long)resident * sysconf(_SC_PAGESIZE);
 }
 
@@ -379,7 +391,7 @@ int cp__find_binary(const char *given, const char *name, const char *pkg, char *
                        "%s: not an executable file (%s comes from the Debian package %s: "
                        "sudo apt-get install %s)",
                        given, name, pkg, pkg);
-            return -1;
+            return CP_EINVAL;
         }
         snprintf(out, len, "%s", cand);
         return 0;
@@ -403,5 +415,5 @@ int cp__find_binary(const char *given, const char *name, const char *pkg, char *
                "%s not found in $PATH, /usr/sbin or /usr/bin: install the Debian package %s "
                "(sudo apt-get install %s, or scripts/install-deps.sh)",
                name, pkg, pkg);
-    return -1;
+    return CP_EINVAL;
 }

@@ -24,27 +24,30 @@ typedef struct cp__pidref {
 /* Starts argv[0] (an absolute path) with argv, in workdir, stdin from /dev/null and stdout +
  * stderr appended to outfile, in a new session (setsid, so a terminal's Ctrl-C does not reach
  * it), with default signal dispositions and no inherited descriptors. die_with_parent: the child
- * gets PR_SET_PDEATHSIG SIGKILL. Returns once the exec succeeded (or failed: then -errno of exec
- * with a message in err), filling *pid and *start_time. */
+ * gets PR_SET_PDEATHSIG SIGKILL. Returns once the exec succeeded, filling *pid and *start_time,
+ * or failed: then CP_EIO (CP_ENOMEM when the system was out of memory) with a message in err. */
 int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int die_with_parent,
               pid_t *pid, unsigned long long *start_time, char *err, size_t errlen);
 
 /* Runs a short-lived helper (the openssl command) to completion: cp__spawn with die_with_parent,
  * then waits for that PID only, polling cancel (may be NULL) every 20 ms. On timeout or cancel
- * the child is SIGKILLed by PID and reaped. Returns 0 when it exited with status 0, else -1 with
- * err saying how it ended (the caller adds the output's tail). Blocks up to timeout_ms. */
+ * the child is SIGKILLed by PID and reaped. Returns 0 when it exited with status 0, else a CP_E*
+ * code with err saying how it ended (the caller adds the output's tail): CP_ETIMEDOUT after
+ * timeout_ms, CP_EIO otherwise (non-zero exit, signal, cancel, or as cp__spawn). Blocks up to
+ * timeout_ms. */
 int cp__run(char *const argv[], const char *workdir, const char *outfile, int timeout_ms,
             const volatile sig_atomic_t *cancel, char *err, size_t errlen);
 
-/* Reads /proc/PID/stat: start time (field 22) and state (field 3). Returns 0, or -1 when there
- * is no such process. */
+/* Reads /proc/PID/stat: start time (field 22) and state (field 3). Returns 0, or CP_EIO when
+ * there is no such process (or its stat is unreadable). */
 int cp__proc_stat(pid_t pid, unsigned long long *start_time, char *state);
 
 /* 1 when ref is alive (not a zombie), started at ref->start_time, and its cmdline mentions
  * ref->exe. 0 otherwise. Never signals. */
 int cp__proc_is_ours(const cp__pidref *ref);
 
-/* Sends sig to ref only when cp__proc_is_ours. Returns 0 when sent, -1 when not ours/gone. */
+/* Sends sig to ref only when cp__proc_is_ours. Returns 0 when sent, CP_EINVAL when it is not
+ * ours (or gone), CP_EIO when kill failed. */
 int cp__proc_signal(const cp__pidref *ref, int sig);
 
 /* Waits up to timeout_ms for ref to be gone (reaping it when it is our child). Returns 1 when it
@@ -65,7 +68,7 @@ long long cp__proc_rss(pid_t pid);
 
 /* Finds an executable: `given` when non-NULL (must be executable), else `name` in $PATH, then
  * /usr/sbin, /usr/bin, /usr/local/sbin, /usr/local/bin. Writes its absolute path into out.
- * Returns 0 or -1 with a message naming the Debian package `pkg` in err. */
+ * Returns 0 or CP_EINVAL with a message naming the Debian package `pkg` in err. */
 int cp__find_binary(const char *given, const char *name, const char *pkg, char *out, size_t len,
                     char *err, size_t errlen);
 

@@ -28,7 +28,7 @@ static int urandom(unsigned char *buf, size_t len, char *err, size_t errlen) {
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         cp__seterr(err, errlen, "/dev/urandom: %s", strerror(errno));
-        return -1;
+        return CP_EIO;
     }
     size_t got = 0;
     while (got < len) {
@@ -38,7 +38,7 @@ static int urandom(unsigned char *buf, size_t len, char *err, size_t errlen) {
         if (n <= 0) {
             cp__seterr(err, errlen, "/dev/urandom: %s", n < 0 ? strerror(errno) : "short read");
             close(fd);
-            return -1;
+            return CP_EIO;
         }
         got += (size_t)n;
     }
@@ -59,10 +59,11 @@ int cp__secure_gen_password(char *out, size_t len, char *err, size_t errlen) {
     unsigned char b[CP__PASSWORD_HEX / 2];
     if (len < CP__PASSWORD_HEX + 1) {
         cp__seterr(err, errlen, "password buffer too small");
-        return -1;
+        return CP_EINVAL;
     }
-    if (urandom(b, sizeof(b), err, errlen) != 0)
-        return -1;
+    int rc = urandom(b, sizeof(b), err, errlen);
+    if (rc != 0)
+        return rc;
     to_hex(b, sizeof(b), out);
     return 0;
 }
@@ -90,14 +91,12 @@ int cp__secure_write_password(const cp_topo *t, char *err, size_t errlen) {
         return 0;
     /* O_TRUNC keeps an old file's mode: remove it first so 0600 always holds. */
     unlink(t->password_file);
-    int rc = cp__write_file(t->password_file, t->password, strlen(t->password), 0600);
-    if (rc == 0 && chmod(t->password_file, 0600) != 0)
-        rc = -errno;
-    if (rc != 0) {
-        cp__seterr(err, errlen, "%s: %s", t->password_file, strerror(-rc));
-        return -1;
+    int rc = cp__topo_write_file(t->password_file, t->password, err, errlen);
+    if (rc == 0 && chmod(t->password_file, 0600) != 0) {
+        cp__seterr(err, errlen, "%s: %s", t->password_file, strerror(errno));
+        rc = CP_EIO;
     }
-    return 0;
+    return rc;
 }
 
 void cp__secure_remove(const char *dir) {
@@ -106,18 +105,6 @@ void cp__secure_remove(const char *dir) {
     cp__rm_rf(path);
     snprintf(path, sizeof(path), "%.*s/tls", CP__DIR_MAX, dir);
     cp__rm_rf(path);
-}
-
-void cp__secure_adm(const cp_topo *t, cp__adm_sec *sec) {
-    memset(sec, 0, sizeof(*sec));
-    sec->password = t->password;
-    if (t->tls) {
-        sec->tls_ca = t->tls_ca;
-        if (t->tls_auth_clients) {
-            sec->tls_cert = t->tls_client_cert;
-            sec->tls_key = t->tls_client_key;
-        }
-    }
 }
 
 /* Our openssl config: no dependence on /etc/ssl/openssl.cnf defaults. The server certificate
@@ -152,24 +139,30 @@ static int step(cp_topo *t, const char *tdir, const char *what, char *const *arg
                 size_t errlen) {
     char out[PATH_MAX + 32], e[256], tail[1024];
     snprintf(out, sizeof(out), "%s/openssl.log", tdir);
-    if (cp__run(argv, tdir, out, OPENSSL_TIMEOUT_MS, t->cancel, e, sizeof(e)) == 0)
+    int rc = cp__run(argv, tdir, out, OPENSSL_TIMEOUT_MS, t->cancel, e, sizeof(e));
+    if (rc == 0)
         return 0;
     if (cp__topo_cancelled(t)) {
         cp__seterr(err, errlen, "interrupted");
-        return -1;
+        return CP_EIO;
     }
     if (cp__file_tail(out, 6, tail, sizeof(tail)) == 0)
         snprintf(tail, sizeof(tail), "  (no output)");
     cp__seterr(err, errlen, "generating the TLS %s with %s: %s; output:\n%s", what, argv[0], e,
                tail);
-    return -1;
+    return rc;
 }
 
 /* A random positive certificate serial, "0x" + 16 hex digits. */
 static int serial(char *buf, size_t len, char *err, size_t errlen) {
     unsigned char b[8];
-    if (len < 19 || urandom(b, sizeof(b), err, errlen) != 0)
-        return -1;
+    if (len < 19) {
+        cp__seterr(err, errlen, "serial buffer too small");
+        return CP_EINVAL;
+    }
+    int rc = urandom(b, sizeof(b), err, errlen);
+    if (rc != 0)
+        return rc;
     b[0] &= 0x7f;
     b[0] |= 0x10; /* no leading zero byte */
     buf[0] = '0';
@@ -186,22 +179,25 @@ static int leaf(cp_topo *t, const char *tdir, const char *name, const char *ext,
     snprintf(csr, sizeof(csr), "%s.csr", name);
     snprintf(crt, sizeof(crt), "%s.crt", name);
     snprintf(subj, sizeof(subj), "/CN=clusterpipe %s", name);
-    if (serial(ser, sizeof(ser), err, errlen) != 0)
-        return -1;
+    int rc = serial(ser, sizeof(ser), err, errlen);
+    if (rc != 0)
+        return rc;
     char *req[] = {t->openssl_bin, "req",      "-config",
                    "openssl.cnf",  "-new",     "-newkey",
                    "ec",           "-pkeyopt", "ec_paramgen_curve:prime256v1",
                    "-nodes",       "-keyout",  key,
                    "-out",         csr,        "-subj",
                    subj,           NULL};
-    if (step(t, tdir, name, req, err, errlen) != 0)
-        return -1;
+    rc = step(t, tdir, name, req, err, errlen);
+    if (rc != 0)
+        return rc;
     char *sign[] = {
         t->openssl_bin, "x509",        "-req",        "-in",       csr,     "-CA",     "ca.crt",
         "-CAkey",       "ca.key",      "-set_serial", ser,         "-days", CERT_DAYS, "-sha256",
         "-extfile",     "openssl.cnf", "-extensions", (char *)ext, "-out",  crt,       NULL};
-    if (step(t, tdir, name, sign, err, errlen) != 0)
-        return -1;
+    rc = step(t, tdir, name, sign, err, errlen);
+    if (rc != 0)
+        return rc;
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", tdir, csr);
     unlink(path);
@@ -218,7 +214,7 @@ static int protect_keys(const cp_topo *t, const char *tdir, char *err, size_t er
         snprintf(path, sizeof(path), "%s/%s", tdir, keys[i]);
         if (chmod(path, 0600) != 0) {
             cp__seterr(err, errlen, "%s: %s", path, strerror(errno));
-            return -1;
+            return CP_EIO;
         }
     }
     return 0;
@@ -234,15 +230,14 @@ int cp__secure_gen_tls(cp_topo *t, char *err, size_t errlen) {
         return CP_EIO;
     }
     snprintf(path, sizeof(path), "%s/openssl.cnf", tdir);
-    rc = cp__write_file(path, cnf_text, sizeof(cnf_text) - 1, 0600);
-    if (rc != 0) {
-        cp__seterr(err, errlen, "%s: %s", path, strerror(-rc));
-        return CP_EIO;
-    }
+    rc = cp__topo_write_file(path, cnf_text, err, errlen);
+    if (rc != 0)
+        return rc;
     cp__topo_log(t, "generating a CA and certificates for this run in %s (openssl)", tdir);
     char ser[24];
-    if (serial(ser, sizeof(ser), err, errlen) != 0)
-        return CP_EIO;
+    rc = serial(ser, sizeof(ser), err, errlen);
+    if (rc != 0)
+        return rc;
     char *ca[] = {t->openssl_bin,
                   "req",
                   "-config",
@@ -268,11 +263,10 @@ int cp__secure_gen_tls(cp_topo *t, char *err, size_t errlen) {
                   "-extensions",
                   "ca_ext",
                   NULL};
-    if (step(t, tdir, "CA", ca, err, errlen) != 0 ||
-        leaf(t, tdir, "server", "server_ext", err, errlen) != 0 ||
-        (t->tls_auth_clients && leaf(t, tdir, "client", "client_ext", err, errlen) != 0))
-        return CP_EIO;
-    if (protect_keys(t, tdir, err, errlen) != 0)
-        return CP_EIO;
-    return 0;
+    rc = step(t, tdir, "CA", ca, err, errlen);
+    if (rc == 0)
+        rc = leaf(t, tdir, "server", "server_ext", err, errlen);
+    if (rc == 0 && t->tls_auth_clients)
+        rc = leaf(t, tdir, "client", "client_ext", err, errlen);
+    return rc != 0 ? rc : protect_keys(t, tdir, err, errlen);
 }

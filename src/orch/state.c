@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The topology state file, DIR/state.json (mode 0600: it may hold the password). Written after
- * every change (each spawn, failover, added node) through a temporary file and rename, so another
+ * The topology state file, DIR/state.json (see state.h). Written by the callers after every
+ * change (each spawn, failover, added node) through a temporary file and rename, so another
  * process (`status`, `down`, `bench --dir`) always reads a whole file. Read with jansson. The
- * cp_topo returned by cp__state_load is owned by the caller (cp_topo_free). No threads.
+ * cp_topo returned by cp__state_load is owned by the caller (cp_topo_free); the jansson objects
+ * built or read here are freed before returning. One thread per cp_topo.
  * The secret paths (password_file, tls_ca) are written for other tools to read; on load they are
  * derived again from where the file was found, like the directory itself.
  *
@@ -14,8 +15,9 @@
  *    "procs": [{"role": "master"|"replica"|"shard"|"proxy", "host", "port", "pid", "start_time",
  *               "id", "master", "stats_port"}]}
  */
+#include "orch/state.h"
+
 #include "orch/secure.h"
-#include "orch/topo.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/file.h"
@@ -43,7 +45,7 @@ static int role_from_key(const char *s, cp_proc_role *r) {
             *r = map[i].r;
             return 0;
         }
-    return -1;
+    return CP_EINVAL;
 }
 
 int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
@@ -120,7 +122,8 @@ static long long get_int(json_t *o, const char *key, long long dflt) {
     return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
 }
 
-int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
+int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **out, char *err,
+                   size_t errlen) {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/state.json", dir);
     json_error_t jerr;
@@ -140,7 +143,7 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
                    schema ? schema : "missing");
         goto out;
     }
-    t = cp__topo_new();
+    t = cp__topo_new(roles);
     if (t == NULL) {
         rc = CP_ENOMEM;
         cp__seterr(err, errlen, "out of memory");
@@ -165,6 +168,7 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
     const char *pw = json_string_value(json_object_get(root, "password"));
     if (pw != NULL && (t->password = strdup(pw)) == NULL) {
         rc = CP_ENOMEM;
+        cp__seterr(err, errlen, "out of memory");
         goto out;
     }
     t->persistence = json_is_true(json_object_get(root, "persistence"));
@@ -191,12 +195,15 @@ int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen) {
             cp__seterr(err, errlen, "%s: procs[%zu]: unknown role '%s'", path, i, rk);
             goto out;
         }
-        int idx =
-            cp__topo_add_proc(t, role, (int)get_int(o, "port", 0), (int)get_int(o, "master", -1));
-        if (idx < 0) {
-            cp__seterr(err, errlen, "%s: too many processes", path);
+        size_t idx;
+        char e[128];
+        rc = cp__topo_add_proc(t, role, (int)get_int(o, "port", 0), (int)get_int(o, "master", -1),
+                               &idx, e, sizeof(e));
+        if (rc != 0) {
+            cp__seterr(err, errlen, "%s: %s", path, e);
             goto out;
         }
+        rc = CP_EINVAL;
         cp_proc *p = &t->procs[idx];
         get_str(o, "host", p->host, sizeof(p->host));
         p->pid = (pid_t)get_int(o, "pid", 0);

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The private shape of a cp_topo and the helpers its modules share: spawning one process of the
- * topology from its recorded settings, waiting for it to serve, describing a dead one with its
- * log tail, and stopping a set. A cp_topo owns its procs array and strings; cp_topo_free frees
- * them. One thread at a time per cp_topo.
+ * The process core of a topology: the private shape of a cp_topo, the per-role table of
+ * functions its processes are handled through, and what every module above does with one
+ * process (record it, spawn it, describe its death, stop it, connect to it, log progress). It
+ * calls nothing above it: per-role behaviour (config files, command lines, readiness probes)
+ * comes through the cp__role_ops tables that cluster.c and twemproxy.c fill in, and saving the
+ * state is the caller's job (state.h). A cp_topo owns its procs array and strings; cp_topo_free
+ * frees them; the role tables are static and only borrowed. One thread at a time per cp_topo.
  *
- * Files: every process has its own directory DIR/redis-PORT or DIR/nutcracker-PORT holding its
- * config (redis.conf / nutcracker.yml), its log (redis.log / nutcracker.log), stdout+stderr
- * (stdout.log), and for cluster nodes nodes.conf. Secrets: DIR/password and DIR/tls/ (secure.h).
+ * Files: every process has its own directory DIR/<dir_prefix>-PORT (redis-PORT, nutcracker-PORT)
+ * holding its config, its own log (the role's log_file), stdout+stderr (stdout.log), and for
+ * cluster nodes nodes.conf. Secrets: DIR/password and DIR/tls/ (secure.h).
  */
 #ifndef CLUSTERPIPE_ORCH_TOPO_H
 #define CLUSTERPIPE_ORCH_TOPO_H
 
-#include "orch/orch.h"
 #include "orch/adm.h"
+#include "orch/orch.h"
 #include "orch/ports.h"
 #include "orch/proc.h"
 
@@ -25,6 +28,44 @@
 #define CP__CONVERGE_TIMEOUT_MS 60000 /* a cluster to agree */
 #define CP__STOP_TIMEOUT_MS 10000     /* SIGTERM before SIGKILL */
 #define CP__ADM_TIMEOUT_MS 5000       /* admin command timeout */
+#define CP__ROLE_SLOTS 5              /* role tables are indexed by cp_proc_role (1..4) */
+#define CP__ARGV_MAX 15               /* arguments of one server's command line */
+
+/* A command line being built: argv[0..n) point into text. */
+typedef struct cp__argv {
+    char *v[CP__ARGV_MAX + 1]; /* NULL-terminated */
+    int n;
+    size_t used;
+    char text[3 * (PATH_MAX + 32)];
+} cp__argv;
+
+/* Appends one argument formatted with fmt. Returns 0, or CP_EINVAL when a is full. */
+int cp__argv_add(cp__argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Per-role behaviour, the way twemproxy keeps per-kind behaviour behind function pointers: the
+ * core never asks which role a process has, it asks the process's table. cluster.c fills in
+ * the tables of masters and replicas, twemproxy.c those of shards and proxies; up.c puts them
+ * together (cp__role_table) and hands them to every cp_topo it makes or opens. */
+typedef struct cp__role_ops {
+    const char *program;    /* "redis-server" / "nutcracker": what labels call the process */
+    const char *dir_prefix; /* its directory DIR/<dir_prefix>-PORT */
+    const char *log_file;   /* the server's own log in that directory */
+    int bus_port;           /* 1: also holds port + CP__BUS_OFFSET (the cluster bus) */
+    int stats_port;         /* 1: also holds a stats port (cp_proc.stats_port) */
+    int endpoint;           /* 1: clients connect here (cp_topo_endpoints) */
+    /* The absolute path of its binary, from t's settings ("" when unknown). */
+    const char *(*binary)(const cp_topo *t);
+    /* Writes the config of process i into its directory (which exists). 0 or CP_E* with err. */
+    int (*write_config)(const cp_topo *t, size_t i, char *err, size_t errlen);
+    /* Appends the arguments after argv[0] that start process i. 0 or CP_EINVAL (too long). */
+    int (*add_args)(const cp_topo *t, size_t i, cp__argv *a);
+    /* One readiness probe of process i: 0 when it serves, else a CP_E* code with why in err. */
+    int (*probe)(const cp_topo *t, size_t i, char *err, size_t errlen);
+} cp__role_ops;
+
+/* One table per role, indexed by cp_proc_role; a NULL entry is a role this topology cannot
+ * handle (its processes are still recognised and stopped by PID). */
+typedef const cp__role_ops *const cp__role_table[CP__ROLE_SLOTS];
 
 struct cp_topo {
     cp_topo_kind kind;
@@ -49,6 +90,7 @@ struct cp_topo {
     char tls_client_cert[PATH_MAX + 16];
     char tls_client_key[PATH_MAX + 16];
 
+    const cp__role_ops *const *roles; /* borrowed cp__role_table, or NULL */
     cp_proc *procs;
     size_t nprocs, cap;
     cp__ports ports;
@@ -61,65 +103,72 @@ struct cp_topo {
     const volatile sig_atomic_t *cancel;
 };
 
-/* Progress line through the caller's hook (never printed here). */
+/* An empty handle (automatic ports, default twemproxy hash and distribution) whose processes are
+ * handled through roles (borrowed, may be NULL); cp_topo_free releases it. NULL when out of
+ * memory. */
+cp_topo *cp__topo_new(const cp__role_ops *const *roles);
+
+/* Progress line through the caller's hook (never printed here; nothing when quiet). */
 void cp__topo_log(const cp_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* 1 when the caller asked us to stop (cancel flag set). */
 int cp__topo_cancelled(const cp_topo *t);
 
-/* Appends a process record (not started: pid 0). Returns its index or -1 when full / no memory. */
-int cp__topo_add_proc(cp_topo *t, cp_proc_role role, int port, int master);
+/* The table of process i (a fallback that can start nothing when its role has none). */
+const cp__role_ops *cp__topo_ops(const cp_topo *t, size_t i);
+
+/* Appends a process record (not started: pid 0) and reserves its ports. Returns 0 with its index
+ * in *index, or CP_EINVAL (already CP__MAX_PROCS processes) / CP_ENOMEM with err; t is then
+ * unchanged. */
+int cp__topo_add_proc(cp_topo *t, cp_proc_role role, int port, int master, size_t *index, char *err,
+                      size_t errlen);
+
+/* Takes a port from t->ports (with its bus port when the role's table says so) and records a
+ * process of role on it, as cp__topo_add_proc. Returns 0 with *index, or a CP_E* code with err
+ * (cp__ports_take's, or cp__topo_add_proc's). */
+int cp__topo_add_new(cp_topo *t, cp_proc_role role, int master, size_t *index, char *err,
+                     size_t errlen);
 
 /* The reference used to recognise or stop process i. */
 cp__pidref cp__topo_ref(const cp_topo *t, size_t i);
 
-/* "redis-server 127.0.0.1:30001" / "nutcracker 127.0.0.1:30010". */
+/* "redis-server 127.0.0.1:30001 (master)" / "nutcracker 127.0.0.1:30010 (proxy)". */
 void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len);
 
-/* DIR/<name>-PORT and the files in it. */
+/* DIR/<prefix>-PORT and the files in it. */
 void cp__topo_proc_dir(const cp_topo *t, size_t i, char *buf, size_t len);
 void cp__topo_proc_file(const cp_topo *t, size_t i, const char *file, char *buf, size_t len);
 
-/* Writes the config of process i (redis.conf, or nutcracker.yml from the current shard list).
- * Creates its directory. Returns 0 or -1 with err. */
+/* Appends s to the string in buf (of size len) between two `quote` characters, with `escape`
+ * before every quote inside it (and before every escape, when it is not the quote itself):
+ * '"', '\\' for redis.conf (redis's sdssplitargs unescapes it); '\'', '\'' for a YAML
+ * single-quoted scalar. Cut short (still quoted) when buf is full. */
+void cp__topo_append_quoted(char *buf, size_t len, const char *s, char quote, char escape);
+
+/* Writes text to path with mode 0600 (configs and secrets). 0, or CP_EIO with "path: reason". */
+int cp__topo_write_file(const char *path, const char *text, char *err, size_t errlen);
+
+/* Creates the directory of process i and writes its config through its role's table. Returns 0
+ * or a CP_E* code with err. */
 int cp__topo_write_config(cp_topo *t, size_t i, char *err, size_t errlen);
 
-/* Writes the config and starts process i, records PID and start time, saves the state and calls
- * on_spawn. Does not wait for it to serve. Returns 0 or a CP_E* code with err. */
+/* Writes the config and starts process i, records PID and start time and calls on_spawn. Does
+ * not wait for it to serve and does not save the state (the caller does). Returns 0 or a CP_E*
+ * code with err. */
 int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen);
 
-/* Waits until every process in idx[0..n) serves: redis answers PING with PONG, a proxy serves a
- * SET/GET round trip. A process that died meanwhile fails the wait with its log tail, unless it
- * died because its port was taken by someone else and ports are automatic: then it is moved to a
- * fresh port and started again (only allowed before a cluster is formed: `may_move`). */
-int cp__topo_wait_serving(cp_topo *t, const size_t *idx, size_t n, int may_move, char *err,
-                          size_t errlen);
-
-/* Fills err with "<label> (pid N) <how it exited>; last lines of <log>:\n<tail>". */
+/* Fills err with "<label>, pid N, <how it exited> <when>; last lines of <log>:\n<tail>". */
 void cp__topo_dead_error(const cp_topo *t, size_t i, const char *when, char *err, size_t errlen);
 
-/* Returns -1 with a "died" message when an earlier-started process of t is no longer ours. */
+/* 0 while every started process of t is still ours, else CP_ECONNECT with a "died" message
+ * naming the first that is not. */
 int cp__topo_check_alive(const cp_topo *t, char *err, size_t errlen);
 
 /* Stops processes idx[0..n) (all when idx is NULL) in parallel. Returns how many survived. */
 size_t cp__topo_stop(cp_topo *t, const size_t *idx, size_t n);
 
-/* Admin connection to process i (over TLS when the topology has it, AUTH'd). Caller frees. */
+/* Admin connection to process i (over TLS when the topology has it, AUTH'd). Caller frees with
+ * cp__adm_free; NULL with err when it cannot connect. Blocks up to timeout_ms. */
 cp__adm *cp__topo_connect(const cp_topo *t, size_t i, int timeout_ms, char *err, size_t errlen);
-
-/* topodir.c: makes t->dir usable for a new topology (a fresh mkdtemp under $TMPDIR when dir is
- * NULL, an empty directory, or one whose recorded topology is entirely down, whose files are then
- * removed); *created says whether we made it. Returns 0 or a CP_E* code with err. */
-int cp__topo_prepare_dir(cp_topo *t, const char *dir, int *created, char *err, size_t errlen);
-
-/* topodir.c: removes what a topology wrote in dir, then dir itself when that leaves it empty. */
-void cp__topo_remove_files(const char *dir);
-
-/* state.c: state.json in the topology directory (written atomically; read with jansson). */
-int cp__state_save(const cp_topo *t, char *err, size_t errlen);
-int cp__state_load(const char *dir, cp_topo **out, char *err, size_t errlen);
-
-/* topo.c: allocation of an empty handle; cp_topo_free releases it. */
-cp_topo *cp__topo_new(void);
 
 #endif /* CLUSTERPIPE_ORCH_TOPO_H */

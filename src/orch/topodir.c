@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The topology directory: making DIR ready for a new topology (created, empty, or holding a
- * topology that is entirely down) and removing what a topology wrote there (process
+ * The topology directory (see topodir.h): making DIR ready for a new topology (created, empty, or
+ * holding a topology that is entirely down) and removing what a topology wrote there (process
  * directories, secrets, state.json) without touching foreign files. Works on the caller's
- * cp_topo; no state of its own. One thread per cp_topo.
+ * cp_topo; the old topology read to check that it is down is freed before returning. No state of
+ * its own; one thread per cp_topo.
  */
-#include "orch/topo.h"
+#include "orch/topodir.h"
+
+#include "orch/state.h"
 
 #include "clusterpipe/clusterpipe.h"
 #include "util/clock.h"
@@ -86,7 +89,7 @@ int cp__topo_prepare_dir(cp_topo *t, const char *dir, int *created, char *err, s
     if (access(sp, F_OK) == 0) {
         cp_topo *old = NULL;
         char e2[256];
-        if (cp__state_load(t->dir, &old, e2, sizeof(e2)) != 0) {
+        if (cp__state_load(t->dir, t->roles, &old, e2, sizeof(e2)) != 0) {
             cp__seterr(err, errlen, "%s holds an unreadable state.json (%s)", t->dir, e2);
             return CP_EINVAL;
         }

@@ -4,15 +4,17 @@
  * adding a shard and restarting proxies (nutcracker cannot reload its config). The defaults are
  * those of the published twemproxy-vs-cluster experiment: hash fnv1a_64, distribution ketama,
  * auto_eject_hosts false, server_retry_timeout 2000, server_failure_limit 3, server_connections 1.
- * One thread per cp_topo.
+ * The role tables are static; the probe's admin connection is closed before returning; the
+ * process records belong to the caller's cp_topo. One thread per cp_topo.
  */
 #include "orch/twemproxy.h"
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
-#include "util/clock.h"
+#include "orch/launch.h"
+#include "orch/redis.h"
+#include "orch/state.h"
 #include "util/errmsg.h"
-#include "util/file.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,22 +39,8 @@ int cp_orch_twemproxy_distribution_valid(const char *distribution) {
     return 0;
 }
 
-/* Appends s as a YAML single-quoted scalar ('' escapes a quote). */
-static void yaml_quoted(char *buf, size_t len, const char *s) {
-    size_t n = strlen(buf);
-    if (n + 2 >= len)
-        return;
-    buf[n++] = '\'';
-    for (; *s && n + 3 < len; s++) {
-        if (*s == '\'')
-            buf[n++] = '\'';
-        buf[n++] = *s;
-    }
-    buf[n++] = '\'';
-    buf[n] = '\0';
-}
-
-int cp__twemproxy_write_yaml(const cp_topo *t, size_t i, char *err, size_t errlen) {
+/* nutcracker.yml of proxy i, listing every shard of t in index order. */
+static int write_yaml(const cp_topo *t, size_t i, char *err, size_t errlen) {
     const cp_proc *p = &t->procs[i];
     char yml[32768], path[PATH_MAX + 32];
     snprintf(yml, sizeof(yml),
@@ -69,7 +57,7 @@ int cp__twemproxy_write_yaml(const cp_topo *t, size_t i, char *err, size_t errle
              t->dir, p->host, p->port, t->hash, t->distribution, t->auto_eject ? "true" : "false");
     if (t->password != NULL) {
         cp__adderr(yml, sizeof(yml), "  redis_auth: ");
-        yaml_quoted(yml, sizeof(yml), t->password);
+        cp__topo_append_quoted(yml, sizeof(yml), t->password, '\'', '\''); /* YAML '' */
         cp__adderr(yml, sizeof(yml), "\n");
     }
     cp__adderr(yml, sizeof(yml), "  servers:\n");
@@ -83,35 +71,55 @@ int cp__twemproxy_write_yaml(const cp_topo *t, size_t i, char *err, size_t errle
     }
     if (ordinal == 0) {
         cp__seterr(err, errlen, "twemproxy: no shard to put behind the proxy");
-        return -1;
+        return CP_EINVAL;
     }
-    char pdir[PATH_MAX];
-    cp__topo_proc_dir(t, i, pdir, sizeof(pdir));
-    snprintf(path, sizeof(path), "%s/nutcracker.yml", pdir);
-    int rc = cp__write_file(path, yml, strlen(yml), 0600);
-    if (rc != 0) {
-        cp__seterr(err, errlen, "%s: %s", path, strerror(-rc));
-        return -1;
-    }
-    return 0;
+    cp__topo_proc_file(t, i, "nutcracker.yml", path, sizeof(path));
+    return cp__topo_write_file(path, yml, err, errlen);
 }
 
-int cp__twemproxy_probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
+/* nutcracker -c CONF -s STATS_PORT -a 127.0.0.1 -o LOG. */
+static int proxy_args(const cp_topo *t, size_t i, cp__argv *a) {
+    char conf[PATH_MAX + 32], logf[PATH_MAX + 32];
+    cp__topo_proc_file(t, i, "nutcracker.yml", conf, sizeof(conf));
+    cp__topo_proc_file(t, i, "nutcracker.log", logf, sizeof(logf));
+    int rc = cp__argv_add(a, "-c");
+    if (rc == 0)
+        rc = cp__argv_add(a, "%s", conf);
+    if (rc == 0)
+        rc = cp__argv_add(a, "-s");
+    if (rc == 0)
+        rc = cp__argv_add(a, "%d", t->procs[i].stats_port);
+    if (rc == 0)
+        rc = cp__argv_add(a, "-a");
+    if (rc == 0)
+        rc = cp__argv_add(a, "127.0.0.1");
+    if (rc == 0)
+        rc = cp__argv_add(a, "-o");
+    if (rc == 0)
+        rc = cp__argv_add(a, "%s", logf);
+    return rc;
+}
+
+/* SET, GET and DEL of a probe key through proxy i: 0 when the value came back. */
+static int probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
     cp__adm *c = cp__topo_connect(t, i, 1000, err, errlen);
     if (c == NULL)
-        return -1;
+        return CP_ECONNECT;
     char key[64], val[64];
     snprintf(key, sizeof(key), "clusterpipe:probe:%d", t->procs[i].port);
     snprintf(val, sizeof(val), "ok-%ld", (long)t->procs[i].pid);
-    int rc = -1;
+    int rc;
     redisReply *r = cp__adm_cmd(c, err, errlen, "SET %s %s", key, val);
-    if (r != NULL) {
+    if (r == NULL) {
+        rc = cp__adm_last(c);
+    } else {
         freeReplyObject(r);
         r = cp__adm_cmd(c, err, errlen, "GET %s", key);
-        if (r != NULL && r->type == REDIS_REPLY_STRING && strcmp(r->str, val) == 0)
-            rc = 0;
-        else if (r != NULL)
+        rc = r == NULL ? cp__adm_last(c) : 0;
+        if (r != NULL && (r->type != REDIS_REPLY_STRING || strcmp(r->str, val) != 0)) {
             cp__seterr(err, errlen, "GET %s through the proxy returned something else", key);
+            rc = CP_EPROTO;
+        }
         freeReplyObject(r);
     }
     if (rc == 0) {
@@ -122,32 +130,43 @@ int cp__twemproxy_probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
     return rc;
 }
 
+static const char *nutcracker_binary(const cp_topo *t) {
+    return t->nutcracker_bin;
+}
+
+static int shard_config(const cp_topo *t, size_t i, char *err, size_t errlen) {
+    return cp__redis_write_conf(t, i, 0, err, errlen);
+}
+
+const cp__role_ops cp__twemproxy_shard_ops = {
+    "redis-server",     "redis",        "redis.log", 0, 0, 0, cp__redis_binary, shard_config,
+    cp__redis_add_args, cp__redis_probe};
+
+const cp__role_ops cp__twemproxy_proxy_ops = {
+    "nutcracker",      "nutcracker", "nutcracker.log", 0,    1, 1,
+    nutcracker_binary, write_yaml,   proxy_args,       probe};
+
 int cp_topo_add_shard(cp_topo *t, size_t *index, char *err, size_t errlen) {
     if (t == NULL || t->kind != CP_TOPO_TWEMPROXY) {
         cp__seterr(err, errlen, "add_shard needs a twemproxy topology");
         return CP_EINVAL;
     }
-    int port;
-    if (cp__ports_take(&t->ports, 0, &port, err, errlen) != 0)
-        return CP_EIO;
-    int idx = cp__topo_add_proc(t, CP_ROLE_SHARD, port, -1);
-    if (idx < 0) {
-        cp__seterr(err, errlen, "too many processes");
-        return CP_ENOMEM;
-    }
-    size_t i = (size_t)idx;
-    int rc = cp__topo_spawn(t, i, err, errlen);
-    if (rc == 0)
-        rc = cp__topo_wait_serving(t, &i, 1, 1, err, errlen);
+    size_t i;
+    int rc = cp__topo_add_new(t, CP_ROLE_SHARD, -1, &i, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = cp__launch(t, &i, 1, 1, err, errlen);
     if (rc != 0) {
         cp__topo_stop(t, &i, 1);
         t->nprocs--; /* forget it: nothing refers to it yet */
         cp__state_save(t, NULL, 0);
         return rc;
     }
-    for (size_t k = 0; k < t->nprocs; k++)
-        if (t->procs[k].role == CP_ROLE_PROXY && cp__topo_write_config(t, k, err, errlen) != 0)
-            return CP_EIO;
+    for (size_t k = 0; k < t->nprocs && rc == 0; k++)
+        if (t->procs[k].role == CP_ROLE_PROXY)
+            rc = cp__topo_write_config(t, k, err, errlen);
+    if (rc != 0)
+        return rc;
     if (index != NULL)
         *index = i;
     return cp__state_save(t, err, errlen);
@@ -163,13 +182,7 @@ int cp_topo_restart_proxies(cp_topo *t, char *err, size_t errlen) {
             continue;
         char label[128];
         cp__topo_proc_label(t, i, label, sizeof(label));
-        if (cp__topo_stop(t, &i, 1) != 0) {
-            cp__seterr(err, errlen, "%s could not be stopped", label);
-            return CP_EIO;
-        }
-        int rc = cp__topo_spawn(t, i, err, errlen);
-        if (rc == 0)
-            rc = cp__topo_wait_serving(t, &i, 1, 0, err, errlen);
+        int rc = cp__launch_restart(t, i, err, errlen);
         if (rc != 0)
             return rc;
         cp__topo_log(t, "restarted %s", label);
