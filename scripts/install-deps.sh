@@ -6,7 +6,8 @@ set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
       libhiredis-dev libcmocka-dev libjansson-dev libssl-dev openssl
-      redis-server redis-tools nutcracker gnuplot-nox)
+      redis-server redis-tools nutcracker gnuplot-nox
+      python3-minimal)
 # CI also fuzzes (clang + libFuzzer runtime) and runs valgrind.
 [[ "${1:-}" == "--ci" ]] && PKGS+=(clang libclang-rt-14-dev valgrind)
 

@@ -48,16 +48,44 @@ int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long m
     return 0;
 }
 
-/* argv joined with spaces, each argument single-quoted when the shell would split or expand
- * it, so the line can be pasted back. */
-void cp_cli_join_command(int argc, char **argv, char *buf, size_t len) {
-    size_t used = (size_t)snprintf(buf, len, "clusterpipe");
-    for (int i = 0; i < argc && used < len; i++) {
+/* The reports' command line (see cli.h). Every argument may become 4x longer (each ' is
+ * written '\''), plus its quotes and a space. */
+char *cp_cli_command_line(int argc, char **argv) {
+    size_t n = 32;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) * 4 + 3;
+    char *s = malloc(n), *p = s;
+    if (s == NULL)
+        return NULL;
+    p += sprintf(p, "clusterpipe");
+    for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        int plain = *a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789-_=.,:/+@%") == strlen(a);
-        used += (size_t)snprintf(buf + used, len - used, plain ? " %s" : " '%s'", a);
+        if (i > 0 && strcmp(argv[i - 1], "--password") == 0)
+            a = "***";
+        else if (strncmp(a, "--password=", 11) == 0)
+            a = "--password=***";
+        *p++ = ' ';
+        if (*a != '\0' && strpbrk(a, " \t'\"$\\;&|<>*?") == NULL) {
+            p += sprintf(p, "%s", a);
+            continue;
+        }
+        *p++ = '\'';
+        for (; *a; a++) {
+            if (*a == '\'')
+                p += sprintf(p, "'\\''");
+            else
+                *p++ = *a;
+        }
+        *p++ = '\'';
     }
+    *p = '\0';
+    return s;
+}
+
+void cp_cli_join_command(int argc, char **argv, char *buf, size_t len) {
+    char *line = cp_cli_command_line(argc, argv);
+    snprintf(buf, len, "%s", line ? line : "clusterpipe");
+    free(line);
 }
 
 /* mkdir -p, so --out a/b/c works; an existing directory is fine. */

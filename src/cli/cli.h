@@ -26,7 +26,12 @@ int cp_cli_parse_long(const char *cmd, const char *flag, const char *val, long m
                       long *out);
 
 /* argv joined with spaces after "clusterpipe", each argument single-quoted when the shell would
- * split or expand it, so the line can be pasted back (reports record it). Truncated to len. */
+ * split or expand it (a ' inside written '\''), so the line can be pasted back; the value of
+ * --password (and --password=...) is written "***", since reports record the line and are shared.
+ * malloc'd (caller frees), NULL on OOM. */
+char *cp_cli_command_line(int argc, char **argv);
+
+/* cp_cli_command_line into buf, truncated to len. */
 void cp_cli_join_command(int argc, char **argv, char *buf, size_t len);
 
 /* mkdir -p path (an existing directory is fine) and check it is a writable directory. Returns 0,

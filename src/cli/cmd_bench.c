@@ -93,40 +93,6 @@ static int resolve_target(const char *cmd, const cp_cli_target *tf, cp__bench_ta
     return CP_EXIT_OK;
 }
 
-/* "clusterpipe <argv...>" with arguments holding spaces or quotes single-quoted; --password
- * values are masked. Caller frees. */
-static char *command_line(int argc, char **argv) {
-    size_t n = 32;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) * 4 + 3;
-    char *s = malloc(n), *p = s;
-    if (s == NULL)
-        return NULL;
-    p += sprintf(p, "clusterpipe");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (i > 0 && strcmp(argv[i - 1], "--password") == 0)
-            a = "***";
-        else if (strncmp(a, "--password=", 11) == 0)
-            a = "--password=***";
-        *p++ = ' ';
-        if (*a != '\0' && strpbrk(a, " \t'\"$\\;&|<>*?") == NULL) {
-            p += sprintf(p, "%s", a);
-            continue;
-        }
-        *p++ = '\'';
-        for (; *a; a++) {
-            if (*a == '\'')
-                p += sprintf(p, "'\\''");
-            else
-                *p++ = *a;
-        }
-        *p++ = '\'';
-    }
-    *p = '\0';
-    return s;
-}
-
 /* 1234567 -> "1,234,567" for the human table. */
 static const char *grouped(double v, char *buf, size_t cap) {
     char raw[32];
@@ -314,7 +280,7 @@ int cp_cli_bench(int argc, char **argv) {
     if (rc != CP_EXIT_OK)
         return rc;
     cp_cli_install_signals();
-    char *cmdline = command_line(argc, argv);
+    char *cmdline = cp_cli_command_line(argc, argv);
     progress_state ps = {!quiet && isatty(STDERR_FILENO)};
     cfg.command_line = cmdline;
     cfg.progress = bench_progress;

@@ -40,68 +40,6 @@
 #define MAX_EVENTS 16
 #define PROMOTE_TIMEOUT_NS (60ull * 1000000000ull)
 
-/* ---- options ---------------------------------------------------------------------------------
- */
-
-void cp__scn_opts_init(cp__scn_opts *o, cp__scn_kind kind) {
-    memset(o, 0, sizeof(*o));
-    o->kind = kind;
-    o->keys = 200000;
-    o->value_size = 100;
-    o->duration_s = 30;
-    o->warmup_s = 5;
-    o->down_s = 8;
-    o->ratio_set = 1;
-    o->ratio_get = 9;
-    o->threads = 4;
-    o->clients = 16;
-    o->pipeline = 4;
-    o->retry_budget_ms = -1;
-    o->persistence = kind == CP__SCN_FAILOVER;
-}
-
-const char *cp__scn_kind_name(cp__scn_kind k) {
-    return k == CP__SCN_RESHARD ? "reshard" : k == CP__SCN_FAILOVER ? "failover" : NULL;
-}
-
-int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen) {
-    if (cp__scn_kind_name(o->kind) == NULL) {
-        snprintf(err, errlen, "which scenario? reshard or failover");
-        return CP_EINVAL;
-    }
-    if (!(o->warmup_s >= 1) || !(o->duration_s > o->warmup_s)) {
-        snprintf(err, errlen, "--warmup must be >= 1 and less than --duration");
-        return CP_EINVAL;
-    }
-    if (o->kind == CP__SCN_FAILOVER && !(o->down_s > 0)) {
-        snprintf(err, errlen, "--down must be > 0");
-        return CP_EINVAL;
-    }
-    if (o->only && strcmp(o->only, "cluster") != 0 && strcmp(o->only, "twemproxy") != 0) {
-        snprintf(err, errlen, "--only: '%s' is not cluster or twemproxy", o->only);
-        return CP_EINVAL;
-    }
-    if (o->keys > UINT32_MAX) {
-        snprintf(err, errlen, "--keys must be < 2^32");
-        return CP_EINVAL;
-    }
-    /* what the engine itself would refuse */
-    cp__bench_config c;
-    cp__bench_config_init(&c);
-    c.threads = o->threads;
-    c.clients = o->clients;
-    c.pipeline = o->pipeline;
-    c.requests = 0;
-    c.duration_s = o->duration_s;
-    c.ratio_set = o->ratio_set;
-    c.ratio_get = o->ratio_get;
-    c.keys = o->keys;
-    c.value_size = o->value_size;
-    _Atomic uint32_t dummy;
-    c.acked_versions = &dummy; /* checked, never used */
-    return cp__bench_config_check(&c, err, errlen);
-}
-
 /* ---- cases ---------------------------------------------------------------------------------- */
 
 typedef struct case_def {

@@ -435,12 +435,35 @@ static void test_bad_flags_exit_2(void **state) {
     free(dir);
 }
 
+/* The results record the command line, and results are shared: a password given on it is
+ * written "***" (compare used to record it as typed). A cluster that refuses connections makes
+ * the run fail fast, after results.json is written. */
+static void test_password_not_recorded(void **state) {
+    (void)state;
+    char *dir = cp_test_mkdtemp("compare-pw");
+    char out[512];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    const char *args[] = {"compare",   "--cluster",  "127.0.0.1:1", "--password",
+                          "s3cret-pw", "--requests", "10",          "--keys",
+                          "10",        "--out",      out,           NULL};
+    assert_int_equal(run_cli(dir, "pw", args, 60), 1);
+    size_t len = 0;
+    char *doc = slurp(path_in(out, "results.json"), &len);
+    assert_non_null(doc);
+    assert_null(strstr(doc, "s3cret-pw"));
+    assert_non_null(strstr(doc, "--password '***'")); /* quoted: a shell would glob it */
+    free(doc);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_end_to_end),
         cmocka_unit_test(test_report_rerender),
         cmocka_unit_test(test_compare_sigterm_stops_everything),
         cmocka_unit_test(test_bad_flags_exit_2),
+        cmocka_unit_test(test_password_not_recorded),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
