@@ -10,6 +10,8 @@
  */
 #include "bench/load.h"
 
+#include "bench/limits.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,7 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     memset(out, 0, sizeof(*out));
     err[0] = '\0';
     if (cfg->keys == 0 || cfg->pipeline < 0 || cfg->mset < 0 || cfg->mset > 65535 ||
-        cfg->threads < 1 || cfg->threads > 1024 || cfg->clients < 0 ||
+        cfg->threads < CP__THREADS_MIN || cfg->threads > CP__THREADS_MAX || cfg->clients < 0 ||
         (cfg->clients > 0 && cfg->clients < cfg->threads) || cfg->value_size == 0) {
         snprintf(err, errlen,
                  "bad load configuration (--keys, --pipeline, --mset, --threads, --clients "

@@ -21,6 +21,7 @@
 
 #include "bench/keyspace.h"
 #include "bench/nodes.h"
+#include "bench/target.h"
 
 void cp__readback_config_init(cp__readback_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -99,8 +100,7 @@ static void *reader_main(void *arg) {
         opt.seeds = rd->t->endpoints;
     else
         opt.endpoint = rd->endpoint;
-    opt.password = rd->t->password;
-    opt.username = rd->t->password ? rd->t->user : NULL;
+    cp__bench_target_options(rd->t, &opt); /* password, user and TLS, as every client */
     if (cfg->retry_budget_ms >= 0)
         opt.retry_budget_ms = cfg->retry_budget_ms;
     cp_client *c = cp_connect(&opt);

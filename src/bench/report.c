@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Bench reports: the "clusterpipe.bench/1" JSON object (design.md contract) built with jansson,
- * a CSV rendering of the same numbers, and atomic file writes (temporary file in the same
- * directory, fsync, rename) so a reader never sees a partial file under the final name.
+ * Bench reports: the "clusterpipe.bench/1" JSON object (the contract in docs/architecture.md) built
+ * with jansson, and a CSV rendering of the same numbers, written atomically with util/file.h (a
+ * reader never sees a partial file under the final name).
  *
  * cp__bench_json returns a new reference the caller json_decref()s; nothing else allocates
  * beyond the call. Pure with respect to the run: reads the result, never changes it. Any thread.

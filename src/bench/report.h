@@ -17,8 +17,8 @@
 
 #define CP__BENCH_SCHEMA "clusterpipe.bench/1"
 
-/* The "clusterpipe.bench/1" object (design.md): schema, topology, workload, ops, seconds,
- * ops_per_sec, latency_us, cpu_seconds, cpu_us_per_op, redirects, retries, failed_ops,
+/* The "clusterpipe.bench/1" object (docs/architecture.md): schema, topology, workload, ops,
+ * seconds, ops_per_sec, latency_us, cpu_seconds, cpu_us_per_op, redirects, retries, failed_ops,
  * unknown_ops, verify, misses, timeline, latency_curve, versions, machine, command_line. Returns a
  * new reference (caller json_decref()s) or NULL when out of memory. */
 json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
