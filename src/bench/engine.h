@@ -8,8 +8,7 @@
  * latency (cp_timing) goes into per-second histograms merged on the calling thread; every GET
  * reply is verified against its key; CPU of every component (redis, proxy, client) is taken
  * over the measured interval only. This header declares engine.c's functions; the types are in
- * config.h. It also includes the headers of the other modules src/cli/ and src/scenario/ call
- * (target, load, report, plan), so that they need this one include.
+ * config.h, targets in target.h, load in load.h, the JSON and CSV of a run in report.h.
  *
  * Ownership: cp__bench_target and cp__bench_config are caller-allocated and only read by the
  * engine (strings they point to must outlive the call). cp__bench_result is caller-allocated,
@@ -27,10 +26,6 @@
 #include <stddef.h>
 
 #include "bench/config.h"
-#include "bench/load.h"
-#include "bench/plan.h"
-#include "bench/report.h"
-#include "bench/target.h"
 
 /* Defaults: 1 thread, 50 clients, pipeline 1, 100000 requests, ratio 0:1, 100000 keys, value
  * 64 bytes, uniform, verify on, no rate limit, seed 1. */

@@ -15,6 +15,9 @@
 #include "cli/flagsets.h"
 
 #include "bench/engine.h"
+#include "bench/load.h"
+#include "bench/report.h"
+#include "bench/target.h"
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 #include "util/jsonfile.h"

@@ -20,6 +20,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "compare/compare.h"
 #include "util/jsonfile.h"
+#include "bench/load.h"
 
 #include <inttypes.h>
 #include <jansson.h>

@@ -9,6 +9,7 @@
 #include "bench/engine.h"
 #include "bench/keyspace.h"
 #include "bench/limits.h"
+#include "bench/plan.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -19,6 +19,9 @@
 #include "report/io.h"
 #include "util/env.h"
 #include "util/errmsg.h"
+#include "bench/load.h"
+#include "bench/report.h"
+#include "bench/target.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

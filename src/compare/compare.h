@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "bench/engine.h"
+#include "bench/load.h"
 #include "util/log.h"
 
 #define CP__COMPARE_SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */

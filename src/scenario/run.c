@@ -19,6 +19,9 @@
 #include "scenario/scenario.h"
 
 #include "bench/readback.h"
+#include "bench/load.h"
+#include "bench/report.h"
+#include "bench/target.h"
 #include "util/clock.h"
 #include "util/env.h"
 #include "util/log.h"

@@ -19,6 +19,8 @@
 #include <cmocka.h>
 
 #include "bench/engine.h"
+#include "bench/load.h"
+#include "bench/target.h"
 #include "clirun.h"
 #include "fixture.h"
 #include "util/clock.h"

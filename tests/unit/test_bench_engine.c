@@ -18,6 +18,8 @@
 #include "util/jsonfile.h"
 #include "bench/nodes.h"
 #include "bench/plan.h"
+#include "bench/report.h"
+#include "bench/target.h"
 #include "testutil.h"
 
 #include <dirent.h>
