@@ -86,10 +86,10 @@ typedef struct cp_options {
     int connect_timeout_ms; /* per connection attempt */
     int io_timeout_ms;      /* no progress on a connection with requests in flight for this long
                                closes it and ends its commands CP_UNKNOWN */
-    int max_redirects;      /* MOVED/ASK hops allowed per command, 1..CP_MAX_REDIRECTS (0: the
-                               default, 16; above the maximum cp_connect fails CP_EINVAL). The
-                               first hop is always followed, later ones only within the retry
-                               budget */
+    int max_redirects;      /* MOVED/ASK hops allowed per command, at most CP_MAX_REDIRECTS
+                               (<= 0: the default, 16; above the maximum cp_connect fails
+                               CP_EINVAL). The first hop is always followed, later ones only
+                               within the retry budget */
     int retry_budget_ms;    /* per cp_exec: time allowed for TRYAGAIN/CLUSTERDOWN/LOADING and
                                reconnect retries with backoff before a command is given up */
     unsigned flags;         /* CP_OPT_* */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * `clusterpipe up`, `status` and `down`: flag parsing, printing and exit codes around the
- * orchestration layer (include/clusterpipe/orch.h), which does the work. Results go to stdout,
+ * orchestration layer (src/orch/orch.h), which does the work. Results go to stdout,
  * progress and errors to stderr. Exit codes: 0 ok, 1 the run failed, 2 bad usage. Single-threaded;
  * the only global is the signal flag that lets SIGINT/SIGTERM during `up` stop what was started.
  */

@@ -83,7 +83,11 @@ static int store(const char *cmd, const row *r, const char *val, char *opts) {
     void *dst = opts + r->off;
     long v;
     if (takes_value(d) && (val == NULL || (*val == '\0' && d->kind == CP_CLI_STRING))) {
-        cp_cli_usage_error(cmd, "%s needs a value", d->name);
+        const char *arg = arg_of(r);
+        if (arg != NULL) /* "--json needs a value: --json FILE" says what kind */
+            cp_cli_usage_error(cmd, "%s needs a value: %s %s", d->name, d->name, arg);
+        else
+            cp_cli_usage_error(cmd, "%s needs a value", d->name);
         return -1;
     }
     switch (d->kind) {

@@ -265,8 +265,8 @@ cp_client *cp_connect(const cp_options *opt) {
         cp__client_err(c, CP_ENOMEM, "out of memory");
         return &c->pub;
     }
-    if (opt->max_redirects < 0 || opt->max_redirects > CP_MAX_REDIRECTS) {
-        cp__client_err(c, CP_EINVAL, "max_redirects must be in [0, %d]", CP_MAX_REDIRECTS);
+    if (opt->max_redirects > CP_MAX_REDIRECTS) {
+        cp__client_err(c, CP_EINVAL, "max_redirects must be at most %d", CP_MAX_REDIRECTS);
         return &c->pub;
     }
     if ((opt->seeds == NULL) == (opt->endpoint == NULL)) {

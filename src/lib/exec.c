@@ -331,8 +331,7 @@ static void run_retries(cp_pipeline *p) {
         route(p, p->retry[i]);
 }
 
-/* Ends every command still without an outcome as CP_UNKNOWN (some may have been written): the
- * end of a batch whose poll(2) fails for good, and a safety net that should otherwise never
+/* Ends every command still without an outcome as CP_UNKNOWN: a safety net that should never
  * fire. */
 static void abandon(cp_pipeline *p) {
     for (size_t i = 0; i < p->cmds.n; i++)
@@ -342,6 +341,41 @@ static void abandon(cp_pipeline *p) {
         if (p->parts.v[j].outcome == CP_PENDING)
             finish(p, CP__PART_TAG | (uint32_t)j, CP_UNKNOWN);
     p->remaining = 0;
+}
+
+/* A command the batch gives up on: unknown when it was ever written (it may have run), else not
+ * executed. */
+static void give_up(cp_pipeline *p, uint32_t tag, int written) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (cmd->outcome == CP_PENDING)
+        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED);
+}
+
+/* Ends the batch at once, when waiting cannot go on (poll(2) failing for good, no memory for its
+ * descriptors). Every connection with requests on it is closed and every node queue emptied, so
+ * the client's next batch starts clean instead of reading this one's replies. */
+static void end_batch(cp_pipeline *p, int code, const char *why) {
+    cp__client *c = p->c;
+    cp__pipeline_set_err(p, code, "%s", why);
+    for (int n = 0; n < c->nnodes; n++) {
+        cp__conn *conn = &c->nodes[n].conn;
+        for (size_t i = 0; i < conn->fcount; i++)
+            if (cp__conn_tag(conn, i) != CP__ASKING_TAG)
+                give_up(p, cp__conn_tag(conn, i), cp__conn_was_written(conn, i));
+        if (conn->fcount > 0 || conn->olen > conn->opos)
+            cp__conn_close(conn);
+        while (c->nodes[n].qhead != CP__NIL) {
+            uint32_t tag = c->nodes[n].qhead;
+            c->nodes[n].qhead = cp__get(p, tag)->next;
+            give_up(p, tag, 0);
+        }
+        c->nodes[n].qtail = CP__NIL;
+    }
+    for (size_t i = 0; i < p->nretry; i++)
+        give_up(p, p->retry[i], 0);
+    p->nretry = 0;
+    p->retry_at = 0;
+    abandon(p); /* nothing should be left; if anything is, it may have run */
 }
 
 /* Routes every command: parts of split commands instead of their parent; a command whose keys
@@ -486,8 +520,7 @@ static void wait_once(cp_pipeline *p) {
     int n = cp_client_pollfds(&p->c->pub, fds, 64);
     if (n > 64) {
         if ((fds = malloc((size_t)n * sizeof(*fds))) == NULL) {
-            cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-            abandon(p);
+            end_batch(p, CP_ENOMEM, "out of memory");
             return;
         }
         cp_client_pollfds(&p->c->pub, fds, n);
@@ -508,8 +541,9 @@ static void wait_once(cp_pipeline *p) {
         } else if (ready < 0 && errno != EINTR) {
             /* EINVAL (more sockets than RLIMIT_NOFILE) or ENOMEM never goes away by waiting:
              * end the batch now instead of spinning on the failing poll until the I/O timeout. */
-            cp__pipeline_set_err(p, CP_EIO, "poll: %s", strerror(errno));
-            abandon(p);
+            char why[64];
+            snprintf(why, sizeof(why), "poll: %s", strerror(errno));
+            end_batch(p, CP_EIO, why);
         }
     }
     if (fds != stackfds)

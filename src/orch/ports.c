@@ -47,12 +47,12 @@ void cp__ports_reserve(cp__ports *a, int port) {
         a->used[a->nused++] = port;
 }
 
-int cp__port_free(int port) {
+int cp__port_listen(int port) {
     if (port <= 0 || port > 65535)
-        return 0;
+        return -1;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return 0;
+        return -1;
     /* Redis and nutcracker set SO_REUSEADDR, so sockets in TIME_WAIT do not stop them: do not
      * let them stop us either. A listener on the port still makes bind fail. */
     int one = 1;
@@ -62,9 +62,19 @@ int cp__port_free(int port) {
     sa.sin_family = AF_INET;
     sa.sin_port = htons((unsigned short)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 1) == 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int cp__port_free(int port) {
+    int fd = cp__port_listen(port);
+    if (fd < 0)
+        return 0;
     close(fd);
-    return ok;
+    return 1;
 }
 
 int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {

@@ -29,8 +29,12 @@ void cp__ports_init(cp__ports *a, int base);
 /* Marks port as taken (an existing process of the topology). */
 void cp__ports_reserve(cp__ports *a, int port);
 
-/* 1 when 127.0.0.1:port can be bound and listened on right now. */
+/* 1 when 127.0.0.1:port can be bound and listened on right now (cp__port_listen, then closed). */
 int cp__port_free(int port);
+
+/* A listening socket on 127.0.0.1:port, bound with SO_REUSEADDR as every server binds: the fd
+ * (the caller closes it), or -1. What cp__port_free checks with, and how a test holds a port. */
+int cp__port_listen(int port);
 
 /* Hands out the next port (and reserves port+10000 when bus). Fixed mode: exactly the next port
  * in order, or CP_EINVAL with an error naming the busy (or out of range) port. Auto mode: the

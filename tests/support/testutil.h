@@ -18,12 +18,14 @@ char *cp_test_read_data(const char *name, size_t *len);
 /* A base port for n consecutive fixed ports whose ports and cluster bus ports (+10000) are free
  * right now, in 2000..9999: below the kernel's ephemeral range (32768..60999), where any test's
  * outgoing connection may hold a port or leave it in TIME_WAIT, and below the orchestrator's own
- * automatic range (10000 up), so nothing else running in parallel picks the base ports. -1 when
+ * automatic range (10000 up), so no topology started in parallel picks the base ports. (Their bus
+ * ports fall in the automatic range; the tests that use this start no server there.) -1 when
  * none is found. */
 int cp_test_fixed_base(int n);
 
 /* A listening socket on 127.0.0.1:port, bound with SO_REUSEADDR as every server binds (so it
- * agrees with cp__port_free about TIME_WAIT sockets): holds the port busy. The fd, or -1. */
+ * agrees with cp__port_free about TIME_WAIT sockets: cp__port_listen): holds the port busy. The
+ * fd, or -1. */
 int cp_test_listen(int port);
 
 #endif
