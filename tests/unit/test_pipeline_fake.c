@@ -14,126 +14,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <poll.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
-
-#define MAXN 3
-
-typedef struct fixture {
-    fake_node *node[MAXN];
-    int port[MAXN];
-    cp_client *c;
-    cp_pipeline *p;
-} fixture;
-
-/* Node 0 serves every slot; nodes 1..MAXN-1 run but own nothing (redirect targets). Only node 0
- * is in the topology, so the others are "not yet known" to the client until a redirect. */
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof(*f));
-    for (int i = 0; i < MAXN; i++) {
-        f->node[i] = fake_node_start();
-        assert_non_null(f->node[i]);
-        f->port[i] = fake_node_port(f->node[i]);
-    }
-    char buf[1024];
-    int start = 0, end = 16383;
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
-    for (int i = 0; i < MAXN; i++)
-        fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    cp_pipeline_free(f->p);
-    cp_free(f->c);
-    for (int i = 0; i < MAXN; i++)
-        fake_node_stop(f->node[i]);
-    free(f);
-    return 0;
-}
-
-static void connect_cluster(fixture *f, int io_timeout_ms, int budget_ms, unsigned flags) {
-    char seeds[64];
-    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
-    cp_options o = CP_OPTIONS_INIT;
-    o.seeds = seeds;
-    o.io_timeout_ms = io_timeout_ms;
-    o.retry_budget_ms = budget_ms;
-    o.flags = flags;
-    f->c = cp_connect(&o);
-    assert_non_null(f->c);
-    assert_int_equal(f->c->err, 0);
-    f->p = cp_pipeline_new(f->c);
-    assert_non_null(f->p);
-}
-
-/* Stores key=value on fake node i directly through the library in endpoint mode. */
-static void put(fixture *f, int i, const char *key, const char *val) {
-    char ep[64];
-    snprintf(ep, sizeof(ep), "127.0.0.1:%d", f->port[i]);
-    cp_options o = CP_OPTIONS_INIT;
-    o.endpoint = ep;
-    cp_client *c = cp_connect(&o);
-    assert_int_equal(c->err, 0);
-    redisReply *r = cp_command(c, "SET %s %s", key, val);
-    assert_non_null(r);
-    freeReplyObject(r);
-    cp_free(c);
-}
-
-static void rule(fake_node *n, const char *cmd, const char *key, int skip, int times, fake_action a,
-                 const char *payload) {
-    fake_rule r = {cmd, key, skip, times, a, payload, 0};
-    assert_true(fake_node_rule(n, &r) >= 0);
-}
-
-static char *redirect(char *buf, const char *kind, const char *key, int port) {
-    sprintf(buf, "-%s %u 127.0.0.1:%d\r\n", kind, cp_keyslot(key, strlen(key)), port);
-    return buf;
-}
-
-static void assert_str_reply(cp_pipeline *p, size_t i, const char *want) {
-    assert_int_equal(cp_get_outcome(p, i), CP_DONE);
-    const redisReply *r = cp_reply(p, i);
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    assert_string_equal(r->str, want);
-}
-
-static void append_gets(cp_pipeline *p, int n) {
-    for (int i = 0; i < n; i++)
-        assert_int_equal(cp_append(p, "GET k%d", i), 0);
-}
+#include "fakeset.h"
 
 static void moved_mid_batch(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     for (int i = 0; i < 10; i++) {
         char k[8], v[8];
         sprintf(k, "k%d", i);
         sprintf(v, "v%d", i);
-        put(f, i == 5 ? 1 : 0, k, v);
+        fakeset_put(f, i == 5 ? 1 : 0, k, v);
     }
     char buf[128];
-    rule(f->node[0], "GET", "k5", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k5", f->port[1]));
-    connect_cluster(f, 2000, 1000, 0);
+    fakeset_rule(f->node[0], "GET", "k5", 0, 1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", "k5", f->port[1]));
+    fakeset_connect(f, 2000, 1000, 0);
     size_t shards_before = fake_node_count(f->node[0], "CLUSTER");
-    append_gets(f->p, 10);
+    fakeset_append_gets(f->p, 10);
     assert_int_equal(cp_exec(f->p), 0);
     for (int i = 0; i < 10; i++) {
         char v[8];
         sprintf(v, "v%d", i);
-        assert_str_reply(f->p, (size_t)i, v);
+        fakeset_assert_str(f->p, (size_t)i, v);
     }
     cp_stats st;
     cp_get_stats(f->c, &st);
@@ -149,7 +56,7 @@ static void moved_mid_batch(void **state) {
     assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
     cp_pipeline_reset(f->p);
-    append_gets(f->p, 10);
+    fakeset_append_gets(f->p, 10);
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), shards_before + 1);
     assert_int_equal(fake_node_count(f->node[1], "GET"), 2);
@@ -157,32 +64,34 @@ static void moved_mid_batch(void **state) {
 
 /* MOVED alone never re-reads the map mid-batch, even when retry rounds run in that batch. */
 static void moved_with_retries_refreshes_once(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char buf[128];
-    rule(f->node[0], "GET", "k1", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[1]));
-    rule(f->node[0], "GET", "k2", 0, 3, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
-    connect_cluster(f, 2000, 2000, 0);
+    fakeset_rule(f->node[0], "GET", "k1", 0, 1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", "k1", f->port[1]));
+    fakeset_rule(f->node[0], "GET", "k2", 0, 3, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    fakeset_connect(f, 2000, 2000, 0);
     size_t before = fake_node_count(f->node[0], "CLUSTER");
-    append_gets(f->p, 4);
+    fakeset_append_gets(f->p, 4);
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), before);
     cp_pipeline_reset(f->p);
-    append_gets(f->p, 4);
+    fakeset_append_gets(f->p, 4);
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(fake_node_count(f->node[0], "CLUSTER"), before + 1);
 }
 
 static void ask_mid_batch(void **state) {
-    fixture *f = *state;
-    put(f, 0, "k1", "v1");
-    put(f, 2, "k3", "moving");
+    fakeset *f = *state;
+    fakeset_put(f, 0, "k1", "v1");
+    fakeset_put(f, 2, "k3", "moving");
     char buf[128];
-    rule(f->node[0], "GET", "k3", 0, 1, FAKE_REPLY, redirect(buf, "ASK", "k3", f->port[2]));
-    connect_cluster(f, 2000, 1000, 0);
-    append_gets(f->p, 5);
+    fakeset_rule(f->node[0], "GET", "k3", 0, 1, FAKE_REPLY,
+                 fakeset_redirect(buf, "ASK", "k3", f->port[2]));
+    fakeset_connect(f, 2000, 1000, 0);
+    fakeset_append_gets(f->p, 5);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_str_reply(f->p, 1, "v1");
-    assert_str_reply(f->p, 3, "moving");
+    fakeset_assert_str(f->p, 1, "v1");
+    fakeset_assert_str(f->p, 3, "moving");
     assert_int_equal(cp_reply(f->p, 0)->type, REDIS_REPLY_NIL);
     assert_true(fake_node_log_follows(f->node[2], "ASKING", "GET k3") == 1);
     cp_stats st;
@@ -190,7 +99,7 @@ static void ask_mid_batch(void **state) {
     assert_int_equal(st.ask, 1);
     /* ASK leaves the map alone: the next GET k3 goes to node 0 again. */
     cp_pipeline_reset(f->p);
-    append_gets(f->p, 5);
+    fakeset_append_gets(f->p, 5);
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(fake_node_log_find(f->node[0], 0, "GET k3") >= 0, 1);
     assert_int_equal(fake_node_count(f->node[2], "GET"), 1);
@@ -200,27 +109,28 @@ static void ask_mid_batch(void **state) {
  * slot's node, whose MOVED is followed, and from then on the command goes by the slot the server
  * named: the TRYAGAIN that follows is retried on the right node, not on the hinted one. */
 static void wrong_slot_hint_follows_moved(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     unsigned s1 = cp_keyslot("k1", 2), hint = (s1 + 1) % CP_SLOTS;
     int start[3] = {0, (int)hint, (int)hint + 1}, end[3] = {(int)hint - 1, (int)hint, 16383};
     int ports[3] = {f->port[0], f->port[1], f->port[0]};
     char shards[2048], buf[128];
     assert_true(hint > 0 && hint < 16383); /* k1's slot is 12706: three non-empty ranges */
     assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
-    for (int i = 0; i < MAXN; i++)
+    for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", shards);
-    put(f, 0, "k1", "v1");
-    rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[0]));
+    fakeset_put(f, 0, "k1", "v1");
+    fakeset_rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", "k1", f->port[0]));
     /* node 0 first gets the right-slot GET (sent directly), then the redirected one */
-    rule(f->node[0], "GET", "k1", 1, 1, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
-    connect_cluster(f, 2000, 2000, 0);
+    fakeset_rule(f->node[0], "GET", "k1", 1, 1, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    fakeset_connect(f, 2000, 2000, 0);
     const char *argv[2] = {"GET", "k1"};
     size_t lens[2] = {3, 2};
     assert_int_equal(cp_append_argv_slot(f->p, 2, argv, lens, hint), 0);
     assert_int_equal(cp_append_argv_slot(f->p, 2, argv, lens, s1), 0); /* the right slot */
     assert_int_equal(cp_exec(f->p), 0);
-    assert_str_reply(f->p, 0, "v1");
-    assert_str_reply(f->p, 1, "v1");
+    fakeset_assert_str(f->p, 0, "v1");
+    fakeset_assert_str(f->p, 1, "v1");
     cp_stats st;
     cp_get_stats(f->c, &st);
     assert_int_equal(st.moved, 1);
@@ -230,13 +140,13 @@ static void wrong_slot_hint_follows_moved(void **state) {
 }
 
 static void tryagain_then_success(void **state) {
-    fixture *f = *state;
-    put(f, 0, "k2", "v2");
-    rule(f->node[0], "GET", "k2", 0, 2, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
-    connect_cluster(f, 2000, 2000, 0);
-    append_gets(f->p, 4);
+    fakeset *f = *state;
+    fakeset_put(f, 0, "k2", "v2");
+    fakeset_rule(f->node[0], "GET", "k2", 0, 2, FAKE_REPLY, "-TRYAGAIN Multiple keys request\r\n");
+    fakeset_connect(f, 2000, 2000, 0);
+    fakeset_append_gets(f->p, 4);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_str_reply(f->p, 2, "v2");
+    fakeset_assert_str(f->p, 2, "v2");
     cp_stats st;
     cp_get_stats(f->c, &st);
     assert_int_equal(st.tryagain, 2);
@@ -249,15 +159,16 @@ static double now_s(void) {
 }
 
 static void clusterdown_outlasts_budget(void **state) {
-    fixture *f = *state;
-    put(f, 0, "k0", "v0");
-    rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY, "-CLUSTERDOWN The cluster is down\r\n");
-    connect_cluster(f, 2000, 300, 0);
-    append_gets(f->p, 3);
+    fakeset *f = *state;
+    fakeset_put(f, 0, "k0", "v0");
+    fakeset_rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY,
+                 "-CLUSTERDOWN The cluster is down\r\n");
+    fakeset_connect(f, 2000, 300, 0);
+    fakeset_append_gets(f->p, 3);
     double t0 = now_s();
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
     double took = now_s() - t0;
-    assert_str_reply(f->p, 0, "v0");
+    fakeset_assert_str(f->p, 0, "v0");
     assert_int_equal(cp_get_outcome(f->p, 1), CP_NOT_EXECUTED);
     assert_non_null(cp_reply(f->p, 1));
     assert_non_null(strstr(cp_reply(f->p, 1)->str, "CLUSTERDOWN"));
@@ -271,9 +182,9 @@ static void clusterdown_outlasts_budget(void **state) {
 /* The node closes the connection on the 4th command: three answers arrive; the commands written
  * after them have an unknown outcome, except those safe to re-send, which are re-sent. */
 static void closed_after_k_of_n(void **state) {
-    fixture *f = *state;
-    rule(f->node[0], "INCR", NULL, 3, 1, FAKE_CLOSE, NULL);
-    connect_cluster(f, 2000, 1000, 0);
+    fakeset *f = *state;
+    fakeset_rule(f->node[0], "INCR", NULL, 3, 1, FAKE_CLOSE, NULL);
+    fakeset_connect(f, 2000, 1000, 0);
     for (int i = 0; i < 6; i++)
         assert_int_equal(cp_append(f->p, "INCR c%d", i), 0);
     assert_int_equal(cp_append(f->p, "GET c0"), 0);
@@ -292,7 +203,7 @@ static void closed_after_k_of_n(void **state) {
         assert_null(cp_reply(f->p, (size_t)i));
     }
     /* Read-only GET and the INCR flagged idempotent were re-sent on a new connection. */
-    assert_str_reply(f->p, 6, "1");
+    fakeset_assert_str(f->p, 6, "1");
     assert_int_equal(cp_get_outcome(f->p, 7), CP_DONE);
     assert_int_equal(fake_node_connections(f->node[0]) >= 2, 1);
     cp_stats st;
@@ -301,31 +212,31 @@ static void closed_after_k_of_n(void **state) {
 }
 
 static void partial_reply_then_close(void **state) {
-    fixture *f = *state;
-    put(f, 0, "k0", "v0");
-    rule(f->node[0], "INCR", "n", 0, 1, FAKE_PARTIAL_CLOSE, ":4");
-    connect_cluster(f, 2000, 1000, 0);
+    fakeset *f = *state;
+    fakeset_put(f, 0, "k0", "v0");
+    fakeset_rule(f->node[0], "INCR", "n", 0, 1, FAKE_PARTIAL_CLOSE, ":4");
+    fakeset_connect(f, 2000, 1000, 0);
     assert_int_equal(cp_append(f->p, "GET k0"), 0);
     assert_int_equal(cp_append(f->p, "INCR n"), 0);
     assert_int_equal(cp_append(f->p, "SET x y"), 0);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_str_reply(f->p, 0, "v0");
+    fakeset_assert_str(f->p, 0, "v0");
     assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
     assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
     assert_non_null(strstr(cp_pipeline_errstr(f->p), "closed"));
 }
 
 static void stalled_node_times_out(void **state) {
-    fixture *f = *state;
-    put(f, 0, "k0", "v0");
-    put(f, 0, "k2", "v2");
-    rule(f->node[0], "GET", "k1", 0, -1, FAKE_STALL, NULL);
-    connect_cluster(f, 300, 0, 0);
-    append_gets(f->p, 3);
+    fakeset *f = *state;
+    fakeset_put(f, 0, "k0", "v0");
+    fakeset_put(f, 0, "k2", "v2");
+    fakeset_rule(f->node[0], "GET", "k1", 0, -1, FAKE_STALL, NULL);
+    fakeset_connect(f, 300, 0, 0);
+    fakeset_append_gets(f->p, 3);
     double t0 = now_s();
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
     assert_true(now_s() - t0 < 5.0);
-    assert_str_reply(f->p, 0, "v0");
+    fakeset_assert_str(f->p, 0, "v0");
     /* Written, never answered, no budget to retry: unknown, for it and the one behind it. */
     assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
     assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
@@ -335,43 +246,44 @@ static void stalled_node_times_out(void **state) {
 /* Garbage from one node: that connection fails cleanly; replies from the other node and those
  * before the garbage are intact. */
 static void malformed_reply(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char buf[2048];
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
     assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
     /* Keys: "foo" -> 12182 (node 1), "bar" -> 5061 (node 0). */
-    put(f, 1, "foo", "F");
-    put(f, 0, "bar", "B");
-    rule(f->node[0], "INCR", NULL, 0, 1, FAKE_GARBAGE, "%%%garbage\r\n");
-    connect_cluster(f, 2000, 200, 0);
+    fakeset_put(f, 1, "foo", "F");
+    fakeset_put(f, 0, "bar", "B");
+    fakeset_rule(f->node[0], "INCR", NULL, 0, 1, FAKE_GARBAGE, "%%%garbage\r\n");
+    fakeset_connect(f, 2000, 200, 0);
     assert_int_equal(cp_append(f->p, "GET bar"), 0);
     assert_int_equal(cp_append(f->p, "GET foo"), 0);
     assert_int_equal(cp_append(f->p, "INCR n1"), 0); /* slot 3671: node 0 */
     assert_int_equal(cp_append(f->p, "GET foo"), 0);
     assert_true(cp_keyslot("n1", 2) < 8192);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_str_reply(f->p, 0, "B");
-    assert_str_reply(f->p, 1, "F");
+    fakeset_assert_str(f->p, 0, "B");
+    fakeset_assert_str(f->p, 1, "F");
     assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
-    assert_str_reply(f->p, 3, "F");
+    fakeset_assert_str(f->p, 3, "F");
     assert_int_equal(cp_pipeline_err(f->p), CP_EPROTO);
 }
 
 static void slot_moves_to_unknown_node(void **state) {
-    fixture *f = *state;
-    put(f, 2, "k1", "on-node-2");
+    fakeset *f = *state;
+    fakeset_put(f, 2, "k1", "on-node-2");
     char buf[128];
-    rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY, redirect(buf, "MOVED", "k1", f->port[2]));
-    connect_cluster(f, 2000, 1000, 0);
-    append_gets(f->p, 3);
+    fakeset_rule(f->node[0], "GET", "k1", 0, -1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", "k1", f->port[2]));
+    fakeset_connect(f, 2000, 1000, 0);
+    fakeset_append_gets(f->p, 3);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_str_reply(f->p, 1, "on-node-2");
+    fakeset_assert_str(f->p, 1, "on-node-2");
     assert_int_equal(fake_node_connections(f->node[2]) >= 1, 1);
 }
 
 static void all_seeds_down(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char seeds[64];
     snprintf(seeds, sizeof(seeds), "127.0.0.1:%d,127.0.0.1:%d", f->port[1], f->port[2]);
     fake_node_stop(f->node[1]);
@@ -386,7 +298,7 @@ static void all_seeds_down(void **state) {
 }
 
 static void seed_not_a_cluster(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char seeds[64];
     snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[1]);
     fake_node_set_cluster_reply(f->node[1], "SHARDS", NULL);
@@ -398,13 +310,13 @@ static void seed_not_a_cluster(void **state) {
 }
 
 static void slots_fallback(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char buf[512];
     int start = 0, end = 16383;
     fake_node_set_cluster_reply(f->node[0], "SHARDS", NULL);
     assert_true(fake_cluster_slots(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
     fake_node_set_cluster_reply(f->node[0], "SLOTS", buf);
-    connect_cluster(f, 2000, 0, 0);
+    fakeset_connect(f, 2000, 0, 0);
     redisReply *r = cp_command(f->c, "SET %s %s", "a", "1");
     assert_non_null(r);
     assert_string_equal(r->str, "OK");
@@ -412,7 +324,7 @@ static void slots_fallback(void **state) {
 }
 
 static void auth(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     fake_node_require_password(f->node[0], "alice", "s3cret");
     char seeds[64];
     snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
@@ -441,8 +353,8 @@ static void auth(void **state) {
 }
 
 static void crossslot_refused_client_side(void **state) {
-    fixture *f = *state;
-    connect_cluster(f, 2000, 0, 0);
+    fakeset *f = *state;
+    fakeset_connect(f, 2000, 0, 0);
     assert_int_equal(cp_append(f->p, "MGET foo bar"), 0);
     assert_int_equal(cp_append(f->p, "MGET {t}a {t}b"), 0);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
@@ -455,17 +367,17 @@ static void crossslot_refused_client_side(void **state) {
 }
 
 static void split_multikey(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char buf[2048];
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
     assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
-    connect_cluster(f, 2000, 0, CP_OPT_SPLIT_MULTIKEY);
+    fakeset_connect(f, 2000, 0, CP_OPT_SPLIT_MULTIKEY);
     /* foo -> node 1, bar -> node 0, {foo}x -> node 1. The fake node has no MSET: the MSET split
      * is proven on a real cluster (test_pipeline_real). */
-    put(f, 1, "foo", "1");
-    put(f, 0, "bar", "2");
-    put(f, 1, "{foo}x", "3");
+    fakeset_put(f, 1, "foo", "1");
+    fakeset_put(f, 0, "bar", "2");
+    fakeset_put(f, 1, "{foo}x", "3");
     assert_int_equal(cp_append(f->p, "PING"), 0);
     assert_int_equal(cp_append(f->p, "MGET bar foo missing {foo}x"), 0);
     assert_int_equal(cp_append(f->p, "EXISTS foo bar nope {foo}x"), 0);
@@ -489,10 +401,11 @@ static void split_multikey(void **state) {
 
 /* Per-key order survives a redirect: SET k then GET k, both moved, arrive in order. */
 static void per_key_order_across_moved(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char buf[128];
-    rule(f->node[0], NULL, "k", 0, -1, FAKE_REPLY, redirect(buf, "MOVED", "k", f->port[1]));
-    connect_cluster(f, 2000, 0, 0);
+    fakeset_rule(f->node[0], NULL, "k", 0, -1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", "k", f->port[1]));
+    fakeset_connect(f, 2000, 0, 0);
     for (int i = 0; i < 20; i++) {
         assert_int_equal(cp_append(f->p, "SET k %d", i), 0);
         assert_int_equal(cp_append(f->p, "GET k"), 0);
@@ -501,153 +414,12 @@ static void per_key_order_across_moved(void **state) {
     for (int i = 0; i < 20; i++) {
         char v[8];
         sprintf(v, "%d", i);
-        assert_str_reply(f->p, (size_t)(2 * i + 1), v);
+        fakeset_assert_str(f->p, (size_t)(2 * i + 1), v);
     }
-}
-
-/* Two nodes sending a command back and forth forever: bounded by max_redirects. */
-static void redirect_loop_is_bounded(void **state) {
-    fixture *f = *state;
-    char a[128], b[128];
-    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
-    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
-    connect_cluster(f, 2000, 3000, 0); /* the count ends the loop, long before the budget */
-    assert_int_equal(cp_append(f->p, "GET k"), 0);
-    assert_int_equal(cp_append(f->p, "PING"), 0);
-    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
-    assert_non_null(strstr(cp_reply(f->p, 0)->str, "MOVED"));
-    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
-    assert_int_equal(cp_get_outcome(f->p, 1), CP_DONE);
-    /* The default limit is 16 redirects: 17 answers, then it stops. */
-    assert_int_equal(fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET"), 17);
-}
-
-/* The largest limit still ends a loop: the per-command counter is a uint8_t, so it is compared
- * before it is counted (at 255 it used to wrap to 0 and the loop never ended); a limit it could
- * not hold is refused at connect. */
-static void redirect_limit_is_bounded(void **state) {
-    fixture *f = *state;
-    char seeds[64], a[128], b[128];
-    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
-    cp_options o = CP_OPTIONS_INIT;
-    o.seeds = seeds;
-    o.max_redirects = CP_MAX_REDIRECTS + 1;
-    cp_client *bad = cp_connect(&o);
-    assert_non_null(bad);
-    assert_int_equal(bad->err, CP_EINVAL);
-    assert_non_null(strstr(bad->errstr, "max_redirects"));
-    cp_free(bad);
-
-    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
-    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
-    o.max_redirects = CP_MAX_REDIRECTS;
-    o.retry_budget_ms = 60000; /* only the count can end it */
-    f->c = cp_connect(&o);
-    assert_int_equal(f->c->err, 0);
-    f->p = cp_pipeline_new(f->c);
-    assert_int_equal(cp_append(f->p, "GET k"), 0);
-    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
-    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
-    assert_int_equal(fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET"),
-                     CP_MAX_REDIRECTS + 1);
-}
-
-/* Redirects respect the batch's deadline: with a budget far shorter than 255 round trips, the
- * loop ends on the budget, not on the count. The first hop is always followed. */
-static void redirect_loop_ends_at_deadline(void **state) {
-    fixture *f = *state;
-    char seeds[64], a[128], b[128];
-    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", f->port[0]);
-    rule(f->node[0], "GET", "k", 0, -1, FAKE_REPLY, redirect(a, "MOVED", "k", f->port[1]));
-    rule(f->node[1], "GET", "k", 0, -1, FAKE_REPLY, redirect(b, "MOVED", "k", f->port[0]));
-    cp_options o = CP_OPTIONS_INIT;
-    o.seeds = seeds;
-    o.max_redirects = CP_MAX_REDIRECTS;
-    o.retry_budget_ms = 1;
-    f->c = cp_connect(&o);
-    assert_int_equal(f->c->err, 0);
-    f->p = cp_pipeline_new(f->c);
-    /* 255 round trips through the fake node's thread take well over a millisecond (each is two
-     * wake-ups and four system calls at the very least). */
-    assert_int_equal(cp_append(f->p, "GET k"), 0);
-    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_int_equal(cp_get_outcome(f->p, 0), CP_NOT_EXECUTED);
-    assert_int_equal(cp_pipeline_err(f->p), CP_EREDIRECT);
-    assert_non_null(strstr(cp_pipeline_errstr(f->p), "retry budget"));
-    size_t gets = fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET");
-    assert_true(gets >= 2 && gets < CP_MAX_REDIRECTS + 1);
-}
-
-/* A poll(2) that fails for good (here EINVAL: more sockets than RLIMIT_NOFILE) ends the batch at
- * once with the reason; it used to be dropped and cp_exec spun on it until the I/O timeout. The
- * client stays usable: the next batch gets its own replies. Run in a child process, so the lowered
- * limit touches neither cmocka nor the fake nodes' thread. */
-static void poll_failure_ends_batch(void **state) {
-    fixture *f = *state;
-    int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
-    char buf[2048];
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
-    for (int i = 0; i < 2; i++)
-        fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
-    connect_cluster(f, 20000, 3000, 0);
-    /* Both nodes connected: keys of either half of the slots. */
-    const char *keys[2] = {"a", "b"};
-    assert_true((cp_keyslot("a", 1) < 8192) != (cp_keyslot("b", 1) < 8192));
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(cp_append(f->p, "SET %s %d", keys[i], i + 1), 0);
-    assert_int_equal(cp_exec(f->p), 0);
-    cp_pipeline_reset(f->p);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(10); /* the old behaviour spun for the 20 s I/O timeout */
-        for (int i = 0; i < 2; i++)
-            cp_append(f->p, "GET %s", keys[i]);
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-            _exit(3);
-        rlim_t soft = rl.rlim_cur;
-        rl.rlim_cur = 1;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            _exit(3);
-        /* The fault needs a kernel that checks the limit; valgrind only pretends to lower it. */
-        struct pollfd probe[2] = {{0, 0, 0}, {0, 0, 0}};
-        if (poll(probe, 2, 0) >= 0 || errno != EINVAL)
-            _exit(5);
-        int rc = cp_exec(f->p);
-        /* Both GETs were written before the wait failed: they may have run. */
-        int ok = rc == CP_EPARTIAL && cp_pipeline_err(f->p) == CP_EIO &&
-                 strstr(cp_pipeline_errstr(f->p), "poll") != NULL &&
-                 cp_get_outcome(f->p, 0) == CP_UNKNOWN && cp_get_outcome(f->p, 1) == CP_UNKNOWN;
-        if (!ok)
-            _exit(4);
-        /* The client goes on cleanly: the failed batch's connections were closed, so the next
-         * batch reads its own replies (integers), never the old GETs' values. */
-        rl.rlim_cur = soft;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            _exit(3);
-        cp_pipeline_reset(f->p);
-        for (int i = 0; i < 2; i++)
-            cp_append(f->p, "EXISTS %s", keys[i]);
-        if (cp_exec(f->p) != 0)
-            _exit(6);
-        for (size_t i = 0; i < 2; i++)
-            if (cp_reply(f->p, i)->type != REDIS_REPLY_INTEGER || cp_reply(f->p, i)->integer != 1)
-                _exit(7);
-        _exit(0);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 5)
-        skip(); /* poll(2) could not be made to fail here */
-    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void endpoint_mode(void **state) {
-    fixture *f = *state;
+    fakeset *f = *state;
     char ep[64];
     snprintf(ep, sizeof(ep), "127.0.0.1:%d", f->port[1]);
     cp_options o = CP_OPTIONS_INIT;
@@ -657,28 +429,28 @@ static void endpoint_mode(void **state) {
     assert_int_equal(cp_is_cluster(f->c), 0);
     f->p = cp_pipeline_new(f->c);
     /* In endpoint mode no reply is interpreted: a MOVED is the caller's answer. */
-    rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY, "-MOVED 1 127.0.0.1:1\r\n");
+    fakeset_rule(f->node[1], "GET", "k1", 0, 1, FAKE_REPLY, "-MOVED 1 127.0.0.1:1\r\n");
     for (int i = 0; i < 100; i++)
         assert_int_equal(cp_append(f->p, "SET k%d %d", i, i), 0);
-    append_gets(f->p, 3);
+    fakeset_append_gets(f->p, 3);
     assert_int_equal(cp_exec(f->p), 0);
     assert_int_equal(cp_count(f->p), 103);
     assert_int_equal(cp_get_outcome(f->p, 101), CP_DONE);
     assert_int_equal(cp_reply(f->p, 101)->type, REDIS_REPLY_ERROR);
-    assert_str_reply(f->p, 102, "2");
+    fakeset_assert_str(f->p, 102, "2");
     /* Reset reuses the buffers; a pipeline executes once per reset. */
     assert_int_equal(cp_exec(f->p), CP_EINVAL);
     cp_pipeline_reset(f->p);
     assert_int_equal(cp_count(f->p), 0);
-    append_gets(f->p, 1);
+    fakeset_append_gets(f->p, 1);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_str_reply(f->p, 0, "0");
+    fakeset_assert_str(f->p, 0, "0");
 }
 
 /* A pipeline much larger than the output buffer: bounded buffering still delivers all. */
 static void large_pipeline(void **state) {
-    fixture *f = *state;
-    connect_cluster(f, 5000, 0, 0);
+    fakeset *f = *state;
+    fakeset_connect(f, 5000, 0, 0);
     for (int i = 0; i < 50000; i++)
         assert_int_equal(cp_append(f->p, "SET key:%d value-%d", i, i), 0);
     for (int i = 0; i < 50000; i += 7)
@@ -688,7 +460,7 @@ static void large_pipeline(void **state) {
     for (int i = 0; i < 50000; i += 7, j++) {
         char v[32];
         sprintf(v, "value-%d", i);
-        assert_str_reply(f->p, j, v);
+        fakeset_assert_str(f->p, j, v);
     }
 }
 
@@ -726,7 +498,7 @@ static void bad_input(void **state) {
 }
 
 int main(void) {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fakeset_setup, fakeset_teardown)
     const struct CMUnitTest tests[] = {
         T(moved_mid_batch),
         T(moved_with_retries_refreshes_once),
@@ -746,10 +518,6 @@ int main(void) {
         T(crossslot_refused_client_side),
         T(split_multikey),
         T(per_key_order_across_moved),
-        T(redirect_loop_is_bounded),
-        T(redirect_limit_is_bounded),
-        T(redirect_loop_ends_at_deadline),
-        T(poll_failure_ends_batch),
         T(endpoint_mode),
         T(large_pipeline),
         cmocka_unit_test(bad_input),
