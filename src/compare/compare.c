@@ -293,7 +293,7 @@ static json_t *shard_memory(const cp_topo *topo) {
     return a;
 }
 
-/* Loads the dataset into one target. Returns 0 or -1 (warned). */
+/* Loads the dataset into one target. Returns 0, or 1 when it failed or was interrupted (warned). */
 static int load(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags) {
     const cp__compare_opts *o = r->o;
     cp__load_config cfg;
@@ -319,7 +319,7 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
         json_array_append_new(json_object_get(r->doc, "load"), l);
     if (rc != 0 || cancelled(r)) {
         warn(r, "%s: load failed: %s", setup, cancelled(r) ? "interrupted" : err);
-        return -1;
+        return 1;
     }
     say(r, "%s: loaded %" PRIu64 " keys in %.2f s (%.0f keys/s)%s%s", setup, res.written,
         res.seconds, res.keys_per_sec, res.note[0] ? "; " : "", res.note);

@@ -142,12 +142,12 @@ static void *bench_main(void *arg) {
     return NULL;
 }
 
-/* Waits until monotonic time `until`. Returns -1 when cancelled or (with stop_on_done) when the
- * bench ended first. */
+/* Waits until monotonic time `until`. Returns 0 then, or 1 when cancelled or (with stop_on_done)
+ * when the bench ended first. */
 static int wait_until(const scn *s, const bench_thread *b, uint64_t until, int stop_on_done) {
     while (cp__now_ns() < until) {
         if (cancelled(s) || (stop_on_done && atomic_load(&b->done)))
-            return -1;
+            return 1;
         cp__sleep_ms(20);
     }
     return 0;
