@@ -8,6 +8,11 @@
  * Threads: a cp_client and the pipelines made from it belong to one thread at a time. The
  * library keeps no mutable globals; use one client per thread.
  *
+ * Blocking: a client either runs on the caller's event loop (cp_attach, the adapters in
+ * clusterpipe/adapters/, or the built-in cp_loop), where no call ever waits, or it is a
+ * blocking client from cp_connect, whose cp_exec and cp_command wait for their answers. Each
+ * call below says which it is. docs/async.md gives the event-loop contract.
+ *
  * Errors: functions return 0 on success or a negative CP_E* code; the client (and pipeline) also
  * keep the last error in `err` and a readable `errstr`. The library never prints and never exits.
  *
@@ -48,7 +53,9 @@ extern "C" {
     XX(EREDIRECT, -10, "too many redirects")                                                       \
     XX(ECROSSSLOT, -11, "keys in different slots")                                                 \
     XX(EPARTIAL, -12, "some commands did not complete")                                            \
-    XX(ESERVER, -13, "server error reply")
+    XX(ESERVER, -13, "server error reply")                                                         \
+    XX(ELIMIT, -14, "too many commands queued or in flight")                                       \
+    XX(ECANCELED, -15, "canceled: the client was freed")
 
 typedef enum cp_errno {
 #define CP__ERRNO_ENUM(name, value, msg) CP_##name = (value),
@@ -101,6 +108,9 @@ typedef struct cp_options {
     const char *tls_cert_file;
     const char *tls_key_file; /* NULL: the key is in tls_cert_file */
     int tls_insecure;
+    int max_pending; /* commands queued or in flight at once on an event-loop client (async
+                        commands and cp_exec_async pipelines); past it they are refused with
+                        CP_ELIMIT. <= 0: the default, 65536 */
 } cp_options;
 
 /* Split MGET/MSET/DEL/EXISTS/UNLINK/TOUCH whose keys span slots into one sub-command per slot and
@@ -108,7 +118,9 @@ typedef struct cp_options {
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0 }
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0 }
+
+#define CP_DEFAULT_MAX_PENDING 65536
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {
@@ -116,23 +128,38 @@ typedef struct cp_client {
     char errstr[CP_ERRSTR_LEN]; /* description of err */
 } cp_client;
 
-/* Connects to the seeds (cluster mode: the first seed that answers gives the slot map) or to the
- * endpoint. Blocks up to the connect timeout per address tried. Returns a client that the caller
- * frees with cp_free, or NULL only when out of memory; on failure c->err is set and the client
- * can only be freed. */
+/* A blocking client: connects to the seeds (cluster mode: the first node or seed that answers
+ * gives the slot map) or to the endpoint, and waits for it. Blocks up to the connect and I/O
+ * timeouts per address tried. Returns a client that the caller frees with cp_free, or NULL only
+ * when out of memory; on failure c->err is set and the client can only be freed. Its cp_exec and
+ * cp_command block; it can be handed to an event loop later with cp_attach. */
 cp_client *cp_connect(const cp_options *opt);
 
-/* Closes every connection and frees the client. Pipelines made from it must be freed first. */
+/* An event-loop client: checks the options and does no I/O (never blocks). Connections and the
+ * slot map come once it is attached to a loop (cp_attach); commands sent before the map arrives
+ * wait for it within the retry budget. NULL only when out of memory; bad options set c->err. */
+cp_client *cp_client_new(const cp_options *opt);
+
+/* Closes every connection and frees the client. Commands still queued or in flight end first:
+ * each async callback is called once (outcome CP_NOT_EXECUTED or CP_UNKNOWN, err
+ * CP_ECANCELED), as is each running cp_exec_async pipeline's. Pipelines made from the client
+ * must be freed before it. Called from inside a callback, the free happens when the library
+ * returns to the loop. Never blocks. */
 void cp_free(cp_client *c);
 
 /* 1 when connected in cluster mode, 0 in single-endpoint mode. */
 int cp_is_cluster(const cp_client *c);
 
-/* Re-reads the slot map from any known node, then from the seeds. Blocks. Returns 0 or CP_E*. */
+/* Re-reads the slot map from any known node, then from the seeds. Blocks (a blocking client
+ * only; CP_EINVAL on an event-loop client, which refreshes by itself). Returns 0 or CP_E*. */
 int cp_refresh(cp_client *c);
 
+/* Commands queued or in flight (async commands and commands of running pipelines). */
+size_t cp_pending(const cp_client *c);
+
 /* Runs one command and waits for its answer, following MOVED/ASK and retrying as a pipeline does
- * (it is a pipeline of one). Returns the reply, which the caller frees with freeReplyObject, or
+ * (it is a pipeline of one). Blocks: a blocking client only (an event-loop client gets NULL
+ * with c->err CP_EINVAL). Returns the reply, which the caller frees with freeReplyObject, or
  * NULL with c->err set when the command did not end CP_DONE. An error reply from the server is
  * returned as a reply (type REDIS_REPLY_ERROR), not as NULL. */
 redisReply *cp_command(cp_client *c, const char *fmt, ...);
@@ -188,7 +215,7 @@ int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_
 int cp_set_flags(cp_pipeline *p, size_t i, unsigned flags);
 
 /* Send every command and wait for every outcome. Blocks, bounded by the client's timeouts and
- * retry budget. Returns 0 when every command ended CP_DONE (error replies included), otherwise
+ * retry budget (a blocking client only: CP_EINVAL on an event-loop client). Returns 0 when every command ended CP_DONE (error replies included), otherwise
  * CP_EPARTIAL with the pipeline's errstr describing the first failure; outcomes and replies are
  * valid either way. A pipeline can be executed once per reset. */
 int cp_exec(cp_pipeline *p);
@@ -216,48 +243,108 @@ int cp_timing(const cp_pipeline *p, size_t i, uint64_t *sent_ns, uint64_t *done_
 int cp_pipeline_err(const cp_pipeline *p);
 const char *cp_pipeline_errstr(const cp_pipeline *p);
 
-/* ---- event-driven execution ------------------------------------------------------------------ *
+/* ---- event loops ---------------------------------------------------------------------------- *
  *
- * For programs that drive many clients from one event loop (the clusterpipe bench does). cp_exec
- * is exactly this loop over poll(2):
+ * A client runs on any event loop through six hooks. The library tells the loop what it wants,
+ * as it changes (read or write interest per connection, one timer per client); the loop calls
+ * cp_on_ready / cp_on_timer back. No call in this section, nor any async call, ever blocks:
+ * connecting is non-blocking (the connect timeout is the timer), AUTH goes out as soon as the
+ * socket connects, and the slot map is re-read in-band (one more command on a healthy
+ * connection). Only resolving a host name can block (getaddrinfo); numeric addresses never do.
+ * Ready-made hooks: clusterpipe/adapters/{libevent,libev,libuv}.h and cp_loop below. */
+
+#define CP_EV_READ 0x1
+#define CP_EV_WRITE 0x2
+
+/* `loop` is the pointer given to cp_attach. `fd_data` is a slot per connection, NULL when it
+ * first appears, for the adapter's own state (its event object); cleanup is the last call for
+ * it: the fd is closed right after, so drop every registration and free what the slot holds.
+ * set_timer (re)arms the client's one timer: fire once after `ms` milliseconds (0: as soon as
+ * possible); -1 disarms it. A timer that fires early does no harm. */
+typedef struct cp_event_ops {
+    void (*add_read)(void *loop, cp_client *c, int fd, void **fd_data);
+    void (*del_read)(void *loop, cp_client *c, int fd, void **fd_data);
+    void (*add_write)(void *loop, cp_client *c, int fd, void **fd_data);
+    void (*del_write)(void *loop, cp_client *c, int fd, void **fd_data);
+    void (*cleanup)(void *loop, cp_client *c, int fd, void **fd_data);
+    void (*set_timer)(void *loop, cp_client *c, long ms);
+} cp_event_ops;
+
+/* Puts the client on a loop (or moves it from the one it was on: every registration is
+ * cleaned up there first and made again here). `ops` must outlive the attachment. An
+ * unconnected cluster client starts reading its slot map. Returns 0 or CP_EINVAL (ops NULL, or
+ * called from inside a callback). */
+int cp_attach(cp_client *c, const cp_event_ops *ops, void *loop);
+
+/* The loop reports readiness (CP_EV_READ | CP_EV_WRITE; an error or hang-up is CP_EV_READ) on
+ * one of the client's fds, or its timer firing. Callbacks run inside these calls. */
+void cp_on_ready(cp_client *c, int fd, int events);
+void cp_on_timer(cp_client *c);
+
+/* ---- async commands ------------------------------------------------------------------------ */
+
+/* What happened to one async command, given to its callback. `reply` lives until the callback
+ * returns (copy it with cp_reply_dup to keep it); NULL when the server never answered. */
+typedef struct cp_response {
+    cp_outcome outcome;      /* CP_DONE, CP_NOT_EXECUTED or CP_UNKNOWN, as for pipelines */
+    const redisReply *reply; /* the answer (may be an error reply), or NULL */
+    int err;                 /* when not CP_DONE: the CP_E* reason */
+    const char *errstr;      /* ... and its description ("" when CP_DONE) */
+    uint64_t sent_ns, done_ns; /* CLOCK_MONOTONIC: first write, and the read with the answer */
+} cp_response;
+
+/* Called exactly once per command accepted, from cp_on_ready / cp_on_timer (or cp_free). It may
+ * send new commands. */
+typedef void cp_callback(cp_client *c, const cp_response *r, void *privdata);
+
+/* Sends one command: routed by its keys' slot, following MOVED/ASK and retrying exactly as a
+ * pipeline does, with its own retry budget from now. Commands are in flight at once on every
+ * node; bytes sent from callbacks and between loop turns go out in one write per node per turn;
+ * commands for one key keep their order, also across redirects. An event-loop client only.
+ * Returns 0 (the callback will be called), CP_ELIMIT (max_pending commands are queued or in
+ * flight), CP_EINVAL (not attached, bad format, keys of a command that cannot be split span
+ * slots: CP_ECROSSSLOT) or CP_ENOMEM; then the callback is never called. */
+int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
+int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags,
+                          int argc, const char **argv, const size_t *argvlen);
+
+/* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
+redisReply *cp_reply_dup(const redisReply *r);
+
+/* Runs pipeline p on an event-loop client without waiting: every command goes out now, each
+ * gets its outcome as its node answers, and `done` is called once, after the last one (outcomes,
+ * replies and cp_timing are then valid, as after cp_exec). Any number of pipelines of one client
+ * may run at once, and async commands with them. Freeing a running pipeline detaches it: it
+ * finishes on its own, without calling `done`. Returns 0, or CP_EINVAL (not an event-loop client,
+ * or p ran since its last reset), CP_ELIMIT (its commands would pass max_pending), CP_ENOMEM;
+ * then `done` is never called. */
+typedef void cp_exec_callback(cp_pipeline *p, void *privdata);
+int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata);
+
+/* 1 while p runs (between cp_exec_async and its callback), else 0. */
+int cp_running(const cp_pipeline *p);
+
+/* ---- the built-in loop ----------------------------------------------------------------------- *
  *
- *     done = cp_exec_start(p);
- *     while (!done) {
- *         wait until one of cp_client_pollfds(c) is ready, or cp_exec_timeout_ms(p) passes;
- *         for each ready fd: done = cp_exec_on_ready(p, fd, revents);
- *         if (!done) done = cp_exec_on_timer(p);
- *     }
- *     rc = cp_exec_result(p);
- *
- * None of these blocks, except that connecting a node not connected yet waits up to the connect
- * timeout. Only one pipeline per client may be executing at a time. */
+ * poll(2) over any number of clients, for programs that have no loop of their own. */
 
-/* Routes every command and writes what the sockets take. Returns 1 when every command already
- * has an outcome, 0 when events are needed, CP_EINVAL when p was executed since its last reset. */
-int cp_exec_start(cp_pipeline *p);
+typedef struct cp_loop cp_loop;
 
-/* Reacts to readiness of one of the client's fds (revents as poll reports them: POLLIN, POLLOUT,
- * POLLHUP, POLLERR; an fd not of this client is ignored). Returns 1 when done, else 0. */
-int cp_exec_on_ready(cp_pipeline *p, int fd, short revents);
+cp_loop *cp_loop_new(void); /* NULL when out of memory */
 
-/* Runs I/O timeouts and retry rounds that are due. Returns 1 when done, else 0. */
-int cp_exec_on_timer(cp_pipeline *p);
+/* Frees the loop. Clients on it must be freed (or attached elsewhere) first. */
+void cp_loop_free(cp_loop *l);
 
-/* Milliseconds until cp_exec_on_timer has work (0: now), or -1 when no timer is pending. */
-int cp_exec_timeout_ms(const cp_pipeline *p);
+/* cp_attach with the loop's hooks. */
+int cp_loop_attach(cp_loop *l, cp_client *c);
 
-/* After completion: 0 when every command ended CP_DONE, else CP_EPARTIAL (as cp_exec). */
-int cp_exec_result(cp_pipeline *p);
+/* Waits up to timeout_ms (-1: until something happens) for readiness or a timer, then runs
+ * what is ready. Returns the number of events handled (0: the wait timed out), or CP_EIO with
+ * errno set when poll(2) fails for a reason that waiting cannot fix. */
+int cp_loop_run_once(cp_loop *l, int timeout_ms);
 
-/* The client's open connections: fd, and events POLLIN (always, to notice a close) | POLLOUT
- * (while output is pending). Fills at most max entries and returns how many there are; the set
- * changes when connections open or close, so re-read it after every call above. */
-int cp_client_pollfds(cp_client *c, struct pollfd *fds, int max);
-
-/* A counter that changes whenever one of the client's connections opens or closes. An event loop
- * that registered the fds of cp_client_pollfds (epoll) re-reads them when it changed: a closed
- * fd leaves epoll silently, and a reopened connection may get the same number. */
-unsigned cp_client_fd_generation(const cp_client *c);
+/* Runs until no client on the loop has a command pending. Returns 0 or as cp_loop_run_once. */
+int cp_loop_run(cp_loop *l);
 
 #ifdef __cplusplus
 }

@@ -2,17 +2,17 @@
  *
  * The per-thread event loop of the bench engine: each worker thread owns an epoll instance and
  * its share of the clients (per master a lane: a cp_client + a cp_pipeline), composes each
- * lane's batch from its queue (lanes.c), drives it with cp_exec_start / cp_exec_on_ready /
- * cp_exec_on_timer, and accounts every finished command (account.c): per-request latency from
- * cp_timing, outcomes, verification of GET replies, the second it ended in (seconds.c).
- * Routing, redirects and retries are entirely the library's.
+ * lane's batch from its queue (lanes.c), runs it with cp_exec_async, and accounts every finished
+ * command (account.c): per-request latency from cp_timing, outcomes, verification of GET
+ * replies, the second it ended in (seconds.c). Routing, redirects and retries are entirely the
+ * library's.
  *
- * Syscalls are the cost that matters on loopback, so: fds are registered level-triggered with
- * EPOLLIN only, EPOLLOUT only while the library reports POLLOUT (a socket that would block),
- * and epoll_ctl is called only when a client's fd set or interest changes, or after something
- * failed (a connection the library closed and reopened may come back with the same number, and
- * closing an fd silently removes it from epoll). A batch then costs one send per node, one recv
- * per node (usually) and a share of one epoll_wait.
+ * The worker is an event-loop adapter of its own (cp_event_ops over its epoll): the library
+ * says when to watch an fd for writing and when to wake it up. Syscalls are the cost that
+ * matters on loopback, so fds are registered once, level-triggered, for reading; EPOLLOUT only
+ * while a socket would block. A batch then costs one send per node, one recv per node (usually)
+ * and a share of one epoll_wait. Library timers are run by a sweep every 10 ms, or at once when
+ * the library asks for "now".
  *
  * Ownership: a worker owns its clients, pipelines, batch metadata and epoll fd; the epoll fd
  * and the loop's scratch are freed when cp__worker_main returns, the rest by cp__worker_free.
@@ -25,7 +25,6 @@
 #include "util/clock.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +57,9 @@ struct cp__client_state {
     cp__reqbuf batch;       /* the batch executing: a view of the queue's buffers */
     uint16_t *cmdkeys;      /* MSET batches: keys of each of its commands, in order */
     cp__reqbuf *queue;      /* requests for the next batches: its group's queue[lane] */
-    struct pollfd *reg;     /* fds registered in epoll, with the events asked */
-    int nreg, capreg;
-    struct pollfd *cur; /* scratch for cp_client_pollfds */
-    int capcur;
-    unsigned fdgen; /* cp_client_fd_generation when last synced */
-    cp_stats base;  /* counters when the measured interval began */
+    uint64_t timer_at; /* the library's timer for this client (0: none) */
+    struct wctx *x;
+    cp_stats base; /* counters when the measured interval began */
 };
 
 typedef struct wctx {
@@ -80,72 +76,71 @@ typedef struct wctx {
     const char **argv; /* MSET's arguments (load with mset_keys > 1) */
     size_t *argvlen;
     int *finished; /* lanes whose batch ended in this wake-up (run_loop) */
+    int nfinished;
+    uint64_t soonest; /* earliest library timer asked for since the last sweep (0: none) */
     cp__lanes ls;  /* the clients' key streams */
 } wctx;
 
-/* Brings client cs's epoll registrations in line with its current fds (see the file comment for
- * why `force` exists). Never DELs: fds leave a client only by being closed, which already
- * removed them from epoll, and their numbers may already belong to someone else. */
-static void resync(wctx *x, cp__client_state *cs, int idx, int force) {
-    int n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
-    if (n > cs->capcur) {
-        struct pollfd *g = realloc(cs->cur, (size_t)n * sizeof(*g));
-        struct pollfd *r = realloc(cs->reg, (size_t)n * sizeof(*r));
-        if (g != NULL)
-            cs->cur = g;
-        if (r != NULL)
-            cs->reg = r;
-        if (g == NULL || r == NULL) {
-            cp__acct_note_error(&x->w->acct, "%s", "out of memory registering fds");
-            return;
-        }
-        cs->capcur = cs->capreg = n;
-        n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
-    }
-    /* A connection opened or closed since the last sync: a closed fd left epoll silently and a
-     * reopened one may have the same number, so everything is (re)added. */
-    unsigned gen = cp_client_fd_generation(cs->c);
-    if (gen != cs->fdgen) {
-        cs->fdgen = gen;
-        force = 1;
-    }
-    if (!force && n == cs->nreg) {
-        int same = 1;
-        for (int i = 0; i < n && same; i++)
-            same = cs->cur[i].fd == cs->reg[i].fd && cs->cur[i].events == cs->reg[i].events;
-        if (same)
-            return;
-    }
-    for (int i = 0; i < n; i++) {
-        int fd = cs->cur[i].fd, found = -1;
-        for (int j = 0; j < cs->nreg; j++)
-            if (cs->reg[j].fd == fd) {
-                found = j;
-                break;
-            }
-        if (!force && found >= 0 && cs->reg[found].events == cs->cur[i].events)
-            continue;
-        struct epoll_event ev = {0};
-        ev.events = EPOLLIN | ((cs->cur[i].events & POLLOUT) ? EPOLLOUT : 0);
-        ev.data.u64 = ((uint64_t)(uint32_t)idx << 32) | (uint32_t)fd;
-        int op = found >= 0 && !force ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-        if (epoll_ctl(x->epfd, op, fd, &ev) != 0) {
-            if (errno == EEXIST)
-                epoll_ctl(x->epfd, EPOLL_CTL_MOD, fd, &ev);
-            else if (errno == ENOENT)
-                epoll_ctl(x->epfd, EPOLL_CTL_ADD, fd, &ev);
-        }
-    }
-    memcpy(cs->reg, cs->cur, (size_t)n * sizeof(*cs->reg));
-    cs->nreg = n;
+/* ---- the library's hooks over this worker's epoll ---------------------------------------------
+ * The loop pointer is the lane (cp__client_state); a connection's slot holds the events it is
+ * registered with, plus REGISTERED once it is in epoll. */
+
+#define REGISTERED 0x100u
+
+static void set_interest(cp__client_state *cs, int fd, void **slot, unsigned on, unsigned off) {
+    unsigned old = (unsigned)(uintptr_t)*slot, now = ((old | on) & ~off) | REGISTERED;
+    if (now == old)
+        return;
+    struct epoll_event ev = {0};
+    ev.events = ((now & CP_EV_READ) ? EPOLLIN : 0) | ((now & CP_EV_WRITE) ? EPOLLOUT : 0);
+    ev.data.u64 = ((uint64_t)(uint32_t)(cs - cs->x->w->cs) << 32) | (uint32_t)fd;
+    if (epoll_ctl(cs->x->epfd, (old & REGISTERED) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0)
+        cp__acct_note_error(&cs->x->w->acct, "epoll_ctl: %s", strerror(errno));
+    *slot = (void *)(uintptr_t)now;
 }
 
-/* Removes the client's fds from epoll (when it is done, or idle and poked by the server). */
-static void unregister(wctx *x, cp__client_state *cs) {
-    for (int j = 0; j < cs->nreg; j++)
-        epoll_ctl(x->epfd, EPOLL_CTL_DEL, cs->reg[j].fd, NULL);
-    cs->nreg = 0;
+static void ev_add_read(void *loop, cp_client *c, int fd, void **slot) {
+    (void)c;
+    set_interest(loop, fd, slot, CP_EV_READ, 0);
 }
+
+static void ev_del_read(void *loop, cp_client *c, int fd, void **slot) {
+    (void)c;
+    set_interest(loop, fd, slot, 0, CP_EV_READ);
+}
+
+static void ev_add_write(void *loop, cp_client *c, int fd, void **slot) {
+    (void)c;
+    set_interest(loop, fd, slot, CP_EV_WRITE, 0);
+}
+
+static void ev_del_write(void *loop, cp_client *c, int fd, void **slot) {
+    (void)c;
+    set_interest(loop, fd, slot, 0, CP_EV_WRITE);
+}
+
+static void ev_cleanup(void *loop, cp_client *c, int fd, void **slot) {
+    (void)c;
+    cp__client_state *cs = loop;
+    if ((uintptr_t)*slot & REGISTERED)
+        epoll_ctl(cs->x->epfd, EPOLL_CTL_DEL, fd, NULL);
+    *slot = NULL;
+}
+
+static void ev_set_timer(void *loop, cp_client *c, long ms) {
+    (void)c;
+    cp__client_state *cs = loop;
+    if (ms < 0) {
+        cs->timer_at = 0;
+        return;
+    }
+    cs->timer_at = cp__now_ns() + (uint64_t)ms * 1000000ull;
+    if (cs->x->soonest == 0 || cs->timer_at < cs->x->soonest)
+        cs->x->soonest = cs->timer_at;
+}
+
+static const cp_event_ops worker_ops = {ev_add_read, ev_del_read, ev_add_write,
+                                        ev_del_write, ev_cleanup, ev_set_timer};
 
 /* ---- seconds -------------------------------------------------------------------------------- */
 
@@ -325,15 +320,21 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
 
 static void lane_done(wctx *x, cp__client_state *cs) {
     cs->state = CS_DONE;
-    unregister(x, cs);
     x->active--;
+}
+
+/* cp_exec_async's callback: the batch is accounted and the lane moves on after this wake-up's
+ * events (run_loop), so the next batches go out together. */
+static void batch_done(cp_pipeline *p, void *data) {
+    (void)p;
+    cp__client_state *cs = data;
+    cs->x->finished[cs->x->nfinished++] = (int)(cs - cs->x->w->cs);
 }
 
 /* Decides what lane cs does next after a batch (or at the start): stop, wait for its rate slot
  * or for keys, or start the next batch; loops when a batch completes without any I/O. */
 static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
     cp__group *g = cs->g;
-    int idx = (int)(cs - x->w->cs);
     for (;;) {
         int stop = cp__gate_stopping(x->w->gate);
         if (stop || (x->end_ns != 0 && now >= x->end_ns)) {
@@ -361,12 +362,9 @@ static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
         }
         g->sent += cs->batch.n;
         cs->state = CS_EXEC;
-        int rc = cp_exec_start(cs->p);
-        if (rc == 0) {
-            resync(x, cs, idx, cp_pipeline_err(cs->p) != 0);
+        if (cp_exec_async(cs->p, batch_done, cs) == 0)
             return;
-        }
-        finish_batch(x, cs);
+        finish_batch(x, cs); /* refused: every command counts as not executed */
         now = cp__now_ns();
     }
 }
@@ -388,43 +386,41 @@ static void advance(wctx *x, cp__client_state *cs, uint64_t now) {
     }
 }
 
-/* Runs library timers (I/O timeouts, retry rounds) that are due, for every executing lane;
- * starts lanes whose rate slot came, and lanes waiting for keys once the run must stop. */
+/* Accounts the batches that ended and starts each lane's next one. */
+static void advance_finished(wctx *x, uint64_t now) {
+    for (int k = 0; k < x->nfinished; k++) {
+        cp__client_state *cs = &x->w->cs[x->finished[k]];
+        finish_batch(x, cs);
+        cs->state = CS_IDLE;
+    }
+    int n = x->nfinished;
+    x->nfinished = 0;
+    for (int k = 0; k < n; k++)
+        advance(x, &x->w->cs[x->finished[k]], now);
+}
+
+/* Runs library timers (I/O timeouts, retry rounds) that are due; starts lanes whose rate slot
+ * came, and lanes waiting for keys once the run must stop. */
 static void sweep(wctx *x, uint64_t now) {
     cp__worker *w = x->w;
     int stop = cp__gate_stopping(w->gate) || (x->end_ns != 0 && now >= x->end_ns);
+    x->soonest = 0;
+    for (int i = 0; i < w->ncs; i++) {
+        cp__client_state *cs = &w->cs[i];
+        if (cs->timer_at != 0 && now >= cs->timer_at) {
+            cs->timer_at = 0;
+            cp_on_timer(cs->c);
+        }
+        if (cs->timer_at != 0 && (x->soonest == 0 || cs->timer_at < x->soonest))
+            x->soonest = cs->timer_at;
+    }
+    advance_finished(x, now);
     for (int i = 0; i < w->ncs; i++) {
         cp__client_state *cs = &w->cs[i];
         if ((cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) ||
-            (cs->state == CS_WAIT && stop)) {
+            (cs->state == CS_WAIT && stop))
             advance(x, cs, now);
-            continue;
-        }
-        if (cs->state != CS_EXEC || cp_exec_timeout_ms(cs->p) != 0)
-            continue;
-        if (cp_exec_on_timer(cs->p) == 1) {
-            finish_batch(x, cs);
-            advance(x, cs, cp__now_ns());
-        } else {
-            resync(x, cs, i, cp_pipeline_err(cs->p) != 0);
-        }
     }
-}
-
-/* An event on a client that is not executing: data or a close on an idle connection. Stop
- * watching that fd until the next batch, or level-triggered epoll would spin on it. */
-static void idle_event(wctx *x, cp__client_state *cs, int fd) {
-    int n = cp_client_pollfds(cs->c, cs->cur, cs->capcur);
-    for (int i = 0; i < n && i < cs->capcur; i++)
-        if (cs->cur[i].fd == fd) {
-            epoll_ctl(x->epfd, EPOLL_CTL_DEL, fd, NULL);
-            break;
-        }
-    for (int j = 0; j < cs->nreg; j++)
-        if (cs->reg[j].fd == fd) {
-            cs->reg[j] = cs->reg[--cs->nreg];
-            break;
-        }
 }
 
 static void run_loop(wctx *x) {
@@ -441,6 +437,8 @@ static void run_loop(wctx *x) {
         uint64_t sec_end = x->start_ns + (x->cur_sec + 1) * NS;
         if (sec_end < wake)
             wake = sec_end;
+        if (x->soonest != 0 && x->soonest < wake)
+            wake = x->soonest;
         int timeout = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
         int n = epoll_wait(x->epfd, evs, MAX_EVENTS, timeout);
         if (n < 0 && errno != EINTR) {
@@ -448,32 +446,23 @@ static void run_loop(wctx *x) {
             break;
         }
         now = cp__now_ns();
-        int nfinished = 0;
         for (int k = 0; k < n; k++) {
-            int idx = (int)(evs[k].data.u64 >> 32);
+            cp__client_state *cs = &w->cs[evs[k].data.u64 >> 32];
             int fd = (int)(uint32_t)evs[k].data.u64;
-            cp__client_state *cs = &w->cs[idx];
-            if (cs->state != CS_EXEC) {
-                idle_event(x, cs, fd);
-                continue;
-            }
-            if (cp_exec_on_ready(cs->p, fd, (short)evs[k].events) == 1) {
-                finish_batch(x, cs);
-                cs->state = CS_IDLE;
-                x->finished[nfinished++] = idx;
-            } else {
-                resync(x, cs, idx, cp_pipeline_err(cs->p) != 0);
-            }
+            uint32_t e = evs[k].events;
+            cp_on_ready(cs->c, fd,
+                        ((e & (EPOLLIN | EPOLLHUP | EPOLLERR)) ? CP_EV_READ : 0) |
+                            ((e & (EPOLLOUT | EPOLLERR)) ? CP_EV_WRITE : 0));
         }
         /* Next batches go out together after every reply of this wake-up was read, so each
          * server receives them in one burst and handles them in one pass of its event loop
          * instead of waking up once per lane (measured: fewer server wake-ups, less server
          * CPU per request). */
-        for (int k = 0; k < nfinished; k++)
-            advance(x, &w->cs[x->finished[k]], now);
-        if (now >= x->next_sweep) {
+        advance_finished(x, now);
+        if (now >= x->next_sweep || (x->soonest != 0 && now >= x->soonest)) {
             sweep(x, now);
-            x->next_sweep = now + SWEEP_NS;
+            if (now >= x->next_sweep)
+                x->next_sweep = now + SWEEP_NS;
         }
     }
 }
@@ -515,13 +504,10 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         return setup_err(w, cs->c->err, "cannot reach %.60s: %.180s",
                          s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
     cs->p = cp_pipeline_new(cs->c);
-    cs->capcur = cs->capreg = 16;
-    cs->cur = calloc(16, sizeof(*cs->cur));
-    cs->reg = calloc(16, sizeof(*cs->reg));
+    cs->x = x;
     if (s->mset_keys > 1)
         cs->cmdkeys = malloc(s->batch * sizeof(*cs->cmdkeys));
-    if (cs->p == NULL || cs->cur == NULL || cs->reg == NULL ||
-        (s->mset_keys > 1 && cs->cmdkeys == NULL))
+    if (cs->p == NULL || (s->mset_keys > 1 && cs->cmdkeys == NULL))
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
     /* The lane's master (cluster) or the proxy. */
@@ -543,7 +529,9 @@ static int setup_client(wctx *x, cp__client_state *cs) {
             return setup_err(w, CP_ESERVER, "target not serving: %s%s", r->str, "");
     }
     cp_pipeline_reset(cs->p);
-    return 0;
+    /* From here on the client runs on this worker's epoll, without ever blocking. */
+    return cp_attach(cs->c, &worker_ops, cs) == 0 ? 0
+                                                   : setup_err(w, CP_EINVAL, "%s%s", "cp_attach failed", "");
 }
 
 /* The loop's own allocations and the clients' streams; a failure is the worker's setup error. */
@@ -619,8 +607,6 @@ void *cp__worker_main(void *arg) {
         if (s->rate > 0)
             x.rate_interval_ns = (uint64_t)((double)s->clients * 1e9 / s->rate);
         x.active = w->ncs;
-        for (int i = 0; i < w->ncs; i++)
-            resync(&x, &w->cs[i], i, 1);
         open_slot(&x, 0);
         run_loop(&x);
         w->finish_ns = cp__now_ns();
@@ -629,6 +615,13 @@ void *cp__worker_main(void *arg) {
         cp__sec_close(&w->ring, x.cur_sec + 1);
     }
     sum_stats(w);
+    /* The clients' hooks point into this frame and its epoll: they go first. */
+    for (int i = 0; w->cs != NULL && i < w->ncs; i++) {
+        cp_pipeline_free(w->cs[i].p);
+        w->cs[i].p = NULL;
+        cp_free(w->cs[i].c);
+        w->cs[i].c = NULL;
+    }
     if (x.epfd >= 0)
         close(x.epfd);
     free(x.valbuf);
@@ -663,8 +656,6 @@ void cp__worker_free(cp__worker *w) {
         if (cs->c != NULL)
             cp_free(cs->c);
         free(cs->cmdkeys);
-        free(cs->cur);
-        free(cs->reg);
     }
     free(w->cs);
     for (int i = 0; w->groups != NULL && i < w->nclients; i++)

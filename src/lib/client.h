@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The client: options, the node set (one connection per node, created on first use), the slot
- * table, counters, and topology refresh. The pipeline (pipeline.c) routes through it. Node
+ * The client: options, the node set (one connection per node, opened on first use), the slot
+ * table, counters, the loop it runs on, and the state of the in-band slot-map refresh. Node
  * indexes are stable for the client's lifetime: the node array only grows, so a slot table entry
- * stays valid across refreshes. One thread at a time; one pipeline executes at a time.
+ * stays valid across refreshes. The batches running on it (pipelines, async commands) live in
+ * exec.c; this layer knows them only as queue entries. One thread at a time.
+ *
+ * Registration with the loop is kept here: each connection's interest (conn.ev) is diffed
+ * against what it wants (cp__client_sync_node) and every close goes through
+ * cp__client_close_node, so the loop hears of an fd before it is closed.
  */
 #ifndef CLUSTERPIPE_CLIENT_H
 #define CLUSTERPIPE_CLIENT_H
@@ -16,14 +21,73 @@
 
 #define CP__NIL UINT32_MAX
 
+struct cp_pipeline;
+
+/* A command's callback and its data: called once, when its outcome is final (exec.c). */
+typedef struct cp__cb {
+    cp_callback *fn;
+    void *data;
+} cp__cb;
+
+/* A command waiting for its node's connection: its batch and its tag there. */
+typedef struct cp__qent {
+    struct cp_pipeline *p;
+    uint32_t tag;
+} cp__qent;
+
+/* A FIFO ring of waiting commands; cap is 0 or a power of two. */
+typedef struct cp__queue {
+    cp__qent *v;
+    uint32_t head, n, cap;
+} cp__queue;
+
+/* Appends an entry (0 or CP_ENOMEM). */
+int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag);
+
+static inline cp__qent cp__queue_pop(cp__queue *q) {
+    cp__qent e = q->v[q->head];
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->n--;
+    return e;
+}
+
+static inline cp__qent *cp__queue_at(cp__queue *q, uint32_t i) {
+    return &q->v[(q->head + i) & (q->cap - 1)];
+}
+
 typedef struct cp__node {
     char host[CP__HOSTLEN];
     int port;
     cp__conn conn;
-    int is_master;         /* per the last slot map */
-    uint64_t failed_ns;    /* when its connection last broke (0: never) */
-    uint32_t qhead, qtail; /* commands waiting to be written, linked through cp__cmd.next */
+    int is_master;      /* per the last slot map */
+    uint64_t failed_ns; /* when its connection last broke (0: never) */
+    cp__queue q;        /* commands waiting to be written, in order */
 } cp__node;
+
+/* MOVED for a slot while more of its commands are still in flight on the old node: commands
+ * for the slot sent after the redirect wait here until those have come back (redirected in
+ * order), so one key's commands never overtake each other (exec.c). */
+typedef struct cp__fence {
+    int slot;
+    int node;       /* the node that answered MOVED */
+    uint32_t count; /* commands for the slot still in flight or queued there */
+    cp__queue held; /* later commands for the slot, in order */
+} cp__fence;
+
+/* The slot map is re-read in-band: one CLUSTER SHARDS (or SLOTS) at a time, on a healthy
+ * connection first, then on other nodes, then the seeds, each tried as the last one fails. */
+typedef struct cp__refresh {
+    struct cp_pipeline *p[2]; /* the one-command batches the requests ride in, alternately */
+    int turn;                 /* which one the last request used */
+    cp__cb cb;      /* its callback (exec.c) */
+    int running;              /* a request is out */
+    int *cand;             /* node indexes to try, in order */
+    int ncand, capcand, next;
+    uint64_t not_before; /* spacing: the next refresh starts no earlier (0: any time) */
+    int err;             /* why the last complete attempt failed (0: it gave a map) */
+    char errstr[CP_ERRSTR_LEN];
+    unsigned generation; /* completed refreshes, for callers waiting on one */
+} cp__refresh;
 
 typedef struct cp__client {
     cp_client pub; /* first: cp_client * and cp__client * convert both ways */
@@ -32,20 +96,37 @@ typedef struct cp__client {
     char *username, *password;
     int max_redirects, retry_budget_ms;
     unsigned flags;
+    size_t max_pending, pending; /* async accounting (cp_async_*, cp_exec_async) */
     char (*seed_host)[CP__HOSTLEN];
     int *seed_port;
     int nseeds;
     cp__node *nodes;
     int nnodes, capnodes;
     cp__routes routes; /* slot -> index into nodes[] */
-    int need_refresh;  /* MOVED, CLUSTERDOWN or a broken connection was seen: refresh
-                          before the next batch */
+    int need_refresh;  /* MOVED, CLUSTERDOWN or a broken connection was seen */
     int no_shards;     /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */
     cp_stats stats;
-    unsigned fd_gen;            /* bumped by every node connection open/close */
-    cp__reply_arena *replies;   /* the executing pipeline's reply arena (every reader's target) */
+    cp__refresh refresh;
+    cp__fence *fences;
+    int nfences, capfences;
+    /* The loop. */
+    const cp_event_ops *ops;
+    void *loop;
+    uint64_t timer_at; /* when the armed timer fires (0: disarmed) */
+    /* Batches (exec.c): running ones are linked; the async layer's current and spare ones. */
+    struct cp_pipeline *running;
+    struct cp_pipeline *open;  /* async commands sent since the last loop turn */
+    struct cp_pipeline *spare; /* finished async batches for reuse */
+    int depth;        /* nesting of the loop's calls into the library (callbacks run inside) */
+    int closing;      /* cp_free is ending everything: no new commands */
+    int free_pending; /* cp_free was called from a callback */
+    unsigned stamp;   /* cp__exec_timers' visit mark */
+    cp__queue deferred; /* callbacks put off until the loop's next call (command, batch) */
+    /* The blocking layer's own loop (blocking.c), freed through the pointer it left here. */
+    void *own_loop;
+    void (*own_loop_free)(void *loop);
     struct cp_pipeline *single; /* reused by cp_command */
 } cp__client;
 
@@ -57,18 +138,28 @@ static inline cp__client *cp__client_of(cp_client *c) {
 int cp__client_err(cp__client *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Parses options into a new client, no I/O (cp_client_new). */
+cp__client *cp__client_create(const cp_options *opt);
+
+/* Frees what the client layer owns (connections closed, loop told first). */
+void cp__client_destroy(cp__client *c);
+
 /* Index of node host:port, added (unconnected) when new; negative CP_E* on OOM. */
 int cp__client_node(cp__client *c, const char *host, int port);
 
-/* Opens node n's connection if it is closed. Returns 0 or CP_E* (conn.err/errstr set). */
+/* Starts connecting node n when its connection is closed. Never blocks. Returns 0 or CP_E*
+ * (conn.err/errstr set). */
 int cp__client_connect_node(cp__client *c, int n);
 
-/* A node for a command without a usable slot owner: a master with an open connection, else any
- * master, else node 0. */
-int cp__client_any_node(cp__client *c);
+/* Tells the loop about node n's fd, then closes the connection (its FIFO and buffers go). */
+void cp__client_close_node(cp__client *c, int n);
 
-/* Reads the slot map from a known node, then from the seeds; blocks. Returns 0 or CP_E*. */
-int cp__client_refresh(cp__client *c);
+/* Brings the loop's registration of node n in line with what it wants now. */
+void cp__client_sync_node(cp__client *c, int n);
+
+/* A node for a command without a usable slot owner: a master with an open connection, else any
+ * master, else node 0. -1 when there is no node at all. */
+int cp__client_any_node(cp__client *c);
 
 /* Uniform random in [0, n) for backoff jitter (xorshift, per client). */
 uint32_t cp__client_rand(cp__client *c, uint32_t n);

@@ -38,74 +38,34 @@ void cp__conn_init(cp__conn *c) {
     c->fd = -1;
 }
 
-/* Non-blocking connect to one resolved address, waiting up to timeout_ms for it to complete. */
-static int connect_one(const struct addrinfo *ai, int timeout_ms, int *out_errno) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-        *out_errno = errno;
-        return -1;
+/* Starts a non-blocking connect(2) to the next untried address. 1 when it completed at once, 0
+ * when it is in progress, -1 when no address is left (errno of the last attempt in *last). */
+static int connect_next(cp__conn *c, int *last) {
+    while (c->ai_next != NULL) {
+        const struct addrinfo *ai = c->ai_next;
+        c->ai_next = ai->ai_next;
+        int fd =
+            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            *last = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+            int done = errno != EINPROGRESS;
+            c->fd = fd;
+            return done;
+        }
+        *last = errno;
+        close(fd);
     }
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-        if (errno != EINPROGRESS) {
-            *out_errno = errno;
-            close(fd);
-            return -1;
-        }
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        int n;
-        do
-            n = poll(&p, 1, timeout_ms);
-        while (n < 0 && errno == EINTR);
-        if (n == 0) {
-            *out_errno = ETIMEDOUT;
-            close(fd);
-            return -1;
-        }
-        int soerr = 0;
-        socklen_t sl = sizeof(soerr);
-        if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr != 0) {
-            *out_errno = n < 0 ? errno : soerr;
-            close(fd);
-            return -1;
-        }
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return fd;
+    return -1;
 }
 
-int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o) {
-    cp__conn_close(c);
-    c->err = 0;
-    char portstr[8];
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *res = NULL;
-    int gai = getaddrinfo(host, portstr, &hints, &res);
-    if (gai != 0)
-        return set_err(c, CP_ECONNECT, "cannot resolve %s:%d: %s", host, port, gai_strerror(gai));
-    int last = ECONNREFUSED;
-    for (struct addrinfo *ai = res; ai != NULL && c->fd < 0; ai = ai->ai_next)
-        c->fd = connect_one(ai, o->connect_timeout_ms, &last);
-    freeaddrinfo(res);
-    if (c->fd < 0) {
-        return set_err(c, last == ETIMEDOUT ? CP_ETIMEDOUT : CP_ECONNECT, "connect to %s:%d: %s",
-                       host, port, strerror(last));
-    }
-    if (o->tls != NULL) {
-        char why[CP_ERRSTR_LEN];
-        c->ssl = cp__tls_handshake(o->tls, c->fd, host, o->connect_timeout_ms, why, sizeof(why));
-        if (c->ssl == NULL) {
-            cp__conn_close(c);
-            return set_err(c, CP_ECONNECT, "%s:%d: %s", host, port, why);
-        }
-    }
-    c->last_io_ns = cp__now_ns();
-    if (c->fd_gen != NULL)
-        ++*c->fd_gen;
-    if (o->password == NULL)
-        return 0;
-
+/* The AUTH request, first on the new connection. 0 or CP_ENOMEM. */
+static int push_auth(cp__conn *c) {
+    const cp__connopts *o = c->opts;
     const char *argv[3] = {"AUTH", o->username, o->password};
     size_t argvlen[3] = {4, o->username ? strlen(o->username) : 0, strlen(o->password)};
     if (o->username == NULL) {
@@ -113,26 +73,113 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
         argvlen[1] = argvlen[2];
     }
     cp__buf b = {0};
-    if (cp__format_argv(&b, o->username ? 3 : 2, argv, argvlen) != 0) {
-        cp__conn_close(c);
-        return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
-    }
-    redisReply *r = cp__conn_roundtrip(c, b.data, b.len, o->io_timeout_ms);
+    int rc = cp__format_argv(&b, o->username ? 3 : 2, argv, argvlen);
+    if (rc == 0)
+        rc = cp__conn_push(c, b.data, b.len, CP__TAG_AUTH, NULL);
     cp__buf_free(&b);
-    if (r == NULL) { /* the connection failed during AUTH: say where, keep why */
+    return rc == 0 ? 0 : set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
+}
+
+/* The socket is connected: TLS next, else AUTH, else ready. */
+static int connected(cp__conn *c) {
+    freeaddrinfo(c->ai_list);
+    c->ai_list = c->ai_next = NULL;
+    c->last_io_ns = cp__now_ns();
+    if (c->opts->tls != NULL && c->ssl == NULL) {
         char why[CP_ERRSTR_LEN];
-        memcpy(why, c->errstr, sizeof(why));
-        cp__conn_close(c);
-        return set_err(c, c->err, "AUTH on %s:%d: %.180s", host, port, why);
+        if ((c->ssl = cp__tls_start(c->opts->tls, c->fd, c->host, why, sizeof(why))) == NULL)
+            return set_err(c, CP_ECONNECT, "%s:%d: %s", c->host, c->port, why);
+        c->state = CP__CONN_TLS;
+        return cp__conn_progress(c, CP__EV_WRITE);
     }
-    int ok = r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        set_err(c, CP_EAUTH, "AUTH refused by %s:%d: %.60s", host, port,
-                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-    freeReplyObject(r);
-    if (!ok) {
+    if (c->opts->password == NULL) {
+        c->state = CP__CONN_READY;
+        return 0;
+    }
+    c->state = CP__CONN_AUTH;
+    return push_auth(c);
+}
+
+int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o) {
+    cp__conn_close(c);
+    c->err = 0;
+    c->opts = o;
+    snprintf(c->host, sizeof(c->host), "%s", host);
+    c->port = port;
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    /* A numeric address first: it never blocks. Only a host name goes to the resolver. */
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    int gai = getaddrinfo(host, portstr, &hints, &c->ai_list);
+    if (gai == EAI_NONAME) {
+        hints.ai_flags = AI_NUMERICSERV;
+        gai = getaddrinfo(host, portstr, &hints, &c->ai_list);
+    }
+    if (gai != 0) {
+        c->ai_list = NULL;
+        return set_err(c, CP_ECONNECT, "cannot resolve %s:%d: %s", host, port, gai_strerror(gai));
+    }
+    c->ai_next = c->ai_list;
+    c->connect_deadline = cp__now_ns() + (uint64_t)o->connect_timeout_ms * 1000000ull;
+    int last = ECONNREFUSED;
+    int rc = connect_next(c, &last);
+    if (rc < 0) {
         cp__conn_close(c);
-        return CP_EAUTH;
+        return set_err(c, CP_ECONNECT, "connect to %s:%d: %s", host, port, strerror(last));
+    }
+    c->state = CP__CONN_CONNECTING;
+    int err = rc == 1 ? connected(c) : 0;
+    if (err != 0) {
+        cp__conn_close(c);
+        return c->err;
+    }
+    return 0;
+}
+
+int cp__conn_progress(cp__conn *c, int events) {
+    if (c->state == CP__CONN_CONNECTING) {
+        if (!(events & (CP__EV_WRITE | CP__EV_READ)))
+            return 0;
+        /* A loop may hand over readiness of an fd number closed and reused since it polled:
+         * ask the socket itself (once per connect) before believing it. */
+        struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+        if (poll(&pf, 1, 0) == 0)
+            return 0;
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+            soerr = errno;
+        if (soerr == 0)
+            return connected(c);
+        /* This address refused: the next one (localhost may be ::1 and 127.0.0.1). */
+        cp__tls_free(c->ssl);
+        c->ssl = NULL;
+        close(c->fd);
+        c->fd = -1;
+        int last = soerr, rc = connect_next(c, &last);
+        if (rc < 0)
+            return set_err(c, CP_ECONNECT, "connect to %s:%d: %s", c->host, c->port,
+                           strerror(last));
+        return rc == 1 ? connected(c) : 0;
+    }
+    if (c->state == CP__CONN_TLS) {
+        char why[CP_ERRSTR_LEN];
+        int want_read = 0;
+        int rc = cp__tls_step(c->ssl, c->host, &want_read, why, sizeof(why));
+        if (rc < 0)
+            return set_err(c, CP_ECONNECT, "%s:%d: %s", c->host, c->port, why);
+        if (rc == 0) {
+            c->tls_want = want_read ? CP__EV_READ : CP__EV_WRITE;
+            return 0;
+        }
+        c->last_io_ns = cp__now_ns();
+        if (c->opts->password == NULL) {
+            c->state = CP__CONN_READY;
+            return 0;
+        }
+        c->state = CP__CONN_AUTH;
+        return push_auth(c);
     }
     return 0;
 }
@@ -140,12 +187,12 @@ int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o
 void cp__conn_close(cp__conn *c) {
     cp__tls_free(c->ssl);
     c->ssl = NULL;
-    if (c->fd >= 0) {
+    if (c->fd >= 0)
         close(c->fd);
-        if (c->fd_gen != NULL)
-            ++*c->fd_gen;
-    }
     c->fd = -1;
+    c->state = CP__CONN_CLOSED;
+    freeaddrinfo(c->ai_list);
+    c->ai_list = c->ai_next = NULL;
     c->opos = c->olen = 0;
     c->buffered = c->written = 0;
     c->fhead = c->fcount = 0;
@@ -155,6 +202,7 @@ void cp__conn_close(cp__conn *c) {
 void cp__conn_free(cp__conn *c) {
     cp__conn_close(c);
     cp__reader_free(&c->reader);
+    cp__arena_free(&c->own);
     free(c->obuf);
     free(c->fifo);
     c->obuf = NULL;
@@ -162,7 +210,8 @@ void cp__conn_free(cp__conn *c) {
     c->ocap = c->fcap = 0;
 }
 
-int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag) {
+int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
+                       cp__reply_arena *arena) {
     if (c->fcount == c->fcap) {
         size_t ncap = c->fcap ? c->fcap * 2 : 64;
         cp__inflight *f = malloc(ncap * sizeof(*f));
@@ -191,7 +240,7 @@ int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag) {
         c->obuf = b;
         c->ocap = ncap;
     }
-    return cp__conn_push(c, req, len, tag); /* fits now */
+    return cp__conn_push(c, req, len, tag, arena); /* fits now */
 }
 
 int cp__conn_flush(cp__conn *c) {
@@ -270,10 +319,27 @@ int cp__conn_fill(cp__conn *c) {
     }
 }
 
-int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag) {
-    cp__reply_arena *a = c->roundtrip_arena != NULL ? c->roundtrip_arena
-                         : c->replies != NULL       ? *c->replies
-                                                    : NULL;
+/* The AUTH reply: the connection is ready, or refused. */
+static int auth_answered(cp__conn *c, const redisReply *r) {
+    int ok = r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        set_err(c, CP_EAUTH, "AUTH refused by %s:%d: %.60s", c->host, c->port,
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    cp__arena_reset(&c->own);
+    if (!ok)
+        return CP_EAUTH;
+    c->state = CP__CONN_READY;
+    return 1;
+}
+
+int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_arena **arena) {
+    if (c->fcount == 0) {
+        if (c->reader.pos == c->reader.len)
+            return 0;
+        return set_err(c, CP_EPROTO, "protocol error: reply with no request in flight");
+    }
+    const cp__inflight *head = &c->fifo[c->fhead];
+    cp__reply_arena *a = head->arena != NULL ? head->arena : &c->own;
     redisReply *r = NULL;
     int rc = cp__reader_next(&c->reader, a, &r);
     if (rc == 0)
@@ -282,12 +348,17 @@ int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag) {
         return set_err(c, CP_EPROTO, "protocol error: %s", c->reader.errstr);
     if (rc < 0)
         return set_err(c, CP_ENOMEM, "reader: out of memory");
-    if (c->fcount == 0)
-        return set_err(c, CP_EPROTO, "protocol error: reply with no request in flight");
-    *tag = c->fifo[c->fhead].tag;
+    *tag = head->tag;
+    *arena = head->arena;
     c->fhead = (c->fhead + 1) & (c->fcap - 1);
     c->fcount--;
     *reply = r;
+    if (*tag == CP__TAG_AUTH) {
+        *reply = NULL;
+        return auth_answered(c, r);
+    }
+    if (*arena == NULL && c->fcount == 0)
+        cp__arena_reset(&c->own); /* dropped replies: nothing in the own arena is needed */
     return 1;
 }
 
@@ -297,51 +368,4 @@ int cp__conn_was_written(const cp__conn *c, size_t i) {
 
 uint32_t cp__conn_tag(const cp__conn *c, size_t i) {
     return c->fifo[(c->fhead + i) & (c->fcap - 1)].tag;
-}
-
-static redisReply *roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
-    if (cp__conn_push(c, req, len, 0) != 0) {
-        set_err(c, CP_ENOMEM, "out of memory");
-        return NULL;
-    }
-    uint64_t deadline = cp__now_ns() + (uint64_t)timeout_ms * 1000000u;
-    for (;;) {
-        int rc = cp__conn_flush(c);
-        if (rc < 0)
-            return NULL;
-        redisReply *r = NULL;
-        uint32_t tag;
-        int got = cp__conn_reply(c, &r, &tag);
-        if (got < 0)
-            return NULL;
-        if (got == 1)
-            return r;
-        uint64_t now = cp__now_ns();
-        if (now >= deadline) {
-            set_err(c, CP_ETIMEDOUT, "no reply within %d ms", timeout_ms);
-            return NULL;
-        }
-        struct pollfd p = {.fd = c->fd, .events = (short)(POLLIN | (rc == 1 ? POLLOUT : 0))};
-        int n = poll(&p, 1, (int)((deadline - now) / 1000000u) + 1);
-        if (n < 0 && errno != EINTR) {
-            set_err(c, CP_EIO, "poll: %s", strerror(errno));
-            return NULL;
-        }
-        if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) && cp__conn_fill(c) < 0)
-            return NULL;
-    }
-}
-
-redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms) {
-    /* The reply goes to an arena of its own (nothing else is in flight), copied out for the
-     * caller; the owner's batch arena is left as it was. */
-    cp__reply_arena tmp = {0};
-    c->roundtrip_arena = &tmp;
-    redisReply *r = roundtrip(c, req, len, timeout_ms);
-    c->roundtrip_arena = NULL;
-    redisReply *copy = cp__reply_dup(r);
-    cp__arena_free(&tmp);
-    if (r != NULL && copy == NULL)
-        set_err(c, CP_ENOMEM, "out of memory");
-    return copy;
 }

@@ -4,11 +4,17 @@
  * requests written or buffered and not yet answered, and a reply reader (reader.h). It
  * knows nothing about slots; the pipeline decides what goes where and what a reply means.
  *
- * Each FIFO entry carries an opaque 32-bit tag and the stream offset where its bytes start, so
+ * Each FIFO entry carries an opaque 32-bit tag, the reply arena of the request's owner (the
+ * batch it belongs to: its reply is built there) and the stream offset where its bytes start, so
  * that when the connection breaks the owner can tell requests that were never written (safe to
  * resend) from requests that were (outcome unknown).
  *
- * Connecting (and AUTH) blocks up to the connect timeout; everything else is non-blocking.
+ * Nothing here blocks. Connecting is a state machine driven by readiness: CONNECTING (the
+ * non-blocking connect(2) is under way; the owner arms the connect timeout), TLS (the handshake,
+ * wanting to read or to write), AUTH (the AUTH request is written first thing and its reply read
+ * here; requests wait until it is answered, so a refused password never lets one through
+ * unauthenticated) and READY. Only name resolution can block: numeric addresses never do, a
+ * host name goes through getaddrinfo(3).
  * Owned by its client; one thread.
  */
 #ifndef CLUSTERPIPE_CONN_H
@@ -38,11 +44,33 @@ typedef struct cp__connopts {
 
 typedef struct cp__inflight {
     uint32_t tag;
-    uint64_t start; /* stream offset of the request's first byte */
+    uint64_t start;          /* stream offset of the request's first byte */
+    cp__reply_arena *arena; /* where its reply is built: its owner's; NULL: the conn's own */
 } cp__inflight;
+
+/* Tags the connection uses itself (its owner never sees them). */
+#define CP__TAG_AUTH 0xFFFFFFFEu
+
+typedef enum cp__conn_state {
+    CP__CONN_CLOSED = 0,
+    CP__CONN_CONNECTING, /* connect(2) in progress: wants to write */
+    CP__CONN_TLS,        /* handshake in progress: wants what tls_want says */
+    CP__CONN_AUTH,       /* AUTH written or buffered, its answer not read yet */
+    CP__CONN_READY
+} cp__conn_state;
+
+/* Readiness a connection wants from the loop (the public CP_EV_* values). */
+#define CP__EV_READ CP_EV_READ
+#define CP__EV_WRITE CP_EV_WRITE
+
+struct addrinfo;
 
 typedef struct cp__conn {
     int fd;             /* -1 when closed */
+    uint8_t state;      /* cp__conn_state */
+    uint8_t tls_want;   /* CP__EV_READ or CP__EV_WRITE while state is TLS */
+    uint8_t ev;         /* readiness registered with the owner's loop (the owner keeps it) */
+    void *ev_data;      /* the loop adapter's slot for this connection */
     struct ssl_st *ssl; /* TLS session when the client uses TLS */
     cp__reader reader;
     char *obuf;
@@ -52,20 +80,43 @@ typedef struct cp__conn {
     cp__inflight *fifo;
     size_t fhead, fcount, fcap; /* a ring; fcap is 0 or a power of two (index with & (fcap - 1)) */
     uint64_t last_io_ns;        /* last time bytes moved, for the I/O timeout */
-    unsigned *fd_gen;           /* when set, incremented each time the socket opens or closes */
-    /* Replies are built in the arena *replies points to (the owner repoints it per batch; see
-     * replyarena.h). Not needed for cp__conn_roundtrip, which copies its reply out. */
-    cp__reply_arena **replies;
-    cp__reply_arena *roundtrip_arena; /* set during cp__conn_roundtrip */
+    cp__reply_arena own;        /* replies of requests with no owner arena (AUTH) */
     int err;
     char errstr[CP_ERRSTR_LEN];
+    /* Connecting (cold: after the fields every request touches). */
+    const cp__connopts *opts;
+    char host[256]; /* for TLS name checks and messages */
+    int port;
+    struct addrinfo *ai_list, *ai_next; /* addresses not tried yet */
+    uint64_t connect_deadline;          /* CLOCK_MONOTONIC ns: the connect timeout */
 } cp__conn;
 
 void cp__conn_init(cp__conn *c);
 
-/* Connects (blocking, bounded by the connect timeout), then AUTHs when a password is set.
- * Returns 0, or CP_ECONNECT / CP_ETIMEDOUT / CP_EAUTH / CP_EIO with c->errstr set. */
-int cp__conn_open(cp__conn *c, const char *host, int port, const cp__connopts *o);
+/* Starts connecting to host:port without blocking (state CONNECTING, or READY/AUTH/TLS when
+ * connect(2) completed at once). `o` must outlive the attempt. Returns 0, or CP_ECONNECT
+ * (unresolvable, no address accepts) / CP_ENOMEM with c->errstr set and the conn closed. */
+int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o);
+
+/* Moves a connection that is not READY on, after the loop reported `events` (CP__EV_*) on it.
+ * Returns 0 (still on its way, or READY now: see c->state), or a CP_E* code with errstr set;
+ * then the owner fails the connection. The connect timeout is the owner's timer. */
+int cp__conn_progress(cp__conn *c, int events);
+
+/* The readiness the connection wants now: nothing when closed, WRITE while connecting, the
+ * handshake's want during TLS, READ (always, to notice a close) plus WRITE while output waits. */
+static inline int cp__conn_interest(const cp__conn *c) {
+    switch (c->state) {
+    case CP__CONN_CLOSED:
+        return 0;
+    case CP__CONN_CONNECTING:
+        return CP__EV_WRITE;
+    case CP__CONN_TLS:
+        return c->tls_want;
+    default:
+        return CP__EV_READ | (c->olen > c->opos ? CP__EV_WRITE : 0);
+    }
+}
 
 /* Closes the socket and drops buffered output, the FIFO and the reader's state. The caller
  * reads the FIFO first if it needs to know what was in flight. */
@@ -75,16 +126,18 @@ void cp__conn_close(cp__conn *c);
 void cp__conn_free(cp__conn *c);
 
 /* The slow path of cp__conn_push: grows the FIFO or the buffer first. */
-int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag);
+int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
+                       cp__reply_arena *arena);
 
-/* Appends request bytes and pushes `tag` on the FIFO. Returns 0 or CP_ENOMEM. Inline: every
- * command goes through here, and it usually fits. */
-static inline int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag) {
+/* Appends request bytes and pushes `tag` on the FIFO; its reply will be built in `arena`.
+ * Returns 0 or CP_ENOMEM. Inline: every command goes through here, and it usually fits. */
+static inline int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32_t tag,
+                                cp__reply_arena *arena) {
     if (c->fcount == c->fcap || c->ocap - c->olen < len)
-        return cp__conn_push_grow(c, req, len, tag);
+        return cp__conn_push_grow(c, req, len, tag, arena);
     memcpy(c->obuf + c->olen, req, len);
     c->olen += len;
-    c->fifo[(c->fhead + c->fcount) & (c->fcap - 1)] = (cp__inflight){tag, c->buffered};
+    c->fifo[(c->fhead + c->fcount) & (c->fcap - 1)] = (cp__inflight){tag, c->buffered, arena};
     c->fcount++;
     c->buffered += len;
     return 0;
@@ -98,18 +151,15 @@ int cp__conn_flush(cp__conn *c);
  * data), or CP_ECLOSED / CP_EIO. */
 int cp__conn_fill(cp__conn *c);
 
-/* Next complete reply: returns 1 and sets *reply (in the owner's arena) and *tag (popped from the
- * FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes are not RESP or a reply
- * arrived with nothing in flight, CP_ENOMEM. */
-int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag);
+/* Next complete reply: returns 1 and sets *reply (built in the request's arena), *tag and
+ * *arena (popped from the FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes
+ * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, or CP_EAUTH when the
+ * connection's AUTH was refused. The AUTH reply itself is consumed here (state AUTH -> READY);
+ * *tag is then CP__TAG_AUTH and *reply NULL, so the owner can move waiting requests in. */
+int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_arena **arena);
 
 /* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */
 int cp__conn_was_written(const cp__conn *c, size_t i);
 uint32_t cp__conn_tag(const cp__conn *c, size_t i);
-
-/* Sends one request and waits for its reply, blocking up to the I/O timeout. Only for an idle
- * connection (nothing in flight). Returns the reply (malloc'd: the caller frees it with
- * freeReplyObject, arena or not) or NULL with c->err set. */
-redisReply *cp__conn_roundtrip(cp__conn *c, const char *req, size_t len, int timeout_ms);
 
 #endif

@@ -1,38 +1,134 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Pipeline execution: routes each command to the node serving its slot, writes to every node
- * before reading any, reads replies as they arrive on all connections, and follows the cluster's
- * answers: MOVED (patch the slot, resend), ASK (ASKING + resend, map untouched),
- * TRYAGAIN/CLUSTERDOWN/LOADING and broken connections (retry rounds with exponential backoff and
- * jitter inside the client's retry budget). Every command ends with an outcome and, when the
- * server answered, its reply.
+ * The core: every batch running on a client (the caller's pipelines, the async layer's batches,
+ * the refresh's request) is executed here, any number at once. Each command is routed to the
+ * node serving its slot, written in order, and its reply read as its node sends it, so a slow
+ * or dead node holds back only its own commands. The cluster's answers are followed: MOVED
+ * (patch the slot, resend; later commands for the slot wait behind the redirected ones), ASK
+ * (ASKING + resend, map untouched), TRYAGAIN/CLUSTERDOWN/LOADING and broken connections (retry
+ * rounds with exponential backoff and jitter inside the batch's retry budget). Every command
+ * ends with an outcome and, when the server answered, its reply.
  *
- * Execution is event-driven (cp_exec_start / cp_exec_on_ready / cp_exec_on_timer) so one event
- * loop can drive many clients; cp_exec is that same loop over poll(2). Runs on the pipeline's
- * thread; touches only the pipeline and its client.
+ * Nothing here blocks. Connections open without waiting (conn.c); the slot map is re-read
+ * in-band, as a command to one node after another (refresh.h gives the order), while commands
+ * whose slot has no known owner wait for it within their budget. I/O happens only inside the
+ * loop's calls (cp__exec_ready / cp__exec_timers) or when a caller says io_now; elsewhere work
+ * is queued and the loop told, so a callback never runs inside the call that sent its command.
+ * One thread, the client's.
  */
-#include "lib/pipeline.h"
+#include "lib/exec.h"
 
-#include <errno.h>
-#include <poll.h>
+#include "lib/refresh.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 
-/* ---- execution --------------------------------------------------------------------------------
- */
+#define REFRESH_SPACING_NS 50000000ull /* between refreshes that MOVED or failures ask for */
+#define REFRESH_RETRY_NS 100000000ull  /* after a refresh no node answered */
 
-/* The command's outcome is final. A part may complete its split command. */
-static inline void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome) {
+static void route(cp_pipeline *p, uint32_t tag, uint64_t now);
+static void kick_refresh(cp__client *c, uint64_t now);
+
+/* ---- batches ------------------------------------------------------------------------------- */
+
+static void link_running(cp_pipeline *p) {
+    cp__client *c = p->c;
+    p->running = 1;
+    p->prev_run = NULL;
+    p->next_run = c->running;
+    if (c->running != NULL)
+        c->running->prev_run = p;
+    c->running = p;
+}
+
+static void unlink_running(cp_pipeline *p) {
+    cp__client *c = p->c;
+    if (p->prev_run != NULL)
+        p->prev_run->next_run = p->next_run;
+    else
+        c->running = p->next_run;
+    if (p->next_run != NULL)
+        p->next_run->prev_run = p->prev_run;
+    p->prev_run = p->next_run = NULL;
+    p->running = 0;
+}
+
+/* A batch with every outcome final: the caller hears of it (cp_exec_async), an async batch
+ * goes back to the spare list, a freed one is freed. Runs only inside the loop's calls. */
+static void complete(cp_pipeline *p) {
+    cp__client *c = p->c;
+    unlink_running(p);
+    if (p->orphan) {
+        cp__pipeline_destroy(p);
+        return;
+    }
+    if (p->kind == CP__BATCH_ASYNC) {
+        cp_pipeline_reset(p);
+        p->next_spare = c->spare;
+        c->spare = p;
+        return;
+    }
+    if (p->done != NULL) {
+        cp_exec_callback *done = p->done;
+        p->done = NULL;
+        done(p, p->done_data);
+    }
+}
+
+/* Every outcome of the batch is final, and an async batch takes no more commands. */
+static inline int finished(const cp_pipeline *p) {
+    return p->remaining == 0 && (p->kind != CP__BATCH_ASYNC || p->sealed);
+}
+
+/* Calls command i's callback (async batches). Outside the loop's calls (a command given up
+ * while being sent) it is put off until the loop's next call, so a callback never runs inside
+ * the call that sent its command. */
+static void notify(cp_pipeline *p, uint32_t i) {
+    cp__client *c = p->c;
+    if (c->depth == 0 && cp__queue_push(&c->deferred, p, i) == 0)
+        return;
+    cp__cmd *cmd = &p->cmds.v[i];
+    cp__cb cb = p->cbs[i];
+    int err = cmd->outcome == CP_DONE ? 0 : cmd->err;
+    cp_response r = {(cp_outcome)cmd->outcome,
+                     cmd->reply,
+                     err,
+                     err == 0 ? "" : (err == p->err ? p->errstr : cp_strerror(err)),
+                     cmd->sent_ns,
+                     cmd->done_ns};
+    cb.fn(&p->c->pub, &r, cb.data); /* last: it may send commands into this very batch */
+}
+
+/* The command's outcome is final (err: why, when not done). A part may complete its split
+ * command. The batch is completed when this was its last command, inside the loop only. */
+static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     cmd->outcome = (uint8_t)outcome;
+    cmd->err = (int8_t)err;
     p->remaining--;
+    p->c->pending--;
     if (cmd->parent >= 0) {
-        cp__cmd *parent = &p->cmds.v[cmd->parent];
-        if (--parent->pending == 0)
-            cp__merge_parts(p, (size_t)cmd->parent);
+        uint32_t parent = (uint32_t)cmd->parent;
+        if (--p->cmds.v[parent].pending == 0) {
+            cp__merge_parts(p, parent);
+            if (p->cbs != NULL)
+                notify(p, parent);
+        }
+    } else if (p->cbs != NULL) {
+        notify(p, tag);
+    }
+    if (p->running && finished(p) && p->c->depth > 0 && p->c->deferred.n == 0)
+        complete(p);
+}
+
+/* Runs the callbacks put off outside the loop; first thing in each of the loop's calls. */
+void cp__exec_flush_deferred(cp__client *c) {
+    while (c->deferred.n > 0) {
+        cp__qent e = cp__queue_pop(&c->deferred);
+        notify(e.p, e.tag);
     }
 }
 
@@ -41,51 +137,30 @@ static inline void answered(cp_pipeline *p, uint32_t tag, redisReply *r, uint64_
     cp__cmd *cmd = cp__get(p, tag);
     cmd->reply = r;
     cmd->done_ns = now;
-    finish(p, tag, CP_DONE);
+    finish(p, tag, CP_DONE, 0);
 }
 
-static inline void enqueue(cp_pipeline *p, int n, uint32_t tag) {
-    cp__node *node = &p->c->nodes[n];
-    cp__get(p, tag)->next = CP__NIL;
-    if (node->qtail == CP__NIL)
-        node->qhead = tag;
-    else
-        cp__get(p, node->qtail)->next = tag;
-    node->qtail = tag;
+/* Queues a command on node n, behind what waits there. */
+static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
+    if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
+        cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
+        finish(p, tag, CP_NOT_EXECUTED, CP_ENOMEM);
+    }
 }
 
-/* The node serving the command's slot. */
+/* The node serving the command, or -1 when its slot has no known owner. */
 static inline int node_of(cp_pipeline *p, const cp__cmd *cmd) {
     cp__client *c = p->c;
-    int n = 0;
-    if (c->cluster) {
-        n = cmd->slot >= 0 ? cp__routes_lookup(&c->routes, cmd->slot) : -1;
-        /* No known owner: any master answers with MOVED or CLUSTERDOWN, which we follow. */
-        if (n < 0)
-            n = cp__client_any_node(c);
-    }
-    return n;
+    if (cmd->slot == CP__SLOT_NODE)
+        return cmd->node;
+    if (!c->cluster)
+        return 0;
+    if (cmd->slot >= 0)
+        return cp__routes_lookup(&c->routes, cmd->slot);
+    return cp__client_any_node(c); /* keyless: any master */
 }
 
-static inline void route(cp_pipeline *p, uint32_t tag) {
-    enqueue(p, node_of(p, cp__get(p, tag)), tag);
-}
-
-/* route() for a command's first send (begin): straight into its node's output buffer when
- * nothing waits before it there and the connection is open (pump would move it there next,
- * in this order); queued otherwise. One pass over the batch instead of two. */
-static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now) {
-    cp__cmd *cmd = cp__get(p, tag);
-    int n = node_of(p, cmd);
-    cp__node *node = &p->c->nodes[n];
-    cp__conn *conn = &node->conn;
-    if (node->qhead == CP__NIL && conn->fd >= 0 && conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT &&
-        cp__conn_push(conn, p->arena.data + cmd->off, cmd->len, tag) == 0) {
-        cmd->sent_ns = now; /* as pump would: latency counts from the first send */
-        return;
-    }
-    enqueue(p, n, tag);
-}
+/* ---- retries ------------------------------------------------------------------------------- */
 
 /* Backoff for retry round r: 2 ms doubling up to 512 ms, with jitter in [half, full]. */
 static uint64_t backoff_ns(cp_pipeline *p) {
@@ -94,28 +169,45 @@ static uint64_t backoff_ns(cp_pipeline *p) {
     return base / 2 + cp__client_rand(p->c, (uint32_t)(base / 2));
 }
 
-/* Puts a command aside for the next retry round, or ends it when the budget is spent: "unknown"
- * when it was ever written (it may have run), else "not executed". */
-static void retry_later(cp_pipeline *p, uint32_t tag) {
-    cp__cmd *cmd = cp__get(p, tag);
-    uint64_t now = cp__now_ns();
-    if (now >= p->deadline) {
-        finish(p, tag, (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED);
-        return;
-    }
+static int retry_push(cp_pipeline *p, uint32_t tag) {
     if (p->nretry == p->capretry) {
         size_t ncap = p->capretry ? p->capretry * 2 : 64;
         uint32_t *r = realloc(p->retry, ncap * sizeof(*r));
-        if (r == NULL) {
-            cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-            finish(p, tag, (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED);
-            return;
-        }
+        if (r == NULL)
+            return CP_ENOMEM;
         p->retry = r;
         p->capretry = ncap;
     }
     p->retry[p->nretry++] = tag;
-    if (p->retry_at == 0) {
+    return 0;
+}
+
+/* The outcome of a command given up: "unknown" when it was ever written (it may have run),
+ * else "not executed". */
+static void give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (cmd->outcome == CP_PENDING)
+        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED,
+               err);
+}
+
+/* Puts a command aside for the next retry round, or ends it when the budget is spent. A command
+ * for one chosen node is never retried: its caller decides (the refresh asks the next node). */
+static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
+    cp__cmd *cmd = cp__get(p, tag);
+    uint64_t now = cp__now_ns();
+    if (now >= p->deadline || cmd->slot == CP__SLOT_NODE) {
+        give_up(p, tag, 0, err ? err : CP_ETIMEDOUT);
+        return;
+    }
+    if (retry_push(p, tag) != 0) {
+        cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
+        give_up(p, tag, 0, CP_ENOMEM);
+        return;
+    }
+    if (cmd->err == 0)
+        cmd->err = (int8_t)err; /* the reason, should the budget run out */
+    if (p->retry_at == 0 && !p->wait_map) {
         p->retry_at = now + backoff_ns(p);
         if (p->retry_at > p->deadline)
             p->retry_at = p->deadline;
@@ -124,103 +216,315 @@ static void retry_later(cp_pipeline *p, uint32_t tag) {
 
 /* A written command lost its connection before the answer: re-send it only when that cannot
  * change data twice (read-only, or the caller flagged it idempotent). */
-static void lost_in_flight(cp_pipeline *p, uint32_t tag) {
+static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     cmd->flags |= CP__F_WRITTEN;
-    if (cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) {
+    if ((cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) && cmd->slot != CP__SLOT_NODE) {
         p->c->stats.io_retries++;
-        retry_later(p, tag);
+        retry_later(p, tag, err);
     } else {
-        finish(p, tag, CP_UNKNOWN);
+        finish(p, tag, CP_UNKNOWN, err);
     }
 }
 
-/* Node n's connection is unusable: requests written on it end unknown (or are retried when
- * safe), requests not yet written go to the next retry round, and the map is re-read then. */
-static void fail_node(cp_pipeline *p, int n, int code, const char *why) {
+/* Starts the next retry round of p: re-route in order. After a broken connection or
+ * CLUSTERDOWN the map may be stale (a replica promoted), so the round waits for a refresh
+ * first; at the end of the budget it goes anyway, and what cannot be routed ends. */
+static void run_retries(cp_pipeline *p, uint64_t now) {
     cp__client *c = p->c;
+    p->retry_at = 0;
+    if (c->cluster && p->node_failed) {
+        p->node_failed = 0;
+        c->need_refresh = 1;
+    }
+    kick_refresh(c, now);
+    if (c->cluster && c->refresh.running && now < p->deadline) {
+        p->wait_map = 1; /* released when the map comes (or the refresh fails) */
+        return;
+    }
+    p->wait_map = 0;
+    p->round++;
+    size_t n = p->nretry;
+    uint32_t *list = p->retry;
+    size_t cap = p->capretry;
+    p->retry = NULL; /* route may put commands back: into a fresh list */
+    p->nretry = p->capretry = 0;
+    for (size_t i = 0; i < n; i++)
+        route(p, list[i], now);
+    if (p->retry == NULL) {
+        p->retry = list;
+        p->capretry = cap;
+    } else {
+        free(list);
+    }
+}
+
+/* ---- fences: one key's commands stay in order across MOVED --------------------------------- */
+
+static cp__fence *fence_find(cp__client *c, int slot) {
+    for (int i = 0; i < c->nfences; i++)
+        if (c->fences[i].slot == slot)
+            return &c->fences[i];
+    return NULL;
+}
+
+/* Routes a fence's held commands (its count reached zero, or its node failed) and drops it. */
+static void fence_release(cp__client *c, cp__fence *f, uint64_t now) {
+    cp__queue held = f->held;
+    *f = c->fences[--c->nfences];
+    while (held.n > 0) {
+        cp__qent e = cp__queue_pop(&held);
+        route(e.p, e.tag, now);
+    }
+    free(held.v);
+}
+
+/* MOVED for `slot` came from node n: when more of the slot's commands are still on n (in flight
+ * or queued), later commands for the slot wait until those came back. */
+static void fence_moved(cp__client *c, int n, int slot) {
+    if (fence_find(c, slot) != NULL)
+        return;
     cp__conn *conn = &c->nodes[n].conn;
-    cp__pipeline_set_err(p, code, "%s:%d: %s", c->nodes[n].host, c->nodes[n].port, why);
+    uint32_t count = 0;
     for (size_t i = 0; i < conn->fcount; i++) {
         uint32_t tag = cp__conn_tag(conn, i);
-        if (tag == CP__ASKING_TAG)
-            continue;
-        if (cp__conn_was_written(conn, i))
-            lost_in_flight(p, tag);
-        else
-            retry_later(p, tag);
+        cp__reply_arena *a = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)].arena;
+        if (tag < CP__TAG_INTERNAL && a != NULL &&
+            cp__get(cp__pipeline_of_arena(a), tag)->slot == slot)
+            count++;
     }
-    cp__conn_close(conn);
-    c->nodes[n].failed_ns = cp__now_ns();
-    while (c->nodes[n].qhead != CP__NIL) {
-        uint32_t tag = c->nodes[n].qhead;
-        c->nodes[n].qhead = cp__get(p, tag)->next;
-        retry_later(p, tag);
+    for (uint32_t i = 0; i < c->nodes[n].q.n; i++) {
+        cp__qent *e = cp__queue_at(&c->nodes[n].q, i);
+        count += cp__get(e->p, e->tag)->slot == slot;
     }
-    c->nodes[n].qtail = CP__NIL;
-    c->need_refresh = 1;
-    p->node_failed = 1; /* a failover may be under way: re-read the map before the next round */
+    if (count == 0)
+        return;
+    if (c->nfences == c->capfences) {
+        int ncap = c->capfences ? c->capfences * 2 : 8;
+        cp__fence *v = realloc(c->fences, (size_t)ncap * sizeof(*v));
+        if (v == NULL)
+            return; /* out of memory: order across this redirect is not kept */
+        c->fences = v;
+        c->capfences = ncap;
+    }
+    c->fences[c->nfences++] = (cp__fence){slot, n, count, {0}};
 }
 
-/* Connects node n if needed, moves queued commands into its output buffer (bounded) and writes
- * as much as the socket takes. */
-static void pump(cp_pipeline *p, int n) {
+/* A reply (of any kind) came from node n for a command of `slot`. */
+static void fence_reply(cp__client *c, int n, int slot, uint64_t now) {
+    cp__fence *f = fence_find(c, slot);
+    if (f != NULL && f->node == n && --f->count == 0)
+        fence_release(c, f, now);
+}
+
+/* Node n failed: its fences hold nothing back any more. */
+static void fence_node_failed(cp__client *c, int n, uint64_t now) {
+    for (int i = 0; i < c->nfences;)
+        if (c->fences[i].node == n)
+            fence_release(c, &c->fences[i], now);
+        else
+            i++;
+}
+
+/* ---- routing and sending ------------------------------------------------------------------- */
+
+/* Routes a command (a first send or a retry): to its node's queue; behind a fence on its slot;
+ * or, when its slot has no known owner, aside until the map comes, within its budget. */
+static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     cp__client *c = p->c;
-    if (c->nodes[n].qhead == CP__NIL && c->nodes[n].conn.olen == c->nodes[n].conn.opos)
-        return; /* nothing to send: the common case after every read, without a clock read */
-    uint64_t now = cp__now_ns();
-    if (c->nodes[n].conn.fd < 0) {
-        if (c->nodes[n].qhead == CP__NIL)
-            return;
-        if (cp__client_connect_node(c, n) != 0) {
-            fail_node(p, n, c->nodes[n].conn.err, c->nodes[n].conn.errstr);
+    cp__cmd *cmd = cp__get(p, tag);
+    if (c->nfences > 0 && cmd->slot >= 0) {
+        cp__fence *f = fence_find(c, cmd->slot);
+        if (f != NULL) {
+            if (cp__queue_push(&f->held, p, tag) != 0)
+                give_up(p, tag, 0, CP_ENOMEM);
             return;
         }
     }
+    int n = node_of(p, cmd);
+    if (n >= 0) {
+        enqueue(p, n, tag);
+        return;
+    }
+    c->need_refresh = 1;
+    kick_refresh(c, now);
+    if (now >= p->deadline) {
+        int err = c->refresh.err ? c->refresh.err : CP_ETOPOLOGY;
+        cp__pipeline_set_err(p, err, "no node serves slot %d: %s", cmd->slot,
+                             c->refresh.errstr[0] ? c->refresh.errstr : "no slot map");
+        give_up(p, tag, 0, err);
+        return;
+    }
+    if (retry_push(p, tag) != 0) {
+        give_up(p, tag, 0, CP_ENOMEM);
+        return;
+    }
+    if (c->refresh.running) { /* released when the map comes */
+        p->wait_map = 1;
+        p->retry_at = 0;
+    } else if (p->retry_at == 0 && !p->wait_map) { /* the next round asks again */
+        p->retry_at = now + backoff_ns(p);
+        if (p->retry_at > p->deadline)
+            p->retry_at = p->deadline;
+    }
+}
+
+/* First send of a command: straight into its node's output buffer when the connection is ready
+ * and nothing waits before it there (pump would move it there next, in this order). */
+static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now) {
+    cp__client *c = p->c;
+    cp__cmd *cmd = cp__get(p, tag);
+    int n = c->nfences > 0 ? -1 : node_of(p, cmd);
+    if (n >= 0) {
+        cp__node *node = &c->nodes[n];
+        cp__conn *conn = &node->conn;
+        if (node->q.n == 0 && conn->state == CP__CONN_READY &&
+            conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT &&
+            cp__conn_push(conn, p->arena.data + cmd->off, cmd->len, tag, &p->replies) == 0) {
+            cmd->sent_ns = now; /* as pump would: latency counts from the first send */
+            return;
+        }
+    }
+    route(p, tag, now);
+}
+
+/* What node n had: its requests in flight (and whether each was written) and its queue, taken
+ * off it, the connection closed and the loop told. What the caller then finishes may send new
+ * commands, to n too. */
+typedef struct taken {
+    cp__inflight *fifo;
+    uint8_t *written;
+    size_t nf;
+    cp__queue q;
+} taken;
+
+static int take_node(cp__client *c, int n, taken *t) {
+    cp__conn *conn = &c->nodes[n].conn;
+    t->nf = conn->fcount;
+    t->fifo = t->nf ? malloc(t->nf * sizeof(*t->fifo)) : NULL;
+    t->written = t->nf ? malloc(t->nf) : NULL;
+    if (t->nf > 0 && (t->fifo == NULL || t->written == NULL)) {
+        free(t->fifo);
+        free(t->written);
+        return CP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->nf; i++) {
+        t->fifo[i] = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
+        t->written[i] = (uint8_t)cp__conn_was_written(conn, i);
+    }
+    cp__client_close_node(c, n);
+    t->q = c->nodes[n].q;
+    memset(&c->nodes[n].q, 0, sizeof(t->q));
+    return 0;
+}
+
+static void taken_free(taken *t) {
+    free(t->q.v);
+    free(t->fifo);
+    free(t->written);
+}
+
+/* Node n's connection is unusable: requests written on it end unknown (or are retried when
+ * safe), requests not yet written go to the next retry round, and the map is re-read. */
+static void fail_node(cp__client *c, int n, int code, const char *why) {
+    uint64_t now = cp__now_ns();
+    char msg[CP__HOSTLEN + CP_ERRSTR_LEN + 16];
+    snprintf(msg, sizeof(msg), "%s:%d: %s", c->nodes[n].host, c->nodes[n].port, why);
+    taken t;
+    if (take_node(c, n, &t) != 0) {
+        cp__exec_cancel_all(c, CP_ENOMEM, "out of memory");
+        return;
+    }
+    c->nodes[n].failed_ns = now;
+    c->need_refresh = 1;
+    for (size_t i = 0; i < t.nf; i++) {
+        if (t.fifo[i].tag >= CP__TAG_INTERNAL || t.fifo[i].arena == NULL)
+            continue;
+        cp_pipeline *p = cp__pipeline_of_arena(t.fifo[i].arena);
+        cp__pipeline_set_err(p, code, "%s", msg);
+        p->node_failed = 1; /* a failover may be under way: re-read the map first */
+        if (t.written[i])
+            lost_in_flight(p, t.fifo[i].tag, code);
+        else
+            retry_later(p, t.fifo[i].tag, code);
+    }
+    while (t.q.n > 0) {
+        cp__qent e = cp__queue_pop(&t.q);
+        cp__pipeline_set_err(e.p, code, "%s", msg);
+        e.p->node_failed = 1;
+        retry_later(e.p, e.tag, code);
+    }
+    taken_free(&t);
+    fence_node_failed(c, n, now);
+    kick_refresh(c, now);
+}
+
+/* Moves queued commands into node n's output buffer (bounded) and writes what the socket takes;
+ * starts connecting a closed node that has commands. */
+static void pump(cp__client *c, int n) {
     cp__node *node = &c->nodes[n];
+    if (node->q.n == 0 && node->conn.olen == node->conn.opos)
+        return; /* nothing to send: the common case after every read, without a clock read */
+    if (node->conn.state == CP__CONN_CLOSED) {
+        if (node->q.n == 0)
+            return;
+        if (cp__client_connect_node(c, n) != 0) {
+            fail_node(c, n, c->nodes[n].conn.err, c->nodes[n].conn.errstr);
+            return;
+        }
+    }
+    if (node->conn.state != CP__CONN_READY && node->conn.state != CP__CONN_AUTH)
+        return; /* the loop reports when the connect or handshake moves on */
+    uint64_t now = cp__now_ns();
     cp__conn *conn = &node->conn;
     for (;;) {
-        while (node->qhead != CP__NIL && conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT) {
-            uint32_t tag = node->qhead;
-            cp__cmd *cmd = cp__get(p, tag);
-            node->qhead = cmd->next;
-            if (node->qhead == CP__NIL)
-                node->qtail = CP__NIL;
+        while (node->conn.state == CP__CONN_READY && node->q.n > 0 &&
+               conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT) {
+            cp__qent e = cp__queue_pop(&node->q);
+            cp__cmd *cmd = cp__get(e.p, e.tag);
             int rc = 0;
             if (cmd->flags & CP__F_ASKING) {
                 cmd->flags &= (uint8_t)~CP__F_ASKING;
-                rc = cp__conn_push(conn, asking_cmd, sizeof(asking_cmd) - 1, CP__ASKING_TAG);
+                rc = cp__conn_push(conn, asking_cmd, sizeof(asking_cmd) - 1, CP__ASKING_TAG,
+                                   &e.p->replies);
             }
             if (rc == 0)
-                rc = cp__conn_push(conn, p->arena.data + cmd->off, cmd->len, tag);
+                rc = cp__conn_push(conn, e.p->arena.data + cmd->off, cmd->len, e.tag,
+                                   &e.p->replies);
             if (cmd->sent_ns == 0) /* latency counts from the first send, redirects included */
                 cmd->sent_ns = now;
             if (rc != 0) {
-                cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-                finish(p, tag, CP_NOT_EXECUTED);
+                cp__pipeline_set_err(e.p, CP_ENOMEM, "out of memory");
+                finish(e.p, e.tag, CP_NOT_EXECUTED, CP_ENOMEM);
             }
         }
         int rc = cp__conn_flush(conn);
         if (rc < 0) {
-            fail_node(p, n, rc, conn->errstr);
+            fail_node(c, n, rc, conn->errstr);
             return;
         }
-        if (rc == 1 || node->qhead == CP__NIL)
+        if (rc == 1 || node->q.n == 0 || node->conn.state != CP__CONN_READY)
             return;
     }
 }
 
+void cp__exec_pump_all(cp__client *c) {
+    for (int n = 0; n < c->nnodes; n++)
+        pump(c, n);
+}
+
+/* ---- replies ------------------------------------------------------------------------------- */
+
 /* Acts on one reply: the answer, or a redirect / retry the caller never sees. */
-static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_t now) {
-    cp__client *c = p->c;
+static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
+                     uint64_t now) {
     if (tag == CP__ASKING_TAG) /* its command's own reply tells what happened */
         return;
     cp__cmd *cmd = cp__get(p, tag);
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
-    cp__errkind kind = c->cluster && r->type == REDIS_REPLY_ERROR /* the call only for errors */
-                           ? cp__classify(r, &slot, host, sizeof(host), &port)
-                           : CP__ERR_NONE;
+    cp__errkind kind = cmd->slot != CP__SLOT_NODE ? cp__classify(r, &slot, host, sizeof(host), &port)
+                                                  : CP__ERR_NONE;
     switch (kind) {
     case CP__ERR_MOVED:
     case CP__ERR_ASK:
@@ -241,7 +545,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
                                      "retry budget spent after %u redirects: %.60s",
                                      (unsigned)cmd->redirects, r->str);
             cmd->reply = r;
-            finish(p, tag, CP_NOT_EXECUTED);
+            finish(p, tag, CP_NOT_EXECUTED, CP_EREDIRECT);
             return;
         }
         cmd->redirects++;
@@ -250,16 +554,17 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         if (m < 0) {
             cp__pipeline_set_err(p, m, "cannot add node %s:%d", host, port);
             cmd->reply = r;
-            finish(p, tag, CP_NOT_EXECUTED);
+            finish(p, tag, CP_NOT_EXECUTED, m);
             return;
         }
         /* The server's word on the key's slot: retry rounds route by it (a caller's slot given
          * with cp_append_argv_slot may have been wrong). */
         cmd->slot = slot;
         if (kind == CP__ERR_MOVED) {
+            fence_moved(c, n, slot);
             cp__routes_patch(&c->routes, slot, m);
             c->nodes[m].is_master = 1;
-            c->need_refresh = 1; /* the rest of the map is read once, before the next batch */
+            c->need_refresh = 1; /* the rest of the map is read in-band, spaced */
         } else {
             cmd->flags |= CP__F_ASKING;
         }
@@ -280,7 +585,7 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
         cmd->reply = r;
         if (cp__now_ns() >= p->deadline)
             cp__pipeline_set_err(p, CP_ESERVER, "retry budget spent: %.80s", r->str);
-        retry_later(p, tag);
+        retry_later(p, tag, CP_ESERVER);
         return;
     default:
         answered(p, tag, r, now);
@@ -289,113 +594,147 @@ static void on_reply(cp_pipeline *p, int n, uint32_t tag, redisReply *r, uint64_
 
 /* Reads what node n has sent and acts on every complete reply. Replies that arrived before an
  * EOF or error are still delivered; only then is the connection failed. */
-static void drain(cp_pipeline *p, int n) {
-    cp__client *c = p->c;
+static void drain(cp__client *c, int n) {
     int rc = cp__conn_fill(&c->nodes[n].conn);
     uint64_t now = c->nodes[n].conn.last_io_ns; /* every new reply arrived with the last read */
-    for (;;) {
+    /* Callbacks may add nodes (realloc) or close this one: re-read c->nodes[n] every time. */
+    while (c->nodes[n].conn.state != CP__CONN_CLOSED) {
         redisReply *r = NULL;
         uint32_t tag;
-        /* on_reply may add nodes (realloc): re-read c->nodes[n] every time. */
-        int got = cp__conn_reply(&c->nodes[n].conn, &r, &tag);
+        cp__reply_arena *arena;
+        int got = cp__conn_reply(&c->nodes[n].conn, &r, &tag, &arena);
         if (got == 0)
             break;
         if (got < 0) {
-            fail_node(p, n, got, c->nodes[n].conn.errstr);
+            fail_node(c, n, got, c->nodes[n].conn.errstr);
             return;
         }
-        if (tag != CP__ASKING_TAG && (r->type != REDIS_REPLY_ERROR || !c->cluster))
+        if (arena == NULL) { /* AUTH answered (commands may go in now), or a dropped reply */
+            if (tag == CP__TAG_AUTH)
+                pump(c, n);
+            continue;
+        }
+        cp_pipeline *p = cp__pipeline_of_arena(arena);
+        if (c->nfences > 0 && tag < CP__TAG_INTERNAL)
+            fence_reply(c, n, cp__get(p, tag)->slot, now);
+        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster))
             answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
         else
-            on_reply(p, n, tag, r, now);
+            on_reply(c, n, p, tag, r, now);
     }
-    if (rc < 0)
-        fail_node(p, n, rc, c->nodes[n].conn.errstr);
+    if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
+        fail_node(c, n, rc, c->nodes[n].conn.errstr);
 }
 
-/* Starts the next retry round: re-read the map when something failed, re-route in order. */
-static void run_retries(cp_pipeline *p) {
-    cp__client *c = p->c;
-    p->retry_at = 0;
-    p->round++;
-    /* After a broken connection or CLUSTERDOWN the map may be stale (a replica promoted), so it
-     * is re-read before the round, spaced so a cluster in failover is not hammered. MOVED alone
-     * never refreshes mid-batch: its slot is patched and the map is re-read before the next. */
-    if (c->cluster && p->node_failed && cp__now_ns() - c->last_refresh_ns >= 50000000ull) {
-        p->node_failed = 0;
-        cp__client_refresh(c);
+/* ---- the in-band slot-map refresh ---------------------------------------------------------- */
+
+static void refresh_ask(cp__client *c);
+
+/* The refresh is over (a map, or every candidate failed): commands waiting for it go on. */
+static void refresh_end(cp__client *c, int ok, uint64_t now) {
+    c->refresh.running = 0;
+    c->refresh.generation++;
+    c->last_refresh_ns = now;
+    c->refresh.not_before = now + (ok ? REFRESH_SPACING_NS : REFRESH_RETRY_NS);
+    if (ok) {
+        c->need_refresh = 0;
+    } else {
+        cp__client_err(c, c->refresh.err ? c->refresh.err : CP_ETOPOLOGY,
+                       "no node gave a slot map: %s", c->refresh.errstr);
     }
-    size_t n = p->nretry;
-    p->nretry = 0;
-    for (size_t i = 0; i < n; i++)
-        route(p, p->retry[i]);
-}
-
-/* Ends every command still without an outcome as CP_UNKNOWN: a safety net that should never
- * fire. */
-static void abandon(cp_pipeline *p) {
-    for (size_t i = 0; i < p->cmds.n; i++)
-        if (p->cmds.v[i].outcome == CP_PENDING && !(p->cmds.v[i].flags & CP__F_SPLIT))
-            finish(p, (uint32_t)i, CP_UNKNOWN);
-    for (size_t j = 0; j < p->parts.n; j++)
-        if (p->parts.v[j].outcome == CP_PENDING)
-            finish(p, CP__PART_TAG | (uint32_t)j, CP_UNKNOWN);
-    p->remaining = 0;
-}
-
-/* A command the batch gives up on: unknown when it was ever written (it may have run), else not
- * executed. */
-static void give_up(cp_pipeline *p, uint32_t tag, int written) {
-    cp__cmd *cmd = cp__get(p, tag);
-    if (cmd->outcome == CP_PENDING)
-        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED);
-}
-
-/* Ends the batch at once, when waiting cannot go on (poll(2) failing for good, no memory for its
- * descriptors). Every connection with requests on it is closed and every node queue emptied, so
- * the client's next batch starts clean instead of reading this one's replies. */
-static void end_batch(cp_pipeline *p, int code, const char *why) {
-    cp__client *c = p->c;
-    cp__pipeline_set_err(p, code, "%s", why);
-    for (int n = 0; n < c->nnodes; n++) {
-        cp__conn *conn = &c->nodes[n].conn;
-        for (size_t i = 0; i < conn->fcount; i++)
-            if (cp__conn_tag(conn, i) != CP__ASKING_TAG)
-                give_up(p, cp__conn_tag(conn, i), cp__conn_was_written(conn, i));
-        if (conn->fcount > 0 || conn->olen > conn->opos)
-            cp__conn_close(conn);
-        while (c->nodes[n].qhead != CP__NIL) {
-            uint32_t tag = c->nodes[n].qhead;
-            c->nodes[n].qhead = cp__get(p, tag)->next;
-            give_up(p, tag, 0);
+    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run)
+        if (p->wait_map) {
+            p->wait_map = 0;
+            p->retry_at = now; /* due: the next cp__exec_timers routes them */
         }
-        c->nodes[n].qtail = CP__NIL;
-    }
-    for (size_t i = 0; i < p->nretry; i++)
-        give_up(p, p->retry[i], 0);
-    p->nretry = 0;
-    p->retry_at = 0;
-    abandon(p); /* nothing should be left; if anything is, it may have run */
 }
 
-/* Routes every command: parts of split commands instead of their parent; a command whose keys
- * span slots without splitting is refused here, without being sent. */
-static void begin(cp_pipeline *p) {
+/* The answer to one refresh request. */
+static void refresh_answered(cp_client *pc, const cp_response *r, void *data) {
+    cp__client *c = cp__client_of(pc);
+    int n = (int)(intptr_t)data;
+    int rc = cp__refresh_answer(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
+    if (rc == 0) {
+        refresh_end(c, 1, cp__now_ns());
+        return;
+    }
+    if (rc == 1)
+        c->refresh.next--; /* the same node again, with CLUSTER SLOTS */
+    if (rc == CP_ENOMEM)
+        c->refresh.next = c->refresh.ncand;
+    refresh_ask(c);
+}
+
+/* Sends the refresh request to the next candidate, or ends the refresh when none is left. The
+ * two request batches alternate: the one that just answered is still finishing. */
+static void refresh_ask(cp__client *c) {
+    int n = cp__refresh_next(c);
+    if (n < 0) {
+        refresh_end(c, 0, cp__now_ns());
+        return;
+    }
+    c->refresh.turn ^= 1;
+    cp_pipeline *p = c->refresh.p[c->refresh.turn];
+    if (p == NULL && (p = c->refresh.p[c->refresh.turn] = cp_pipeline_new(&c->pub)) == NULL) {
+        c->refresh.err = CP_ENOMEM;
+        refresh_end(c, 0, cp__now_ns());
+        return;
+    }
+    if (p->running) /* finished, its completion not run yet */
+        unlink_running(p);
+    cp_pipeline_reset(p);
+    size_t len;
+    const char *req = cp__refresh_request(c, &len);
+    p->kind = CP__BATCH_REFRESH;
+    p->cbs = &c->refresh.cb;
+    c->refresh.cb = (cp__cb){refresh_answered, (void *)(intptr_t)n};
+    if (cp_append_formatted(p, req, len) != 0) {
+        c->refresh.err = CP_ENOMEM;
+        refresh_end(c, 0, cp__now_ns());
+        return;
+    }
+    p->cmds.v[0].slot = CP__SLOT_NODE;
+    p->cmds.v[0].node = n;
+    p->cmds.v[0].flags |= CP__F_READONLY;
+    c->stats.refreshes++;
+    cp__exec_start(p, 0);
+}
+
+/* Starts a refresh when one is wanted, none is out, and the spacing allows. */
+static void kick_refresh(cp__client *c, uint64_t now) {
+    if (!c->cluster || c->refresh.running || !c->need_refresh || now < c->refresh.not_before)
+        return;
+    if (cp__refresh_plan(c) != 0) {
+        c->refresh.err = CP_ENOMEM;
+        return;
+    }
+    c->refresh.running = 1;
+    refresh_ask(c);
+}
+
+void cp__exec_refresh_now(cp__client *c) {
+    c->need_refresh = 1;
+    c->refresh.not_before = 0;
+    kick_refresh(c, cp__now_ns());
+}
+
+/* ---- the loop's side ----------------------------------------------------------------------- */
+
+void cp__exec_start(cp_pipeline *p, int io_now) {
     cp__client *c = p->c;
     p->executed = 1;
-    c->replies = &p->replies; /* this batch's replies are built in its arena */
     p->remaining = 0;
     p->round = 0;
     p->retry_at = 0;
     p->nretry = 0;
     p->node_failed = 0;
-    /* The map is re-read at most once per batch, lazily, after a MOVED in an earlier one. */
-    if (c->cluster && c->need_refresh)
-        cp__client_refresh(c);
-    if (c->routes.stale) /* MOVED patched slots and no refresh rebuilt the runs */
+    p->wait_map = 0;
+    if (c->routes.stale) /* MOVED patched slots since: rebuild the runs */
         cp__routes_rebuild(&c->routes);
     uint64_t now = cp__now_ns();
     p->deadline = now + (uint64_t)c->retry_budget_ms * 1000000ull;
+    link_running(p);
+    kick_refresh(c, now);
     for (size_t i = 0; i < p->cmds.n; i++) {
         cp__cmd *cmd = &p->cmds.v[i];
         if (cmd->flags & CP__F_SPLIT) {
@@ -409,154 +748,182 @@ static void begin(cp_pipeline *p) {
             cmd->reply = cp__arena_error(&p->replies, "CROSSSLOT Keys in request don't hash to "
                                                       "the same slot (refused by the client)");
             cmd->outcome = CP_NOT_EXECUTED;
+            cmd->err = CP_ECROSSSLOT;
             continue;
         }
         p->remaining++;
+        c->pending++;
         dispatch(p, (uint32_t)i, now);
     }
     for (size_t j = 0; j < p->parts.n; j++) {
         p->remaining++;
+        c->pending++;
         dispatch(p, CP__PART_TAG | (uint32_t)j, now);
     }
+    if (io_now) /* what finishes now is completed (and called back) from the loop's next call */
+        cp__exec_pump_all(c);
 }
 
-/* ---- the event-driven interface and the blocking loop over it ------------------------------ */
-
-/* Writes to every node with work; the first step of every cycle, so that all nodes are written
- * before any is read. Returns 1 when every command has an outcome. */
-static int pump_all(cp_pipeline *p) {
-    for (int n = 0; n < p->c->nnodes && p->remaining > 0; n++)
-        pump(p, n);
-    return p->remaining == 0;
-}
-
-int cp_exec_start(cp_pipeline *p) {
-    if (p->executed)
-        return CP_EINVAL;
-    begin(p);
-    return pump_all(p);
-}
-
-int cp_client_pollfds(cp_client *pc, struct pollfd *fds, int max) {
-    cp__client *c = cp__client_of(pc);
-    int k = 0;
-    for (int n = 0; n < c->nnodes; n++) {
-        cp__conn *conn = &c->nodes[n].conn;
-        if (conn->fd < 0)
-            continue;
-        int out = conn->olen > conn->opos || c->nodes[n].qhead != CP__NIL;
-        if (k < max)
-            fds[k] =
-                (struct pollfd){.fd = conn->fd, .events = (short)(POLLIN | (out ? POLLOUT : 0))};
-        k++;
+void cp__exec_add(cp_pipeline *p, uint32_t tag) {
+    cp__cmd *cmd = cp__get(p, tag);
+    p->remaining++;
+    p->c->pending++;
+    if (cmd->flags & CP__F_SPLIT) {
+        cmd->pending = cmd->nparts;
+        uint64_t now = cp__now_ns();
+        for (uint32_t j = 0; j < cmd->nparts; j++) {
+            p->parts.v[cmd->part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
+            p->remaining++;
+            p->c->pending++;
+            dispatch(p, CP__PART_TAG | (cmd->part0 + j), now);
+        }
+        p->remaining--; /* the parts carry it */
+        p->c->pending--;
+        return;
     }
-    return k;
+    dispatch(p, tag, cp__now_ns());
 }
 
-int cp_exec_on_ready(cp_pipeline *p, int fd, short revents) {
-    cp__client *c = p->c;
-    if (p->remaining == 0)
-        return 1;
-    for (int n = 0; n < c->nnodes; n++) {
-        if (c->nodes[n].conn.fd != fd)
-            continue;
-        if (revents & (POLLIN | POLLHUP | POLLERR))
-            drain(p, n);
-        /* drain may have failed and closed it, or a redirect may have queued more. */
-        if (c->nodes[n].conn.fd == fd && (revents & POLLOUT))
-            pump(p, n);
-        break;
+void cp__exec_ready(cp__client *c, int n, int events) {
+    cp__conn *conn = &c->nodes[n].conn;
+    if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
+        int rc = cp__conn_progress(conn, events);
+        if (rc != 0)
+            fail_node(c, n, rc, c->nodes[n].conn.errstr);
+        else
+            pump(c, n); /* AUTH, or commands queued while connecting */
+        return;
     }
-    return pump_all(p);
+    if (events & CP__EV_READ)
+        drain(c, n);
+    /* drain may have failed and closed it; a redirect may have queued more */
+    if (c->nodes[n].conn.state != CP__CONN_CLOSED && (events & CP__EV_WRITE))
+        pump(c, n);
 }
 
-int cp_exec_timeout_ms(const cp_pipeline *p) {
-    const cp__client *c = p->c;
-    if (p->remaining == 0)
-        return -1;
-    uint64_t wake = p->retry_at;
+uint64_t cp__exec_next_wake(const cp__client *c) {
+    uint64_t wake = 0;
+#define EARLIER(t) (wake == 0 || (t) < wake ? (t) : wake)
     uint64_t io_ns = (uint64_t)c->copts.io_timeout_ms * 1000000ull;
     for (int n = 0; n < c->nnodes; n++) {
-        const cp__conn *conn = &c->nodes[n].conn;
-        if (conn->fd >= 0 && conn->fcount > 0 && (wake == 0 || conn->last_io_ns + io_ns < wake))
-            wake = conn->last_io_ns + io_ns;
+        const cp__node *node = &c->nodes[n];
+        const cp__conn *conn = &node->conn;
+        if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS)
+            wake = EARLIER(conn->connect_deadline);
+        else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0)
+            wake = EARLIER(conn->last_io_ns + io_ns);
+        else if (conn->state == CP__CONN_CLOSED && node->q.n > 0)
+            wake = EARLIER(1); /* connect it */
     }
-    if (wake == 0)
-        return -1;
-    uint64_t now = cp__now_ns();
-    return wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
+    if (c->deferred.n > 0)
+        wake = EARLIER(1);
+    for (const cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
+        if (finished(p))
+            wake = EARLIER(1); /* complete it */
+        else if (p->retry_at != 0)
+            wake = EARLIER(p->retry_at);
+        else if (p->wait_map)
+            wake = EARLIER(p->deadline);
+    }
+    if (c->cluster && c->need_refresh && !c->refresh.running &&
+        (c->running != NULL || c->refresh.not_before == 0))
+        wake = EARLIER(c->refresh.not_before ? c->refresh.not_before : 1);
+#undef EARLIER
+    return wake;
 }
 
-int cp_exec_on_timer(cp_pipeline *p) {
-    cp__client *c = p->c;
+void cp__exec_timers(cp__client *c) {
     uint64_t now = cp__now_ns();
     uint64_t io_ns = (uint64_t)c->copts.io_timeout_ms * 1000000ull;
-    for (int n = 0; n < c->nnodes && p->remaining > 0; n++) {
+    for (int n = 0; n < c->nnodes; n++) {
         cp__conn *conn = &c->nodes[n].conn;
-        if (conn->fd >= 0 && conn->fcount > 0 && now - conn->last_io_ns >= io_ns)
-            fail_node(p, n, CP_ETIMEDOUT, "no reply within the I/O timeout");
+        if ((conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) &&
+            now >= conn->connect_deadline)
+            fail_node(c, n, CP_ETIMEDOUT, "connect timed out");
+        else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
+                 now - conn->last_io_ns >= io_ns)
+            fail_node(c, n, CP_ETIMEDOUT, "no reply within the I/O timeout");
     }
-    if (p->retry_at != 0 && cp__now_ns() >= p->retry_at)
-        run_retries(p);
-    return pump_all(p);
-}
-
-int cp_exec_result(cp_pipeline *p) {
-    if (p->remaining > 0)
-        return CP_EINVAL;
-    for (size_t i = 0; i < p->cmds.n; i++) {
-        if (p->cmds.v[i].outcome != CP_DONE) {
-            if (p->err == 0)
-                cp__pipeline_set_err(p, CP_EPARTIAL, "command %zu did not complete", i);
-            return CP_EPARTIAL;
+    cp__exec_pump_all(c); /* connects nodes with queued commands */
+    kick_refresh(c, now);
+    /* Each step may finish, free or start batches: start over from the head after each, and
+     * mark the ones seen so every batch is looked at once. */
+    unsigned stamp = ++c->stamp;
+again:
+    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
+        if (p->stamp == stamp)
+            continue;
+        p->stamp = stamp;
+        if (finished(p)) {
+            complete(p);
+            goto again;
+        }
+        if ((p->retry_at != 0 && now >= p->retry_at) || (p->wait_map && now >= p->deadline)) {
+            run_retries(p, now);
+            if (p->running && finished(p))
+                complete(p);
+            goto again;
         }
     }
-    return 0;
+    cp__exec_pump_all(c);
 }
 
-/* One poll(2) over the client's connections, bounded by the next timer. */
-static void wait_once(cp_pipeline *p) {
-    struct pollfd stackfds[64], *fds = stackfds;
-    int n = cp_client_pollfds(&p->c->pub, fds, 64);
-    if (n > 64) {
-        if ((fds = malloc((size_t)n * sizeof(*fds))) == NULL) {
-            end_batch(p, CP_ENOMEM, "out of memory");
-            return;
+void cp__exec_cancel_all(cp__client *c, int code, const char *why) {
+    c->depth++;
+    c->closing = 1; /* callbacks run below may not send more */
+    for (int n = 0; n < c->nnodes; n++) {
+        taken t;
+        if (take_node(c, n, &t) != 0) { /* no memory for the lists: end them unread */
+            t.nf = 0;
+            t.q = c->nodes[n].q;
+            memset(&c->nodes[n].q, 0, sizeof(t.q));
+            cp__client_close_node(c, n);
         }
-        cp_client_pollfds(&p->c->pub, fds, n);
-    }
-    int timeout = cp_exec_timeout_ms(p);
-    if (n == 0 && timeout < 0) {
-        /* Nothing open and nothing scheduled cannot happen with commands remaining; end rather
-         * than wait forever if it ever does. */
-        cp__pipeline_set_err(p, CP_EINVAL, "internal error: %zu commands with nowhere to go",
-                             p->remaining);
-        abandon(p);
-    } else {
-        int ready = poll(fds, (nfds_t)n, timeout);
-        if (ready > 0) {
-            for (int k = 0; k < n && p->remaining > 0; k++)
-                if (fds[k].revents)
-                    cp_exec_on_ready(p, fds[k].fd, fds[k].revents);
-        } else if (ready < 0 && errno != EINTR) {
-            /* EINVAL (more sockets than RLIMIT_NOFILE) or ENOMEM never goes away by waiting:
-             * end the batch now instead of spinning on the failing poll until the I/O timeout. */
-            char why[64];
-            snprintf(why, sizeof(why), "poll: %s", strerror(errno));
-            end_batch(p, CP_EIO, why);
+        for (size_t i = 0; i < t.nf; i++)
+            if (t.fifo[i].tag < CP__TAG_INTERNAL && t.fifo[i].arena != NULL) {
+                cp_pipeline *p = cp__pipeline_of_arena(t.fifo[i].arena);
+                cp__pipeline_set_err(p, code, "%s", why);
+                give_up(p, t.fifo[i].tag, t.written[i], code);
+            }
+        while (t.q.n > 0) {
+            cp__qent e = cp__queue_pop(&t.q);
+            cp__pipeline_set_err(e.p, code, "%s", why);
+            give_up(e.p, e.tag, 0, code);
         }
+        taken_free(&t);
     }
-    if (fds != stackfds)
-        free(fds);
-    if (p->remaining > 0)
-        cp_exec_on_timer(p);
-}
-
-int cp_exec(cp_pipeline *p) {
-    int rc = cp_exec_start(p);
-    if (rc < 0)
-        return rc;
-    while (p->remaining > 0)
-        wait_once(p);
-    return cp_exec_result(p);
+    while (c->nfences > 0) {
+        cp__fence *f = &c->fences[c->nfences - 1];
+        while (f->held.n > 0) {
+            cp__qent e = cp__queue_pop(&f->held);
+            give_up(e.p, e.tag, 0, code);
+        }
+        free(f->held.v);
+        c->nfences--;
+    }
+    cp__exec_flush_deferred(c);
+    /* Giving up a batch's last command completes it (it may be reused): start over after each. */
+again:
+    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
+        p->retry_at = 0;
+        p->wait_map = 0;
+        if (p->nretry == 0)
+            continue;
+        size_t nr = p->nretry;
+        p->nretry = 0;
+        cp__pipeline_set_err(p, code, "%s", why);
+        for (size_t i = 0; i < nr; i++)
+            give_up(p, p->retry[i], 0, code);
+        goto again;
+    }
+    c->refresh.running = 0;
+    /* Every command had its outcome above; batches not completed by it yet are now. */
+    while (c->running != NULL) {
+        cp_pipeline *p = c->running;
+        p->remaining = 0;
+        p->sealed = 1;
+        complete(p);
+    }
+    c->closing = 0;
+    c->depth--;
 }

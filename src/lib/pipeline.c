@@ -27,6 +27,8 @@ cp_pipeline *cp_pipeline_new(cp_client *c) {
 }
 
 void cp_pipeline_reset(cp_pipeline *p) {
+    if (p->running) /* its commands are on the wire: nothing of it may go */
+        return;
     cp__arena_reset(&p->replies);
     p->cmds.n = p->parts.n = 0;
     p->arena.len = 0;
@@ -42,9 +44,15 @@ void cp_pipeline_reset(cp_pipeline *p) {
 void cp_pipeline_free(cp_pipeline *p) {
     if (p == NULL)
         return;
-    cp_pipeline_reset(p);
-    if (p->c->replies == &p->replies) /* no reader may build into freed memory */
-        p->c->replies = NULL;
+    if (p->running) { /* replies are still to be built in it: the core frees it when done */
+        p->orphan = 1;
+        p->done = NULL;
+        return;
+    }
+    cp__pipeline_destroy(p);
+}
+
+void cp__pipeline_destroy(cp_pipeline *p) {
     cp__arena_free(&p->replies);
     cp__buf_free(&p->arena);
     free(p->cmds.v);
@@ -52,6 +60,8 @@ void cp_pipeline_free(cp_pipeline *p) {
     free(p->retry);
     free(p->argv);
     free(p->argvlen);
+    if (p->kind == CP__BATCH_ASYNC)
+        free(p->cbs);
     free(p);
 }
 
@@ -67,7 +77,7 @@ cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
     cp__cmd *c = &v->v[v->n++];
     memset(c, 0, sizeof(*c));
     c->parent = -1;
-    c->next = CP__NIL;
+    c->node = -1;
     return c;
 }
 
@@ -184,9 +194,9 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     return 0;
 }
 
-static int append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
-                       int slot) {
-    if (argc <= 0 || p->executed)
+int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                              int slot) {
+    if (argc <= 0)
         return CP_EINVAL;
     size_t off = p->arena.len;
     if (argvlen == NULL) {
@@ -202,12 +212,14 @@ static int append_argv(cp_pipeline *p, int argc, const char **argv, const size_t
 }
 
 int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen) {
-    return append_argv(p, argc, argv, argvlen, -1);
+    return p->executed ? CP_EINVAL : cp__pipeline_append_argv(p, argc, argv, argvlen, -1);
 }
 
 int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
                         unsigned slot) {
-    return slot < CP_SLOTS ? append_argv(p, argc, argv, argvlen, (int)slot) : CP_EINVAL;
+    if (p->executed || slot >= CP_SLOTS)
+        return CP_EINVAL;
+    return cp__pipeline_append_argv(p, argc, argv, argvlen, (int)slot);
 }
 
 /* Records arena[off..) (already formatted) after parsing its arguments back out of it. */
@@ -230,8 +242,6 @@ static int record_formatted(cp_pipeline *p, size_t off) {
 }
 
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap) {
-    if (p->executed)
-        return CP_EINVAL;
     size_t off = p->arena.len;
     if (cp__pipeline_argv_reserve(p, 16) != 0)
         return CP_ENOMEM;
@@ -240,6 +250,8 @@ int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap) {
 }
 
 int cp_append(cp_pipeline *p, const char *fmt, ...) {
+    if (p->executed)
+        return CP_EINVAL;
     va_list ap;
     va_start(ap, fmt);
     int rc = cp__pipeline_appendv(p, fmt, ap);
@@ -302,6 +314,10 @@ int cp_timing(const cp_pipeline *p, size_t i, uint64_t *sent_ns, uint64_t *done_
     *sent_ns = cmd->sent_ns;
     *done_ns = cmd->done_ns;
     return 0;
+}
+
+int cp_running(const cp_pipeline *p) {
+    return p->running;
 }
 
 int cp_pipeline_err(const cp_pipeline *p) {

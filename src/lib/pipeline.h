@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Pipeline internals shared by pipeline.c (append, outcomes, replies), exec.c (routing, sending,
- * reading, redirects and retries) and multikey.c (split and merge of multi-key commands across
- * slots). A pipeline owns its command arena, its replies and its split parts; it borrows its
- * client.
+ * reading, redirects and retries), multikey.c (split and merge of multi-key commands across
+ * slots) and the layers above. A pipeline is also the core's unit of work, a batch: the
+ * caller's pipelines, the async layer's batches of commands with a callback each, and the
+ * refresh's request all run the same way, any number of them at once on one client. A pipeline
+ * owns its command arena, its replies and its split parts; it borrows its client.
  */
 #ifndef CLUSTERPIPE_PIPELINE_H
 #define CLUSTERPIPE_PIPELINE_H
@@ -17,6 +19,7 @@
 
 #define CP__SLOT_NONE (-1)  /* keyless: any node */
 #define CP__SLOT_CROSS (-2) /* keys in several slots */
+#define CP__SLOT_NODE (-3)  /* for one chosen node (cmd.node): never redirected nor retried */
 
 #define CP__F_READONLY 0x01u   /* command never changes data */
 #define CP__F_IDEMPOTENT 0x02u /* caller says re-sending is harmless */
@@ -24,15 +27,17 @@
 #define CP__F_SPLIT 0x08u      /* a user command carried by parts; never sent itself */
 #define CP__F_WRITTEN 0x10u    /* waiting for retry after being written: unknown if abandoned */
 
-/* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. */
+/* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. Tags from
+ * CP__TAG_INTERNAL up are not commands (ASKING here, AUTH in conn.h). */
 #define CP__PART_TAG 0x80000000u
 #define CP__ASKING_TAG 0xFFFFFFFFu
+#define CP__TAG_INTERNAL 0xFFFFFFF0u
 
 typedef struct cp__cmd {
     uint64_t off; /* bytes in the arena */
     uint32_t len;
-    int32_t slot;     /* 0..16383, CP__SLOT_NONE or CP__SLOT_CROSS */
-    uint32_t next;    /* link in a node queue */
+    int32_t slot;     /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
+    int32_t node;     /* CP__SLOT_NODE: the node it is for */
     int32_t parent;   /* part: index of its user command; else -1 */
     uint32_t part0;   /* split user command: first part index */
     uint32_t nparts;  /* split user command: number of parts */
@@ -41,6 +46,7 @@ typedef struct cp__cmd {
     uint8_t outcome; /* cp_outcome */
     uint8_t redirects;
     uint8_t merge;             /* cp__merge of a split command */
+    int8_t err;                /* why it did not end CP_DONE (CP_E*), for its callback */
     redisReply *reply;         /* in the pipeline's reply arena */
     uint64_t sent_ns, done_ns; /* first send, and the read that carried the answer */
 } cp__cmd;
@@ -60,12 +66,18 @@ typedef struct cp__cmdvec {
     size_t n, cap;
 } cp__cmdvec;
 
+typedef enum cp__batch_kind {
+    CP__BATCH_USER = 0, /* the caller's pipeline: cp_exec, cp_exec_async */
+    CP__BATCH_ASYNC,    /* async commands of one loop turn; recycled once finished and sealed */
+    CP__BATCH_REFRESH   /* the refresh's request */
+} cp__batch_kind;
+
 struct cp_pipeline {
+    cp__reply_arena replies; /* first: a connection names a request's owner by its arena */
     cp__client *c;
     int err;
     char errstr[CP_ERRSTR_LEN];
-    cp__buf arena; /* every command's RESP bytes */
-    cp__reply_arena replies;
+    cp__buf arena;    /* every command's RESP bytes */
     cp__cmdvec cmds;  /* what the caller appended */
     cp__cmdvec parts; /* sub-commands of split commands */
     uint32_t *retry;  /* tags waiting for the next retry round */
@@ -79,8 +91,27 @@ struct cp_pipeline {
     uint64_t retry_at;          /* next retry round, 0 when none */
     unsigned round;             /* retry rounds so far */
     int node_failed; /* a connection broke or CLUSTERDOWN came: refresh before the next round */
+    int wait_map;    /* retries wait for the refresh under way */
     int executed;
+    /* Running on the client (exec.c). */
+    int kind; /* cp__batch_kind */
+    int running;
+    unsigned stamp; /* cp__exec_timers' visit mark */
+    struct cp_pipeline *prev_run, *next_run; /* the client's running batches */
+    cp_exec_callback *done;                  /* cp_exec_async's, called after the last outcome */
+    void *done_data;
+    int orphan;       /* freed while running: freed by the core when it finishes */
+    int counted;      /* its commands count against the client's max_pending */
+    cp__cb *cbs;      /* async batch: a callback per command (NULL: a caller's pipeline) */
+    size_t capcbs;
+    int sealed;       /* async batch: takes no more commands; recycled once finished */
+    struct cp_pipeline *next_spare;
 };
+
+/* The batch whose reply arena this is (replies is its first member). */
+static inline cp_pipeline *cp__pipeline_of_arena(cp__reply_arena *a) {
+    return (cp_pipeline *)(void *)a;
+}
 
 /* Records the first error of an exec on the pipeline (later ones are consequences). */
 void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...)
@@ -91,14 +122,20 @@ static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
     return (tag & CP__PART_TAG) ? &p->parts.v[tag & ~CP__PART_TAG] : &p->cmds.v[tag];
 }
 
-/* cp_append with a va_list (used by cp_command). */
+/* cp_append with a va_list, and cp_append_argv with an optional slot (< 0: from the keys),
+ * for a batch that is already running (async) as well as a new one. */
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
+int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                              int slot);
 
 /* Makes sure p->argv/argvlen hold at least n entries. 0 or CP_ENOMEM. */
 int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n);
 
 /* Adds a command record; returns its address (valid until the next add) or NULL on OOM. */
 cp__cmd *cp__cmdvec_add(cp__cmdvec *v);
+
+/* Frees a pipeline that is not running. */
+void cp__pipeline_destroy(cp_pipeline *p);
 
 /* multikey.c: splits user command `i` (keys in several slots, splittable) into one part per
  * slot, appended to p->parts. Returns 0 or CP_ENOMEM. */

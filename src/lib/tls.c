@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * TLS with OpenSSL: client contexts, a bounded handshake on a non-blocking socket, and
+ * TLS with OpenSSL: client contexts, a handshake in non-blocking steps, and
  * non-blocking record I/O. See tls.h. Contexts belong to a client, sessions to a connection;
  * one thread each. OpenSSL 1.1+ initialises itself, so there is no global setup here.
  */
@@ -8,7 +8,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,41 +73,32 @@ static int expect_peer(SSL *s, const char *host) {
     return 0;
 }
 
-SSL *cp__tls_handshake(SSL_CTX *ctx, int fd, const char *host, int timeout_ms, char *err,
-                       size_t errlen) {
+SSL *cp__tls_start(SSL_CTX *ctx, int fd, const char *host, char *err, size_t errlen) {
     SSL *s = SSL_new(ctx);
     if (s == NULL || SSL_set_fd(s, fd) != 1 || expect_peer(s, host) != 0) {
         ssl_reason(err, errlen, "TLS session");
         SSL_free(s);
         return NULL;
     }
-    for (;;) {
-        int rc = SSL_connect(s);
-        if (rc == 1)
-            return s;
-        int why = SSL_get_error(s, rc);
-        if (why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE) {
-            long v = SSL_get_verify_result(s);
-            if (v != X509_V_OK)
-                snprintf(err, errlen, "TLS handshake with %s: certificate: %s", host,
-                         X509_verify_cert_error_string(v));
-            else
-                ssl_reason(err, errlen, "TLS handshake");
-            SSL_free(s);
-            return NULL;
-        }
-        struct pollfd p = {.fd = fd, .events = why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
-        int n;
-        do
-            n = poll(&p, 1, timeout_ms);
-        while (n < 0 && errno == EINTR);
-        if (n <= 0) {
-            snprintf(err, errlen, "TLS handshake with %s: %s", host,
-                     n == 0 ? "timed out" : strerror(errno));
-            SSL_free(s);
-            return NULL;
-        }
+    return s;
+}
+
+int cp__tls_step(SSL *s, const char *host, int *want_read, char *err, size_t errlen) {
+    int rc = SSL_connect(s);
+    if (rc == 1)
+        return 1;
+    int why = SSL_get_error(s, rc);
+    if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+        *want_read = why == SSL_ERROR_WANT_READ;
+        return 0;
     }
+    long v = SSL_get_verify_result(s);
+    if (v != X509_V_OK)
+        snprintf(err, errlen, "TLS handshake with %s: certificate: %s", host,
+                 X509_verify_cert_error_string(v));
+    else
+        ssl_reason(err, errlen, "TLS handshake");
+    return -1;
 }
 
 /* Maps an SSL_read/SSL_write result to the socket-like convention of tls.h. */

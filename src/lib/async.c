@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Async commands: cp_async_command and cp_async_command_argv. Commands sent between two of the
+ * loop's calls (or from the callbacks of one) share a batch, the client's open one, so they run
+ * with one retry budget and go out in one write per node when the loop next says it may write;
+ * the batch is sealed when the loop's call returns, and recycled once its last command ended.
+ * Each command gets the callback it was sent with, called once from the loop. One thread, the
+ * client's.
+ */
+#include "lib/events.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* The batch this turn's commands go into: the open one, a spare one, or a new one. */
+static cp_pipeline *open_batch(cp__client *c) {
+    if (c->open != NULL)
+        return c->open;
+    cp_pipeline *p = c->spare;
+    if (p != NULL)
+        c->spare = p->next_spare;
+    else if ((p = cp_pipeline_new(&c->pub)) == NULL)
+        return NULL;
+    p->kind = CP__BATCH_ASYNC;
+    p->sealed = 0;
+    p->next_spare = NULL;
+    cp__exec_start(p, 0); /* empty: links it and starts its retry budget */
+    c->open = p;
+    return p;
+}
+
+/* Checks that a command may be sent now. 0 or the CP_E* refusal (recorded on the client). */
+static int may_send(cp__client *c) {
+    if (!cp__events_async_ok(c) || c->closing)
+        return cp__client_err(c, CP_EINVAL, "async command: %s",
+                              c->closing ? "the client is being freed"
+                                         : "the client is not on an event loop (cp_attach)");
+    if (c->pending >= c->max_pending)
+        return cp__client_err(c, CP_ELIMIT, "async command: %zu commands queued or in flight",
+                              c->pending);
+    return 0;
+}
+
+/* The command just appended to p (index i, its bytes from off) gets its callback and goes on
+ * its way; a command whose keys span slots is taken back and refused. */
+static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, void *privdata,
+                  unsigned flags) {
+    size_t i = p->cmds.n - 1;
+    cp__cmd *cmd = &p->cmds.v[i];
+    if (cmd->slot == CP__SLOT_CROSS && !(cmd->flags & CP__F_SPLIT)) {
+        p->cmds.n--;
+        p->arena.len = off;
+        return cp__client_err(c, CP_ECROSSSLOT, "async command: keys in different slots");
+    }
+    if (i >= p->capcbs) {
+        size_t ncap = p->capcbs ? p->capcbs * 2 : 64;
+        cp__cb *v = realloc(p->cbs, ncap * sizeof(*v));
+        if (v == NULL) {
+            p->cmds.n--;
+            p->arena.len = off;
+            return cp__client_err(c, CP_ENOMEM, "out of memory");
+        }
+        p->cbs = v;
+        p->capcbs = ncap;
+    }
+    p->cbs[i] = (cp__cb){cb, privdata};
+    if (flags & CP_CMD_IDEMPOTENT)
+        cmd->flags |= CP__F_IDEMPOTENT;
+    cp__exec_add(p, (uint32_t)i);
+    cp__events_after_call(c);
+    return 0;
+}
+
+int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags,
+                          int argc, const char **argv, const size_t *argvlen) {
+    cp__client *c = cp__client_of(pc);
+    int rc = may_send(c);
+    if (rc != 0)
+        return rc;
+    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT))
+        return cp__client_err(c, CP_EINVAL, "async command: %s",
+                              cb == NULL ? "no callback" : "unknown flags");
+    cp_pipeline *p = open_batch(c);
+    if (p == NULL)
+        return cp__client_err(c, CP_ENOMEM, "out of memory");
+    size_t off = p->arena.len;
+    if ((rc = cp__pipeline_append_argv(p, argc, argv, argvlen, -1)) != 0)
+        return cp__client_err(c, rc, "async command: %s", cp_strerror(rc));
+    return submit(c, p, off, cb, privdata, flags);
+}
+
+int cp_async_command(cp_client *pc, cp_callback *cb, void *privdata, const char *fmt, ...) {
+    cp__client *c = cp__client_of(pc);
+    int rc = may_send(c);
+    if (rc != 0)
+        return rc;
+    if (cb == NULL)
+        return cp__client_err(c, CP_EINVAL, "async command: no callback");
+    cp_pipeline *p = open_batch(c);
+    if (p == NULL)
+        return cp__client_err(c, CP_ENOMEM, "out of memory");
+    size_t off = p->arena.len;
+    va_list ap;
+    va_start(ap, fmt);
+    rc = cp__pipeline_appendv(p, fmt, ap);
+    va_end(ap);
+    if (rc != 0)
+        return cp__client_err(c, rc, "async command: %s", cp_strerror(rc));
+    return submit(c, p, off, cb, privdata, 0);
+}
+
+redisReply *cp_reply_dup(const redisReply *r) {
+    return cp__reply_dup(r);
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The blocking calls, on the same core as everything else: cp_connect, cp_exec, cp_command,
+ * cp_refresh. A blocking client runs on a cp_loop of its own (made here, freed by cp_free
+ * through the pointer left in the client) and each call turns that loop until its work is done,
+ * bounded by the client's timeouts and retry budget. cp_command is a pipeline of one on the
+ * pipeline the client caches (c->single). One thread at a time, as the client.
+ */
+#include "lib/events.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void own_loop_free(void *l) {
+    cp_loop_free(l);
+}
+
+static int is_blocking(const cp__client *c) {
+    return c->own_loop != NULL && c->loop == c->own_loop;
+}
+
+/* One turn of the client's own loop; a loop that cannot poll ends everything in flight. */
+static void turn(cp__client *c) {
+    if (cp_loop_run_once(c->own_loop, -1) < 0) {
+        char why[64];
+        snprintf(why, sizeof(why), "poll: %s", strerror(errno));
+        cp__exec_cancel_all(c, CP_EIO, why);
+    }
+}
+
+cp_client *cp_connect(const cp_options *opt) {
+    cp__client *c = cp__client_create(opt);
+    if (c == NULL || c->pub.err != 0)
+        return (cp_client *)c;
+    if ((c->own_loop = cp_loop_new()) == NULL) {
+        cp__client_err(c, CP_ENOMEM, "out of memory");
+        return &c->pub;
+    }
+    c->own_loop_free = own_loop_free;
+    cp_loop_attach(c->own_loop, &c->pub);
+    if (c->cluster) {
+        cp_refresh(&c->pub);
+        return &c->pub;
+    }
+    /* Connect now so an unreachable endpoint or a wrong password is reported here. */
+    cp__conn *conn = &c->nodes[0].conn;
+    if (cp__client_connect_node(c, 0) == 0) {
+        cp__events_after_call(c);
+        while (conn->state != CP__CONN_READY && conn->state != CP__CONN_CLOSED)
+            turn(c);
+    }
+    if (conn->state != CP__CONN_READY)
+        cp__client_err(c, conn->err ? conn->err : CP_ECONNECT, "%s", conn->errstr);
+    return &c->pub;
+}
+
+int cp_refresh(cp_client *pc) {
+    cp__client *c = cp__client_of(pc);
+    if (!c->cluster)
+        return 0;
+    if (!is_blocking(c))
+        return cp__client_err(c, CP_EINVAL, "cp_refresh: not a blocking client");
+    unsigned gen = c->refresh.generation;
+    cp__exec_refresh_now(c);
+    cp__events_after_call(c);
+    while (c->refresh.generation == gen && c->refresh.running)
+        turn(c);
+    if (c->refresh.err != 0)
+        return c->pub.err;
+    c->pub.err = 0;
+    c->pub.errstr[0] = '\0';
+    return 0;
+}
+
+/* 0 when every command ended CP_DONE, else CP_EPARTIAL with the first failure described. */
+static int result(cp_pipeline *p) {
+    for (size_t i = 0; i < p->cmds.n; i++) {
+        if (p->cmds.v[i].outcome != CP_DONE) {
+            if (p->err == 0)
+                cp__pipeline_set_err(p, CP_EPARTIAL, "command %zu did not complete", i);
+            return CP_EPARTIAL;
+        }
+    }
+    return 0;
+}
+
+int cp_exec(cp_pipeline *p) {
+    cp__client *c = p->c;
+    if (!is_blocking(c)) {
+        cp__pipeline_set_err(p, CP_EINVAL, "cp_exec: not a blocking client (use cp_exec_async)");
+        return CP_EINVAL;
+    }
+    if (p->executed)
+        return CP_EINVAL;
+    /* A refresh the last batch started is waited for: a blocking client's batch starts from
+     * the newest map it asked for, as it always did. */
+    while (c->refresh.running)
+        turn(c);
+    cp__exec_start(p, 1);
+    cp__events_after_call(c);
+    while (p->running)
+        turn(c);
+    return result(p);
+}
+
+/* A pipeline of one command, reusing the client's cached pipeline. */
+static redisReply *run_single(cp__client *c) {
+    cp_pipeline *p = c->single;
+    int rc = cp_exec(p);
+    redisReply *r = NULL;
+    if (cp_get_outcome(p, 0) == CP_DONE)
+        r = cp_take_reply(p, 0);
+    else
+        cp__client_err(c, rc ? cp_pipeline_err(p) : CP_EPARTIAL, "%s", cp_pipeline_errstr(p));
+    cp_pipeline_reset(p);
+    return r;
+}
+
+static int ensure_single(cp__client *c) {
+    if (!is_blocking(c))
+        return cp__client_err(c, CP_EINVAL, "cp_command: not a blocking client");
+    if (c->single == NULL && (c->single = cp_pipeline_new(&c->pub)) == NULL)
+        return cp__client_err(c, CP_ENOMEM, "out of memory");
+    cp_pipeline_reset(c->single);
+    return 0;
+}
+
+redisReply *cp_command(cp_client *pc, const char *fmt, ...) {
+    cp__client *c = cp__client_of(pc);
+    if (ensure_single(c) != 0)
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cp__pipeline_appendv(c->single, fmt, ap);
+    va_end(ap);
+    if (rc != 0) {
+        cp__client_err(c, rc, "cannot format command: %s", cp_strerror(rc));
+        return NULL;
+    }
+    return run_single(c);
+}
+
+redisReply *cp_command_argv(cp_client *pc, int argc, const char **argv, const size_t *argvlen) {
+    cp__client *c = cp__client_of(pc);
+    if (ensure_single(c) != 0)
+        return NULL;
+    int rc = cp_append_argv(c->single, argc, argv, argvlen);
+    if (rc != 0) {
+        cp__client_err(c, rc, "cannot append command: %s", cp_strerror(rc));
+        return NULL;
+    }
+    return run_single(c);
+}

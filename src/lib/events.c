@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Event-loop integration: cp_attach, the loop's calls (cp_on_ready, cp_on_timer), starting a
+ * pipeline without waiting (cp_exec_async) and freeing a client (cp_free). Every call from the
+ * loop runs callbacks put off since the last one, lets the core work, then seals the turn's
+ * async batch, brings every connection's registration in line and arms the one timer. The timer
+ * is re-armed only when the next work is due earlier than it fires: one that fires early finds
+ * nothing due and is armed again. One thread, the client's.
+ */
+#include "lib/events.h"
+
+#include <stdlib.h>
+
+int cp__events_async_ok(const cp__client *c) {
+    return c->ops != NULL && (c->own_loop == NULL || c->loop != c->own_loop);
+}
+
+static void arm_timer(cp__client *c) {
+    if (c->ops == NULL)
+        return;
+    uint64_t wake = cp__exec_next_wake(c);
+    if (wake == 0) {
+        if (c->timer_at != 0) {
+            c->ops->set_timer(c->loop, &c->pub, -1);
+            c->timer_at = 0;
+        }
+        return;
+    }
+    if (c->timer_at != 0 && c->timer_at <= wake)
+        return;
+    uint64_t now = cp__now_ns();
+    long ms = wake <= now ? 0 : (long)((wake - now + 999999) / 1000000);
+    c->ops->set_timer(c->loop, &c->pub, ms);
+    c->timer_at = wake;
+}
+
+void cp__events_after_call(cp__client *c) {
+    if (c->depth > 0)
+        return; /* the loop's call that runs this callback does it on the way out */
+    for (int n = 0; n < c->nnodes; n++)
+        cp__client_sync_node(c, n);
+    arm_timer(c);
+}
+
+static void really_free(cp__client *c);
+
+static void enter(cp__client *c) {
+    c->depth++;
+    cp__exec_flush_deferred(c);
+}
+
+static void leave(cp__client *c) {
+    if (c->depth > 1) {
+        c->depth--;
+        return;
+    }
+    if (c->open != NULL) { /* this turn's async commands: a new batch from now on */
+        c->open->sealed = 1;
+        c->open = NULL;
+    }
+    c->depth--;
+    if (c->free_pending) {
+        really_free(c);
+        return;
+    }
+    cp__events_after_call(c);
+}
+
+int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
+    cp__client *c = cp__client_of(pc);
+    if (ops == NULL || c->depth > 0)
+        return cp__client_err(c, CP_EINVAL, "cp_attach: %s",
+                              ops == NULL ? "no hooks given" : "not from inside a callback");
+    if (c->ops != NULL) { /* leave the old loop clean */
+        for (int n = 0; n < c->nnodes; n++) {
+            cp__conn *conn = &c->nodes[n].conn;
+            if (conn->fd >= 0 && (conn->ev != 0 || conn->ev_data != NULL))
+                c->ops->cleanup(c->loop, pc, conn->fd, &conn->ev_data);
+            conn->ev = 0;
+            conn->ev_data = NULL;
+        }
+        if (c->timer_at != 0)
+            c->ops->set_timer(c->loop, pc, -1);
+    }
+    c->ops = ops;
+    c->loop = loop;
+    c->timer_at = 0;
+    cp__events_after_call(c);
+    return 0;
+}
+
+void cp_on_ready(cp_client *pc, int fd, int events) {
+    cp__client *c = cp__client_of(pc);
+    for (int n = 0; n < c->nnodes; n++) {
+        if (c->nodes[n].conn.fd != fd || c->nodes[n].conn.state == CP__CONN_CLOSED)
+            continue;
+        enter(c);
+        cp__exec_ready(c, n, events);
+        leave(c);
+        return;
+    }
+}
+
+void cp_on_timer(cp_client *pc) {
+    cp__client *c = cp__client_of(pc);
+    c->timer_at = 0;
+    enter(c);
+    cp__exec_timers(c);
+    leave(c);
+}
+
+int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata) {
+    cp__client *c = p->c;
+    int rc = 0;
+    if (!cp__events_async_ok(c) || c->closing)
+        rc = CP_EINVAL;
+    else if (p->executed || p->running)
+        rc = CP_EINVAL;
+    else if (c->pending + p->cmds.n + p->parts.n > c->max_pending)
+        rc = CP_ELIMIT;
+    if (rc != 0) {
+        cp__pipeline_set_err(p, rc, "cp_exec_async: %s",
+                             rc == CP_ELIMIT ? "max_pending commands queued or in flight"
+                             : p->executed   ? "the pipeline ran since its last reset"
+                                             : "not an event-loop client");
+        return rc;
+    }
+    p->done = done;
+    p->done_data = privdata;
+    cp__exec_start(p, 1); /* a pipeline is one unit already: it goes out now */
+    cp__events_after_call(c);
+    return 0;
+}
+
+static void really_free(cp__client *c) {
+    c->free_pending = 0;
+    cp__exec_cancel_all(c, CP_ECANCELED, "the client was freed");
+    if (c->ops != NULL && c->timer_at != 0)
+        c->ops->set_timer(c->loop, &c->pub, -1);
+    while (c->spare != NULL) {
+        cp_pipeline *p = c->spare;
+        c->spare = p->next_spare;
+        cp__pipeline_destroy(p);
+    }
+    for (int i = 0; i < 2; i++)
+        if (c->refresh.p[i] != NULL)
+            cp__pipeline_destroy(c->refresh.p[i]);
+    if (c->single != NULL)
+        cp__pipeline_destroy(c->single);
+    free(c->deferred.v);
+    void *own = c->own_loop;
+    void (*own_free)(void *) = c->own_loop_free;
+    cp__client_destroy(c); /* tells the loop of every fd first */
+    if (own != NULL)
+        own_free(own);
+}
+
+void cp_free(cp_client *pc) {
+    if (pc == NULL)
+        return;
+    cp__client *c = cp__client_of(pc);
+    if (c->depth > 0) { /* inside a callback: when the loop's call returns */
+        c->free_pending = 1;
+        return;
+    }
+    really_free(c);
+}
