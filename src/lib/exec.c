@@ -109,7 +109,7 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
     cmd->outcome = (uint8_t)outcome;
     cmd->err = (int8_t)err;
     p->remaining--;
-    p->c->pending--;
+    p->c->pending -= p->kind != CP__BATCH_REFRESH; /* the caller's commands only */
     if (cmd->parent >= 0) {
         uint32_t parent = (uint32_t)cmd->parent;
         if (--p->cmds.v[parent].pending == 0) {
@@ -752,12 +752,12 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
             continue;
         }
         p->remaining++;
-        c->pending++;
+        c->pending += p->kind != CP__BATCH_REFRESH;
         dispatch(p, (uint32_t)i, now);
     }
     for (size_t j = 0; j < p->parts.n; j++) {
         p->remaining++;
-        c->pending++;
+        c->pending += p->kind != CP__BATCH_REFRESH;
         dispatch(p, CP__PART_TAG | (uint32_t)j, now);
     }
     if (io_now) /* what finishes now is completed (and called back) from the loop's next call */

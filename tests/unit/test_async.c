@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The async API against scripted fake nodes, on the built-in loop: every callback exactly once,
+ * a stalled node holding back only its own commands, a black-holed seed, the max_pending limit,
+ * callbacks that send more, cp_free with commands in flight, and blocking calls refused. The
+ * loop is turned with cp_loop_run_once(l, 0), which never waits, and every such call is measured:
+ * it may not sleep in the kernel (no voluntary context switch: nothing blocked) and may not take
+ * longer than 10 ms unless the scheduler took the CPU away (an involuntary switch).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clusterpipe/clusterpipe.h"
+#include "fakenode.h"
+#include "fakeset.h"
+#include "testutil.h"
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- three fake masters, a third of the slots each ------------------------------------------- */
+
+static int three_masters(void **state) {
+    fakeset_setup(state);
+    fakeset *f = *state;
+    int start[3] = {0, 5461, 10923}, end[3] = {5460, 10922, 16383};
+    char buf[2048];
+    assert_true(fake_cluster_shards(buf, sizeof(buf), 3, start, end, f->port) > 0);
+    for (int i = 0; i < FAKESET_N; i++)
+        fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
+    return 0;
+}
+
+static int node_of_slot(unsigned s) {
+    return s <= 5460 ? 0 : s <= 10922 ? 1 : 2;
+}
+
+/* An event-loop client seeded with `seeds`, on a new cp_loop. */
+static cp_client *async_client(const char *seeds, int io_ms, int budget_ms, int max_pending,
+                               cp_loop **loop) {
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = seeds;
+    o.io_timeout_ms = io_ms;
+    o.retry_budget_ms = budget_ms;
+    o.connect_timeout_ms = 300;
+    o.max_pending = max_pending;
+    cp_client *c = cp_client_new(&o);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    *loop = cp_loop_new();
+    assert_non_null(*loop);
+    assert_int_equal(cp_loop_attach(*loop, c), 0);
+    return c;
+}
+
+/* ---- measured turns ------------------------------------------------------------------------ */
+
+typedef struct calls {
+    uint64_t n, max_ns;
+    long voluntary; /* context switches inside library calls: a call that blocked */
+} calls;
+
+static calls g_calls;
+
+/* One turn of the loop that never waits, measured. */
+static void timed_turn(cp_loop *l) {
+    struct rusage a, b;
+    getrusage(RUSAGE_THREAD, &a);
+    uint64_t t0 = now_ns();
+    assert_true(cp_loop_run_once(l, 0) >= 0);
+    uint64_t took = now_ns() - t0;
+    getrusage(RUSAGE_THREAD, &b);
+    g_calls.n++;
+    g_calls.voluntary += b.ru_nvcsw - a.ru_nvcsw;
+    if (b.ru_nivcsw == a.ru_nivcsw && took > g_calls.max_ns)
+        g_calls.max_ns = took; /* preempted calls measure the scheduler, not the library */
+}
+
+/* Turns until done() or the deadline, sleeping 1 ms between turns (outside the measurement). */
+static void run_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
+    uint64_t end = now_ns() + (uint64_t)max_ms * 1000000ull;
+    while (!done(arg) && now_ns() < end) {
+        timed_turn(l);
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void assert_never_blocked(void) {
+    assert_true(g_calls.n > 0);
+    assert_int_equal(g_calls.voluntary, 0);
+    assert_true(g_calls.max_ns <= 10000000ull);
+}
+
+/* ---- callbacks ------------------------------------------------------------------------------ */
+
+#define MAXCMDS 512
+
+typedef struct tally {
+    int calls[MAXCMDS]; /* callbacks per command */
+    cp_outcome outcome[MAXCMDS];
+    int err[MAXCMDS];
+    char value[MAXCMDS][16];
+    uint64_t when[MAXCMDS];
+    int n, finished;
+} tally;
+
+typedef struct cmdref {
+    tally *t;
+    int i;
+} cmdref;
+
+static void on_reply(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    cmdref *ref = data;
+    tally *t = ref->t;
+    t->calls[ref->i]++;
+    t->outcome[ref->i] = r->outcome;
+    t->err[ref->i] = r->err;
+    t->when[ref->i] = now_ns();
+    if (r->reply != NULL && r->reply->type == REDIS_REPLY_STRING)
+        snprintf(t->value[ref->i], sizeof(t->value[0]), "%s", r->reply->str);
+    t->finished++;
+}
+
+static int all_finished(void *arg) {
+    tally *t = arg;
+    return t->finished >= t->n;
+}
+
+static char *seed_of(fakeset *f, int i, char *buf) {
+    sprintf(buf, "127.0.0.1:%d", f->port[i]);
+    return buf;
+}
+
+/* GETs of n keys spread over the three masters; each key's value is stored on its master. */
+static void send_gets(fakeset *f, cp_client *c, tally *t, cmdref *refs, int n, int store) {
+    for (int i = 0; i < n; i++) {
+        char k[16], v[16];
+        sprintf(k, "k%d", i);
+        sprintf(v, "v%d", i);
+        if (store)
+            fakeset_put(f, node_of_slot(cp_keyslot(k, strlen(k))), k, v);
+        refs[i] = (cmdref){t, i};
+        assert_int_equal(cp_async_command(c, on_reply, &refs[i], "GET %s", k), 0);
+    }
+    t->n = n;
+}
+
+static void every_callback_once(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 2000, 2000, 0, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    memset(&g_calls, 0, sizeof(g_calls));
+    send_gets(f, c, &t, refs, 300, 1);
+    assert_int_equal(t.finished, 0); /* never called inside the call that sent it */
+    assert_int_equal(cp_pending(c), 300);
+    run_until(l, all_finished, &t, 10000);
+    for (int i = 0; i < 300; i++) {
+        char v[16];
+        sprintf(v, "v%d", i);
+        assert_int_equal(t.calls[i], 1);
+        assert_int_equal(t.outcome[i], CP_DONE);
+        assert_string_equal(t.value[i], v);
+    }
+    assert_int_equal(cp_pending(c), 0);
+    for (int i = 0; i < FAKESET_N; i++)
+        assert_true(fake_node_count(f->node[i], "GET") > 0);
+    /* One write per node per turn: the 300 GETs arrive in a handful of reads, not 300. */
+    assert_never_blocked();
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+/* Master 2 stops answering (FAKE_STALL): the other masters' commands complete at once; master
+ * 2's end by the I/O timeout and the budget, after every other one, and no call blocks. */
+static void stalled_node_holds_back_only_its_own(void **state) {
+    fakeset *f = *state;
+    fakeset_rule(f->node[2], "GET", NULL, 0, -1, FAKE_STALL, NULL);
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 500, 1200, 0, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    memset(&g_calls, 0, sizeof(g_calls));
+    send_gets(f, c, &t, refs, 300, 1);
+    run_until(l, all_finished, &t, 15000);
+    uint64_t last_healthy = 0, first_stalled = UINT64_MAX;
+    int stalled = 0;
+    for (int i = 0; i < 300; i++) {
+        char k[16], v[16];
+        sprintf(k, "k%d", i);
+        sprintf(v, "v%d", i);
+        assert_int_equal(t.calls[i], 1);
+        if (node_of_slot(cp_keyslot(k, strlen(k))) == 2) {
+            stalled++;
+            assert_int_equal(t.outcome[i], CP_UNKNOWN); /* written, never answered */
+            assert_int_equal(t.err[i], CP_ETIMEDOUT);
+            first_stalled = t.when[i] < first_stalled ? t.when[i] : first_stalled;
+        } else {
+            assert_int_equal(t.outcome[i], CP_DONE);
+            assert_string_equal(t.value[i], v);
+            last_healthy = t.when[i] > last_healthy ? t.when[i] : last_healthy;
+        }
+    }
+    assert_true(stalled > 0);
+    assert_true(last_healthy < first_stalled);
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_true(st.io_retries > 0); /* read-only GETs were re-sent after the timeout */
+    assert_never_blocked();
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+/* The first seed accepts no connection (a listener whose backlog is full: SYNs go unanswered);
+ * the map comes from the second seed after the connect timeout, and no call blocks. */
+static void black_holed_seed(void **state) {
+    fakeset *f = *state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t al = sizeof(a);
+    getsockname(lfd, (struct sockaddr *)&a, &al);
+    assert_int_equal(listen(lfd, 0), 0);
+    int fill[4];
+    for (int i = 0; i < 4; i++) { /* fill the backlog: further SYNs are dropped */
+        fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect(fill[i], (struct sockaddr *)&a, sizeof(a));
+    }
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d,127.0.0.1:%d", ntohs(a.sin_port), f->port[0]);
+    cp_loop *l;
+    cp_client *c = async_client(seeds, 2000, 3000, 0, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    memset(&g_calls, 0, sizeof(g_calls));
+    send_gets(f, c, &t, refs, 30, 1);
+    run_until(l, all_finished, &t, 10000);
+    for (int i = 0; i < 30; i++) {
+        assert_int_equal(t.calls[i], 1);
+        assert_int_equal(t.outcome[i], CP_DONE);
+    }
+    assert_never_blocked();
+    cp_free(c);
+    cp_loop_free(l);
+    for (int i = 0; i < 4; i++)
+        close(fill[i]);
+    close(lfd);
+}
+
+static void limit_refuses_past_max_pending(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 2000, 2000, 10, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    for (int i = 0; i < 10; i++) {
+        refs[i] = (cmdref){&t, i};
+        assert_int_equal(cp_async_command(c, on_reply, &refs[i], "GET k%d", i), 0);
+    }
+    refs[10] = (cmdref){&t, 10};
+    assert_int_equal(cp_async_command(c, on_reply, &refs[10], "GET k10"), CP_ELIMIT);
+    assert_int_equal(c->err, CP_ELIMIT);
+    t.n = 10;
+    run_until(l, all_finished, &t, 10000);
+    assert_int_equal(t.finished, 10);
+    assert_int_equal(t.calls[10], 0);
+    /* room again */
+    assert_int_equal(cp_async_command(c, on_reply, &refs[10], "GET k10"), 0);
+    t.n = 11;
+    run_until(l, all_finished, &t, 10000);
+    assert_int_equal(t.calls[10], 1);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+/* Each INCR's callback sends the next: a chain of 100 gives 100, in order. */
+typedef struct chain {
+    int left, last, errors;
+} chain;
+
+static void incr_next(cp_client *c, const cp_response *r, void *data) {
+    chain *ch = data;
+    if (r->outcome != CP_DONE || r->reply == NULL || r->reply->type != REDIS_REPLY_INTEGER) {
+        ch->errors++;
+        ch->left = 0;
+        return;
+    }
+    ch->last = (int)r->reply->integer;
+    if (--ch->left > 0)
+        assert_int_equal(cp_async_command(c, incr_next, ch, "INCR chain"), 0);
+}
+
+static int chain_done(void *arg) {
+    return ((chain *)arg)->left == 0;
+}
+
+static void callbacks_send_more(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 2000, 2000, 0, &l);
+    chain ch = {100, 0, 0};
+    assert_int_equal(cp_async_command(c, incr_next, &ch, "INCR chain"), 0);
+    run_until(l, chain_done, &ch, 10000);
+    assert_int_equal(ch.errors, 0);
+    assert_int_equal(ch.last, 100);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+/* Freed with commands written and unanswered (a stalled node): each callback once, canceled. */
+static void free_with_commands_in_flight(void **state) {
+    fakeset *f = *state;
+    for (int i = 0; i < FAKESET_N; i++)
+        fakeset_rule(f->node[i], "GET", NULL, 0, -1, FAKE_STALL, NULL);
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 5000, 5000, 0, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    send_gets(f, c, &t, refs, 50, 0);
+    /* until every GET has reached its node */
+    uint64_t end = now_ns() + 10000000000ull;
+    while (fake_node_count(f->node[0], "GET") + fake_node_count(f->node[1], "GET") +
+                   fake_node_count(f->node[2], "GET") <
+               50 &&
+           now_ns() < end)
+        cp_loop_run_once(l, 10);
+    assert_int_equal(t.finished, 0);
+    cp_free(c);
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(t.calls[i], 1);
+        assert_int_equal(t.outcome[i], CP_UNKNOWN);
+        assert_int_equal(t.err[i], CP_ECANCELED);
+    }
+    cp_loop_free(l);
+}
+
+static void exec_done(cp_pipeline *p, void *data) {
+    (void)p;
+    ++*(int *)data;
+}
+
+static int count_is_4(void *arg) {
+    return *(int *)arg == 4;
+}
+
+/* Pipelines run at once with cp_exec_async; blocking calls are refused on this client. */
+static void pipelines_at_once_and_no_blocking_calls(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 2000, 2000, 0, &l);
+    for (int i = 0; i < 40; i++) {
+        char k[16], v[16];
+        sprintf(k, "k%d", i);
+        sprintf(v, "v%d", i);
+        fakeset_put(f, node_of_slot(cp_keyslot(k, strlen(k))), k, v);
+    }
+    cp_pipeline *p[4];
+    int done = 0;
+    for (int j = 0; j < 4; j++) {
+        p[j] = cp_pipeline_new(c);
+        for (int i = 0; i < 10; i++)
+            assert_int_equal(cp_append(p[j], "GET k%d", j * 10 + i), 0);
+        assert_int_equal(cp_exec_async(p[j], exec_done, &done), 0);
+        assert_int_equal(cp_running(p[j]), 1);
+    }
+    assert_int_equal(cp_exec_async(p[0], exec_done, &done), CP_EINVAL); /* running */
+    assert_int_equal(done, 0);
+    run_until(l, count_is_4, &done, 10000);
+    assert_int_equal(done, 4);
+    for (int j = 0; j < 4; j++) {
+        for (int i = 0; i < 10; i++) {
+            char v[16];
+            sprintf(v, "v%d", j * 10 + i);
+            fakeset_assert_str(p[j], (size_t)i, v);
+        }
+        assert_int_equal(cp_running(p[j]), 0);
+    }
+    cp_pipeline_reset(p[0]);
+    assert_int_equal(cp_append(p[0], "GET k0"), 0);
+    assert_int_equal(cp_exec(p[0]), CP_EINVAL);
+    assert_null(cp_command(c, "GET k0"));
+    assert_int_equal(c->err, CP_EINVAL);
+    for (int j = 0; j < 4; j++)
+        cp_pipeline_free(p[j]);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_callback_once, three_masters, fakeset_teardown),
+        cmocka_unit_test_setup_teardown(stalled_node_holds_back_only_its_own, three_masters,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(black_holed_seed, three_masters, fakeset_teardown),
+        cmocka_unit_test_setup_teardown(limit_refuses_past_max_pending, three_masters,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(callbacks_send_more, three_masters, fakeset_teardown),
+        cmocka_unit_test_setup_teardown(free_with_commands_in_flight, three_masters,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(pipelines_at_once_and_no_blocking_calls, three_masters,
+                                        fakeset_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
