@@ -215,9 +215,10 @@ int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_
 int cp_set_flags(cp_pipeline *p, size_t i, unsigned flags);
 
 /* Send every command and wait for every outcome. Blocks, bounded by the client's timeouts and
- * retry budget (a blocking client only: CP_EINVAL on an event-loop client). Returns 0 when every command ended CP_DONE (error replies included), otherwise
- * CP_EPARTIAL with the pipeline's errstr describing the first failure; outcomes and replies are
- * valid either way. A pipeline can be executed once per reset. */
+ * retry budget (a blocking client only: CP_EINVAL on an event-loop client). Returns 0 when every
+ * command ended CP_DONE (error replies included), otherwise CP_EPARTIAL with the pipeline's errstr
+ * describing the first failure; outcomes and replies are valid either way. A pipeline can be
+ * executed once per reset. */
 int cp_exec(cp_pipeline *p);
 
 /* Number of commands appended. */
@@ -286,10 +287,10 @@ void cp_on_timer(cp_client *c);
 /* What happened to one async command, given to its callback. `reply` lives until the callback
  * returns (copy it with cp_reply_dup to keep it); NULL when the server never answered. */
 typedef struct cp_response {
-    cp_outcome outcome;      /* CP_DONE, CP_NOT_EXECUTED or CP_UNKNOWN, as for pipelines */
-    const redisReply *reply; /* the answer (may be an error reply), or NULL */
-    int err;                 /* when not CP_DONE: the CP_E* reason */
-    const char *errstr;      /* ... and its description ("" when CP_DONE) */
+    cp_outcome outcome;        /* CP_DONE, CP_NOT_EXECUTED or CP_UNKNOWN, as for pipelines */
+    const redisReply *reply;   /* the answer (may be an error reply), or NULL */
+    int err;                   /* when not CP_DONE: the CP_E* reason */
+    const char *errstr;        /* ... and its description ("" when CP_DONE) */
     uint64_t sent_ns, done_ns; /* CLOCK_MONOTONIC: first write, and the read with the answer */
 } cp_response;
 
@@ -305,8 +306,8 @@ typedef void cp_callback(cp_client *c, const cp_response *r, void *privdata);
  * flight), CP_EINVAL (not attached, bad format, keys of a command that cannot be split span
  * slots: CP_ECROSSSLOT) or CP_ENOMEM; then the callback is never called. */
 int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
-int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags,
-                          int argc, const char **argv, const size_t *argvlen);
+int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags, int argc,
+                          const char **argv, const size_t *argvlen);
 
 /* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
 redisReply *cp_reply_dup(const redisReply *r);

@@ -57,7 +57,7 @@ struct cp__client_state {
     cp__reqbuf batch;       /* the batch executing: a view of the queue's buffers */
     uint16_t *cmdkeys;      /* MSET batches: keys of each of its commands, in order */
     cp__reqbuf *queue;      /* requests for the next batches: its group's queue[lane] */
-    uint64_t timer_at; /* the library's timer for this client (0: none) */
+    uint64_t timer_at;      /* the library's timer for this client (0: none) */
     struct wctx *x;
     cp_stats base; /* counters when the measured interval began */
 };
@@ -78,7 +78,7 @@ typedef struct wctx {
     int *finished; /* lanes whose batch ended in this wake-up (run_loop) */
     int nfinished;
     uint64_t soonest; /* earliest library timer asked for since the last sweep (0: none) */
-    cp__lanes ls;  /* the clients' key streams */
+    cp__lanes ls;     /* the clients' key streams */
 } wctx;
 
 /* ---- the library's hooks over this worker's epoll ---------------------------------------------
@@ -139,8 +139,8 @@ static void ev_set_timer(void *loop, cp_client *c, long ms) {
         cs->x->soonest = cs->timer_at;
 }
 
-static const cp_event_ops worker_ops = {ev_add_read, ev_del_read, ev_add_write,
-                                        ev_del_write, ev_cleanup, ev_set_timer};
+static const cp_event_ops worker_ops = {ev_add_read,  ev_del_read, ev_add_write,
+                                        ev_del_write, ev_cleanup,  ev_set_timer};
 
 /* ---- seconds -------------------------------------------------------------------------------- */
 
@@ -530,8 +530,9 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     }
     cp_pipeline_reset(cs->p);
     /* From here on the client runs on this worker's epoll, without ever blocking. */
-    return cp_attach(cs->c, &worker_ops, cs) == 0 ? 0
-                                                   : setup_err(w, CP_EINVAL, "%s%s", "cp_attach failed", "");
+    return cp_attach(cs->c, &worker_ops, cs) == 0
+               ? 0
+               : setup_err(w, CP_EINVAL, "%s%s", "cp_attach failed", "");
 }
 
 /* The loop's own allocations and the clients' streams; a failure is the worker's setup error. */

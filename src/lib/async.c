@@ -71,8 +71,8 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     return 0;
 }
 
-int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags,
-                          int argc, const char **argv, const size_t *argvlen) {
+int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags, int argc,
+                          const char **argv, const size_t *argvlen) {
     cp__client *c = cp__client_of(pc);
     int rc = may_send(c);
     if (rc != 0)

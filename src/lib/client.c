@@ -224,8 +224,6 @@ cp_client *cp_client_new(const cp_options *opt) {
     return (cp_client *)cp__client_create(opt);
 }
 
-
-
 void cp__client_destroy(cp__client *c) {
     for (int i = 0; i < c->nnodes; i++) {
         cp__client_close_node(c, i);

@@ -79,9 +79,9 @@ typedef struct cp__fence {
 typedef struct cp__refresh {
     struct cp_pipeline *p[2]; /* the one-command batches the requests ride in, alternately */
     int turn;                 /* which one the last request used */
-    cp__cb cb;      /* its callback (exec.c) */
+    cp__cb cb;                /* its callback (exec.c) */
     int running;              /* a request is out */
-    int *cand;             /* node indexes to try, in order */
+    int *cand;                /* node indexes to try, in order */
     int ncand, capcand, next;
     uint64_t not_before; /* spacing: the next refresh starts no earlier (0: any time) */
     int err;             /* why the last complete attempt failed (0: it gave a map) */
@@ -119,10 +119,10 @@ typedef struct cp__client {
     struct cp_pipeline *running;
     struct cp_pipeline *open;  /* async commands sent since the last loop turn */
     struct cp_pipeline *spare; /* finished async batches for reuse */
-    int depth;        /* nesting of the loop's calls into the library (callbacks run inside) */
-    int closing;      /* cp_free is ending everything: no new commands */
-    int free_pending; /* cp_free was called from a callback */
-    unsigned stamp;   /* cp__exec_timers' visit mark */
+    int depth;          /* nesting of the loop's calls into the library (callbacks run inside) */
+    int closing;        /* cp_free is ending everything: no new commands */
+    int free_pending;   /* cp_free was called from a callback */
+    unsigned stamp;     /* cp__exec_timers' visit mark */
     cp__queue deferred; /* callbacks put off until the loop's next call (command, batch) */
     /* The blocking layer's own loop (blocking.c), freed through the pointer it left here. */
     void *own_loop;

@@ -109,7 +109,8 @@ int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *
     char portstr[8];
     snprintf(portstr, sizeof(portstr), "%d", port);
     /* A numeric address first: it never blocks. Only a host name goes to the resolver. */
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
     int gai = getaddrinfo(host, portstr, &hints, &c->ai_list);
     if (gai == EAI_NONAME) {

@@ -44,7 +44,7 @@ typedef struct cp__connopts {
 
 typedef struct cp__inflight {
     uint32_t tag;
-    uint64_t start;          /* stream offset of the request's first byte */
+    uint64_t start;         /* stream offset of the request's first byte */
     cp__reply_arena *arena; /* where its reply is built: its owner's; NULL: the conn's own */
 } cp__inflight;
 

@@ -187,8 +187,7 @@ static int retry_push(cp_pipeline *p, uint32_t tag) {
 static void give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     if (cmd->outcome == CP_PENDING)
-        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED,
-               err);
+        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED, err);
 }
 
 /* Puts a command aside for the next retry round, or ends it when the budget is spent. A command
@@ -489,8 +488,8 @@ static void pump(cp__client *c, int n) {
                                    &e.p->replies);
             }
             if (rc == 0)
-                rc = cp__conn_push(conn, e.p->arena.data + cmd->off, cmd->len, e.tag,
-                                   &e.p->replies);
+                rc =
+                    cp__conn_push(conn, e.p->arena.data + cmd->off, cmd->len, e.tag, &e.p->replies);
             if (cmd->sent_ns == 0) /* latency counts from the first send, redirects included */
                 cmd->sent_ns = now;
             if (rc != 0) {
@@ -523,8 +522,9 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
     cp__cmd *cmd = cp__get(p, tag);
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
-    cp__errkind kind = cmd->slot != CP__SLOT_NODE ? cp__classify(r, &slot, host, sizeof(host), &port)
-                                                  : CP__ERR_NONE;
+    cp__errkind kind = cmd->slot != CP__SLOT_NODE
+                           ? cp__classify(r, &slot, host, sizeof(host), &port)
+                           : CP__ERR_NONE;
     switch (kind) {
     case CP__ERR_MOVED:
     case CP__ERR_ASK:

@@ -195,7 +195,7 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
 }
 
 int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
-                              int slot) {
+                             int slot) {
     if (argc <= 0)
         return CP_EINVAL;
     size_t off = p->arena.len;

@@ -96,15 +96,15 @@ struct cp_pipeline {
     /* Running on the client (exec.c). */
     int kind; /* cp__batch_kind */
     int running;
-    unsigned stamp; /* cp__exec_timers' visit mark */
+    unsigned stamp;                          /* cp__exec_timers' visit mark */
     struct cp_pipeline *prev_run, *next_run; /* the client's running batches */
     cp_exec_callback *done;                  /* cp_exec_async's, called after the last outcome */
     void *done_data;
-    int orphan;       /* freed while running: freed by the core when it finishes */
-    int counted;      /* its commands count against the client's max_pending */
-    cp__cb *cbs;      /* async batch: a callback per command (NULL: a caller's pipeline) */
+    int orphan;  /* freed while running: freed by the core when it finishes */
+    int counted; /* its commands count against the client's max_pending */
+    cp__cb *cbs; /* async batch: a callback per command (NULL: a caller's pipeline) */
     size_t capcbs;
-    int sealed;       /* async batch: takes no more commands; recycled once finished */
+    int sealed; /* async batch: takes no more commands; recycled once finished */
     struct cp_pipeline *next_spare;
 };
 
@@ -126,7 +126,7 @@ static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
  * for a batch that is already running (async) as well as a new one. */
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
 int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
-                              int slot);
+                             int slot);
 
 /* Makes sure p->argv/argvlen hold at least n entries. 0 or CP_ENOMEM. */
 int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n);

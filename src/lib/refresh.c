@@ -87,7 +87,8 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
 
 /* Keeps the most useful reason of a refresh's attempts: the first, unless a later one is an
  * authentication failure (what the user must fix). */
-static int fail(cp__client *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(cp__client *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(cp__client *c, int code, const char *fmt, ...) {
     if (c->refresh.err == 0 || (code == CP_EAUTH && c->refresh.err != CP_EAUTH)) {
         va_list ap;
