@@ -50,7 +50,7 @@ static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
  * a search of the map's runs of slots cost 36 instructions per key (callgrind). */
 #define LANE_MIXED 0xff /* a block with several owners, or more lanes than a byte holds */
 
-static int reqbuf_alloc(cp__lanes *ls, cp__reqbuf *b, size_t n) {
+int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n) {
     b->keys = malloc(n * ls->keystride);
     b->keylen = malloc(n);
     b->slot = malloc(n * sizeof(*b->slot));
@@ -65,7 +65,7 @@ static int reqbuf_alloc(cp__lanes *ls, cp__reqbuf *b, size_t n) {
                                                                                        : CP_ENOMEM;
 }
 
-static void reqbuf_free(cp__reqbuf *b) {
+void cp__reqbuf_free(cp__reqbuf *b) {
     free(b->keys);
     free(b->keylen);
     free(b->slot);
@@ -200,6 +200,12 @@ static void move_reqs(const cp__lanes *ls, cp__reqbuf *dst, size_t di, const cp_
     }
 }
 
+void cp__reqbuf_copy(const cp__lanes *ls, cp__reqbuf *dst, const cp__reqbuf *src) {
+    move_reqs(ls, dst, 0, src, 0, src->n);
+    dst->head = 0;
+    dst->n = src->n;
+}
+
 /* Appends a request to a queue (take keeps head + n within its buffers). */
 static void push(cp__lanes *ls, cp__reqbuf *q, const cp__req *r, size_t klen) {
     size_t i = q->head + q->n++;
@@ -316,7 +322,7 @@ int cp__group_init(cp__lanes *ls, cp__group *g, int gindex) {
     if (g->queue == NULL)
         return CP_ENOMEM;
     for (int l = 0; l < ls->lanes; l++)
-        if (reqbuf_alloc(ls, &g->queue[l], 2 * ls->qcap + s->batch) != 0)
+        if (cp__reqbuf_alloc(ls, &g->queue[l], 2 * ls->qcap + s->batch) != 0)
             return CP_ENOMEM;
     return 0;
 }
@@ -324,6 +330,6 @@ int cp__group_init(cp__lanes *ls, cp__group *g, int gindex) {
 void cp__group_free(cp__group *g, int lanes) {
     free(g->chunk);
     for (int l = 0; g->queue != NULL && l < lanes; l++)
-        reqbuf_free(&g->queue[l]);
+        cp__reqbuf_free(&g->queue[l]);
     free(g->queue);
 }

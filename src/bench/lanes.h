@@ -102,4 +102,11 @@ void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane);
  * q's buffers, valid until the next take from q). */
 void cp__lanes_take(const cp__lanes *ls, cp__reqbuf *q, cp__reqbuf *batch);
 
+/* A request buffer of its own for n requests (0 or CP_ENOMEM; free with cp__reqbuf_free even
+ * after a failure), and a copy of a batch into one (src->n <= its size): an open-loop batch in
+ * flight outlives its lane's next take. */
+int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n);
+void cp__reqbuf_free(cp__reqbuf *b);
+void cp__reqbuf_copy(const cp__lanes *ls, cp__reqbuf *dst, const cp__reqbuf *src);
+
 #endif /* CLUSTERPIPE_LANES_H */

@@ -37,8 +37,30 @@
 #define MAX_EVENTS 256
 
 /* A lane is idle until its --rate slot, executing a batch, waiting for keys (its group's key
- * stream is blocked on a full lane), or done. */
-enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2, CS_WAIT = 3 };
+ * stream is blocked on a full lane), draining (stopped, open-loop batches still in flight), or
+ * done. */
+enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2, CS_WAIT = 3, CS_DRAIN = 4 };
+
+/* Open loop (--rate): batches a lane may have in flight at once before it sheds load (counted as
+ * errors, "not sent"), so a dead master costs bounded memory. At the budget's 3 s and a lane's
+ * share of any rate this bench reaches, a few hundred are in flight at most. */
+#define FLIGHTS_MAX 4096
+#define CATCH_UP_MAX 8 /* batches a late open-loop lane sends before the loop reads again */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* A batch in flight: its pipeline and what its commands are. Closed loop: the lane's one
+ * flight, whose batch is a view of the lane's queue (valid until its next take). Open loop: any
+ * number, each with a copy of its batch. */
+typedef struct flight {
+    cp_pipeline *p;
+    cp__reqbuf batch;
+    uint16_t *cmdkeys;    /* MSET batches: keys of each of its commands, in order */
+    uint64_t intended_ns; /* open loop: when the schedule sent it (latency counts from here) */
+    int owned;            /* batch holds buffers of its own */
+    struct cp__client_state *cs;
+    struct flight *next_free;
+} flight;
 
 /* A lane: one cp_client and its pipeline. In cluster mode a client has one lane per master and
  * a lane's batches carry the keys the slot map places on its master (the library still routes
@@ -48,14 +70,14 @@ enum { CS_IDLE = 0, CS_EXEC = 1, CS_DONE = 2, CS_WAIT = 3 };
  * 1.5x the throughput at 0.8x the servers' CPU per request. Proxy mode: one lane per client. */
 struct cp__client_state {
     cp_client *c;
-    cp_pipeline *p;
+    flight first;         /* closed loop's flight; open loop's first */
+    flight *free_flights; /* open loop: flights done, for reuse */
+    int inflight;         /* open loop: flights running */
     cp__group *g;
     int lane;     /* master index (cluster), 0 (proxy) */
     int endpoint; /* proxy: index into spec->endpoints */
     int state;
     uint64_t next_start_ns; /* --rate: when the next batch may start */
-    cp__reqbuf batch;       /* the batch executing: a view of the queue's buffers */
-    uint16_t *cmdkeys;      /* MSET batches: keys of each of its commands, in order */
     cp__reqbuf *queue;      /* requests for the next batches: its group's queue[lane] */
     uint64_t timer_at;      /* the library's timer for this client (0: none) */
     struct wctx *x;
@@ -75,10 +97,12 @@ typedef struct wctx {
     char *valbuf;      /* values of the command being composed: value_size x keys per command */
     const char **argv; /* MSET's arguments (load with mset_keys > 1) */
     size_t *argvlen;
-    int *finished; /* lanes whose batch ended in this wake-up (run_loop) */
-    int nfinished;
-    uint64_t soonest; /* earliest library timer asked for since the last sweep (0: none) */
-    cp__lanes ls;     /* the clients' key streams */
+    flight **finished; /* batches that ended in this wake-up (run_loop) */
+    int nfinished, capfinished;
+    int open_loop;       /* --rate: batches go out on schedule, whatever the answers do */
+    uint64_t soonest;    /* earliest library timer asked for since the last sweep (0: none) */
+    uint64_t next_start; /* --rate: earliest slot of an idle lane (0: none) */
+    cp__lanes ls;        /* the clients' key streams */
 } wctx;
 
 /* ---- the library's hooks over this worker's epoll ---------------------------------------------
@@ -186,10 +210,11 @@ static void record_mismatch(wctx *x, cp__client_state *cs, const char *key, size
 }
 
 /* Checks the value of GET number i of the batch against its key. */
-static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply *r, cp__tally *t) {
+static void verify_get(wctx *x, flight *fl, size_t i, const redisReply *r, cp__tally *t) {
     const cp__run_spec *s = x->spec;
-    const char *key = cs->batch.keys + i * x->ls.keystride;
-    size_t klen = cs->batch.keylen[i];
+    cp__client_state *cs = fl->cs;
+    const char *key = fl->batch.keys + i * x->ls.keystride;
+    size_t klen = fl->batch.keylen[i];
     t->checked++;
     if (r->type != REDIS_REPLY_STRING) {
         record_mismatch(x, cs, key, klen, "not a string");
@@ -199,14 +224,17 @@ static void verify_get(wctx *x, cp__client_state *cs, size_t i, const redisReply
     cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
     if (vr != CP__VERIFY_OK)
         record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
-    else if (s->acked != NULL && version < cs->batch.kver[i])
+    else if (s->acked != NULL && version < fl->batch.kver[i])
         t->stale++;
 }
 
-/* Accounts every command of the finished batch and resets the pipeline for the next one. */
-static void finish_batch(wctx *x, cp__client_state *cs) {
+/* Accounts every command of the finished batch and resets the pipeline for the next one. Open
+ * loop: a command's latency counts from when the schedule sent its batch, so waiting for a
+ * stalled node shows in the percentiles instead of delaying the next sends (coordinated
+ * omission). */
+static void finish_batch(wctx *x, flight *fl) {
     const cp__run_spec *s = x->spec;
-    cp_pipeline *p = cs->p;
+    cp_pipeline *p = fl->p;
     cp__hist *hist = &x->slot->hist;
     size_t n = cp_count(p);
     cp__tally t = {0};
@@ -216,7 +244,7 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
     for (size_t i = 0; i < n; i++) {
         cp_outcome oc = cp_get_outcome(p, i);
         const redisReply *r = cp_reply(p, i);
-        uint64_t keys = cs->cmdkeys != NULL ? cs->cmdkeys[i] : 1;
+        uint64_t keys = fl->cmdkeys != NULL ? fl->cmdkeys[i] : 1;
         if (oc != CP_DONE || r == NULL || r->type == REDIS_REPLY_ERROR) {
             cp__acct_failure(&x->w->acct, p, oc, r, keys);
             t.errors += keys;
@@ -224,6 +252,8 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         }
         uint64_t sent, done;
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
+            if (fl->intended_ns != 0 && fl->intended_ns < sent)
+                sent = fl->intended_ns;
             if (done - sent != run_ns) {
                 cp__hist_record_n_ns(hist, run_ns, run);
                 run_ns = done - sent;
@@ -231,16 +261,16 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
             }
             run++;
         }
-        if (cs->cmdkeys != NULL) { /* an MSET: load, no version tracking */
+        if (fl->cmdkeys != NULL) { /* an MSET: load, no version tracking */
             t.ops += keys;
             t.sets += keys;
             continue;
         }
         t.ops++;
-        if (cs->batch.isset[i]) {
+        if (fl->batch.isset[i]) {
             t.sets++;
             if (s->acked != NULL && r->type == REDIS_REPLY_STATUS) /* one writer per key */
-                atomic_store_explicit(&s->acked[cs->batch.kidx[i]], cs->batch.kver[i],
+                atomic_store_explicit(&s->acked[fl->batch.kidx[i]], fl->batch.kver[i],
                                       memory_order_relaxed);
             continue;
         }
@@ -248,7 +278,7 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
         if (r->type == REDIS_REPLY_NIL)
             t.misses++;
         else if (s->verify)
-            verify_get(x, cs, i, r, &t);
+            verify_get(x, fl, i, r, &t);
     }
     cp__hist_record_n_ns(hist, run_ns, run); /* the main thread merges the seconds' histograms */
     cp__acct_add(&x->w->acct, x->slot, &t);
@@ -258,9 +288,9 @@ static void finish_batch(wctx *x, cp__client_state *cs) {
 /* load: the batch as MSETs, each of the adjacent keys that share a slot (up to mset_keys). A
  * server then parses, looks up, executes and answers one command per group instead of one per
  * key. Returns the keys appended. */
-static size_t compose_mset(wctx *x, cp__client_state *cs) {
+static size_t compose_mset(wctx *x, flight *fl) {
     const cp__run_spec *s = x->spec;
-    const cp__reqbuf b = cs->batch;
+    const cp__reqbuf b = fl->batch;
     size_t vs = s->vf->value_size, ncmd = 0;
     for (size_t i = 0; i < b.n;) {
         int argc = 1;
@@ -277,24 +307,30 @@ static size_t compose_mset(wctx *x, cp__client_state *cs) {
             x->argvlen[argc++] = vs;
             j++;
         }
-        if (cp_append_argv_slot(cs->p, argc, x->argv, x->argvlen, b.slot[i]) != 0) { /* OOM */
+        if (cp_append_argv_slot(fl->p, argc, x->argv, x->argvlen, b.slot[i]) != 0) { /* OOM */
             cp__acct_note_error(&x->w->acct, "%s", "out of memory composing a batch");
-            cs->batch.n = i;
+            fl->batch.n = i;
             return i;
         }
-        cs->cmdkeys[ncmd++] = (uint16_t)(j - i);
+        fl->cmdkeys[ncmd++] = (uint16_t)(j - i);
         i = j;
     }
     return b.n;
 }
 
-/* Appends lane cs's next batch to its pipeline (it becomes the executing batch). */
-static size_t compose_batch(wctx *x, cp__client_state *cs) {
+/* Appends lane cs's next batch to flight fl's pipeline. */
+static size_t compose_batch(wctx *x, cp__client_state *cs, flight *fl) {
     const cp__run_spec *s = x->spec;
-    cp__lanes_take(&x->ls, cs->queue, &cs->batch);
-    if (cs->cmdkeys != NULL)
-        return compose_mset(x, cs);
-    cp__reqbuf b = cs->batch;
+    if (fl->owned) { /* open loop: the batch outlives the lane's next take */
+        cp__reqbuf view;
+        cp__lanes_take(&x->ls, cs->queue, &view);
+        cp__reqbuf_copy(&x->ls, &fl->batch, &view);
+    } else {
+        cp__lanes_take(&x->ls, cs->queue, &fl->batch);
+    }
+    if (fl->cmdkeys != NULL)
+        return compose_mset(x, fl);
+    cp__reqbuf b = fl->batch;
     for (size_t i = 0; i < b.n; i++) {
         const char *key = b.keys + i * x->ls.keystride;
         size_t klen = b.keylen[i];
@@ -303,68 +339,166 @@ static size_t compose_batch(wctx *x, cp__client_state *cs) {
             cp__value_fill(s->vf, key, klen, b.kver != NULL ? b.kver[i] : s->version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
             size_t lens[3] = {3, klen, s->vf->value_size};
-            rc = cp_append_argv_slot(cs->p, 3, argv, lens, b.slot[i]);
+            rc = cp_append_argv_slot(fl->p, 3, argv, lens, b.slot[i]);
         } else {
             const char *argv[2] = {"GET", key};
             size_t lens[2] = {3, klen};
-            rc = cp_append_argv_slot(cs->p, 2, argv, lens, b.slot[i]);
+            rc = cp_append_argv_slot(fl->p, 2, argv, lens, b.slot[i]);
         }
         if (rc != 0) { /* out of memory: run what is appended */
             cp__acct_note_error(&x->w->acct, "%s", "out of memory composing a batch");
-            cs->batch.n = i;
+            fl->batch.n = i;
             return i;
         }
     }
     return b.n;
 }
 
-static void lane_done(wctx *x, cp__client_state *cs) {
+/* A lane with no more batches to start: done once nothing of it is in flight. */
+static void lane_stop(wctx *x, cp__client_state *cs) {
+    if (cs->inflight > 0) {
+        cs->state = CS_DRAIN;
+        return;
+    }
     cs->state = CS_DONE;
     x->active--;
+}
+
+/* A flight for the lane's next batch: closed loop its one flight; open loop a free one, or a
+ * new one (with buffers of its own) while fewer than FLIGHTS_MAX are in flight. NULL: shed. */
+static flight *flight_get(wctx *x, cp__client_state *cs) {
+    flight *fl = cs->free_flights;
+    if (fl != NULL) {
+        cs->free_flights = fl->next_free;
+        return fl;
+    }
+    if (!x->open_loop || cs->inflight >= FLIGHTS_MAX)
+        return NULL;
+    const cp__run_spec *s = x->spec;
+    fl = calloc(1, sizeof(*fl));
+    if (fl == NULL)
+        return NULL;
+    fl->cs = cs;
+    fl->owned = 1;
+    fl->p = cp_pipeline_new(cs->c);
+    int bad = fl->p == NULL || cp__reqbuf_alloc(&x->ls, &fl->batch, s->batch) != 0;
+    if (!bad && s->mset_keys > 1)
+        bad = (fl->cmdkeys = malloc(s->batch * sizeof(*fl->cmdkeys))) == NULL;
+    if (bad) {
+        cp_pipeline_free(fl->p);
+        cp__reqbuf_free(&fl->batch);
+        free(fl);
+        return NULL;
+    }
+    return fl;
+}
+
+static void flight_put(cp__client_state *cs, flight *fl) {
+    fl->next_free = cs->free_flights;
+    cs->free_flights = fl;
+}
+
+/* Frees the lane's flights (all done); the first is part of the lane. */
+static void flights_free(cp__client_state *cs) {
+    while (cs->free_flights != NULL) {
+        flight *fl = cs->free_flights;
+        cs->free_flights = fl->next_free;
+        cp_pipeline_free(fl->p);
+        fl->p = NULL;
+        if (fl->owned)
+            cp__reqbuf_free(&fl->batch);
+        free(fl->cmdkeys);
+        fl->cmdkeys = NULL;
+        if (fl != &cs->first)
+            free(fl);
+    }
 }
 
 /* cp_exec_async's callback: the batch is accounted and the lane moves on after this wake-up's
  * events (run_loop), so the next batches go out together. */
 static void batch_done(cp_pipeline *p, void *data) {
     (void)p;
-    cp__client_state *cs = data;
-    cs->x->finished[cs->x->nfinished++] = (int)(cs - cs->x->w->cs);
+    flight *fl = data;
+    wctx *x = fl->cs->x;
+    if (x->nfinished == x->capfinished) {
+        int ncap = x->capfinished * 2;
+        flight **v = realloc(x->finished, (size_t)ncap * sizeof(*v));
+        if (v == NULL) { /* cannot queue it: account it now */
+            finish_batch(x, fl);
+            fl->cs->inflight--;
+            flight_put(fl->cs, fl);
+            return;
+        }
+        x->finished = v;
+        x->capfinished = ncap;
+    }
+    x->finished[x->nfinished++] = fl;
 }
 
-/* Decides what lane cs does next after a batch (or at the start): stop, wait for its rate slot
- * or for keys, or start the next batch; loops when a batch completes without any I/O. */
+/* Open loop at FLIGHTS_MAX: the lane's next batch is not sent but counted, as errors. */
+static void shed(wctx *x, cp__client_state *cs) {
+    cp__reqbuf view;
+    cp__lanes_take(&x->ls, cs->queue, &view);
+    cp__tally t = {0};
+    t.errors = view.n;
+    cp__acct_add(&x->w->acct, x->slot, &t);
+    cp__acct_note_error(&x->w->acct, "%s",
+                        "not sent: the lane had " STR(FLIGHTS_MAX) " batches in flight");
+    cs->g->sent += view.n;
+}
+
+/* Decides what lane cs does next after a batch (or at the start, or when its --rate slot came):
+ * stop, wait for its rate slot or for keys, or start the next batch. Closed loop: one batch at a
+ * time. Open loop: every batch whose slot has come goes out, whatever is still in flight. */
 static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
     cp__group *g = cs->g;
-    for (;;) {
+    for (int sent = 0;; sent++) {
         int stop = cp__gate_stopping(x->w->gate);
         if (stop || (x->end_ns != 0 && now >= x->end_ns)) {
-            lane_done(x, cs);
+            lane_stop(x, cs);
             return;
         }
         if (x->rate_interval_ns != 0) {
             cs->next_start_ns = x->start_ns + g->sent * x->rate_interval_ns;
-            if (now < cs->next_start_ns) {
+            /* Behind schedule, an open-loop lane sends a few batches and lets the loop read
+             * replies before it catches up further: the lateness shows in the latencies. */
+            if (now < cs->next_start_ns || sent >= CATCH_UP_MAX) {
                 cs->state = CS_IDLE;
+                if (x->next_start == 0 || cs->next_start_ns < x->next_start)
+                    x->next_start = cs->next_start_ns;
                 return;
             }
         }
         cp__lanes_fill(&x->ls, g, cs->lane);
         if (cs->queue->n == 0) {
             if (g->issued >= g->quota && !g->has_carry)
-                lane_done(x, cs);
+                lane_stop(x, cs);
             else
                 cs->state = CS_WAIT; /* another lane's queue is full: it frees the stream */
             return;
         }
-        if (compose_batch(x, cs) == 0) {
-            lane_done(x, cs);
+        flight *fl = flight_get(x, cs);
+        if (fl == NULL) {
+            shed(x, cs);
+            continue;
+        }
+        fl->intended_ns = x->open_loop ? cs->next_start_ns : 0;
+        if (compose_batch(x, cs, fl) == 0) {
+            flight_put(cs, fl);
+            lane_stop(x, cs);
             return;
         }
-        g->sent += cs->batch.n;
+        g->sent += fl->batch.n;
         cs->state = CS_EXEC;
-        if (cp_exec_async(cs->p, batch_done, cs) == 0)
-            return;
-        finish_batch(x, cs); /* refused: every command counts as not executed */
+        cs->inflight++;
+        if (cp_exec_async(fl->p, batch_done, fl) == 0) {
+            if (!x->open_loop)
+                return;
+        } else {
+            finish_batch(x, fl); /* refused: every command counts as not executed */
+            cs->inflight--;
+            flight_put(cs, fl);
+        }
         now = cp__now_ns();
     }
 }
@@ -386,17 +520,26 @@ static void advance(wctx *x, cp__client_state *cs, uint64_t now) {
     }
 }
 
-/* Accounts the batches that ended and starts each lane's next one. */
+/* Accounts the batches that ended; closed loop: starts each lane's next one. A draining lane is
+ * done with its last. */
 static void advance_finished(wctx *x, uint64_t now) {
     for (int k = 0; k < x->nfinished; k++) {
-        cp__client_state *cs = &x->w->cs[x->finished[k]];
-        finish_batch(x, cs);
-        cs->state = CS_IDLE;
+        flight *fl = x->finished[k];
+        finish_batch(x, fl);
+        fl->cs->inflight--;
+        flight_put(fl->cs, fl);
     }
     int n = x->nfinished;
     x->nfinished = 0;
-    for (int k = 0; k < n; k++)
-        advance(x, &x->w->cs[x->finished[k]], now);
+    for (int k = 0; k < n; k++) {
+        cp__client_state *cs = x->finished[k]->cs;
+        if (cs->state == CS_DRAIN && cs->inflight == 0)
+            lane_stop(x, cs);
+        else if (!x->open_loop && cs->state == CS_EXEC && cs->inflight == 0) {
+            cs->state = CS_IDLE;
+            advance(x, cs, now);
+        }
+    }
 }
 
 /* Runs library timers (I/O timeouts, retry rounds) that are due; starts lanes whose rate slot
@@ -415,11 +558,15 @@ static void sweep(wctx *x, uint64_t now) {
             x->soonest = cs->timer_at;
     }
     advance_finished(x, now);
+    x->next_start = 0;
     for (int i = 0; i < w->ncs; i++) {
         cp__client_state *cs = &w->cs[i];
         if ((cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) ||
             (cs->state == CS_WAIT && stop))
             advance(x, cs, now);
+        else if (cs->state == CS_IDLE && x->rate_interval_ns != 0 &&
+                 (x->next_start == 0 || cs->next_start_ns < x->next_start))
+            x->next_start = cs->next_start_ns;
     }
 }
 
@@ -439,6 +586,8 @@ static void run_loop(wctx *x) {
             wake = sec_end;
         if (x->soonest != 0 && x->soonest < wake)
             wake = x->soonest;
+        if (x->next_start != 0 && x->next_start < wake)
+            wake = x->next_start;
         int timeout = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
         int n = epoll_wait(x->epfd, evs, MAX_EVENTS, timeout);
         if (n < 0 && errno != EINTR) {
@@ -459,7 +608,8 @@ static void run_loop(wctx *x) {
          * instead of waking up once per lane (measured: fewer server wake-ups, less server
          * CPU per request). */
         advance_finished(x, now);
-        if (now >= x->next_sweep || (x->soonest != 0 && now >= x->soonest)) {
+        if (now >= x->next_sweep || (x->soonest != 0 && now >= x->soonest) ||
+            (x->next_start != 0 && now >= x->next_start)) {
             sweep(x, now);
             if (now >= x->next_sweep)
                 x->next_sweep = now + SWEEP_NS;
@@ -503,11 +653,17 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     if (cs->c->err != 0)
         return setup_err(w, cs->c->err, "cannot reach %.60s: %.180s",
                          s->mode == CP__TARGET_CLUSTER ? "the cluster" : ep, cs->c->errstr);
-    cs->p = cp_pipeline_new(cs->c);
     cs->x = x;
+    flight *fl = &cs->first;
+    fl->cs = cs;
+    fl->p = cp_pipeline_new(cs->c);
+    flight_put(cs, fl);
     if (s->mset_keys > 1)
-        cs->cmdkeys = malloc(s->batch * sizeof(*cs->cmdkeys));
-    if (cs->p == NULL || (s->mset_keys > 1 && cs->cmdkeys == NULL))
+        fl->cmdkeys = malloc(s->batch * sizeof(*fl->cmdkeys));
+    /* Open loop: batches in flight outlive the lane's next take, so each has a copy. */
+    fl->owned = x->open_loop;
+    if (fl->p == NULL || (s->mset_keys > 1 && fl->cmdkeys == NULL) ||
+        (fl->owned && cp__reqbuf_alloc(&x->ls, &fl->batch, s->batch) != 0))
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
     /* The lane's master (cluster) or the proxy. */
@@ -518,17 +674,17 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         size_t klen = cp__key_format(s->kf, probe, key);
         const char *argv[2] = {"GET", key};
         size_t lens[2] = {3, klen};
-        warm = cp_append_argv(cs->p, 2, argv, lens) == 0;
+        warm = cp_append_argv(fl->p, 2, argv, lens) == 0;
     }
-    int rc = warm > 0 ? cp_exec(cs->p) : 0;
+    int rc = warm > 0 ? cp_exec(fl->p) : 0;
     if (rc != 0)
-        return setup_err(w, rc, "target not serving: %s%s", cp_pipeline_errstr(cs->p), "");
-    for (size_t i = 0; i < cp_count(cs->p); i++) {
-        const redisReply *r = cp_reply(cs->p, i);
+        return setup_err(w, rc, "target not serving: %s%s", cp_pipeline_errstr(fl->p), "");
+    for (size_t i = 0; i < cp_count(fl->p); i++) {
+        const redisReply *r = cp_reply(fl->p, i);
         if (r != NULL && r->type == REDIS_REPLY_ERROR)
             return setup_err(w, CP_ESERVER, "target not serving: %s%s", r->str, "");
     }
-    cp_pipeline_reset(cs->p);
+    cp_pipeline_reset(fl->p);
     /* From here on the client runs on this worker's epoll, without ever blocking. */
     return cp_attach(cs->c, &worker_ops, cs) == 0
                ? 0
@@ -545,7 +701,9 @@ static void setup_loop(wctx *x) {
     x->argv = malloc((1 + 2 * per_cmd) * sizeof(*x->argv));
     x->argvlen = malloc((1 + 2 * per_cmd) * sizeof(*x->argvlen));
     int lanes_rc = cp__lanes_init(&x->ls, s, w->ncs);
-    x->finished = malloc((size_t)(w->ncs > 0 ? w->ncs : 1) * sizeof(*x->finished));
+    x->open_loop = s->rate > 0 && s->mset_keys <= 1;
+    x->capfinished = w->ncs > 0 ? w->ncs : 1;
+    x->finished = malloc((size_t)x->capfinished * sizeof(*x->finished));
     if (x->epfd < 0 || x->valbuf == NULL || x->argv == NULL || x->argvlen == NULL ||
         lanes_rc != 0 || x->finished == NULL) {
         setup_err(w, CP_ENOMEM, "%s%s", "cannot create the event loop", "");
@@ -618,10 +776,14 @@ void *cp__worker_main(void *arg) {
     sum_stats(w);
     /* The clients' hooks point into this frame and its epoll: they go first. */
     for (int i = 0; w->cs != NULL && i < w->ncs; i++) {
-        cp_pipeline_free(w->cs[i].p);
-        w->cs[i].p = NULL;
-        cp_free(w->cs[i].c);
+        cp_free(w->cs[i].c); /* ends what is still in flight (an aborted run): done callbacks */
         w->cs[i].c = NULL;
+        for (int k = 0; k < x.nfinished; k++) { /* after the run: not accounted */
+            x.finished[k]->cs->inflight--;
+            flight_put(x.finished[k]->cs, x.finished[k]);
+        }
+        x.nfinished = 0;
+        flights_free(&w->cs[i]); /* idle pipelines: freeing one touches no client */
     }
     if (x.epfd >= 0)
         close(x.epfd);
@@ -653,10 +815,9 @@ void cp__worker_init(cp__worker *w, const cp__run_spec *spec, cp__gate *gate, in
 void cp__worker_free(cp__worker *w) {
     for (int i = 0; w->cs != NULL && i < w->ncs; i++) {
         cp__client_state *cs = &w->cs[i];
-        cp_pipeline_free(cs->p);
         if (cs->c != NULL)
             cp_free(cs->c);
-        free(cs->cmdkeys);
+        flights_free(cs);
     }
     free(w->cs);
     for (int i = 0; w->groups != NULL && i < w->nclients; i++)

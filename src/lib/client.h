@@ -119,11 +119,12 @@ typedef struct cp__client {
     struct cp_pipeline *running;
     struct cp_pipeline *open;  /* async commands sent since the last loop turn */
     struct cp_pipeline *spare; /* finished async batches for reuse */
-    int depth;          /* nesting of the loop's calls into the library (callbacks run inside) */
-    int closing;        /* cp_free is ending everything: no new commands */
-    int free_pending;   /* cp_free was called from a callback */
-    unsigned stamp;     /* cp__exec_timers' visit mark */
-    cp__queue deferred; /* callbacks put off until the loop's next call (command, batch) */
+    int depth;           /* nesting of the loop's calls into the library (callbacks run inside) */
+    int closing;         /* cp_free is ending everything: no new commands */
+    int free_pending;    /* cp_free was called from a callback */
+    unsigned stamp;      /* cp__exec_timers' visit mark */
+    uint64_t batch_wake; /* no batch has timer work before this (0: none has any) */
+    cp__queue deferred;  /* callbacks put off until the loop's next call (command, batch) */
     /* The blocking layer's own loop (blocking.c), freed through the pointer it left here. */
     void *own_loop;
     void (*own_loop_free)(void *loop);

@@ -83,6 +83,13 @@ static inline int finished(const cp_pipeline *p) {
     return p->remaining == 0 && (p->kind != CP__BATCH_ASYNC || p->sealed);
 }
 
+/* Some batch has timer work at t (a retry round, a deadline, a completion): the client's
+ * lower bound for it, so finding the next wake-up never walks every batch. */
+static inline void wake_at(cp__client *c, uint64_t t) {
+    if (c->batch_wake == 0 || t < c->batch_wake)
+        c->batch_wake = t;
+}
+
 /* Calls command i's callback (async batches). Outside the loop's calls (a command given up
  * while being sent) it is put off until the loop's next call, so a callback never runs inside
  * the call that sent its command. */
@@ -120,8 +127,12 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
     } else if (p->cbs != NULL) {
         notify(p, tag);
     }
-    if (p->running && finished(p) && p->c->depth > 0 && p->c->deferred.n == 0)
-        complete(p);
+    if (p->running && finished(p)) {
+        if (p->c->depth > 0 && p->c->deferred.n == 0)
+            complete(p);
+        else
+            wake_at(p->c, 1); /* from the loop's next call */
+    }
 }
 
 /* Runs the callbacks put off outside the loop; first thing in each of the loop's calls. */
@@ -210,6 +221,7 @@ static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
         p->retry_at = now + backoff_ns(p);
         if (p->retry_at > p->deadline)
             p->retry_at = p->deadline;
+        wake_at(p->c, p->retry_at);
     }
 }
 
@@ -239,6 +251,7 @@ static void run_retries(cp_pipeline *p, uint64_t now) {
     kick_refresh(c, now);
     if (c->cluster && c->refresh.running && now < p->deadline) {
         p->wait_map = 1; /* released when the map comes (or the refresh fails) */
+        wake_at(c, p->deadline);
         return;
     }
     p->wait_map = 0;
@@ -361,10 +374,12 @@ static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     if (c->refresh.running) { /* released when the map comes */
         p->wait_map = 1;
         p->retry_at = 0;
+        wake_at(c, p->deadline);
     } else if (p->retry_at == 0 && !p->wait_map) { /* the next round asks again */
         p->retry_at = now + backoff_ns(p);
         if (p->retry_at > p->deadline)
             p->retry_at = p->deadline;
+        wake_at(c, p->retry_at);
     }
 }
 
@@ -646,6 +661,7 @@ static void refresh_end(cp__client *c, int ok, uint64_t now) {
         if (p->wait_map) {
             p->wait_map = 0;
             p->retry_at = now; /* due: the next cp__exec_timers routes them */
+            wake_at(c, now);
         }
 }
 
@@ -762,6 +778,8 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     }
     if (io_now) /* what finishes now is completed (and called back) from the loop's next call */
         cp__exec_pump_all(c);
+    if (p->running && finished(p))
+        wake_at(c, 1);
 }
 
 void cp__exec_add(cp_pipeline *p, uint32_t tag) {
@@ -817,14 +835,8 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
     }
     if (c->deferred.n > 0)
         wake = EARLIER(1);
-    for (const cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
-        if (finished(p))
-            wake = EARLIER(1); /* complete it */
-        else if (p->retry_at != 0)
-            wake = EARLIER(p->retry_at);
-        else if (p->wait_map)
-            wake = EARLIER(p->deadline);
-    }
+    if (c->batch_wake != 0)
+        wake = EARLIER(c->batch_wake);
     if (c->cluster && c->need_refresh && !c->refresh.running &&
         (c->running != NULL || c->refresh.not_before == 0))
         wake = EARLIER(c->refresh.not_before ? c->refresh.not_before : 1);
@@ -846,24 +858,33 @@ void cp__exec_timers(cp__client *c) {
     }
     cp__exec_pump_all(c); /* connects nodes with queued commands */
     kick_refresh(c, now);
-    /* Each step may finish, free or start batches: start over from the head after each, and
-     * mark the ones seen so every batch is looked at once. */
+    /* Each step may finish, free or start batches. The stamp marks the batches seen; after a
+     * step the walk goes on from the batch's successor, or from the head when the batch left
+     * the list. What is not due yet is the new lower bound. */
     unsigned stamp = ++c->stamp;
-again:
-    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
-        if (p->stamp == stamp)
+    c->batch_wake = 0;
+    cp_pipeline *p = c->running;
+    while (p != NULL) {
+        if (p->stamp == stamp) {
+            p = p->next_run;
             continue;
+        }
         p->stamp = stamp;
-        if (finished(p)) {
-            complete(p);
-            goto again;
+        int due = finished(p) || (p->retry_at != 0 && now >= p->retry_at) ||
+                  (p->wait_map && now >= p->deadline);
+        if (!due) {
+            if (p->retry_at != 0)
+                wake_at(c, p->retry_at);
+            else if (p->wait_map)
+                wake_at(c, p->deadline);
+            p = p->next_run;
+            continue;
         }
-        if ((p->retry_at != 0 && now >= p->retry_at) || (p->wait_map && now >= p->deadline)) {
+        if (!finished(p))
             run_retries(p, now);
-            if (p->running && finished(p))
-                complete(p);
-            goto again;
-        }
+        if (p->running && finished(p))
+            complete(p);
+        p = p->running ? p->next_run : c->running;
     }
     cp__exec_pump_all(c);
 }
