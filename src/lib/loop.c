@@ -177,19 +177,19 @@ int cp_loop_run_once(cp_loop *l, int timeout_ms) {
         }
         l->cappfd = l->nw;
     }
-    int n = l->nw;
-    for (int i = 0; i < n; i++) {
+    nfds_t n = l->nw > 0 ? (nfds_t)l->nw : 0;
+    for (nfds_t i = 0; i < n; i++) {
         l->pfd[i] = (struct pollfd){.fd = l->w[i].fd, .events = l->w[i].events};
         l->pgen[i] = l->w[i].gen;
     }
-    int ready = poll(l->pfd, (nfds_t)n, timeout_ms);
+    int ready = poll(l->pfd, n, timeout_ms);
     if (ready < 0) {
         if (errno == EINTR)
             return 0;
         return CP_EIO; /* EINVAL (more fds than RLIMIT_NOFILE) or ENOMEM: waiting cannot help */
     }
     int handled = 0;
-    for (int i = 0; i < n && ready > 0; i++) {
+    for (nfds_t i = 0; i < n && ready > 0; i++) {
         short re = l->pfd[i].revents;
         if (re == 0)
             continue;
