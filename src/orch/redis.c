@@ -49,7 +49,11 @@ int cp__redis_write_conf(const cp_topo *t, size_t i, int cluster, char *err, siz
     if (cluster)
         cp__adderr(conf, sizeof(conf),
                    "cluster-enabled yes\ncluster-config-file nodes.conf\n"
-                   "cluster-node-timeout 2000\n");
+                   "cluster-node-timeout 2000\n"
+                   /* A dead master stops its own slots, not the whole cluster: the other
+                    * masters go on answering while its replica takes over, as a deployment
+                    * that wants availability runs it (twemproxy's auto-eject is its analogue). */
+                   "cluster-require-full-coverage no\n");
     if (t->tls) {
         cp__adderr(conf, sizeof(conf), "tls-port %d\ntls-cert-file ", p->port);
         conf_quoted(conf, sizeof(conf), t->tls_cert);

@@ -96,3 +96,19 @@ void cp__scn_analyze(const cp__bench_second *tl, size_t n, double event, double 
     free(warm);
     free(post);
 }
+
+double cp__scn_min_answered_share(const cp__bench_second *tl, size_t n, double event, double rate,
+                                  double *at) {
+    double min = NAN;
+    *at = NAN;
+    for (size_t i = 0; i < n && rate > 0; i++) {
+        if (!full_second(tl, i, n) || tl[i].t <= event)
+            continue;
+        double share = (double)tl[i].ops / rate;
+        if (isnan(min) || share < min) {
+            min = share;
+            *at = tl[i].t;
+        }
+    }
+    return min;
+}

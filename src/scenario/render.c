@@ -304,6 +304,12 @@ static void case_story(cp__sbuf *b, const json_t *doc, const json_t *c) {
                         fnum(last - first, 2).s);
     else
         cp__sbuf_puts(b, "No request failed. ");
+    double offered = num(c, "summary.offered_rate");
+    if (!isnan(offered))
+        cp__sbuf_printf(b,
+                        "Open loop at %s ops/s (half the capacity a closed-loop run measured): "
+                        "the worst second after the event answered %s of the offered load. ",
+                        fint(offered).s, fpct(num(c, "summary.min_answered_share")).s);
     cp__sbuf_printf(b, "Lowest second: %s ops/s, %s below the warm-up median of %s ops/s. ",
                     fint(num(c, "summary.min_ops")).s, fpct(num(c, "summary.dip")).s,
                     fint(num(c, "summary.warmup_median_ops")).s);
@@ -343,6 +349,8 @@ static const row rows[] = {
     {"replica master after (s)", "replica promoted", 3, 2},
     {"killed server back after (s)", "summary.event_seconds", 1, 2},
     {"error window: first to last failure (s)", "summary.error_window", 4, 0},
+    {"offered load, open loop (ops/s)", "summary.offered_rate", 0, 2},
+    {"worst second's share of the offered load answered", "summary.min_answered_share", 2, 2},
     {"warm-up median (ops/s)", "summary.warmup_median_ops", 0, 0},
     {"lowest second during the event (ops/s)", "summary.min_ops", 0, 0},
     {"throughput dip", "summary.dip", 2, 0},

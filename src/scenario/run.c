@@ -50,17 +50,19 @@ typedef struct case_def {
     const char *setup; /* "cluster" | "twemproxy" */
     cp_topo_kind kind;
     int replicas, auto_eject;
+    int open_loop; /* at half the capacity a closed-loop calibration measured (bench --rate) */
 } case_def;
 
 static const case_def reshard_cases[] = {
-    {"cluster", "cluster", CP_TOPO_CLUSTER, 0, 0},
-    {"twemproxy", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0},
+    {"cluster", "cluster", CP_TOPO_CLUSTER, 0, 0, 0},
+    {"twemproxy", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0},
 };
 
 static const case_def failover_cases[] = {
-    {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0},
-    {"twemproxy eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 1},
-    {"twemproxy no-eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0},
+    {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0, 0},
+    {"cluster open loop", "cluster", CP_TOPO_CLUSTER, 1, 0, 1},
+    {"twemproxy eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 1, 0},
+    {"twemproxy no-eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0},
 };
 
 typedef struct event {
@@ -318,10 +320,17 @@ static double frac(uint64_t a, uint64_t b) {
 
 /* The numbers the report shows, from the result, the timeline, the events and the read-back. */
 static json_t *summary_json(const scn *s, const cp__bench_result *r, const cp__readback_result *rb,
-                            int have_rb, double t_start, double t_end) {
+                            int have_rb, double t_start, double t_end, double rate) {
     cp__scn_stats st;
     cp__scn_analyze(r->timeline, r->ntimeline, t_start, t_end, &st);
     json_t *o = json_object();
+    if (rate > 0) { /* open loop: what share of the offered load each second answered */
+        double at;
+        double share = cp__scn_min_answered_share(r->timeline, r->ntimeline, t_start, rate, &at);
+        json_object_set_new(o, "offered_rate", json_real(rate));
+        json_object_set_new(o, "min_answered_share", num_or_null(share));
+        json_object_set_new(o, "min_answered_share_t", num_or_null(at));
+    }
     json_object_set_new(o, "requests",
                         json_integer((json_int_t)(r->ops + r->failed_ops + r->unknown_ops)));
     json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
@@ -399,6 +408,45 @@ static void case_error(json_t *c, int *failed, const char *what, const char *err
 
 /* Loads the keys, then runs the bench thread with the event in between. Fills c; sets *failed
  * when something could not be done. The topology is up and stays up (the caller stops it). */
+/* The open-loop case's rate: half of what a short closed-loop run of the same workload measured
+ * on the loaded topology, so the load is below capacity and a drop is the topology's doing. */
+#define CALIBRATION_S 3.0
+static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target, json_t *c,
+                     double *rate, char *err, size_t errlen) {
+    const cp__scn_opts *o = s->o;
+    cp__bench_config cfg;
+    cp__bench_config_init(&cfg);
+    cfg.threads = o->threads;
+    cfg.clients = o->clients;
+    cfg.pipeline = o->pipeline;
+    cfg.requests = 0;
+    cfg.duration_s = CALIBRATION_S;
+    cfg.ratio_set = o->ratio_set;
+    cfg.ratio_get = o->ratio_get;
+    cfg.keys = o->keys;
+    cfg.value_size = o->value_size;
+    cfg.retry_budget_ms = o->retry_budget_ms;
+    cfg.command_line = "calibration";
+    cfg.cancel = o->cancel;
+    cp__bench_result r;
+    say(s, "%s: %.0f s closed loop to measure capacity", cd->name, CALIBRATION_S);
+    int rc = cp__bench_run(target, &cfg, &r, err, errlen);
+    if (rc == 0 && r.ops_per_sec <= 0) {
+        snprintf(err, errlen, "the calibration run answered nothing");
+        rc = -1;
+    }
+    if (rc == 0) {
+        *rate = r.ops_per_sec / 2;
+        json_object_set_new(c, "calibration",
+                            json_pack("{s:f,s:f,s:f}", "seconds", CALIBRATION_S, "ops_per_sec",
+                                      r.ops_per_sec, "offered_rate", *rate));
+        say(s, "%s: capacity %.0f ops/s; the run offers %.0f ops/s, open loop", cd->name,
+            r.ops_per_sec, *rate);
+    }
+    cp__bench_result_free(&r);
+    return rc == 0 && !cancelled(s) ? 0 : -1;
+}
+
 static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *failed) {
     const cp__scn_opts *o = s->o;
     char err[ERRLEN] = "";
@@ -423,6 +471,12 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
                         json_pack("{s:I,s:f,s:f}", "keys", (json_int_t)lr.written, "seconds",
                                   lr.seconds, "keys_per_sec", lr.keys_per_sec));
 
+    double rate = 0;
+    if (cd->open_loop && calibrate(s, cd, &target, c, &rate, err, sizeof(err)) != 0) {
+        case_error(c, failed, "calibration", cancelled(s) ? "interrupted" : err);
+        return;
+    }
+
     _Atomic uint32_t *acked = malloc(o->keys * sizeof(*acked));
     uint32_t *snap = malloc(o->keys * sizeof(*snap));
     bench_thread *b = calloc(1, sizeof(*b));
@@ -435,12 +489,14 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     }
     for (uint64_t k = 0; k < o->keys; k++)
         atomic_init(&acked[k], 1); /* the load wrote version 1 everywhere */
-    char cmdline[512];
+    char cmdline[512], ratearg[48] = "";
+    if (rate > 0)
+        snprintf(ratearg, sizeof(ratearg), " --rate %.0f", rate);
     snprintf(cmdline, sizeof(cmdline),
              "clusterpipe bench --dir DIR --threads %d --clients %d --pipeline %d --duration %g "
-             "--ratio %u:%u --keys %" PRIu64 " --value-size %zu",
+             "--ratio %u:%u --keys %" PRIu64 " --value-size %zu%s",
              o->threads, o->clients, o->pipeline, o->duration_s, o->ratio_set, o->ratio_get,
-             o->keys, o->value_size);
+             o->keys, o->value_size, ratearg);
     b->target = &target;
     cp__bench_config_init(&b->cfg);
     b->cfg.threads = o->threads;
@@ -453,6 +509,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     b->cfg.keys = o->keys;
     b->cfg.value_size = o->value_size;
     b->cfg.retry_budget_ms = o->retry_budget_ms;
+    b->cfg.rate = rate;
     b->cfg.acked_versions = acked;
     b->cfg.command_line = cmdline;
     b->cfg.progress = bench_progress;
@@ -526,7 +583,8 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (s->event_start != 0) {
             double t0 = rel_s(s->event_start, r->start_ns);
             double t1 = s->event_end ? rel_s(s->event_end, r->start_ns) : t0;
-            json_object_set_new(c, "summary", summary_json(s, r, &rb, have_rb, t0, t1));
+            json_object_set_new(c, "summary",
+                                summary_json(s, r, &rb, have_rb, t0, t1, b->cfg.rate));
         }
         if (have_rb)
             json_object_set_new(c, "readback", readback_json(&rb));

@@ -113,6 +113,11 @@ typedef struct cp__scn_stats {
 void cp__scn_analyze(const cp__bench_second *tl, size_t n, double event, double back,
                      cp__scn_stats *out);
 
+/* Open loop at `rate` ops/s: the lowest share of the offered load answered in a full second
+ * that ended after `event` (*at: its end time). NaN when there is none. */
+double cp__scn_min_answered_share(const cp__bench_second *tl, size_t n, double event, double rate,
+                                  double *at);
+
 /* Median of v[0..n) (sorts v). NaN when n == 0. */
 double cp__scn_median(double *v, size_t n);
 
