@@ -430,6 +430,72 @@ static void test_master_dies_mid_run(void **state) {
     cp_clirun_free(&run);
 }
 
+/* --rate is open loop: a master stopped (SIGSTOP) for 1.5 s holds back only its own requests.
+ * Requests keep going out on schedule (a closed loop would have the stopped master's lane fill
+ * its client's queue and stall the client), the other masters keep answering, the stopped one's
+ * requests are answered once it resumes, and their latency counts from when they were meant to
+ * be sent. */
+static void test_open_loop_stopped_master(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    load_cli(&run, f, KEYS);
+    char jpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "open.json"));
+    const char *args[] = {"bench", "--dir",     f->dir, "--duration", "4", "--rate",
+                          "2000",  "--clients", "4",    "--pipeline", "1", "--keys",
+                          "3000",  "--json",    jpath,  NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    cp__sleep_ms(1500);
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo) && victim == SIZE_MAX; i++)
+        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER)
+            victim = i;
+    char err[1024];
+    if (cp_topo_kill(f->topo, victim, SIGSTOP, err, sizeof(err)) != 0)
+        fail_msg("stop: %s", err);
+    cp__sleep_ms(1500); /* below the cluster's node timeout: no failover */
+    if (cp_topo_kill(f->topo, victim, SIGCONT, err, sizeof(err)) != 0)
+        fail_msg("continue: %s", err);
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 0)
+        fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
+    json_t *j = json_load_file(jpath, 0, NULL);
+    assert_non_null(j);
+    json_int_t ops = json_integer_value(json_object_get(j, "ops"));
+    assert_int_equal(json_integer_value(json_object_get(j, "failed_ops")), 0);
+    assert_int_equal(json_integer_value(json_object_get(j, "unknown_ops")), 0);
+    /* on schedule: 2000/s for 4 s, give or take the batches of the last slot */
+    if (ops < 7900 || ops > 8100)
+        fail_msg("%lld requests, want 8000 (open loop)", (long long)ops);
+    /* The stopped master's requests (a third of them for 1.5 s: about an eighth of the run)
+     * waited, counted from when they were meant to go: p99 shows the stall. A closed loop would
+     * have held them back unsent and timed them from their late send. */
+    json_t *lat = json_object_get(j, "latency_us");
+    double p99 = json_number_value(json_object_get(lat, "p99"));
+    if (p99 < 300000 || json_number_value(json_object_get(lat, "max")) < 1.0e6)
+        fail_msg("p99 %.0f us: the stall does not show", p99);
+    /* while it was stopped, the other two masters' share still came back (2/3; at least half) */
+    json_t *tl = json_object_get(j, "timeline");
+    size_t i;
+    json_t *sec;
+    int seen = 0;
+    json_array_foreach(tl, i, sec) {
+        double t = json_number_value(json_object_get(sec, "t"));
+        if (t >= 2.9 && t <= 3.1) { /* the second (2, 3]: wholly inside the stop */
+            seen = 1;
+            json_int_t n = json_integer_value(json_object_get(sec, "ops"));
+            if (n < 1000)
+                fail_msg("second %.0f answered %lld of 2000 offered", t, (long long)n);
+        }
+    }
+    assert_true(seen);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
+    json_decref(j);
+    cp_clirun_free(&run);
+}
+
 /* --cluster without --dir: external; redis CPU still measured through INFO CPU. */
 static void test_external_cluster(void **state) {
     cp_fixture *f = *state;
@@ -562,6 +628,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_json_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_mset_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_loop_stopped_master, setup, teardown),
         cmocka_unit_test_setup_teardown(test_external_cluster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_per_master_keys_as_redis_benchmark, setup, teardown),
     };
