@@ -261,7 +261,10 @@ const char *cp_pipeline_errstr(const cp_pipeline *p);
  * first appears, for the adapter's own state (its event object); cleanup is the last call for
  * it: the fd is closed right after, so drop every registration and free what the slot holds.
  * set_timer (re)arms the client's one timer: fire once after `ms` milliseconds (0: as soon as
- * possible); -1 disarms it. A timer that fires early does no harm. */
+ * possible); -1 disarms it. A timer that fires early does no harm. detach is the last call for
+ * the client on this loop (cp_free, or cp_attach to another loop), after every fd's cleanup:
+ * drop its timer and free what the loop keeps for it. It may come from inside a callback of
+ * the client (cp_free there takes effect as the loop's call returns); it may be NULL. */
 typedef struct cp_event_ops {
     void (*add_read)(void *loop, cp_client *c, int fd, void **fd_data);
     void (*del_read)(void *loop, cp_client *c, int fd, void **fd_data);
@@ -269,6 +272,7 @@ typedef struct cp_event_ops {
     void (*del_write)(void *loop, cp_client *c, int fd, void **fd_data);
     void (*cleanup)(void *loop, cp_client *c, int fd, void **fd_data);
     void (*set_timer)(void *loop, cp_client *c, long ms);
+    void (*detach)(void *loop, cp_client *c);
 } cp_event_ops;
 
 /* Puts the client on a loop (or moves it from the one it was on: every registration is

@@ -98,13 +98,17 @@ void cp__client_sync_node(cp__client *c, int n) {
     conn->ev = (uint8_t)want;
 }
 
-void cp__client_close_node(cp__client *c, int n) {
+void cp__client_unregister_node(cp__client *c, int n) {
     cp__conn *conn = &c->nodes[n].conn;
     if (conn->fd >= 0 && c->ops != NULL && (conn->ev != 0 || conn->ev_data != NULL))
         c->ops->cleanup(c->loop, &c->pub, conn->fd, &conn->ev_data);
     conn->ev = 0;
     conn->ev_data = NULL;
-    cp__conn_close(conn);
+}
+
+void cp__client_close_node(cp__client *c, int n) {
+    cp__client_unregister_node(c, n);
+    cp__conn_close(&c->nodes[n].conn);
 }
 
 int cp__client_any_node(cp__client *c) {

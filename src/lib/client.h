@@ -152,7 +152,8 @@ int cp__client_node(cp__client *c, const char *host, int port);
  * (conn.err/errstr set). */
 int cp__client_connect_node(cp__client *c, int n);
 
-/* Tells the loop about node n's fd, then closes the connection (its FIFO and buffers go). */
+/* Tells the loop node n's fd goes (cleanup), then closes the connection (FIFO, buffers). */
+void cp__client_unregister_node(cp__client *c, int n);
 void cp__client_close_node(cp__client *c, int n);
 
 /* Brings the loop's registration of node n in line with what it wants now. */

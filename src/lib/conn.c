@@ -138,6 +138,22 @@ int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *
     return 0;
 }
 
+int cp__conn_next(cp__conn *c) {
+    int last = c->err;
+    cp__tls_free(c->ssl);
+    c->ssl = NULL;
+    close(c->fd);
+    c->fd = -1;
+    c->err = 0;
+    int rc = connect_next(c, &last);
+    if (rc < 0) {
+        set_err(c, CP_ECONNECT, "connect to %s:%d: %s", c->host, c->port, strerror(last));
+        cp__conn_close(c);
+        return c->err;
+    }
+    return rc == 1 ? connected(c) : 0;
+}
+
 int cp__conn_progress(cp__conn *c, int events) {
     if (c->state == CP__CONN_CONNECTING) {
         if (!(events & (CP__EV_WRITE | CP__EV_READ)))
@@ -153,16 +169,13 @@ int cp__conn_progress(cp__conn *c, int events) {
             soerr = errno;
         if (soerr == 0)
             return connected(c);
-        /* This address refused: the next one (localhost may be ::1 and 127.0.0.1). */
-        cp__tls_free(c->ssl);
-        c->ssl = NULL;
-        close(c->fd);
-        c->fd = -1;
-        int last = soerr, rc = connect_next(c, &last);
-        if (rc < 0)
-            return set_err(c, CP_ECONNECT, "connect to %s:%d: %s", c->host, c->port,
-                           strerror(last));
-        return rc == 1 ? connected(c) : 0;
+        /* This address refused: the next one (localhost may be ::1 and 127.0.0.1), once the
+         * owner has told its loop that this fd goes (cp__conn_next). */
+        if (c->ai_next != NULL) {
+            c->err = soerr;
+            return CP__CONN_NEXT;
+        }
+        return set_err(c, CP_ECONNECT, "connect to %s:%d: %s", c->host, c->port, strerror(soerr));
     }
     if (c->state == CP__CONN_TLS) {
         char why[CP_ERRSTR_LEN];

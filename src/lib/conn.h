@@ -99,9 +99,16 @@ void cp__conn_init(cp__conn *c);
 int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o);
 
 /* Moves a connection that is not READY on, after the loop reported `events` (CP__EV_*) on it.
- * Returns 0 (still on its way, or READY now: see c->state), or a CP_E* code with errstr set;
- * then the owner fails the connection. The connect timeout is the owner's timer. */
+ * Returns 0 (still on its way, or READY now: see c->state), CP__CONN_NEXT when the address
+ * refused and another is left (the owner unregisters the fd, then calls cp__conn_next), or a
+ * CP_E* code with errstr set; then the owner fails the connection. The connect timeout is the
+ * owner's timer. */
+#define CP__CONN_NEXT 1
 int cp__conn_progress(cp__conn *c, int events);
+
+/* Closes the refused socket and starts connecting the next address (a new fd). 0, or a CP_E*
+ * code with errstr set and the connection closed. */
+int cp__conn_next(cp__conn *c);
 
 /* The readiness the connection wants now: nothing when closed, WRITE while connecting, the
  * handshake's want during TLS, READ (always, to notice a close) plus WRITE while output waits. */

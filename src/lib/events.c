@@ -81,6 +81,8 @@ int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
         }
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, pc, -1);
+        if (c->ops->detach != NULL)
+            c->ops->detach(c->loop, pc);
     }
     c->ops = ops;
     c->loop = loop;
@@ -135,8 +137,15 @@ int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata) {
 static void really_free(cp__client *c) {
     c->free_pending = 0;
     cp__exec_cancel_all(c, CP_ECANCELED, "the client was freed");
-    if (c->ops != NULL && c->timer_at != 0)
-        c->ops->set_timer(c->loop, &c->pub, -1);
+    for (int n = 0; n < c->nnodes; n++) /* every fd cleaned up, then the client leaves */
+        cp__client_close_node(c, n);
+    if (c->ops != NULL) {
+        if (c->timer_at != 0)
+            c->ops->set_timer(c->loop, &c->pub, -1);
+        if (c->ops->detach != NULL)
+            c->ops->detach(c->loop, &c->pub);
+        c->ops = NULL;
+    }
     while (c->spare != NULL) {
         cp_pipeline *p = c->spare;
         c->spare = p->next_spare;

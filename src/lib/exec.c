@@ -806,6 +806,10 @@ void cp__exec_ready(cp__client *c, int n, int events) {
     cp__conn *conn = &c->nodes[n].conn;
     if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
         int rc = cp__conn_progress(conn, events);
+        if (rc == CP__CONN_NEXT) { /* the loop lets go of the old fd before it closes */
+            cp__client_unregister_node(c, n);
+            rc = cp__conn_next(&c->nodes[n].conn);
+        }
         if (rc != 0)
             fail_node(c, n, rc, c->nodes[n].conn.errstr);
         else

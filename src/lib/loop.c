@@ -138,7 +138,19 @@ static void set_timer(void *loop, cp_client *c, long ms) {
     l->t[i].at = cp__now_ns() + (uint64_t)ms * 1000000ull;
 }
 
-static const cp_event_ops loop_ops = {add_read, del_read, add_write, del_write, cleanup, set_timer};
+/* The client leaves: nothing of it may stay (its fds were cleaned up; this is the safety net). */
+static void detach(void *loop, cp_client *c) {
+    cp_loop *l = loop;
+    set_timer(loop, c, -1);
+    for (int i = 0; i < l->nw;)
+        if (l->w[i].c == c)
+            l->w[i] = l->w[--l->nw];
+        else
+            i++;
+}
+
+static const cp_event_ops loop_ops = {add_read, del_read,  add_write, del_write,
+                                      cleanup,  set_timer, detach};
 
 int cp_loop_attach(cp_loop *l, cp_client *c) {
     return cp_attach(c, &loop_ops, l);
