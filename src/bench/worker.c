@@ -163,8 +163,8 @@ static void ev_set_timer(void *loop, cp_client *c, long ms) {
         cs->x->soonest = cs->timer_at;
 }
 
-static const cp_event_ops worker_ops = {ev_add_read,  ev_del_read, ev_add_write,
-                                        ev_del_write, ev_cleanup,  ev_set_timer};
+static const cp_event_ops worker_ops = {ev_add_read, ev_del_read,  ev_add_write, ev_del_write,
+                                        ev_cleanup,  ev_set_timer, NULL /* detach */};
 
 /* ---- seconds -------------------------------------------------------------------------------- */
 
