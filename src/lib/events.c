@@ -4,8 +4,8 @@
  * pipeline without waiting (cp_exec_async) and freeing a client (cp_free). Every call from the
  * loop runs callbacks put off since the last one, lets the core work, then seals the turn's
  * async batch, brings every connection's registration in line and arms the one timer. The timer
- * is re-armed only when the next work is due earlier than it fires: one that fires early finds
- * nothing due and is armed again. One thread, the client's.
+ * is re-armed only when the next work is due earlier than it fires, and never disarmed while
+ * the client is on the loop: one that fires early finds nothing due. One thread, the client's.
  */
 #include "lib/events.h"
 
@@ -19,14 +19,9 @@ static void arm_timer(cp__client *c) {
     if (c->ops == NULL)
         return;
     uint64_t wake = cp__exec_next_wake(c);
-    if (wake == 0) {
-        if (c->timer_at != 0) {
-            c->ops->set_timer(c->loop, &c->pub, -1);
-            c->timer_at = 0;
-        }
-        return;
-    }
-    if (c->timer_at != 0 && c->timer_at <= wake)
+    /* Nothing due: an armed timer is left to fire early (harmless) rather than disarmed and
+     * armed again around every batch, two calls into the loop per batch. */
+    if (wake == 0 || (c->timer_at != 0 && c->timer_at <= wake))
         return;
     uint64_t now = cp__now_ns();
     long ms = wake <= now ? 0 : (long)((wake - now + 999999) / 1000000);
