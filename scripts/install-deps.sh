@@ -6,6 +6,7 @@ set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
       libhiredis-dev libcmocka-dev libjansson-dev libssl-dev openssl
+      libevent-dev libev-dev libuv1-dev
       redis-server redis-tools nutcracker gnuplot-nox
       python3-minimal)
 # CI also fuzzes (clang + libFuzzer runtime) and runs valgrind.

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * async_libevent: async commands on libevent through clusterpipe/adapters/libevent.h. Keeps DEPTH
+ * keys in flight, each a SET then, from its callback, a GET that must return what was SET, until N
+ * keys are done. Prints the operations and the errors; exits 0 only when every callback got
+ * CP_DONE with the right reply. async_poll.c is the same program on the built-in loop.
+ * The connections keep their read interest, so event_base_dispatch would not return by itself
+ * while the client lives: the last callback breaks the loop. The client is freed with plain
+ * cp_free, as on any loop: the adapter's state for it goes with it (its detach hook).
+ *
+ *   async_libevent [SEEDS [N [DEPTH]]]      SEEDS: host:port[,...], default 127.0.0.1:7000
+ */
+#include <clusterpipe/clusterpipe.h>
+#include <clusterpipe/adapters/libevent.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct run {
+    cp_client *c;
+    long n, next; /* keys wanted, keys started */
+    int active;   /* chains still going */
+    long ops, errors;
+    unsigned tag; /* keeps this run's keys apart from another's */
+    struct event_base *base;
+} run;
+
+typedef struct chain { /* one key at a time: its SET, then its GET */
+    run *r;
+    char key[64], val[64];
+} chain;
+
+static void on_set(cp_client *c, const cp_response *resp, void *privdata);
+
+static void problem(run *r, const char *what, const chain *ch, const cp_response *resp) {
+    if (r->errors++ < 5)
+        fprintf(stderr, "%s %s: %s\n", what, ch->key,
+                resp->outcome != CP_DONE                 ? resp->errstr
+                : resp->reply->type == REDIS_REPLY_ERROR ? resp->reply->str
+                                                         : "unexpected reply");
+}
+
+/* Starts the chain's next key, or ends the chain when every key is started. */
+static void next_key(chain *ch) {
+    run *r = ch->r;
+    while (r->next < r->n) {
+        long i = r->next++;
+        snprintf(ch->key, sizeof(ch->key), "async_example:%08x:%ld", r->tag, i);
+        snprintf(ch->val, sizeof(ch->val), "value-%ld-%08x", i, r->tag);
+        if (cp_async_command(r->c, on_set, ch, "SET %s %s", ch->key, ch->val) == 0)
+            return;
+        fprintf(stderr, "SET %s refused: %s\n", ch->key, r->c->errstr);
+        r->errors++;
+    }
+    if (--r->active == 0) /* the last key is done: leave the loop */
+        event_base_loopbreak(r->base);
+}
+
+static void on_get(cp_client *c, const cp_response *resp, void *privdata) {
+    (void)c;
+    chain *ch = privdata;
+    ch->r->ops++;
+    if (resp->outcome != CP_DONE || resp->reply->type != REDIS_REPLY_STRING ||
+        strcmp(resp->reply->str, ch->val) != 0)
+        problem(ch->r, "GET", ch, resp);
+    next_key(ch);
+}
+
+static void on_set(cp_client *c, const cp_response *resp, void *privdata) {
+    chain *ch = privdata;
+    ch->r->ops++;
+    if (resp->outcome != CP_DONE || resp->reply->type != REDIS_REPLY_STATUS ||
+        strcmp(resp->reply->str, "OK") != 0) {
+        problem(ch->r, "SET", ch, resp);
+        next_key(ch);
+        return;
+    }
+    if (cp_async_command(c, on_get, ch, "GET %s", ch->key) == 0)
+        return;
+    fprintf(stderr, "GET %s refused: %s\n", ch->key, c->errstr);
+    ch->r->errors++;
+    next_key(ch);
+}
+
+int main(int argc, char **argv) {
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = argc > 1 ? argv[1] : "127.0.0.1:7000";
+    run r = {0};
+    r.n = argc > 2 ? atol(argv[2]) : 10000;
+    long depth = argc > 3 ? atol(argv[3]) : 64;
+    if (r.n < 0 || depth < 1) {
+        fprintf(stderr, "usage: async_libevent [SEEDS [N [DEPTH]]]\n");
+        return 2;
+    }
+    r.tag = (unsigned)getpid() ^ (unsigned)time(NULL);
+
+    r.base = event_base_new();
+    r.c = cp_client_new(&opt); /* no I/O yet: the slot map is read once on the loop */
+    chain *chains = calloc((size_t)depth, sizeof(*chains));
+    if (r.base == NULL || r.c == NULL || chains == NULL) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    int rc = r.c->err != 0 ? r.c->err : cp_libevent_attach(r.c, r.base);
+    if (rc != 0) {
+        fprintf(stderr, "client: %s\n", r.c->err ? r.c->errstr : cp_strerror(rc));
+        cp_free(r.c); /* a failed attach left nothing on the base */
+        event_base_free(r.base);
+        free(chains);
+        return 1;
+    }
+    r.active = (int)depth;
+    for (long i = 0; i < depth; i++) {
+        chains[i].r = &r;
+        next_key(&chains[i]);
+    }
+    if (r.active > 0) /* a break before the loop runs would be forgotten */
+        rc = event_base_dispatch(r.base);
+    if (rc < 0)
+        fprintf(stderr, "event_base_dispatch failed\n");
+
+    cp_free(r.c); /* the client, and the adapter's state for it */
+    event_base_free(r.base);
+    free(chains);
+    printf("async_libevent: %ld keys, %ld operations, %ld errors\n", r.n, r.ops, r.errors);
+    return rc >= 0 && r.errors == 0 && r.ops == 2 * r.n ? 0 : 1;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * async_poll: async commands on the built-in loop (cp_loop). Keeps DEPTH keys in flight, each a
+ * SET then, from its callback, a GET that must return what was SET, until N keys are done.
+ * Prints the operations and the errors; exits 0 only when every callback got CP_DONE with the
+ * right reply. The same program on libevent, libev and libuv: async_libevent.c, async_libev.c,
+ * async_libuv.c (only the loop calls differ: the client is freed with plain cp_free on every
+ * loop).
+ *
+ *   async_poll [SEEDS [N [DEPTH]]]      SEEDS: host:port[,...], default 127.0.0.1:7000
+ */
+#include <clusterpipe/clusterpipe.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct run {
+    cp_client *c;
+    long n, next; /* keys wanted, keys started */
+    int active;   /* chains still going */
+    long ops, errors;
+    unsigned tag; /* keeps this run's keys apart from another's */
+} run;
+
+typedef struct chain { /* one key at a time: its SET, then its GET */
+    run *r;
+    char key[64], val[64];
+} chain;
+
+static void on_set(cp_client *c, const cp_response *resp, void *privdata);
+
+static void problem(run *r, const char *what, const chain *ch, const cp_response *resp) {
+    if (r->errors++ < 5)
+        fprintf(stderr, "%s %s: %s\n", what, ch->key,
+                resp->outcome != CP_DONE                 ? resp->errstr
+                : resp->reply->type == REDIS_REPLY_ERROR ? resp->reply->str
+                                                         : "unexpected reply");
+}
+
+/* Starts the chain's next key, or ends the chain when every key is started. */
+static void next_key(chain *ch) {
+    run *r = ch->r;
+    while (r->next < r->n) {
+        long i = r->next++;
+        snprintf(ch->key, sizeof(ch->key), "async_example:%08x:%ld", r->tag, i);
+        snprintf(ch->val, sizeof(ch->val), "value-%ld-%08x", i, r->tag);
+        if (cp_async_command(r->c, on_set, ch, "SET %s %s", ch->key, ch->val) == 0)
+            return;
+        fprintf(stderr, "SET %s refused: %s\n", ch->key, r->c->errstr);
+        r->errors++;
+    }
+    r->active--;
+}
+
+static void on_get(cp_client *c, const cp_response *resp, void *privdata) {
+    (void)c;
+    chain *ch = privdata;
+    ch->r->ops++;
+    if (resp->outcome != CP_DONE || resp->reply->type != REDIS_REPLY_STRING ||
+        strcmp(resp->reply->str, ch->val) != 0)
+        problem(ch->r, "GET", ch, resp);
+    next_key(ch);
+}
+
+static void on_set(cp_client *c, const cp_response *resp, void *privdata) {
+    chain *ch = privdata;
+    ch->r->ops++;
+    if (resp->outcome != CP_DONE || resp->reply->type != REDIS_REPLY_STATUS ||
+        strcmp(resp->reply->str, "OK") != 0) {
+        problem(ch->r, "SET", ch, resp);
+        next_key(ch);
+        return;
+    }
+    if (cp_async_command(c, on_get, ch, "GET %s", ch->key) == 0)
+        return;
+    fprintf(stderr, "GET %s refused: %s\n", ch->key, c->errstr);
+    ch->r->errors++;
+    next_key(ch);
+}
+
+int main(int argc, char **argv) {
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = argc > 1 ? argv[1] : "127.0.0.1:7000";
+    run r = {0};
+    r.n = argc > 2 ? atol(argv[2]) : 10000;
+    long depth = argc > 3 ? atol(argv[3]) : 64;
+    if (r.n < 0 || depth < 1) {
+        fprintf(stderr, "usage: async_poll [SEEDS [N [DEPTH]]]\n");
+        return 2;
+    }
+    r.tag = (unsigned)getpid() ^ (unsigned)time(NULL);
+
+    cp_loop *loop = cp_loop_new();
+    r.c = cp_client_new(&opt); /* no I/O yet: the slot map is read once on the loop */
+    chain *chains = calloc((size_t)depth, sizeof(*chains));
+    if (loop == NULL || r.c == NULL || chains == NULL) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    if (r.c->err != 0 || cp_loop_attach(loop, r.c) != 0) {
+        fprintf(stderr, "client: %s\n", r.c->errstr);
+        cp_free(r.c);
+        cp_loop_free(loop);
+        free(chains);
+        return 1;
+    }
+    r.active = (int)depth;
+    for (long i = 0; i < depth; i++) {
+        chains[i].r = &r;
+        next_key(&chains[i]);
+    }
+    int rc = cp_loop_run(loop); /* until no command is pending */
+    if (rc != 0)
+        fprintf(stderr, "cp_loop_run: %s\n", cp_strerror(rc));
+
+    cp_free(r.c);
+    cp_loop_free(loop);
+    free(chains);
+    printf("async_poll: %ld keys, %ld operations, %ld errors\n", r.n, r.ops, r.errors);
+    return rc == 0 && r.errors == 0 && r.ops == 2 * r.n ? 0 : 1;
+}
