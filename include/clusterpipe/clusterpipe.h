@@ -246,7 +246,7 @@ const char *cp_pipeline_errstr(const cp_pipeline *p);
 
 /* ---- event loops ---------------------------------------------------------------------------- *
  *
- * A client runs on any event loop through six hooks. The library tells the loop what it wants,
+ * A client runs on any event loop through seven hooks. The library tells the loop what it wants,
  * as it changes (read or write interest per connection, one timer per client); the loop calls
  * cp_on_ready / cp_on_timer back. No call in this section, nor any async call, ever blocks:
  * connecting is non-blocking (the connect timeout is the timer), AUTH goes out as soon as the

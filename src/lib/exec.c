@@ -442,8 +442,12 @@ static void taken_free(taken *t) {
  * safe), requests not yet written go to the next retry round, and the map is re-read. */
 static void fail_node(cp__client *c, int n, int code, const char *why) {
     uint64_t now = cp__now_ns();
-    char msg[CP__HOSTLEN + CP_ERRSTR_LEN + 16];
-    snprintf(msg, sizeof(msg), "%s:%d: %s", c->nodes[n].host, c->nodes[n].port, why);
+    char msg[CP__HOSTLEN + CP_ERRSTR_LEN + 16], addr[CP__HOSTLEN + 8];
+    snprintf(addr, sizeof(addr), "%s:%d", c->nodes[n].host, c->nodes[n].port);
+    if (strstr(why, addr) != NULL) /* the connection's own message already names it */
+        snprintf(msg, sizeof(msg), "%s", why);
+    else
+        snprintf(msg, sizeof(msg), "%s: %s", addr, why);
     taken t;
     if (take_node(c, n, &t) != 0) {
         cp__exec_cancel_all(c, CP_ENOMEM, "out of memory");

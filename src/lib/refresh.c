@@ -104,7 +104,7 @@ int cp__refresh_answer(cp__client *c, int n, const redisReply *r, int err, const
     const char *host = c->nodes[n].host;
     int port = c->nodes[n].port;
     if (r == NULL)
-        return fail(c, err ? err : CP_ETOPOLOGY, "%s:%d: %s", host, port, errstr);
+        return fail(c, err ? err : CP_ETOPOLOGY, "%s", errstr); /* it names the node */
     if (r->type == REDIS_REPLY_ERROR && !c->no_shards &&
         (strstr(r->str, "unknown subcommand") || strstr(r->str, "Unknown subcommand"))) {
         c->no_shards = 1;
