@@ -441,6 +441,7 @@ static void shed(wctx *x, cp__client_state *cs) {
     cp__lanes_take(&x->ls, cs->queue, &view);
     cp__tally t = {0};
     t.errors = view.n;
+    x->w->acct.failed += view.n; /* not executed: never sent */
     cp__acct_add(&x->w->acct, x->slot, &t);
     cp__acct_note_error(&x->w->acct, "%s",
                         "not sent: the lane had " STR(FLIGHTS_MAX) " batches in flight");

@@ -41,6 +41,13 @@ static int may_send(cp__client *c) {
     return 0;
 }
 
+/* A send refused after the turn's batch was opened: the loop still hears of what opening it
+ * started (a refresh, say). */
+static int refused(cp__client *c, int code, const char *why) {
+    cp__events_after_call(c);
+    return cp__client_err(c, code, "async command: %s", why);
+}
+
 /* The command just appended to p (index i, its bytes from off) gets its callback and goes on
  * its way; a command whose keys span slots is taken back and refused. */
 static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, void *privdata,
@@ -50,7 +57,7 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     if (cmd->slot == CP__SLOT_CROSS && !(cmd->flags & CP__F_SPLIT)) {
         p->cmds.n--;
         p->arena.len = off;
-        return cp__client_err(c, CP_ECROSSSLOT, "async command: keys in different slots");
+        return refused(c, CP_ECROSSSLOT, "keys in different slots");
     }
     if (i >= p->capcbs) {
         size_t ncap = p->capcbs ? p->capcbs * 2 : 64;
@@ -58,7 +65,7 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
         if (v == NULL) {
             p->cmds.n--;
             p->arena.len = off;
-            return cp__client_err(c, CP_ENOMEM, "out of memory");
+            return refused(c, CP_ENOMEM, "out of memory");
         }
         p->cbs = v;
         p->capcbs = ncap;
@@ -85,7 +92,7 @@ int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsign
         return cp__client_err(c, CP_ENOMEM, "out of memory");
     size_t off = p->arena.len;
     if ((rc = cp__pipeline_append_argv(p, argc, argv, argvlen, -1)) != 0)
-        return cp__client_err(c, rc, "async command: %s", cp_strerror(rc));
+        return refused(c, rc, cp_strerror(rc));
     return submit(c, p, off, cb, privdata, flags);
 }
 
@@ -105,7 +112,7 @@ int cp_async_command(cp_client *pc, cp_callback *cb, void *privdata, const char 
     rc = cp__pipeline_appendv(p, fmt, ap);
     va_end(ap);
     if (rc != 0)
-        return cp__client_err(c, rc, "async command: %s", cp_strerror(rc));
+        return refused(c, rc, cp_strerror(rc));
     return submit(c, p, off, cb, privdata, 0);
 }
 

@@ -68,7 +68,9 @@ int cp_refresh(cp_client *pc) {
     while (c->refresh.generation == gen && c->refresh.running)
         turn(c);
     if (c->refresh.err != 0)
-        return c->pub.err;
+        return cp__client_err(c, c->refresh.err, "no node gave a slot map: %s",
+                              c->refresh.errstr[0] ? c->refresh.errstr
+                                                   : cp_strerror(c->refresh.err));
     c->pub.err = 0;
     c->pub.errstr[0] = '\0';
     return 0;

@@ -73,8 +73,6 @@ int cp__client_connect_node(cp__client *c, int n) {
     if (node->conn.state != CP__CONN_CLOSED)
         return 0;
     int rc = cp__conn_start(&node->conn, node->host, node->port, &c->copts);
-    if (rc != 0)
-        node->failed_ns = cp__now_ns();
     cp__client_sync_node(c, n);
     return rc;
 }

@@ -59,9 +59,8 @@ typedef struct cp__node {
     char host[CP__HOSTLEN];
     int port;
     cp__conn conn;
-    int is_master;      /* per the last slot map */
-    uint64_t failed_ns; /* when its connection last broke (0: never) */
-    cp__queue q;        /* commands waiting to be written, in order */
+    int is_master; /* per the last slot map */
+    cp__queue q;   /* commands waiting to be written, in order */
 } cp__node;
 
 /* MOVED for a slot while more of its commands are still in flight on the old node: commands
@@ -74,14 +73,15 @@ typedef struct cp__fence {
     cp__queue held; /* later commands for the slot, in order */
 } cp__fence;
 
-/* The slot map is re-read in-band: one CLUSTER SHARDS (or SLOTS) at a time, on a healthy
- * connection first, then on other nodes, then the seeds, each tried as the last one fails. */
+/* The slot map is re-read in-band: a CLUSTER SHARDS (or SLOTS) request to a master with an idle
+ * ready connection first, then busier and other nodes, then the seeds; the next candidate as
+ * soon as one fails, and also (a hedge, at most 3 out) when one has not answered in 200 ms. */
 typedef struct cp__refresh {
-    struct cp_pipeline *p[2]; /* the one-command batches the requests ride in, alternately */
-    int turn;                 /* which one the last request used */
-    cp__cb cb;                /* its callback (exec.c) */
-    int running;              /* a request is out */
-    int *cand;                /* node indexes to try, in order */
+    int running;       /* a round is under way */
+    unsigned round;    /* rounds so far: an answer names its round, late ones are dropped */
+    int out;           /* requests of this round not answered yet (hedges included) */
+    uint64_t hedge_at; /* no answer by then: ask the next candidate too (0: none) */
+    int *cand;         /* node indexes to try, in order */
     int ncand, capcand, next;
     uint64_t not_before; /* spacing: the next refresh starts no earlier (0: any time) */
     int err;             /* why the last complete attempt failed (0: it gave a map) */
@@ -96,7 +96,8 @@ typedef struct cp__client {
     char *username, *password;
     int max_redirects, retry_budget_ms;
     unsigned flags;
-    size_t max_pending, pending; /* async accounting (cp_async_*, cp_exec_async) */
+    size_t max_pending; /* limit for async sends and cp_exec_async */
+    size_t pending;     /* commands whose caller has not heard of their outcome yet */
     char (*seed_host)[CP__HOSTLEN];
     int *seed_port;
     int nseeds;
@@ -119,12 +120,14 @@ typedef struct cp__client {
     struct cp_pipeline *running;
     struct cp_pipeline *open;  /* async commands sent since the last loop turn */
     struct cp_pipeline *spare; /* finished async batches for reuse */
-    int depth;           /* nesting of the loop's calls into the library (callbacks run inside) */
-    int closing;         /* cp_free is ending everything: no new commands */
-    int free_pending;    /* cp_free was called from a callback */
-    unsigned stamp;      /* cp__exec_timers' visit mark */
-    uint64_t batch_wake; /* no batch has timer work before this (0: none has any) */
-    cp__queue deferred;  /* callbacks put off until the loop's next call (command, batch) */
+    int depth;   /* nesting of the loop's calls into the library (callbacks run inside) */
+    int closing; /* cp_free is ending everything: no new commands */
+    int sending; /* inside an async send or a batch start: no callback, no completion */
+    struct cp_pipeline *stepping; /* the batch whose retry round runs: not completed */
+    int free_pending;             /* cp_free was called from a callback */
+    unsigned stamp;               /* cp__exec_timers' visit mark */
+    uint64_t batch_wake;          /* no batch has timer work before this (0: none has any) */
+    cp__queue deferred; /* callbacks put off until the loop's next call (command, batch) */
     /* The blocking layer's own loop (blocking.c), freed through the pointer it left here. */
     void *own_loop;
     void (*own_loop_free)(void *loop);

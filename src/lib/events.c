@@ -49,8 +49,11 @@ static void leave(cp__client *c) {
         c->depth--;
         return;
     }
-    if (c->open != NULL) { /* this turn's async commands: a new batch from now on */
+    cp__exec_flush_deferred(c); /* callbacks put off by sends made from callbacks */
+    if (c->open != NULL) {      /* this turn's async commands: a new batch from now on */
         c->open->sealed = 1;
+        if (c->open->remaining == 0)
+            cp__exec_wake_soon(c); /* finished already: completed from the timer */
         c->open = NULL;
     }
     c->depth--;
@@ -146,9 +149,6 @@ static void really_free(cp__client *c) {
         c->spare = p->next_spare;
         cp__pipeline_destroy(p);
     }
-    for (int i = 0; i < 2; i++)
-        if (c->refresh.p[i] != NULL)
-            cp__pipeline_destroy(c->refresh.p[i]);
     if (c->single != NULL)
         cp__pipeline_destroy(c->single);
     free(c->deferred.v);

@@ -28,9 +28,12 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 
 #define REFRESH_SPACING_NS 50000000ull /* between refreshes that MOVED or failures ask for */
 #define REFRESH_RETRY_NS 100000000ull  /* after a refresh no node answered */
+#define REFRESH_HEDGE_NS 200000000ull  /* no answer this long: ask the next candidate too */
+#define REFRESH_MAX_OUT 3              /* refresh requests out at once, hedges included */
 
 static void route(cp_pipeline *p, uint32_t tag, uint64_t now);
 static void kick_refresh(cp__client *c, uint64_t now);
+static void give_up(cp_pipeline *p, uint32_t tag, int written, int err);
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
@@ -57,11 +60,20 @@ static void unlink_running(cp_pipeline *p) {
 }
 
 /* A batch with every outcome final: the caller hears of it (cp_exec_async), an async batch
- * goes back to the spare list, a freed one is freed. Runs only inside the loop's calls. */
+ * goes back to the spare list, a freed one or a refresh request is freed. Runs only inside the
+ * loop's calls, never while the batch is being sent or stepped (may_complete): p may be gone
+ * after it. */
 static void complete(cp_pipeline *p) {
     cp__client *c = p->c;
     unlink_running(p);
+    if (p->kind == CP__BATCH_USER) /* the caller hears of them now (or never: it let go) */
+        c->pending -= p->npending;
+    p->npending = 0;
     if (p->orphan) {
+        cp__pipeline_destroy(p);
+        return;
+    }
+    if (p->kind == CP__BATCH_REFRESH) {
         cp__pipeline_destroy(p);
         return;
     }
@@ -90,13 +102,27 @@ static inline void wake_at(cp__client *c, uint64_t t) {
         c->batch_wake = t;
 }
 
-/* Calls command i's callback (async batches). Outside the loop's calls (a command given up
- * while being sent) it is put off until the loop's next call, so a callback never runs inside
- * the call that sent its command. */
+/* Callbacks run only inside the loop's calls and never while a command is being sent (an async
+ * send or a pipeline's start, from a callback or not): otherwise they are put off to the end of
+ * the loop's call or its next one, so a callback never runs inside the call that sent a
+ * command. A batch is not completed while its retries are being stepped either. */
+static inline int may_call_back(const cp__client *c) {
+    return c->depth > 0 && c->sending == 0;
+}
+
+static inline int may_complete(const cp_pipeline *p) {
+    return may_call_back(p->c) && p->c->deferred.n == 0 && p->c->stepping != p;
+}
+
+/* Calls command i's callback (async batches), now or put off (may_call_back). */
 static void notify(cp_pipeline *p, uint32_t i) {
     cp__client *c = p->c;
-    if (c->depth == 0 && cp__queue_push(&c->deferred, p, i) == 0)
+    if (!may_call_back(c) && cp__queue_push(&c->deferred, p, i) == 0) {
+        wake_at(c, 1);
         return;
+    }
+    if (p->kind == CP__BATCH_ASYNC)
+        c->pending--; /* delivered */
     cp__cmd *cmd = &p->cmds.v[i];
     cp__cb cb = p->cbs[i];
     int err = cmd->outcome == CP_DONE ? 0 : cmd->err;
@@ -116,9 +142,10 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
     cmd->outcome = (uint8_t)outcome;
     cmd->err = (int8_t)err;
     p->remaining--;
-    p->c->pending -= p->kind != CP__BATCH_REFRESH; /* the caller's commands only */
     if (cmd->parent >= 0) {
         uint32_t parent = (uint32_t)cmd->parent;
+        if (err != 0 && p->cmds.v[parent].err == 0)
+            p->cmds.v[parent].err = (int8_t)err; /* the split command's reason */
         if (--p->cmds.v[parent].pending == 0) {
             cp__merge_parts(p, parent);
             if (p->cbs != NULL)
@@ -128,14 +155,18 @@ static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
         notify(p, tag);
     }
     if (p->running && finished(p)) {
-        if (p->c->depth > 0 && p->c->deferred.n == 0)
+        if (may_complete(p))
             complete(p);
         else
-            wake_at(p->c, 1); /* from the loop's next call */
+            wake_at(p->c, 1); /* from the loop's next call, or the stepping one's end */
     }
 }
 
-/* Runs the callbacks put off outside the loop; first thing in each of the loop's calls. */
+void cp__exec_wake_soon(cp__client *c) {
+    wake_at(c, 1);
+}
+
+/* Runs the callbacks put off (may_call_back); first and last thing in each of the loop's calls. */
 void cp__exec_flush_deferred(cp__client *c) {
     while (c->deferred.n > 0) {
         cp__qent e = cp__queue_pop(&c->deferred);
@@ -155,7 +186,7 @@ static inline void answered(cp_pipeline *p, uint32_t tag, redisReply *r, uint64_
 static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-        finish(p, tag, CP_NOT_EXECUTED, CP_ENOMEM);
+        give_up(p, tag, 0, CP_ENOMEM);
     }
 }
 
@@ -244,15 +275,17 @@ static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
 static void run_retries(cp_pipeline *p, uint64_t now) {
     cp__client *c = p->c;
     p->retry_at = 0;
-    if (c->cluster && p->node_failed) {
-        p->node_failed = 0;
+    int need_map = c->cluster && p->node_failed; /* a replica may have taken over */
+    p->node_failed = 0;
+    if (need_map) {
         c->need_refresh = 1;
-    }
-    kick_refresh(c, now);
-    if (c->cluster && c->refresh.running && now < p->deadline) {
-        p->wait_map = 1; /* released when the map comes (or the refresh fails) */
-        wake_at(c, p->deadline);
-        return;
+        kick_refresh(c, now);
+        if (c->refresh.running && now < p->deadline) {
+            p->wait_map = 1; /* released when the map comes (or the refresh fails) */
+            p->node_failed = 1;
+            wake_at(c, p->deadline);
+            return;
+        }
     }
     p->wait_map = 0;
     p->round++;
@@ -392,10 +425,13 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now) {
     if (n >= 0) {
         cp__node *node = &c->nodes[n];
         cp__conn *conn = &node->conn;
+        size_t inflight = conn->fcount;
         if (node->q.n == 0 && conn->state == CP__CONN_READY &&
             conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT &&
             cp__conn_push(conn, p->arena.data + cmd->off, cmd->len, tag, &p->replies) == 0) {
-            cmd->sent_ns = now; /* as pump would: latency counts from the first send */
+            cmd->sent_ns = now;         /* as pump would: latency counts from the first send */
+            if (inflight == 0)          /* the I/O timeout counts from the first request, not the */
+                conn->last_io_ns = now; /* last bytes an idle connection moved */
             return;
         }
     }
@@ -420,6 +456,8 @@ static int take_node(cp__client *c, int n, taken *t) {
     if (t->nf > 0 && (t->fifo == NULL || t->written == NULL)) {
         free(t->fifo);
         free(t->written);
+        t->fifo = NULL;
+        t->written = NULL;
         return CP_ENOMEM;
     }
     for (size_t i = 0; i < t->nf; i++) {
@@ -453,7 +491,6 @@ static void fail_node(cp__client *c, int n, int code, const char *why) {
         cp__exec_cancel_all(c, CP_ENOMEM, "out of memory");
         return;
     }
-    c->nodes[n].failed_ns = now;
     c->need_refresh = 1;
     for (size_t i = 0; i < t.nf; i++) {
         if (t.fifo[i].tag >= CP__TAG_INTERNAL || t.fifo[i].arena == NULL)
@@ -500,7 +537,7 @@ static void pump(cp__client *c, int n) {
                conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT) {
             cp__qent e = cp__queue_pop(&node->q);
             cp__cmd *cmd = cp__get(e.p, e.tag);
-            int rc = 0;
+            int rc = 0, idle = conn->fcount == 0;
             if (cmd->flags & CP__F_ASKING) {
                 cmd->flags &= (uint8_t)~CP__F_ASKING;
                 rc = cp__conn_push(conn, asking_cmd, sizeof(asking_cmd) - 1, CP__ASKING_TAG,
@@ -513,8 +550,11 @@ static void pump(cp__client *c, int n) {
                 cmd->sent_ns = now;
             if (rc != 0) {
                 cp__pipeline_set_err(e.p, CP_ENOMEM, "out of memory");
-                finish(e.p, e.tag, CP_NOT_EXECUTED, CP_ENOMEM);
+                give_up(e.p, e.tag, 0, CP_ENOMEM);
+            } else if (idle) {
+                conn->last_io_ns = now; /* the I/O timeout counts from the first request */
             }
+            idle = 0;
         }
         int rc = cp__conn_flush(conn);
         if (rc < 0) {
@@ -564,16 +604,19 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
                                      "retry budget spent after %u redirects: %.60s",
                                      (unsigned)cmd->redirects, r->str);
             cmd->reply = r;
-            finish(p, tag, CP_NOT_EXECUTED, CP_EREDIRECT);
+            give_up(p, tag, 0, CP_EREDIRECT); /* unknown if an earlier send was lost */
             return;
         }
         cmd->redirects++;
-        /* Redis may leave the host out (":port"): it means the host we asked. */
-        m = cp__client_node(c, host[0] ? host : c->nodes[n].host, port);
+        /* Redis may leave the host out (":port"): it means the host we asked (copied: adding a
+         * node may move the node array). */
+        if (host[0] == '\0')
+            snprintf(host, sizeof(host), "%s", c->nodes[n].host);
+        m = cp__client_node(c, host, port);
         if (m < 0) {
             cp__pipeline_set_err(p, m, "cannot add node %s:%d", host, port);
             cmd->reply = r;
-            finish(p, tag, CP_NOT_EXECUTED, m);
+            give_up(p, tag, 0, m);
             return;
         }
         /* The server's word on the key's slot: retry rounds route by it (a caller's slot given
@@ -647,11 +690,13 @@ static void drain(cp__client *c, int n) {
 
 /* ---- the in-band slot-map refresh ---------------------------------------------------------- */
 
-static void refresh_ask(cp__client *c);
+static void refresh_ask(cp__client *c, uint64_t now);
 
 /* The refresh is over (a map, or every candidate failed): commands waiting for it go on. */
 static void refresh_end(cp__client *c, int ok, uint64_t now) {
     c->refresh.running = 0;
+    c->refresh.hedge_at = 0;
+    c->refresh.round++; /* answers still out belong to a round that is over */
     c->refresh.generation++;
     c->last_refresh_ns = now;
     c->refresh.not_before = now + (ok ? REFRESH_SPACING_NS : REFRESH_RETRY_NS);
@@ -669,67 +714,80 @@ static void refresh_end(cp__client *c, int ok, uint64_t now) {
         }
 }
 
-/* The answer to one refresh request. */
+/* The answer to one refresh request: a map ends the round; a failure asks the next candidate
+ * (unless others are still out: then their answers decide). Answers of an earlier round are
+ * dropped. */
 static void refresh_answered(cp_client *pc, const cp_response *r, void *data) {
     cp__client *c = cp__client_of(pc);
-    int n = (int)(intptr_t)data;
+    uint64_t id = (uint64_t)(uintptr_t)data;
+    int n = (int)(id & 0xffffffffu);
+    if (!c->refresh.running || (unsigned)(id >> 32) != (c->refresh.round & 0xffffffffu) ||
+        c->closing)
+        return;
+    c->refresh.out--;
     int rc = cp__refresh_answer(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
+    uint64_t now = cp__now_ns();
     if (rc == 0) {
-        refresh_end(c, 1, cp__now_ns());
+        refresh_end(c, 1, now);
         return;
     }
     if (rc == 1)
         c->refresh.next--; /* the same node again, with CLUSTER SLOTS */
     if (rc == CP_ENOMEM)
         c->refresh.next = c->refresh.ncand;
-    refresh_ask(c);
+    refresh_ask(c, now);
 }
 
-/* Sends the refresh request to the next candidate, or ends the refresh when none is left. The
- * two request batches alternate: the one that just answered is still finishing. */
-static void refresh_ask(cp__client *c) {
-    int n = cp__refresh_next(c);
+/* Sends the refresh request to the next candidate, in a one-command batch of its own (freed
+ * when it completes), with a hedge: if no answer comes within REFRESH_HEDGE_NS, the timer asks
+ * the next candidate too, so a stalled node costs that long, not the I/O timeout. With no
+ * candidate left, the round ends once no request is out. */
+static void refresh_ask(cp__client *c, uint64_t now) {
+    if (c->closing || !c->refresh.running)
+        return;
+    int n = c->refresh.out < REFRESH_MAX_OUT ? cp__refresh_next(c) : -2;
     if (n < 0) {
-        refresh_end(c, 0, cp__now_ns());
+        if (n == -1 && c->refresh.out == 0)
+            refresh_end(c, 0, now);
+        c->refresh.hedge_at = 0;
         return;
     }
-    c->refresh.turn ^= 1;
-    cp_pipeline *p = c->refresh.p[c->refresh.turn];
-    if (p == NULL && (p = c->refresh.p[c->refresh.turn] = cp_pipeline_new(&c->pub)) == NULL) {
-        c->refresh.err = CP_ENOMEM;
-        refresh_end(c, 0, cp__now_ns());
-        return;
-    }
-    if (p->running) /* finished, its completion not run yet */
-        unlink_running(p);
-    cp_pipeline_reset(p);
+    cp_pipeline *p = cp_pipeline_new(&c->pub);
     size_t len;
     const char *req = cp__refresh_request(c, &len);
-    p->kind = CP__BATCH_REFRESH;
-    p->cbs = &c->refresh.cb;
-    c->refresh.cb = (cp__cb){refresh_answered, (void *)(intptr_t)n};
-    if (cp_append_formatted(p, req, len) != 0) {
+    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
+        cp_append_formatted(p, req, len) != 0) {
+        cp_pipeline_free(p);
         c->refresh.err = CP_ENOMEM;
-        refresh_end(c, 0, cp__now_ns());
+        if (c->refresh.out == 0)
+            refresh_end(c, 0, now);
         return;
     }
+    p->kind = CP__BATCH_REFRESH;
+    p->capcbs = 1;
+    uint64_t id = ((uint64_t)(c->refresh.round & 0xffffffffu) << 32) | (uint32_t)n;
+    p->cbs[0] = (cp__cb){refresh_answered, (void *)(uintptr_t)id};
     p->cmds.v[0].slot = CP__SLOT_NODE;
     p->cmds.v[0].node = n;
     p->cmds.v[0].flags |= CP__F_READONLY;
     c->stats.refreshes++;
+    c->refresh.out++;
+    c->refresh.hedge_at = now + REFRESH_HEDGE_NS;
     cp__exec_start(p, 0);
 }
 
 /* Starts a refresh when one is wanted, none is out, and the spacing allows. */
 static void kick_refresh(cp__client *c, uint64_t now) {
-    if (!c->cluster || c->refresh.running || !c->need_refresh || now < c->refresh.not_before)
+    if (!c->cluster || c->refresh.running || !c->need_refresh || now < c->refresh.not_before ||
+        c->closing)
         return;
     if (cp__refresh_plan(c) != 0) {
         c->refresh.err = CP_ENOMEM;
         return;
     }
     c->refresh.running = 1;
-    refresh_ask(c);
+    c->refresh.out = 0;
+    refresh_ask(c, now);
 }
 
 void cp__exec_refresh_now(cp__client *c) {
@@ -742,8 +800,10 @@ void cp__exec_refresh_now(cp__client *c) {
 
 void cp__exec_start(cp_pipeline *p, int io_now) {
     cp__client *c = p->c;
+    c->sending++; /* nothing completes, nothing is called back, until every command is out */
     p->executed = 1;
     p->remaining = 0;
+    p->npending = 0;
     p->round = 0;
     p->retry_at = 0;
     p->nretry = 0;
@@ -755,55 +815,60 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     p->deadline = now + (uint64_t)c->retry_budget_ms * 1000000ull;
     link_running(p);
     kick_refresh(c, now);
+    /* Counted first, sent after: the batch is never "finished" half-way through its start. */
     for (size_t i = 0; i < p->cmds.n; i++) {
         cp__cmd *cmd = &p->cmds.v[i];
         if (cmd->flags & CP__F_SPLIT) {
             cmd->pending = cmd->nparts;
             for (uint32_t j = 0; j < cmd->nparts; j++)
                 p->parts.v[cmd->part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
-            continue;
-        }
-        if (cmd->slot == CP__SLOT_CROSS) {
+            p->npending++;
+        } else if (cmd->slot == CP__SLOT_CROSS) {
             cp__pipeline_set_err(p, CP_ECROSSSLOT, "command %zu: keys in different slots", i);
             cmd->reply = cp__arena_error(&p->replies, "CROSSSLOT Keys in request don't hash to "
                                                       "the same slot (refused by the client)");
             cmd->outcome = CP_NOT_EXECUTED;
             cmd->err = CP_ECROSSSLOT;
-            continue;
+            p->npending++; /* its caller hears of it with the rest */
+        } else {
+            p->remaining++;
+            p->npending++;
         }
-        p->remaining++;
-        c->pending += p->kind != CP__BATCH_REFRESH;
-        dispatch(p, (uint32_t)i, now);
     }
-    for (size_t j = 0; j < p->parts.n; j++) {
-        p->remaining++;
-        c->pending += p->kind != CP__BATCH_REFRESH;
+    p->remaining += p->parts.n;
+    if (p->kind == CP__BATCH_USER)
+        c->pending += p->npending; /* until the caller hears of them (complete) */
+    for (size_t i = 0; i < p->cmds.n; i++)
+        if (!(p->cmds.v[i].flags & CP__F_SPLIT) && p->cmds.v[i].slot != CP__SLOT_CROSS)
+            dispatch(p, (uint32_t)i, now);
+    for (size_t j = 0; j < p->parts.n; j++)
         dispatch(p, CP__PART_TAG | (uint32_t)j, now);
-    }
-    if (io_now) /* what finishes now is completed (and called back) from the loop's next call */
+    if (io_now)
         cp__exec_pump_all(c);
+    c->sending--;
     if (p->running && finished(p))
-        wake_at(c, 1);
+        wake_at(c, 1); /* completed from the loop's next call */
 }
 
 void cp__exec_add(cp_pipeline *p, uint32_t tag) {
+    cp__client *c = p->c;
+    c->sending++;
+    c->pending++; /* until its callback is called */
+    uint64_t now = cp__now_ns();
     cp__cmd *cmd = cp__get(p, tag);
-    p->remaining++;
-    p->c->pending++;
     if (cmd->flags & CP__F_SPLIT) {
-        cmd->pending = cmd->nparts;
-        uint64_t now = cp__now_ns();
-        for (uint32_t j = 0; j < cmd->nparts; j++) {
-            p->parts.v[cmd->part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
-            p->remaining++;
-            p->c->pending++;
-            dispatch(p, CP__PART_TAG | (cmd->part0 + j), now);
-        }
-        p->remaining--; /* the parts carry it */
-        p->c->pending--;
-        return;
+        uint32_t part0 = cmd->part0, nparts = cmd->nparts;
+        cmd->pending = nparts;
+        p->remaining += nparts; /* the parts carry it */
+        for (uint32_t j = 0; j < nparts; j++)
+            p->parts.v[part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
+        for (uint32_t j = 0; j < nparts; j++)
+            dispatch(p, CP__PART_TAG | (part0 + j), now);
+    } else {
+        p->remaining++;
+        dispatch(p, tag, now);
     }
-    dispatch(p, tag, cp__now_ns());
+    c->sending--;
 }
 
 void cp__exec_ready(cp__client *c, int n, int events) {
@@ -845,6 +910,8 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
         wake = EARLIER(1);
     if (c->batch_wake != 0)
         wake = EARLIER(c->batch_wake);
+    if (c->refresh.running && c->refresh.hedge_at != 0)
+        wake = EARLIER(c->refresh.hedge_at);
     if (c->cluster && c->need_refresh && !c->refresh.running &&
         (c->running != NULL || c->refresh.not_before == 0))
         wake = EARLIER(c->refresh.not_before ? c->refresh.not_before : 1);
@@ -888,38 +955,51 @@ void cp__exec_timers(cp__client *c) {
             p = p->next_run;
             continue;
         }
-        if (!finished(p))
+        if (!finished(p)) {
+            c->stepping = p; /* its last outcome waits for the end of the round: p stays */
             run_retries(p, now);
-        if (p->running && finished(p))
-            complete(p);
-        p = p->running ? p->next_run : c->running;
+            c->stepping = NULL;
+        }
+        if (finished(p)) {
+            if (!may_complete(p)) { /* callbacks still put off: after them */
+                wake_at(c, 1);
+                p = p->next_run;
+                continue;
+            }
+            complete(p); /* p may be gone: start over (the stamps skip what was seen) */
+            p = c->running;
+            continue;
+        }
+        p = p->next_run;
+    }
+    if (c->refresh.running && c->refresh.hedge_at != 0) {
+        if (now >= c->refresh.hedge_at)
+            refresh_ask(c, now); /* no answer yet: the next candidate too */
+        else
+            wake_at(c, c->refresh.hedge_at);
     }
     cp__exec_pump_all(c);
 }
 
 void cp__exec_cancel_all(cp__client *c, int code, const char *why) {
     c->depth++;
-    c->closing = 1; /* callbacks run below may not send more */
+    c->closing = 1; /* callbacks run below may not send more: the lists below stay put */
     for (int n = 0; n < c->nnodes; n++) {
-        taken t;
-        if (take_node(c, n, &t) != 0) { /* no memory for the lists: end them unread */
-            t.nf = 0;
-            t.q = c->nodes[n].q;
-            memset(&c->nodes[n].q, 0, sizeof(t.q));
-            cp__client_close_node(c, n);
-        }
-        for (size_t i = 0; i < t.nf; i++)
-            if (t.fifo[i].tag < CP__TAG_INTERNAL && t.fifo[i].arena != NULL) {
-                cp_pipeline *p = cp__pipeline_of_arena(t.fifo[i].arena);
+        cp__conn *conn = &c->nodes[n].conn;
+        for (size_t i = 0; i < conn->fcount; i++) {
+            cp__inflight *f = &conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
+            if (f->tag < CP__TAG_INTERNAL && f->arena != NULL) {
+                cp_pipeline *p = cp__pipeline_of_arena(f->arena);
                 cp__pipeline_set_err(p, code, "%s", why);
-                give_up(p, t.fifo[i].tag, t.written[i], code);
+                give_up(p, f->tag, cp__conn_was_written(conn, i), code);
             }
-        while (t.q.n > 0) {
-            cp__qent e = cp__queue_pop(&t.q);
+        }
+        cp__client_close_node(c, n);
+        while (c->nodes[n].q.n > 0) {
+            cp__qent e = cp__queue_pop(&c->nodes[n].q);
             cp__pipeline_set_err(e.p, code, "%s", why);
             give_up(e.p, e.tag, 0, code);
         }
-        taken_free(&t);
     }
     while (c->nfences > 0) {
         cp__fence *f = &c->fences[c->nfences - 1];

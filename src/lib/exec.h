@@ -13,7 +13,7 @@
 /* Starts batch p (not running, commands appended): links it, routes every command into its
  * node's output buffer or queue. With io_now, writes and connects at once; else leaves that to
  * the loop (write interest, a timer). Either way no callback runs and no batch completes inside
- * the call: outside the loop's calls those wait for its next one. */
+ * the call (c->sending): those wait for the end of the loop's call, or its next one. */
 void cp__exec_start(cp_pipeline *p, int io_now);
 
 /* Routes one more command (tag) of a running async batch; no I/O. */
@@ -37,6 +37,9 @@ void cp__exec_refresh_now(cp__client *c);
 /* Ends every command of every batch now (code why), closing connections with requests on them:
  * written ones end unknown, the rest not executed. For cp_free and a loop that cannot go on. */
 void cp__exec_cancel_all(cp__client *c, int code, const char *why);
+
+/* Some batch needs the timer at once (a batch finished outside the loop's calls). */
+void cp__exec_wake_soon(cp__client *c);
 
 /* Runs callbacks that were put off because they came outside the loop's calls. The loop's
  * entry points call it first. */

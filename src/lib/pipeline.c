@@ -60,7 +60,7 @@ void cp__pipeline_destroy(cp_pipeline *p) {
     free(p->retry);
     free(p->argv);
     free(p->argvlen);
-    if (p->kind == CP__BATCH_ASYNC)
+    if (p->capcbs > 0) /* async batches' and refresh requests' own callback arrays */
         free(p->cbs);
     free(p);
 }

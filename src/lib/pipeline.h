@@ -100,9 +100,9 @@ struct cp_pipeline {
     struct cp_pipeline *prev_run, *next_run; /* the client's running batches */
     cp_exec_callback *done;                  /* cp_exec_async's, called after the last outcome */
     void *done_data;
-    int orphan;  /* freed while running: freed by the core when it finishes */
-    int counted; /* its commands count against the client's max_pending */
-    cp__cb *cbs; /* async batch: a callback per command (NULL: a caller's pipeline) */
+    int orphan;      /* freed while running: freed by the core when it finishes */
+    size_t npending; /* caller's pipeline: its commands counted in the client's pending */
+    cp__cb *cbs;     /* async batch: a callback per command (NULL: a caller's pipeline) */
     size_t capcbs;
     int sealed; /* async batch: takes no more commands; recycled once finished */
     struct cp_pipeline *next_spare;

@@ -29,11 +29,17 @@ int cp__refresh_plan(cp__client *c) {
     c->refresh.ncand = c->refresh.next = 0;
     c->refresh.err = 0;
     c->refresh.errstr[0] = '\0';
-    for (int pass = 0; pass < 3; pass++)
+    /* An idle ready master answers soonest (nothing queued before the request, and it is not
+     * the stalled one whose requests pile up), then other ready masters, other masters, the
+     * rest. */
+    for (int pass = 0; pass < 4; pass++)
         for (int i = 0; i < c->nnodes; i++) {
-            int ready = c->nodes[i].conn.state == CP__CONN_READY;
-            int want = pass == 0   ? c->nodes[i].is_master && ready
-                       : pass == 1 ? c->nodes[i].is_master
+            const cp__conn *conn = &c->nodes[i].conn;
+            int ready = conn->state == CP__CONN_READY;
+            int idle = ready && conn->fcount == 0 && c->nodes[i].q.n == 0;
+            int want = pass == 0   ? c->nodes[i].is_master && idle
+                       : pass == 1 ? c->nodes[i].is_master && ready
+                       : pass == 2 ? c->nodes[i].is_master
                                    : 1;
             if (want && add_cand(c, i) != 0)
                 return CP_ENOMEM;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Where the slot map comes from and what its answer does, without any I/O: the order in which
- * nodes are asked (masters with a ready connection first, then other masters, then replicas and
- * other nodes, then the seeds), the request to send, and applying a CLUSTER SHARDS / SLOTS
- * reply to the client's node set and routes. exec.c sends the request in-band, like any other
- * command, and calls back here with what came. One thread, the client's.
+ * nodes are asked (masters with an idle ready connection first, then other ready masters, other
+ * masters, replicas and other nodes, then the seeds), the request to send, and applying a CLUSTER
+ * SHARDS / SLOTS reply to the client's node set and routes. exec.c sends the request in-band, like
+ * any other command, and calls back here with what came. One thread, the client's.
  */
 #ifndef CLUSTERPIPE_REFRESH_H
 #define CLUSTERPIPE_REFRESH_H

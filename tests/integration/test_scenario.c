@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,9 +227,10 @@ static void test_failover(void **state) {
                           "--duration", "8",        "--warmup",  "2", "--down", "3",
                           "--threads",  "2",        "--clients", "4", "-q",     NULL};
     json_t *doc = run_scenario(&r, args, 200);
-    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 3);
-    static const char *const names[] = {"cluster", "twemproxy eject", "twemproxy no-eject"};
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 4);
+    static const char *const names[] = {"cluster", "cluster open loop", "twemproxy eject",
+                                        "twemproxy no-eject"};
+    for (size_t i = 0; i < 4; i++) {
         const json_t *c = find_case(doc, names[i]);
         assert_null(json_object_get(c, "error"));
         assert_outcomes(c);
@@ -249,6 +251,15 @@ static void test_failover(void **state) {
     }
     assert_true(promoted > num(c, "summary.event_start"));
     assert_true(promoted < num(c, "summary.event_end"));
+    /* open loop: offered half the capacity the calibration measured, and the worst second's
+     * share of it is reported (its value depends on the machine: not asserted) */
+    const json_t *ol = find_case(doc, "cluster open loop");
+    double cap = num(ol, "calibration.ops_per_sec"), rate = num(ol, "summary.offered_rate");
+    assert_true(cap > 0);
+    assert_true(fabs(rate - cap / 2) < 1);
+    double share = num(ol, "summary.min_answered_share");
+    assert_true(share >= 0 && share < 2);
+    assert_true(num(ol, "bench.workload.rate") > 0);
     /* without ejection, a dead server's requests fail until it is back */
     assert_true(num(find_case(doc, "twemproxy no-eject"), "summary.failed_ops") > 0);
 

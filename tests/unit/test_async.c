@@ -415,6 +415,85 @@ static void pipelines_at_once_and_no_blocking_calls(void **state) {
     cp_loop_free(l);
 }
 
+/* A pipeline with nothing to send (its one command refused as cross-slot) still gets `done`
+ * exactly once, from the loop, not inside cp_exec_async; cp_loop_run waits for it; and `done`
+ * may free the pipeline. Freeing a running pipeline instead detaches it: no `done`, no leak. */
+static void free_pipeline_in_done(cp_pipeline *p, void *data) {
+    ++*(int *)data;
+    cp_pipeline_free(p);
+}
+
+static void finished_pipelines_and_frees(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 2000, 2000, 0, &l);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append(p, "MGET {a}x {b}y"), 0); /* splitting is off: refused */
+    int done = 0;
+    assert_int_equal(cp_exec_async(p, free_pipeline_in_done, &done), 0);
+    assert_int_equal(done, 0);
+    assert_true(cp_pending(c) > 0); /* owed until `done` is called */
+    assert_int_equal(cp_loop_run(l), 0);
+    assert_int_equal(done, 1);
+    assert_int_equal(cp_pending(c), 0);
+    /* detached while running: finishes on its own, `done` never called, nothing leaks */
+    cp_pipeline *q = cp_pipeline_new(c);
+    assert_int_equal(cp_append(q, "GET k1"), 0);
+    assert_int_equal(cp_exec_async(q, free_pipeline_in_done, &done), 0);
+    cp_pipeline_free(q);
+    assert_int_equal(cp_loop_run(l), 0);
+    assert_int_equal(done, 1);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+/* A connection idle for longer than the I/O timeout is not failed by the first request sent on
+ * it afterwards: the timeout counts from that request, not from the last bytes it moved. The
+ * requests are sent from a callback, so the loop runs its timers before it polls again. */
+typedef struct fanout {
+    fakeset *f;
+    tally *t;
+    cmdref *refs;
+} fanout;
+
+static void send_rest(cp_client *c, const cp_response *r, void *data) {
+    fanout *fo = data;
+    fo->t->finished++;
+    fo->t->outcome[0] = r->outcome;
+    for (int i = 1; i < 30; i++) {
+        fo->refs[i] = (cmdref){fo->t, i};
+        assert_int_equal(cp_async_command(c, on_reply, &fo->refs[i], "GET k%d", i), 0);
+    }
+}
+
+static void idle_connection_is_not_timed_out(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    cp_loop *l;
+    cp_client *c = async_client(seed_of(f, 0, seed), 300, 2000, 0, &l);
+    static tally t;
+    static cmdref refs[MAXCMDS];
+    memset(&t, 0, sizeof(t));
+    send_gets(f, c, &t, refs, 30, 1); /* every master's connection opens */
+    run_until(l, all_finished, &t, 10000);
+    assert_int_equal(t.finished, 30);
+    struct timespec idle = {0, 500 * 1000000L}; /* longer than the 300 ms I/O timeout */
+    nanosleep(&idle, NULL);
+    memset(&t, 0, sizeof(t));
+    t.n = 30;
+    fanout fo = {f, &t, refs};
+    assert_int_equal(cp_async_command(c, send_rest, &fo, "GET k0"), 0);
+    run_until(l, all_finished, &t, 10000);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(t.outcome[i], CP_DONE);
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_int_equal(st.io_retries, 0); /* no connection was failed and re-sent on */
+    cp_free(c);
+    cp_loop_free(l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_callback_once, three_masters, fakeset_teardown),
@@ -427,6 +506,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(free_with_commands_in_flight, three_masters,
                                         fakeset_teardown),
         cmocka_unit_test_setup_teardown(pipelines_at_once_and_no_blocking_calls, three_masters,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(finished_pipelines_and_frees, three_masters,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(idle_connection_is_not_timed_out, three_masters,
                                         fakeset_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
