@@ -41,7 +41,22 @@ typedef struct compare_cli {
     int quiet;
     int progress_shown; /* a live progress line is on the terminal */
     cp_cli_pids pids;   /* every process the experiment started */
+    cp__placement placement;
 } compare_cli;
+
+static int parse_cpus(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    if (cp__placement_parse(dst, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
+
+static int parse_proxy_side(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    if (cp__placement_parse_side(dst, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
 
 /* --quick, --full, --large: applied before every other flag (which override them), and only
  * one of them. */
@@ -104,6 +119,20 @@ static const cp_cli_flag compare_rows[] = {
              "nothing is started, only the given\nsetups run, the dataset is WRITTEN into them "
              "(SET key:N),\nredis CPU comes from INFO CPU and proxy CPU is n/a"},
     CP_CLI_LIKE(cp_cli_def_password, CO(password), "AUTH for --cluster/--proxy endpoints"),
+    CP_CLI_HEAD("placement:"),
+    CP_CLI_FN("--cpus", "SPEC", parse_cpus, offsetof(compare_cli, placement),
+              "pin each component to CPUs (sched_setaffinity): SPEC is\n"
+              "redis=LIST,proxy=LIST,client=LIST (each optional, LIST as\n"
+              "taskset -c: 0-3,8), or 2core: redis on CPU 0, the client\n"
+              "on CPU 1, the proxies as --proxy-placement says. The\n"
+              "report records the CPUs every process and the client's\n"
+              "threads really had, and warns on overlaps and on more\n"
+              "processes than CPUs"),
+    CP_CLI_FN("--proxy-placement", "SIDE", parse_proxy_side, offsetof(compare_cli, placement),
+              "servers (default: nutcracker on the redis CPUs, the\n"
+              "published setup) or clients (a sidecar on the client's\n"
+              "CPUs); with --cpus, instead of proxy=LIST"),
+    CP_CLI_HEAD("output:"),
     CP_CLI_LIKE(cp_cli_def_quiet, offsetof(compare_cli, quiet), NULL),
     CP_CLI_END,
 };
@@ -116,6 +145,8 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--threads T] [--clients C] [--pipeline P]\n"
              "                           [--requests N] [--keys K] [--value-size B]\n"
              "                           [--key-dist uniform|zipf:S|sequential] [--no-verify]\n"
+             "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
+             "                           [--proxy-placement servers|clients]\n"
              "\n"
              "Twemproxy or Redis Cluster? Reproduces the published experiment on this machine:\n"
              "starts twemproxy (4 redis-server + 4 nutcracker) on 127.0.0.1, loads the dataset,\n"
@@ -182,6 +213,7 @@ int cp_cli_compare(int argc, char **argv) {
     static compare_cli c; /* static: the hooks' state; one compare per process */
     memset(&c, 0, sizeof(c));
     cp__compare_opts_init(&c.o, NULL);
+    cp__placement_init(&c.placement);
     c.o.preset = NULL; /* set by a preset flag; quick when none */
     cp_cli_seen seen;
     int rc = cp_cli_parse(&compare_cmd, argc, argv, 1, &c, &seen);
@@ -192,6 +224,9 @@ int cp_cli_compare(int argc, char **argv) {
     if (!cp_cli_given(&seen, "--clients")) /* one connection per thread, as published */
         c.o.clients = c.o.threads;
     char err[ERRLEN] = "";
+    if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
+        return cp_cli_usage_error("compare", "%s", err);
+    c.o.placement = &c.placement;
     if (cp__compare_opts_check(&c.o, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
 

@@ -17,6 +17,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 #include "report/io.h"
+#include "util/cpuset.h"
 #include "util/env.h"
 #include "util/errmsg.h"
 #include "bench/load.h"
@@ -64,6 +65,11 @@ void cp__compare_opts_init(cp__compare_opts *o, const cp__compare_preset *p) {
     o->verify = 1;
 }
 
+/* The client's CPU set (its load and bench threads), NULL when it is not pinned. */
+static const cpu_set_t *client_cpus(const cp__compare_opts *o) {
+    return o->placement != NULL && o->placement->has_client ? &o->placement->client : NULL;
+}
+
 /* The engine configuration of one case: GETs only, the same key sequence for both setups in
  * repeat `seed`. */
 static void bench_config(const cp__compare_opts *o, int pipeline, uint64_t seed,
@@ -83,6 +89,7 @@ static void bench_config(const cp__compare_opts *o, int pipeline, uint64_t seed,
     cfg->progress = o->bench_progress;
     cfg->progress_ud = o->ud;
     cfg->cancel = o->cancel;
+    cfg->cpus = client_cpus(o);
 }
 
 int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) {
@@ -108,6 +115,14 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
     }
     if (o->password && !o->cluster_eps && !o->proxy_eps) {
         cp__seterr(err, errlen, "--password applies to --cluster/--proxy endpoints");
+        return CP_EINVAL;
+    }
+    const cp__placement *pl = o->placement;
+    if (pl != NULL && (o->cluster_eps || o->proxy_eps) &&
+        (pl->has_redis || pl->proxy_explicit || pl->side_given)) {
+        cp__seterr(err, errlen,
+                   "--cpus: only client= applies to --cluster/--proxy endpoints "
+                   "(their servers are not started here)");
         return CP_EINVAL;
     }
     return 0;
@@ -303,6 +318,7 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
     cfg.progress = o->load_progress;
     cfg.progress_ud = o->ud;
     cfg.cancel = o->cancel;
+    cfg.cpus = client_cpus(o);
     char cmd[512], err[ERRLEN] = "";
     snprintf(cmd, sizeof(cmd), "clusterpipe load %s --keys %" PRIu64 " --value-size %zu",
              target_flags, o->keys, o->value_size);
@@ -335,9 +351,15 @@ static void record_topology(cmp *r, const char *setup, const cp_topo *t) {
     for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
         const cp_proc *p = cp_topo_proc(t, i);
         const char *role = p->role == CP_ROLE_PROXY ? "proxy" : "redis";
-        json_array_append_new(procs, json_pack("{s:s,s:i,s:I,s:I}", "role", role, "port", p->port,
-                                               "pid", (json_int_t)p->pid, "start_time",
-                                               (json_int_t)p->start_time));
+        /* The CPUs the process may really run on, read back from /proc: placement as it
+         * happened, also when none was asked (then every CPU). */
+        cpu_set_t cpus;
+        char list[256] = "";
+        if (cp__cpuset_of(p->pid, 0, &cpus) == 0)
+            cp__cpuset_format(&cpus, list, sizeof(list));
+        json_array_append_new(procs, json_pack("{s:s,s:i,s:I,s:I,s:s}", "role", role, "port",
+                                               p->port, "pid", (json_int_t)p->pid, "start_time",
+                                               (json_int_t)p->start_time, "cpus", list));
     }
     json_array_append_new(
         json_object_get(r->doc, "topologies"),
@@ -358,6 +380,11 @@ static void local_setup(cmp *r, cp_topo_kind kind) {
     up.on_spawn = o->on_spawn;
     up.hook_ud = o->ud;
     up.cancel = o->cancel;
+    const cp__placement *pl = o->placement;
+    if (pl != NULL) {
+        up.redis_cpus = pl->has_redis ? &pl->redis : NULL;
+        up.proxy_cpus = pl->has_proxy ? &pl->proxy : NULL;
+    }
     char err[ERRLEN] = "";
     if (kind == CP_TOPO_CLUSTER)
         add_command(r, "clusterpipe up cluster --shards 4 --dir DIR");
@@ -403,6 +430,25 @@ static void external_setup(cmp *r, const char *setup, cp__target_mode mode, cons
         fail_setup(r, setup, "load failed");
 }
 
+/* Records the placement in the document and shows its warnings before anything runs: they are
+ * not failures (the user may want exactly that), but they change what the numbers mean. */
+static void note_placement(cmp *r) {
+    const cp__compare_opts *o = r->o;
+    if (o->placement == NULL || !o->placement->given)
+        return;
+    int servers = CP__COMPARE_SHARDS, proxies = CP__COMPARE_PROXIES;
+    json_object_set_new(r->doc, "placement",
+                        cp__placement_json(o->placement, servers, proxies, o->threads));
+    char lines[CP__PLACEMENT_WARNINGS_MAX][256];
+    int n = cp__placement_warnings(o->placement, servers, proxies, o->threads, lines,
+                                   CP__PLACEMENT_WARNINGS_MAX);
+    for (int i = 0; i < n && o->warn != NULL; i++) {
+        char line[300];
+        snprintf(line, sizeof(line), "placement: %s", lines[i]);
+        o->warn(o->ud, line);
+    }
+}
+
 /* ---- the document ----------------------------------------------------------------------------
  */
 
@@ -437,6 +483,7 @@ int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t e
         return CP_ENOMEM;
     }
     r->o = o;
+    note_placement(r);
     if (external) {
         if (o->proxy_eps)
             external_setup(r, "twemproxy", CP__TARGET_PROXY, o->proxy_eps);

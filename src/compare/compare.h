@@ -31,6 +31,7 @@
 
 #include "bench/engine.h"
 #include "bench/load.h"
+#include "compare/placement.h"
 #include "util/log.h"
 
 #define CP__COMPARE_SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */
@@ -58,6 +59,9 @@ typedef struct cp__compare_opts {
     bool verify;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
+    /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in
+     * particular. The servers' sets need local setups. */
+    const cp__placement *placement;
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
     /* Progress lines (no newline); NULL: none. */

@@ -37,6 +37,7 @@
 #ifndef CLUSTERPIPE_ORCH_ORCH_H
 #define CLUSTERPIPE_ORCH_ORCH_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -101,12 +102,20 @@ typedef struct cp_up_opts {
     int tls_auth_clients; /* with tls: tls-auth-clients yes; a client certificate is generated
                              (DIR/tls/client.crt, client.key) and admin connections use it */
     const char *openssl;  /* the openssl command; NULL: search like the binaries above */
+
+    /* Placement: every redis-server (masters, replicas, shards) is pinned to redis_cpus and
+     * every nutcracker to proxy_cpus (sched_setaffinity in the child, before exec, so all their
+     * threads inherit it); NULL: inherit the caller's. Copied at cp_topo_up; restarts of the
+     * returned handle keep them, a topology reopened from state.json has none. A CPU the kernel
+     * refuses fails the spawn (CP_EIO, "sched_setaffinity: ..."). */
+    const cpu_set_t *redis_cpus;
+    const cpu_set_t *proxy_cpus;
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL, 0, 0, 0, NULL                                                              \
+            NULL, NULL, 0, 0, 0, NULL, NULL, NULL                                                  \
     }
 
 /* One process of a topology, as recorded in the state file. */

@@ -301,6 +301,60 @@ static void environment(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "\n");
 }
 
+/* Where each component ran: the CPU sets asked for, the sets every process and the client's
+ * threads really had (read back from /proc), and the warnings. Nothing when --cpus was not
+ * given: then every component could run on every CPU, which the environment's core count says. */
+static void placement(cp__sbuf *b, const json_t *doc) {
+    const json_t *pl = json_object_get(doc, "placement");
+    if (!json_is_object(pl))
+        return;
+    cp__sbuf_puts(b, "## Placement\n\n");
+    const char *side = json_string_value(json_object_get(pl, "proxy_placement"));
+    cp__sbuf_printf(b, "Asked: `--cpus %s`, proxies with the %s.\n\n",
+                    json_string_value(json_object_get(pl, "cpus")), side ? side : "servers");
+    static const char *const comps[] = {"redis", "proxy", "client"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = json_string_value(json_object_get(pl, comps[i]));
+        cp__sbuf_printf(b, "- %s: %s\n", comps[i], v ? v : "not pinned (any CPU)");
+    }
+    const char *usable = json_string_value(json_object_get(pl, "usable"));
+    cp__sbuf_printf(b, "- CPUs this machine let the run use: %s\n\n",
+                    usable && *usable ? usable : "?");
+    cp__sbuf_puts(b, "Observed (Cpus_allowed_list, read back from /proc while they ran):\n\n");
+    size_t i, k;
+    const json_t *t, *p;
+    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
+        char redis[256] = "", proxy[256] = "";
+        json_array_foreach(json_object_get(t, "processes"), k, p) {
+            const char *cpus = json_string_value(json_object_get(p, "cpus"));
+            const char *role = json_string_value(json_object_get(p, "role"));
+            char *list = role && strcmp(role, "proxy") == 0 ? proxy : redis;
+            list_add(list, sizeof(redis), "%s", cpus && *cpus ? cpus : "?");
+        }
+        cp__sbuf_printf(b, "- %s: redis [%s]", json_string_value(json_object_get(t, "setup")),
+                        redis);
+        if (proxy[0])
+            cp__sbuf_printf(b, ", proxies [%s]", proxy);
+        cp__sbuf_puts(b, "\n");
+    }
+    const json_t *r;
+    json_array_foreach(json_object_get(doc, "runs"), i, r) {
+        const char *c = json_string_value(json_object_get(r, "client_threads_cpus"));
+        if (c != NULL) {
+            cp__sbuf_printf(b, "- client threads: %s\n", c);
+            break;
+        }
+    }
+    const json_t *w = json_object_get(pl, "warnings"), *line;
+    if (json_array_size(w) > 0) {
+        cp__sbuf_puts(b, "\nWarnings (what these numbers do not show about separate hosts):\n\n");
+        json_array_foreach(w, i, line) {
+            cp__sbuf_printf(b, "- %s\n", json_string_value(line));
+        }
+    }
+    cp__sbuf_puts(b, "\n");
+}
+
 static void commands(cp__sbuf *b, const json_t *doc) {
     const char *cmd = json_string_value(json_object_get(doc, "command"));
     const json_t *steps = json_object_get(doc, "commands");
@@ -334,6 +388,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     how_to_read(&b);
     reference(&b, s);
     environment(&b, doc);
+    placement(&b, doc);
     commands(&b, doc);
     return cp__sbuf_take(&b);
 }
