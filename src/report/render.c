@@ -7,6 +7,7 @@
 #include "report/render.h"
 
 #include "clusterpipe/clusterpipe.h"
+#include "report/capacity.h"
 #include "report/io.h"
 #include "report/table.h"
 
@@ -355,6 +356,25 @@ static void placement(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "\n");
 }
 
+/* The capacity plan at a reference rate, so a reader sees cores rather than seconds on a test
+ * box without running anything; `clusterpipe plan` gives it for their own rate and workload. */
+#define REPORT_PLAN_RATE 1000000.0
+#define REPORT_PLAN_UTIL 0.6
+static void capacity(cp__sbuf *b, const json_t *doc) {
+    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}};
+    char err[256];
+    char *md = cp__plan_md(doc, &o, "##", err, sizeof(err));
+    if (md == NULL) {
+        cp__sbuf_printf(b, "## Capacity plan\n\nNot available: %s.\n\n", err);
+        return;
+    }
+    cp__sbuf_puts(b, md);
+    free(md);
+    cp__sbuf_puts(b, "\nFor your rate and workload: `clusterpipe plan DIR --rate OPS "
+                     "[--target-util U] [--pipeline P] [--clients C] [--value-size B] "
+                     "[--shards N]`.\n\n");
+}
+
 static void commands(cp__sbuf *b, const json_t *doc) {
     const char *cmd = json_string_value(json_object_get(doc, "command"));
     const json_t *steps = json_object_get(doc, "commands");
@@ -387,6 +407,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     charts(&b, chart_err);
     how_to_read(&b);
     reference(&b, s);
+    capacity(&b, doc);
     environment(&b, doc);
     placement(&b, doc);
     commands(&b, doc);
