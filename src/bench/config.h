@@ -102,6 +102,11 @@ typedef struct cp__bench_config {
     /* Placement: every worker thread starts pinned to these CPUs (borrowed; NULL, the default:
      * inherit the caller's). The result records the set the threads actually had. */
     const cpu_set_t *cpus;
+    /* Called once every client has connected and warmed up, right before the measured interval
+     * (from the calling thread; the workers wait meanwhile): the moment to look at the servers'
+     * connections. NULL: none. */
+    void (*on_ready)(void *ud);
+    void *on_ready_ud;
 } cp__bench_config;
 
 /* One second of the per-second timeline (for charts). */

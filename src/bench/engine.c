@@ -160,6 +160,8 @@ static void record_placement(cp__bench_result *out) {
 static void before_go(void *ud) {
     bench_ctx *b = ud;
     record_placement(b->out);
+    if (b->cfg->on_ready != NULL)
+        b->cfg->on_ready(b->cfg->on_ready_ud);
     sample_cpu(ud, 0);
 }
 

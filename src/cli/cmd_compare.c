@@ -42,7 +42,19 @@ typedef struct compare_cli {
     int progress_shown; /* a live progress line is on the terminal */
     cp_cli_pids pids;   /* every process the experiment started */
     cp__placement placement;
+    cp__sweep sweep;
 } compare_cli;
+
+static int parse_sweep(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    cp__sweep *s = dst;
+    if (s->param != CP__SWEEP_NONE)
+        return cp_cli_flag_error(cmd, f, "one sweep per run (already %s)",
+                                 cp__sweep_param_name(s->param));
+    if (cp__sweep_parse(s, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
 
 static int parse_cpus(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
     char err[512];
@@ -119,6 +131,15 @@ static const cp_cli_flag compare_rows[] = {
              "nothing is started, only the given\nsetups run, the dataset is WRITTEN into them "
              "(SET key:N),\nredis CPU comes from INFO CPU and proxy CPU is n/a"},
     CP_CLI_LIKE(cp_cli_def_password, CO(password), "AUTH for --cluster/--proxy endpoints"),
+    CP_CLI_HEAD("sweeps:"),
+    CP_CLI_FN("--sweep", "PARAM=V,...", parse_sweep, offsetof(compare_cli, sweep),
+              "run one case per value of PARAM on both architectures:\n"
+              "pipeline=1,2,5,10,20,50 | shards=2,4,8,16 (a setup per\n"
+              "point) | value-size=100,1000,10000 (loaded per point) |\n"
+              "clients=10,100,1000 (with each server's connections and\n"
+              "their memory; the file-descriptor limit is raised as\n"
+              "needed). The other settings stay as given; charts of\n"
+              "CPU us/op per component, ops/s and p99 against PARAM"),
     CP_CLI_HEAD("placement:"),
     CP_CLI_FN("--cpus", "SPEC", parse_cpus, offsetof(compare_cli, placement),
               "pin each component to CPUs (sched_setaffinity): SPEC is\n"
@@ -147,6 +168,7 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--key-dist uniform|zipf:S|sequential] [--no-verify]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
+             "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
              "\n"
              "Twemproxy or Redis Cluster? Reproduces the published experiment on this machine:\n"
              "starts twemproxy (4 redis-server + 4 nutcracker) on 127.0.0.1, loads the dataset,\n"
@@ -227,6 +249,7 @@ int cp_cli_compare(int argc, char **argv) {
     if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
     c.o.placement = &c.placement;
+    c.o.sweep = &c.sweep;
     if (cp__compare_opts_check(&c.o, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
 

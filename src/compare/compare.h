@@ -32,10 +32,12 @@
 #include "bench/engine.h"
 #include "bench/load.h"
 #include "compare/placement.h"
+#include "compare/sweep.h"
 #include "util/log.h"
 
 #define CP__COMPARE_SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */
 #define CP__COMPARE_PROXIES 4 /* and 4 nutcracker processes */
+#define CP__COMPARE_SHARDS_MAX 64 /* a shards sweep: ports and processes stay reasonable */
 #define CP__COMPARE_REPEAT_MAX 100
 
 /* A named scale of the experiment. */
@@ -62,6 +64,10 @@ typedef struct cp__compare_opts {
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in
      * particular. The servers' sets need local setups. */
     const cp__placement *placement;
+    /* One parameter swept over values (borrowed); NULL or CP__SWEEP_NONE: the published pair
+     * of cases (GET, pipelined GET) at the options' settings. Under a sweep every point runs
+     * one case, GETs at the point's pipeline depth, on both architectures. */
+    const cp__sweep *sweep;
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
     /* Progress lines (no newline); NULL: none. */
@@ -89,7 +95,9 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen);
 /* Runs the experiment. Returns 0 when every run succeeded and *doc holds the document
  * ("failed": false); CP_EPARTIAL when *doc is complete but something failed (a run, a setup that
  * did not start, cancelled; "failed": true, err names the first problem);
- * CP_EINVAL (options refused, err says why) or CP_ENOMEM with *doc NULL. Blocks throughout. */
+ * CP_EINVAL (options refused, err says why), CP_EIO (the connections asked for need more file
+ * descriptors than the hard limit allows: err says how many) or CP_ENOMEM with *doc NULL. The
+ * soft RLIMIT_NOFILE is raised to what the largest point needs. Blocks throughout. */
 int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t errlen);
 
 #endif /* CLUSTERPIPE_COMPARE_H */

@@ -204,14 +204,18 @@ void cp_topo_set_hooks(cp_topo *t, void (*log)(void *ud, const char *line),
                        void (*on_spawn)(void *ud, const cp_proc *p), void *ud);
 
 /* What `status` shows for one process. -1 means unknown (dead, unreachable, or not applicable:
- * proxies have no used_memory/keys). */
+ * proxies have no used_memory/keys/connected_clients/clients_memory). */
 typedef struct cp_proc_stats {
-    int alive;              /* cp_topo_alive */
-    int reachable;          /* answered PING (after AUTH) */
-    long long used_memory;  /* redis: INFO memory used_memory, bytes */
-    long long rss;          /* /proc/PID/statm resident set, bytes */
-    long long keys;         /* redis: DBSIZE */
-    char reported_role[16]; /* redis: INFO replication role ("master"/"slave"); else "" */
+    int alive;                   /* cp_topo_alive */
+    int reachable;               /* answered PING (after AUTH) */
+    long long used_memory;       /* redis: INFO memory used_memory, bytes */
+    long long rss;               /* /proc/PID/statm resident set, bytes */
+    long long keys;              /* redis: DBSIZE */
+    long long connected_clients; /* redis: INFO clients connected_clients (this probe's own
+                                    connection included) */
+    long long clients_memory;    /* redis: INFO memory mem_clients_normal, bytes: what the
+                                    servers' client connections cost (buffers, structures) */
+    char reported_role[16];      /* redis: INFO replication role ("master"/"slave"); else "" */
 } cp_proc_stats;
 
 /* Fills *st for process i. Blocks briefly (one connection, 1 s timeouts). Returns 0, or CP_EINVAL

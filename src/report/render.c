@@ -9,6 +9,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "report/capacity.h"
 #include "report/io.h"
+#include "report/sweep.h"
 #include "report/table.h"
 
 #include <math.h>
@@ -405,6 +406,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     cp__sbuf_puts(&b, table_md);
     cp__sbuf_puts(&b, "\n");
     charts(&b, chart_err);
+    cp__rpt_sweep_md(&b, doc, s, chart_err);
     how_to_read(&b);
     reference(&b, s);
     capacity(&b, doc);
@@ -433,6 +435,9 @@ int cp__rpt_render(const char *dir, const json_t *doc, const cp__rpt_chart_opts 
     if (rc != 0)
         return rc;
     rc = cp__rpt_charts(dir, &out->summary, chart_opts, out->chart_err, sizeof(out->chart_err));
+    if (rc == 0)
+        rc = cp__rpt_sweep_charts(dir, doc, &out->summary, chart_opts, out->chart_err,
+                                  sizeof(out->chart_err));
     out->charts_ok = rc == 0;
     char *md = cp__rpt_report_md(doc, &out->summary, out->table_md,
                                  out->charts_ok ? NULL : out->chart_err);
