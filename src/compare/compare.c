@@ -23,6 +23,7 @@
 #include "util/fdlimit.h"
 #include "util/errmsg.h"
 #include "bench/load.h"
+#include "bench/readback.h"
 #include "bench/report.h"
 #include "bench/target.h"
 
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define ERRLEN 4096
 #define CP__MAX_SERVERS                                                                            \
@@ -508,33 +510,157 @@ static json_t *shard_memory(const cp_topo *topo) {
     return a;
 }
 
-/* Loads the dataset of a point into one target. Returns 0, or 1 when it failed or was
- * interrupted (warned). */
-static int load(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags,
-                const point *pt) {
+/* used_memory summed over the servers that hold the dataset (masters or twemproxy's shards);
+ * -1 when one could not be asked. */
+static long long dataset_memory(const cp_topo *topo) {
+    long long sum = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(topo); i++) {
+        const cp_proc *p = cp_topo_proc(topo, i);
+        cp_proc_stats st;
+        if (p->role != CP_ROLE_MASTER && p->role != CP_ROLE_SHARD)
+            continue;
+        if (cp_topo_proc_stats(topo, i, &st) != 0 || !st.reachable || st.used_memory < 0)
+            return -1;
+        sum += st.used_memory;
+    }
+    return sum;
+}
+
+/* The client's peak resident memory so far (getrusage: the whole process), bytes. */
+static long long client_peak_rss(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss * 1024 : -1;
+}
+
+/* The engine's load of keys [0, nkeys) of a point's values. */
+static int load_keys(cmp *r, const cp__bench_target *t, const point *pt, uint64_t nkeys,
+                     cp__load_result *res, char *err, size_t errlen) {
     const cp__compare_opts *o = r->o;
     cp__load_config cfg;
     cp__load_config_init(&cfg);
-    cfg.keys = o->keys;
+    cfg.keys = nkeys;
     cfg.value_size = pt->value_size;
     cfg.progress = o->load_progress;
     cfg.progress_ud = o->ud;
     cfg.cancel = o->cancel;
     cfg.cpus = client_cpus(o);
+    memset(res, 0, sizeof(*res));
+    return cp__load_run(t, &cfg, res, err, errlen);
+}
+
+/* A dataset of more than CP__COMPARE_FIT_PROBE_KEYS keys is first loaded in part (its first
+ * keys: the full load overwrites them), and the servers' memory per key of that part projects
+ * what the whole will take; when that is more than the machine has available, the setup stops
+ * here, before minutes of loading end in the OOM killer. Returns 0 to go on, 1 when it does not
+ * fit or the probe failed (warned, recorded in the document's "fit"). */
+static int fits(cmp *r, const char *setup, const cp__bench_target *t, const point *pt) {
+    const cp__compare_opts *o = r->o;
+    if (t->topo == NULL || o->keys <= CP__COMPARE_FIT_PROBE_KEYS)
+        return 0;
+    long long before = dataset_memory(t->topo);
+    cp__load_result res;
+    char err[ERRLEN] = "";
+    say(r, "%s: loading %d keys first, to measure the memory per key", setup,
+        CP__COMPARE_FIT_PROBE_KEYS);
+    if (load_keys(r, t, pt, CP__COMPARE_FIT_PROBE_KEYS, &res, err, sizeof(err)) != 0) {
+        warn(r, "%s: the probe load failed: %s", setup, err);
+        return 1;
+    }
+    long long after = dataset_memory(t->topo);
+    long long avail = o->mem_available > 0 ? o->mem_available : cp__env_mem_available();
+    if (before < 0 || after < 0 || avail < 0) {
+        say(r, "%s: cannot tell the memory per key or what is available; loading anyway", setup);
+        return 0;
+    }
+    double per_key = (double)(after - before) / CP__COMPARE_FIT_PROBE_KEYS;
+    double projected = per_key * (double)o->keys;
+    /* the kernel, the client and the other engineer's processes need room too */
+    double usable = (double)avail * CP__COMPARE_FIT_SHARE;
+    json_array_append_new(json_object_get(r->doc, "fit"),
+                          json_pack("{s:s,s:I,s:f,s:f,s:I,s:f,s:b}", "setup", setup, "probe_keys",
+                                    (json_int_t)CP__COMPARE_FIT_PROBE_KEYS, "memory_per_key",
+                                    per_key, "projected_bytes", projected, "mem_available",
+                                    (json_int_t)avail, "share", CP__COMPARE_FIT_SHARE, "fits",
+                                    projected <= usable));
+    if (projected > usable) {
+        warn(r,
+             "%s: %" PRIu64 " keys of %zu bytes will not fit: %.0f bytes per key (measured on a "
+             "%d-key load) make %.1f GB, and %.0f%% of the %.1f GB available is %.1f GB; not "
+             "loading (fewer --keys, or a bigger machine)",
+             setup, o->keys, pt->value_size, per_key, CP__COMPARE_FIT_PROBE_KEYS, projected / 1e9,
+             CP__COMPARE_FIT_SHARE * 100, (double)avail / 1e9, usable / 1e9);
+        return 1;
+    }
+    say(r, "%s: %.0f bytes per key: %.1f GB projected, %.1f GB available", setup, per_key,
+        projected / 1e9, (double)avail / 1e9);
+    return 0;
+}
+
+/* Reads back the first keys of the dataset and checks every value (a sample: the bench's
+ * verified GETs then read random keys all over it). Returns 0, or 1 when a key was missing or
+ * wrong (warned). */
+static int read_sample(cmp *r, const char *setup, const cp__bench_target *t, const point *pt,
+                       json_t *l) {
+    cp__readback_config rc;
+    cp__readback_config_init(&rc);
+    rc.keys = r->o->keys < CP__COMPARE_READBACK_SAMPLE ? r->o->keys : CP__COMPARE_READBACK_SAMPLE;
+    rc.value_size = pt->value_size;
+    rc.cancel = r->o->cancel;
+    cp__readback_result rb;
+    memset(&rb, 0, sizeof(rb));
+    char err[ERRLEN] = "";
+    int read_rc = cp__readback_run(t, &rc, NULL, NULL, &rb, err, sizeof(err));
+    json_object_set_new(l, "readback",
+                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}", "keys", (json_int_t)rb.keys, "ok",
+                                  (json_int_t)rb.ok, "missing", (json_int_t)rb.missing,
+                                  "mismatched", (json_int_t)(rb.mismatched + rb.stale + rb.newer),
+                                  "failed", (json_int_t)rb.failed, "seconds", rb.seconds));
+    if (read_rc != 0 || rb.ok != rc.keys) {
+        warn(r,
+             "%s: read-back of the first %" PRIu64 " keys: %" PRIu64 " ok, %" PRIu64
+             " missing, %" PRIu64 " wrong, %" PRIu64 " failed%s%s",
+             setup, rc.keys, rb.ok, rb.missing, rb.mismatched + rb.stale + rb.newer, rb.failed,
+             err[0] ? ": " : "", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Loads the dataset of a point into one target, checks it (DBSIZE equal to the keys, a sample
+ * read back) and records its cost (load rate, the servers' memory per key, the client's peak
+ * RSS). Returns 0, or 1 when it failed, did not fit or was interrupted (warned). */
+static int load(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags,
+                const point *pt, long long *empty) {
+    const cp__compare_opts *o = r->o;
     char cmd[512], err[ERRLEN] = "";
     snprintf(cmd, sizeof(cmd), "clusterpipe load %s --keys %" PRIu64 " --value-size %zu",
              target_flags, o->keys, pt->value_size);
     add_command(r, cmd);
+    /* memory per key counts from the servers as they were empty, also when a value-size sweep
+     * loads again over an earlier dataset */
+    if (*empty < 0 && t->topo != NULL)
+        *empty = dataset_memory(t->topo);
+    long long before = *empty;
+    if (fits(r, setup, t, pt) != 0)
+        return 1;
     say(r, "%s: loading %" PRIu64 " keys of %zu bytes", setup, o->keys, pt->value_size);
     cp__load_result res;
-    memset(&res, 0, sizeof(res));
-    int rc = cp__load_run(t, &cfg, &res, err, sizeof(err));
-    json_t *l =
-        json_pack("{s:s,s:I,s:I,s:I,s:f,s:f}", "setup", setup, "shards", (json_int_t)pt->shards,
-                  "value_size", (json_int_t)pt->value_size, "keys", (json_int_t)res.written,
-                  "seconds", res.seconds, "keys_per_sec", res.keys_per_sec);
-    if (l != NULL && rc == 0 && t->topo != NULL)
+    int rc = load_keys(r, t, pt, o->keys, &res, err, sizeof(err));
+    json_t *l = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:I}", "setup", setup, "shards",
+                          (json_int_t)pt->shards, "value_size", (json_int_t)pt->value_size, "keys",
+                          (json_int_t)res.written, "seconds", res.seconds, "keys_per_sec",
+                          res.keys_per_sec, "client_peak_rss", (json_int_t)client_peak_rss());
+    if (l != NULL && res.dbsize_checked)
+        json_object_set_new(l, "dbsize",
+                            json_pack("{s:I,s:b}", "total", (json_int_t)res.dbsize, "equal",
+                                      res.dbsize == (long long)o->keys));
+    if (l != NULL && rc == 0 && t->topo != NULL) {
         json_object_set_new(l, "memory_per_shard", shard_memory(t->topo));
+        long long after = dataset_memory(t->topo);
+        if (before >= 0 && after >= 0 && res.written > 0)
+            json_object_set_new(l, "memory_per_key",
+                                json_real((double)(after - before) / (double)res.written));
+    }
     if (l != NULL)
         json_array_append_new(json_object_get(r->doc, "load"), l);
     if (rc != 0 || cancelled(r)) {
@@ -543,6 +669,8 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
     }
     say(r, "%s: loaded %" PRIu64 " keys in %.2f s (%.0f keys/s)%s%s", setup, res.written,
         res.seconds, res.keys_per_sec, res.note[0] ? "; " : "", res.note);
+    if (l != NULL && read_sample(r, setup, t, pt, l) != 0)
+        return 1;
     return 0;
 }
 
@@ -551,6 +679,7 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
 static void run_points(cmp *r, const char *setup, const cp__bench_target *t,
                        const char *target_flags, int from, int to) {
     size_t loaded = 0;
+    long long empty = -1; /* the servers' used_memory before the first load */
     for (int k = from; k < to; k++) {
         point pt;
         point_at(r->o, k, &pt);
@@ -559,7 +688,7 @@ static void run_points(cmp *r, const char *setup, const cp__bench_target *t,
             return;
         }
         if (pt.value_size != loaded) {
-            if (load(r, setup, t, target_flags, &pt) != 0) {
+            if (load(r, setup, t, target_flags, &pt, &empty) != 0) {
                 fail_points(r, setup, k, to, "load failed");
                 return;
             }
@@ -723,11 +852,11 @@ static json_t *settings_json(const cp__compare_opts *o) {
 }
 
 static json_t *new_doc(const cp__compare_opts *o, int external) {
-    return json_pack("{s:s,s:s,s:i,s:s,s:s,s:o,s:{},s:[],s:[],s:[],s:[]}", "schema",
+    return json_pack("{s:s,s:s,s:i,s:s,s:s,s:o,s:{},s:[],s:[],s:[],s:[],s:[]}", "schema",
                      CP__COMPARE_SCHEMA, "command", o->command_line ? o->command_line : "",
                      "repeat", o->repeat, "preset", o->preset ? o->preset : "quick", "mode",
                      external ? "external" : "local", "settings", settings_json(o), "environment",
-                     "topologies", "commands", "load", "runs");
+                     "topologies", "commands", "load", "runs", "fit");
 }
 
 int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t errlen) {

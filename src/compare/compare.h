@@ -39,6 +39,13 @@
 #define CP__COMPARE_PROXIES 4 /* and 4 nutcracker processes */
 #define CP__COMPARE_SHARDS_MAX 64 /* a shards sweep: ports and processes stay reasonable */
 #define CP__COMPARE_REPEAT_MAX 100
+/* A dataset larger than this is probed first: this many keys loaded, their memory per key
+ * projected to the whole, the setup refused when it would take more than CP__COMPARE_FIT_SHARE
+ * of the machine's available memory. */
+#define CP__COMPARE_FIT_PROBE_KEYS 100000
+#define CP__COMPARE_FIT_SHARE 0.8
+/* Keys read back (and checked) after every load: the first ones, at most this many. */
+#define CP__COMPARE_READBACK_SAMPLE 100000
 
 /* A named scale of the experiment. */
 typedef struct cp__compare_preset {
@@ -68,6 +75,9 @@ typedef struct cp__compare_opts {
      * of cases (GET, pipelined GET) at the options' settings. Under a sweep every point runs
      * one case, GETs at the point's pipeline depth, on both architectures. */
     const cp__sweep *sweep;
+    /* Memory the fit check may count on, bytes; 0: /proc/meminfo's MemAvailable (a test sets
+     * it to see a dataset refused without needing one that big). */
+    long long mem_available;
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
     /* Progress lines (no newline); NULL: none. */

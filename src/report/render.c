@@ -282,10 +282,29 @@ static void environment(cp__sbuf *b, const json_t *doc) {
     const json_t *l;
     json_array_foreach(load, i, l) {
         const char *setup = json_string_value(json_object_get(l, "setup"));
-        cp__sbuf_printf(b, "- load (%s): %.0f keys in %.2f s (%.0f keys/s)\n", setup ? setup : "?",
+        cp__sbuf_printf(b, "- load (%s): %.0f keys in %.2f s (%.0f keys/s)", setup ? setup : "?",
                         json_number_value(json_object_get(l, "keys")),
                         json_number_value(json_object_get(l, "seconds")),
                         json_number_value(json_object_get(l, "keys_per_sec")));
+        /* what a large dataset is judged by: the count, a sample read back, the servers' memory
+         * per key and the client's own memory */
+        const json_t *db = json_object_get(l, "dbsize"), *rb = json_object_get(l, "readback");
+        if (json_is_object(db))
+            cp__sbuf_printf(b, "; DBSIZE %.0f (%s)",
+                            json_number_value(json_object_get(db, "total")),
+                            json_is_true(json_object_get(db, "equal")) ? "equal to the keys"
+                                                                       : "NOT equal to the keys");
+        if (json_is_object(rb))
+            cp__sbuf_printf(b, "; read back %.0f of the first %.0f keys intact",
+                            json_number_value(json_object_get(rb, "ok")),
+                            json_number_value(json_object_get(rb, "keys")));
+        if (json_is_number(json_object_get(l, "memory_per_key")))
+            cp__sbuf_printf(b, "; %.0f bytes of server memory per key",
+                            json_number_value(json_object_get(l, "memory_per_key")));
+        if (json_is_number(json_object_get(l, "client_peak_rss")))
+            cp__sbuf_printf(b, "; client peak RSS %.0f MB",
+                            json_number_value(json_object_get(l, "client_peak_rss")) / 1e6);
+        cp__sbuf_puts(b, "\n");
         /* Memory the dataset takes on each server, as redis reports it (used_memory). */
         const json_t *mem = json_object_get(l, "memory_per_shard"), *m;
         size_t k;
