@@ -176,10 +176,14 @@ static void add_table(cp__sbuf *b, const cp__plan_point *pts, size_t n) {
             else
                 exact += p->cores[c], whole += p->whole[c];
         }
+        /* a sweep point's call type is its parameter ("pipeline=5"), which the rest repeats */
+        char call[40] = "";
+        if (strchr(p->call, '=') == NULL)
+            snprintf(call, sizeof(call), "%s, ", p->call);
         cp__sbuf_printf(b,
-                        "| %s | %s, pipeline %d, %d connections, %.0f B values, %d shards | %.0f "
+                        "| %s | %spipeline %d, %d connections, %.0f B values, %d shards | %.0f "
                         "| %s / %s / %s | %s | %s | %s | %s%.2f -> %d |\n",
-                        p->setup, p->call, p->pipeline, p->clients, p->value_size, p->shards,
+                        p->setup, call, p->pipeline, p->clients, p->value_size, p->shards,
                         p->ops_per_sec, us[0], us[1], us[2], cell[0], cell[1], cell[2],
                         complete ? "" : ">= ", exact, whole);
     }

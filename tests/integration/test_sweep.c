@@ -86,9 +86,9 @@ static void test_pipeline_sweep_both_architectures(void **state) {
     /* plan: pipeline 3 is closer to the point at 4 than to the one at 1 */
     const char *plan[] = {"plan", dir, "--rate", "100000", "--pipeline", "3", NULL};
     assert_int_equal(cp_clirun_run(&c, plan), 0);
-    assert_non_null(strstr(c.out, "| twemproxy | pipeline=4, pipeline 4,"));
-    assert_non_null(strstr(c.out, "| cluster | pipeline=4, pipeline 4,"));
-    assert_null(strstr(c.out, "pipeline=1"));
+    assert_non_null(strstr(c.out, "| twemproxy | pipeline 4, 2 connections,"));
+    assert_non_null(strstr(c.out, "| cluster | pipeline 4, 2 connections,"));
+    assert_null(strstr(c.out, "pipeline 1,"));
     char report[4200];
     snprintf(report, sizeof(report), "%s/report.md", dir);
     FILE *f = fopen(report, "r");
