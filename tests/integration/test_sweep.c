@@ -147,6 +147,65 @@ static void test_connection_sweep_200_clients(void **state) {
     cp_clirun_free(&c);
 }
 
+/* The sweeps that change the servers or the dataset: shards (a setup per point, each with its
+ * own number of servers) and value size (the dataset loaded again per point). */
+static void test_shards_and_value_size_sweeps(void **state) {
+    (void)state;
+    cp_clirun c;
+    cp_clirun_init(&c);
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", cp_clirun_path(&c, "shards"));
+    const char *shards[] = {"compare", "--sweep", "shards=2,3", "--requests", "1000",
+                            "--keys",  "300",     "--threads",  "2",          "--repeat",
+                            "1",       "--out",   dir,          "-q",         NULL};
+    int rc = cp_clirun_run(&c, shards);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, c.err);
+    json_t *doc = results(dir);
+    const json_t *t, *r, *p;
+    size_t i, k;
+    /* one setup per point and architecture, each with as many redis servers as its point */
+    assert_int_equal(json_array_size(json_object_get(doc, "topologies")), 4);
+    int want[] = {2, 3, 2, 3}; /* twemproxy's points, then the cluster's */
+    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
+        int nredis = 0;
+        json_array_foreach(json_object_get(t, "processes"), k, p) {
+            nredis += strcmp(json_string_value(json_object_get(p, "role")), "redis") == 0;
+        }
+        assert_int_equal(nredis, want[i]);
+    }
+    json_array_foreach(json_object_get(doc, "runs"), i, r) {
+        assert_true(num(r, "shards") == num(json_object_get(r, "sweep"), "value"));
+        if (strcmp(json_string_value(json_object_get(r, "setup")), "cluster") == 0)
+            assert_true(num(json_object_get(r, "workload"), "masters") == num(r, "shards"));
+    }
+    json_decref(doc);
+
+    snprintf(dir, sizeof(dir), "%s", cp_clirun_path(&c, "values"));
+    const char *values[] = {
+        "compare",   "--sweep", "value-size=64,1000", "--requests", "1000",  "--keys", "300",
+        "--threads", "2",       "--repeat",           "1",          "--out", dir,      "-q",
+        NULL};
+    rc = cp_clirun_run(&c, values);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, c.err);
+    doc = results(dir);
+    /* loaded once per point and architecture, each at its point's size, every GET verified */
+    const json_t *loads = json_object_get(doc, "load"), *l;
+    assert_int_equal(json_array_size(loads), 4);
+    json_array_foreach(loads, i, l) {
+        assert_true(num(l, "value_size") == (i % 2 == 0 ? 64 : 1000));
+    }
+    json_array_foreach(json_object_get(doc, "runs"), i, r) {
+        assert_true(num(json_object_get(r, "workload"), "value_size") ==
+                    num(json_object_get(r, "sweep"), "value"));
+        assert_true(num(json_object_get(r, "verify"), "mismatches") == 0);
+        assert_true(num(json_object_get(r, "verify"), "checked") == 1000);
+    }
+    json_decref(doc);
+    cp_clirun_free(&c);
+}
+
 static void test_hard_limit_fails_before_starting(void **state) {
     (void)state;
     cp_clirun c;
@@ -189,6 +248,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline_sweep_both_architectures),
         cmocka_unit_test(test_connection_sweep_200_clients),
+        cmocka_unit_test(test_shards_and_value_size_sweeps),
         cmocka_unit_test(test_hard_limit_fails_before_starting),
         cmocka_unit_test(test_bad_sweeps_exit_2),
     };
