@@ -285,6 +285,15 @@ void cp__rpt_sweep_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s,
         }
         cp__sbuf_puts(b, "\n");
     }
+    const json_t *fd = json_object_get(json_object_get(doc, "settings"), "fd_limit");
+    if (clients && json_is_object(fd))
+        cp__sbuf_printf(b,
+                        "\nFile descriptors: the largest point needed about %.0f; the soft limit "
+                        "was %.0f and is %.0f, the hard limit %.0f.\n",
+                        json_number_value(json_object_get(fd, "needed")),
+                        json_number_value(json_object_get(fd, "soft_before")),
+                        json_number_value(json_object_get(fd, "soft")),
+                        json_number_value(json_object_get(fd, "hard")));
     if (clients)
         cp__sbuf_puts(b, "\nredis-side connections: the client connections all redis servers "
                          "hold together once every client has connected (read at the start gate, "

@@ -42,6 +42,17 @@ static int nonempty(const char *dir, const char *name) {
     return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* DIR/report.md into buf (of len), NUL-terminated. */
+static void read_report(const char *dir, char *buf, size_t len) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/report.md", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
 static double num(const json_t *o, const char *key) {
     const json_t *v = json_object_get(o, key);
     assert_true(json_is_number(v));
@@ -89,14 +100,8 @@ static void test_pipeline_sweep_both_architectures(void **state) {
     assert_non_null(strstr(c.out, "| twemproxy | pipeline 4, 2 connections,"));
     assert_non_null(strstr(c.out, "| cluster | pipeline 4, 2 connections,"));
     assert_null(strstr(c.out, "pipeline 1,"));
-    char report[4200];
-    snprintf(report, sizeof(report), "%s/report.md", dir);
-    FILE *f = fopen(report, "r");
-    assert_non_null(f);
     char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
+    read_report(dir, buf, sizeof(buf));
     assert_non_null(strstr(buf, "## Sweep: pipeline"));
     assert_non_null(strstr(buf, "sweep_cpu.png"));
     cp_clirun_free(&c);
@@ -144,6 +149,9 @@ static void test_connection_sweep_200_clients(void **state) {
     }
     json_decref(doc);
     assert_true(nonempty(dir, "sweep_connections.png"));
+    char buf[65536];
+    read_report(dir, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "the soft limit was 256 and is"));
     cp_clirun_free(&c);
 }
 
