@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +99,14 @@ typedef struct cp__bench_config {
      * and a GET whose value is older than the version acknowledged for its key before the GET was
      * sent counts as a stale read. Needs verify and keys >= clients. */
     _Atomic uint32_t *acked_versions;
+    /* Placement: every worker thread starts pinned to these CPUs (borrowed; NULL, the default:
+     * inherit the caller's). The result records the set the threads actually had. */
+    const cpu_set_t *cpus;
+    /* Called once every client has connected and warmed up, right before the measured interval
+     * (from the calling thread; the workers wait meanwhile): the moment to look at the servers'
+     * connections. NULL: none. */
+    void (*on_ready)(void *ud);
+    void *on_ready_ud;
 } cp__bench_config;
 
 /* One second of the per-second timeline (for charts). */
@@ -122,6 +131,9 @@ typedef struct cp__bench_mismatch {
 } cp__bench_mismatch;
 
 typedef struct cp__bench_result {
+    /* Placement as it happened: the union of the CPUs the worker threads were allowed, read
+     * from /proc/self/task while they ran ("" when it could not be read). */
+    char client_threads_cpus[256];
     /* counts */
     uint64_t ops;           /* requests that ended CP_DONE with a non-error reply */
     uint64_t gets, sets;    /* of which GET, SET */

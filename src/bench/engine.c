@@ -24,6 +24,7 @@
 #include "bench/plan.h"
 #include "bench/run.h"
 #include "bench/target.h"
+#include "util/cpuset.h"
 #include "util/env.h"
 
 /* ---- configuration -------------------------------------------------------------------------- */
@@ -147,7 +148,20 @@ static void sample_cpu(bench_ctx *b, int after) {
     }
 }
 
+/* Every worker is waiting at the gate: the one moment all of them exist, so the placement they
+ * really got is read here (the main thread is the only other one, and is left out). */
+static void record_placement(cp__bench_result *out) {
+    cpu_set_t seen;
+    int nthreads = 0;
+    if (cp__cpuset_other_threads(&seen, &nthreads) == 0 && nthreads > 0)
+        cp__cpuset_format(&seen, out->client_threads_cpus, sizeof(out->client_threads_cpus));
+}
+
 static void before_go(void *ud) {
+    bench_ctx *b = ud;
+    record_placement(b->out);
+    if (b->cfg->on_ready != NULL)
+        b->cfg->on_ready(b->cfg->on_ready_ud);
     sample_cpu(ud, 0);
 }
 
@@ -350,6 +364,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->rate = cfg->rate;
     spec->version = 2; /* load writes version 1 */
     spec->acked = cfg->acked_versions;
+    spec->cpus = cfg->cpus;
 
     read_versions(t, &ctx, out);
     b.cfg = cfg;

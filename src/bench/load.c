@@ -118,6 +118,7 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     if (rc != 0)
         goto done;
     spec->retry_budget_ms = -1;
+    spec->cpus = cfg->cpus;
     spec->threads = cfg->threads;
     spec->clients = cfg->clients > 0 ? cfg->clients : cfg->threads * 4;
     if ((uint64_t)spec->clients > cfg->keys)

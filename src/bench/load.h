@@ -42,6 +42,7 @@ typedef struct cp__load_config {
     void (*progress)(void *ud, const cp__load_progress *p); /* calling thread, ~every 0.25 s */
     void *progress_ud;
     const volatile sig_atomic_t *cancel;
+    const cpu_set_t *cpus; /* placement of the load's threads (borrowed); NULL: inherit */
 } cp__load_config;
 
 /* load's keys in flight per connection unless set (pipeline 0). A cluster takes a bulk load

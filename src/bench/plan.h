@@ -14,6 +14,7 @@
 #define CLUSTERPIPE_PLAN_H
 
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,7 @@ typedef struct cp__run_spec {
     const cp__keyfmt *kf;
     const cp__valuefmt *vf;
     uint64_t probe_keys[CP__NODES_MAX]; /* cluster: a key index per master for the warm-up */
+    const cpu_set_t *cpus; /* every worker thread starts pinned to these; NULL: inherit */
 } cp__run_spec;
 
 /* Parses a --ratio value "SET:GET" (two decimals, not both 0, each <= 1000000). Returns 0 or

@@ -103,6 +103,9 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(cu, "client", us_per_op(r->has_cpu_client, r->cpu_client, r->ops));
     json_object_set_new(cu, "total", us_per_op(has_total, total, r->ops));
     json_object_set_new(o, "cpu_us_per_op", cu);
+    json_object_set_new(o, "client_threads_cpus",
+                        r->client_threads_cpus[0] ? json_string(r->client_threads_cpus)
+                                                  : json_null());
 
     json_t *rd = json_object();
     json_object_set_new(rd, "moved", json_integer((json_int_t)r->stats.moved));

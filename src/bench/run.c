@@ -30,13 +30,30 @@ static int workers_start(const cp__run_spec *spec, cp__gate *gate, cp__worker **
         first += nclients;
     }
     *out = w;
-    for (int t = 0; t < n; t++) {
-        if (pthread_create(&w[t].tid, NULL, cp__worker_main, &w[t]) != 0)
-            return CP_ENOMEM; /* the caller still calls ready/go(abort)/join/free */
+    /* Pinned at creation (not by the thread itself once running), so no request is ever served
+     * from a CPU outside the set. */
+    pthread_attr_t attr, *pattr = NULL;
+    if (spec->cpus != NULL) {
+        if (pthread_attr_init(&attr) != 0)
+            return CP_ENOMEM;
+        pattr = &attr;
+        if (pthread_attr_setaffinity_np(&attr, sizeof(*spec->cpus), spec->cpus) != 0) {
+            pthread_attr_destroy(&attr);
+            return CP_EINVAL;
+        }
+    }
+    int rc = 0;
+    for (int t = 0; t < n && rc == 0; t++) {
+        if (pthread_create(&w[t].tid, pattr, cp__worker_main, &w[t]) != 0) {
+            rc = spec->cpus != NULL ? CP_EINVAL : CP_ENOMEM; /* EINVAL: a CPU we may not use */
+            break; /* the caller still calls ready/go(abort)/join/free */
+        }
         w[t].started = true;
         gate->started++;
     }
-    return 0;
+    if (pattr != NULL)
+        pthread_attr_destroy(pattr);
+    return rc;
 }
 
 static int workers_ready(cp__worker *w, int n, cp__gate *gate, char *err, size_t errlen) {
@@ -90,7 +107,8 @@ int cp__run_execute(const cp__run_spec *spec, const cp__run_hooks *h, cp__worker
     }
     rc = workers_start(spec, gate, out);
     if (rc != 0)
-        snprintf(err, errlen, "cannot start %d worker threads", n);
+        snprintf(err, errlen, "cannot start %d worker threads%s", n,
+                 rc == CP_EINVAL ? " on the CPUs asked for (not all usable here)" : "");
     if (*out == NULL) {
         free(gate);
         free(scratch);

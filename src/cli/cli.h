@@ -74,6 +74,7 @@ int cp_cli_load(int argc, char **argv);
 int cp_cli_bench(int argc, char **argv);
 int cp_cli_compare(int argc, char **argv);
 int cp_cli_report(int argc, char **argv);
+int cp_cli_plan(int argc, char **argv);
 int cp_cli_scenario(int argc, char **argv);
 
 /* Renders table.md, charts and report.md into dir from a "clusterpipe.compare/1" document

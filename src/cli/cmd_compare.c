@@ -41,7 +41,34 @@ typedef struct compare_cli {
     int quiet;
     int progress_shown; /* a live progress line is on the terminal */
     cp_cli_pids pids;   /* every process the experiment started */
+    cp__placement placement;
+    cp__sweep sweep;
 } compare_cli;
+
+static int parse_sweep(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    cp__sweep *s = dst;
+    if (s->param != CP__SWEEP_NONE)
+        return cp_cli_flag_error(cmd, f, "one sweep per run (already %s)",
+                                 cp__sweep_param_name(s->param));
+    if (cp__sweep_parse(s, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
+
+static int parse_cpus(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    if (cp__placement_parse(dst, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
+
+static int parse_proxy_side(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    if (cp__placement_parse_side(dst, val, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
 
 /* --quick, --full, --large: applied before every other flag (which override them), and only
  * one of them. */
@@ -70,8 +97,12 @@ static const cp_cli_flag compare_rows[] = {
                       "of 100 bytes, every case 3 times (under a\nminute on 2 cores)"),
     PRESET("--full", "the published scale: 10 threads x 1,000,000 GETs each\n(10,000,000 per "
                      "case) over 100,000 keys"),
-    PRESET("--large", "20,000,000 keys of 100 bytes (several GB of RAM per setup,\nminutes of "
-                      "loading), 10,000,000 GETs per case"),
+    PRESET("--large",
+           "20,000,000 keys of 100 bytes (several GB of RAM per setup,\nminutes of "
+           "loading), 10,000,000 GETs per case. Above\n100,000 keys every setup first "
+           "loads 100,000, measures\nthe memory per key and refuses a dataset that would "
+           "not\nfit; every load is checked (DBSIZE, the first 100,000\nkeys read back) "
+           "and costed (memory per key, client RSS)"),
     CP_CLI_HEAD("options:"),
     CP_CLI_LIKE(cp_cli_def_out, offsetof(compare_cli, out),
                 "output directory (default results/<timestamp>)"),
@@ -104,6 +135,29 @@ static const cp_cli_flag compare_rows[] = {
              "nothing is started, only the given\nsetups run, the dataset is WRITTEN into them "
              "(SET key:N),\nredis CPU comes from INFO CPU and proxy CPU is n/a"},
     CP_CLI_LIKE(cp_cli_def_password, CO(password), "AUTH for --cluster/--proxy endpoints"),
+    CP_CLI_HEAD("sweeps:"),
+    CP_CLI_FN("--sweep", "PARAM=V,...", parse_sweep, offsetof(compare_cli, sweep),
+              "run one case per value of PARAM on both architectures:\n"
+              "pipeline=1,2,5,10,20,50 | shards=2,4,8,16 (a setup per\n"
+              "point) | value-size=100,1000,10000 (loaded per point) |\n"
+              "clients=10,100,1000 (with each server's connections and\n"
+              "their memory; the file-descriptor limit is raised as\n"
+              "needed). The other settings stay as given; charts of\n"
+              "CPU us/op per component, ops/s and p99 against PARAM"),
+    CP_CLI_HEAD("placement:"),
+    CP_CLI_FN("--cpus", "SPEC", parse_cpus, offsetof(compare_cli, placement),
+              "pin each component to CPUs (sched_setaffinity): SPEC is\n"
+              "redis=LIST,proxy=LIST,client=LIST (each optional, LIST as\n"
+              "taskset -c: 0-3,8), or 2core: redis on CPU 0, the client\n"
+              "on CPU 1, the proxies as --proxy-placement says. The\n"
+              "report records the CPUs every process and the client's\n"
+              "threads really had, and warns on overlaps and on more\n"
+              "processes than CPUs"),
+    CP_CLI_FN("--proxy-placement", "SIDE", parse_proxy_side, offsetof(compare_cli, placement),
+              "servers (default: nutcracker on the redis CPUs, the\n"
+              "published setup) or clients (a sidecar on the client's\n"
+              "CPUs); with --cpus, instead of proxy=LIST"),
+    CP_CLI_HEAD("output:"),
     CP_CLI_LIKE(cp_cli_def_quiet, offsetof(compare_cli, quiet), NULL),
     CP_CLI_END,
 };
@@ -116,6 +170,9 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--threads T] [--clients C] [--pipeline P]\n"
              "                           [--requests N] [--keys K] [--value-size B]\n"
              "                           [--key-dist uniform|zipf:S|sequential] [--no-verify]\n"
+             "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
+             "                           [--proxy-placement servers|clients]\n"
+             "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
              "\n"
              "Twemproxy or Redis Cluster? Reproduces the published experiment on this machine:\n"
              "starts twemproxy (4 redis-server + 4 nutcracker) on 127.0.0.1, loads the dataset,\n"
@@ -182,6 +239,7 @@ int cp_cli_compare(int argc, char **argv) {
     static compare_cli c; /* static: the hooks' state; one compare per process */
     memset(&c, 0, sizeof(c));
     cp__compare_opts_init(&c.o, NULL);
+    cp__placement_init(&c.placement);
     c.o.preset = NULL; /* set by a preset flag; quick when none */
     cp_cli_seen seen;
     int rc = cp_cli_parse(&compare_cmd, argc, argv, 1, &c, &seen);
@@ -192,6 +250,10 @@ int cp_cli_compare(int argc, char **argv) {
     if (!cp_cli_given(&seen, "--clients")) /* one connection per thread, as published */
         c.o.clients = c.o.threads;
     char err[ERRLEN] = "";
+    if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
+        return cp_cli_usage_error("compare", "%s", err);
+    c.o.placement = &c.placement;
+    c.o.sweep = &c.sweep;
     if (cp__compare_opts_check(&c.o, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
 

@@ -12,6 +12,7 @@
 
 #include "report/io.h"
 #include "report/render.h"
+#include "report/sweep.h"
 #include "scenario/scenario.h"
 
 #include <signal.h>
@@ -38,9 +39,12 @@ int cp_cli_render(const char *dir, const json_t *doc, int quiet, int wrote_resul
     printf("%s\n", out.table_md);
     printf("report: %s/report.md\n", dir);
     if (!quiet)
-        fprintf(stderr, "clusterpipe: wrote %s/{%stable.md,report.md%s}\n", dir,
+        fprintf(stderr, "clusterpipe: wrote %s/{%stable.md,report.md%s%s}\n", dir,
                 wrote_results ? "results.json," : "",
-                out.charts_ok ? ",cpu.png,throughput_p99.png,latency.png,*.svg" : "");
+                out.charts_ok ? ",cpu.png,throughput_p99.png,latency.png" : "",
+                !out.charts_ok                     ? ""
+                : cp__rpt_sweep_param(doc) != NULL ? ",sweep_*.png,*.svg"
+                                                   : ",*.svg");
     fflush(stdout);
     int ok = out.charts_ok;
     cp__rpt_render_out_free(&out);

@@ -26,6 +26,7 @@ static const subcommand commands[] = {
     {"bench", cp_cli_bench, "run a verified GET/SET workload; latency, CPU per component"},
     {"compare", cp_cli_compare, "twemproxy vs Redis Cluster: the experiment, table and charts"},
     {"report", cp_cli_report, "re-render table, charts and report.md from DIR/results.json"},
+    {"plan", cp_cli_plan, "cores per component for a target rate, from DIR/results.json"},
     {"scenario", cp_cli_scenario, "reshard | failover under load: twemproxy vs Redis Cluster"},
 };
 

@@ -31,11 +31,21 @@
 
 #include "bench/engine.h"
 #include "bench/load.h"
+#include "compare/placement.h"
+#include "compare/sweep.h"
 #include "util/log.h"
 
 #define CP__COMPARE_SHARDS 4  /* the published experiment: 4 redis servers / 4 cluster masters */
 #define CP__COMPARE_PROXIES 4 /* and 4 nutcracker processes */
+#define CP__COMPARE_SHARDS_MAX 64 /* a shards sweep: ports and processes stay reasonable */
 #define CP__COMPARE_REPEAT_MAX 100
+/* A dataset larger than this is probed first: this many keys loaded, their memory per key
+ * projected to the whole, the setup refused when it would take more than CP__COMPARE_FIT_SHARE
+ * of the machine's available memory. */
+#define CP__COMPARE_FIT_PROBE_KEYS 100000
+#define CP__COMPARE_FIT_SHARE 0.8
+/* Keys read back (and checked) after every load: the first ones, at most this many. */
+#define CP__COMPARE_READBACK_SAMPLE 100000
 
 /* A named scale of the experiment. */
 typedef struct cp__compare_preset {
@@ -58,6 +68,16 @@ typedef struct cp__compare_opts {
     bool verify;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
+    /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in
+     * particular. The servers' sets need local setups. */
+    const cp__placement *placement;
+    /* One parameter swept over values (borrowed); NULL or CP__SWEEP_NONE: the published pair
+     * of cases (GET, pipelined GET) at the options' settings. Under a sweep every point runs
+     * one case, GETs at the point's pipeline depth, on both architectures. */
+    const cp__sweep *sweep;
+    /* Memory the fit check may count on, bytes; 0: /proc/meminfo's MemAvailable (a test sets
+     * it to see a dataset refused without needing one that big). */
+    long long mem_available;
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
     /* Progress lines (no newline); NULL: none. */
@@ -85,7 +105,9 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen);
 /* Runs the experiment. Returns 0 when every run succeeded and *doc holds the document
  * ("failed": false); CP_EPARTIAL when *doc is complete but something failed (a run, a setup that
  * did not start, cancelled; "failed": true, err names the first problem);
- * CP_EINVAL (options refused, err says why) or CP_ENOMEM with *doc NULL. Blocks throughout. */
+ * CP_EINVAL (options refused, err says why), CP_EIO (the connections asked for need more file
+ * descriptors than the hard limit allows: err says how many) or CP_ENOMEM with *doc NULL. The
+ * soft RLIMIT_NOFILE is raised to what the largest point needs. Blocks throughout. */
 int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t errlen);
 
 #endif /* CLUSTERPIPE_COMPARE_H */

@@ -37,6 +37,7 @@
 #ifndef CLUSTERPIPE_ORCH_ORCH_H
 #define CLUSTERPIPE_ORCH_ORCH_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -101,12 +102,20 @@ typedef struct cp_up_opts {
     int tls_auth_clients; /* with tls: tls-auth-clients yes; a client certificate is generated
                              (DIR/tls/client.crt, client.key) and admin connections use it */
     const char *openssl;  /* the openssl command; NULL: search like the binaries above */
+
+    /* Placement: every redis-server (masters, replicas, shards) is pinned to redis_cpus and
+     * every nutcracker to proxy_cpus (sched_setaffinity in the child, before exec, so all their
+     * threads inherit it); NULL: inherit the caller's. Copied at cp_topo_up; restarts of the
+     * returned handle keep them, a topology reopened from state.json has none. A CPU the kernel
+     * refuses fails the spawn (CP_EIO, "sched_setaffinity: ..."). */
+    const cpu_set_t *redis_cpus;
+    const cpu_set_t *proxy_cpus;
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL, 0, 0, 0, NULL                                                              \
+            NULL, NULL, 0, 0, 0, NULL, NULL, NULL                                                  \
     }
 
 /* One process of a topology, as recorded in the state file. */
@@ -195,14 +204,18 @@ void cp_topo_set_hooks(cp_topo *t, void (*log)(void *ud, const char *line),
                        void (*on_spawn)(void *ud, const cp_proc *p), void *ud);
 
 /* What `status` shows for one process. -1 means unknown (dead, unreachable, or not applicable:
- * proxies have no used_memory/keys). */
+ * proxies have no used_memory/keys/connected_clients/clients_memory). */
 typedef struct cp_proc_stats {
-    int alive;              /* cp_topo_alive */
-    int reachable;          /* answered PING (after AUTH) */
-    long long used_memory;  /* redis: INFO memory used_memory, bytes */
-    long long rss;          /* /proc/PID/statm resident set, bytes */
-    long long keys;         /* redis: DBSIZE */
-    char reported_role[16]; /* redis: INFO replication role ("master"/"slave"); else "" */
+    int alive;                   /* cp_topo_alive */
+    int reachable;               /* answered PING (after AUTH) */
+    long long used_memory;       /* redis: INFO memory used_memory, bytes */
+    long long rss;               /* /proc/PID/statm resident set, bytes */
+    long long keys;              /* redis: DBSIZE */
+    long long connected_clients; /* redis: INFO clients connected_clients (this probe's own
+                                    connection included) */
+    long long clients_memory;    /* redis: INFO memory mem_clients_normal, bytes: what the
+                                    servers' client connections cost (buffers, structures) */
+    char reported_role[16];      /* redis: INFO replication role ("master"/"slave"); else "" */
 } cp_proc_stats;
 
 /* Fills *st for process i. Blocks briefly (one connection, 1 s timeouts). Returns 0, or CP_EINVAL

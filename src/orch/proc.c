@@ -48,9 +48,16 @@ static void child_cloexec_all(void) {
 
 /* The child's side of cp__spawn; reports a failure's errno through the pipe and exits 127. */
 static void child_exec(char *const argv[], const char *workdir, int outfd, int nullfd, int errfd,
-                       int die_with_parent, pid_t parent) {
+                       int die_with_parent, const cpu_set_t *cpus, pid_t parent) {
     int e = 0;
     setsid();
+    if (cpus != NULL && sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
+        e = errno;
+        if (write(errfd, &e, sizeof(e)) < 0) {
+            /* nothing more we can do */
+        }
+        _exit(126); /* 126: the parent tells an affinity refusal from an exec failure */
+    }
     if (die_with_parent) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) /* the parent died before prctl took effect */
@@ -85,7 +92,8 @@ static int spawn_code(int e) {
 }
 
 int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int die_with_parent,
-              pid_t *pid, unsigned long long *start_time, char *err, size_t errlen) {
+              const cpu_set_t *cpus, pid_t *pid, unsigned long long *start_time, char *err,
+              size_t errlen) {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         int e = errno;
@@ -112,7 +120,7 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
     pid_t parent = getpid();
     pid_t child = fork();
     if (child == 0)
-        child_exec(argv, workdir, outfd, nullfd, pfd[1], die_with_parent, parent);
+        child_exec(argv, workdir, outfd, nullfd, pfd[1], die_with_parent, cpus, parent);
     int fork_errno = errno;
     close(pfd[1]);
     close(outfd);
@@ -129,10 +137,15 @@ int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int 
     } while (n < 0 && errno == EINTR);
     close(pfd[0]);
     if (n == (ssize_t)sizeof(child_errno)) {
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+        int status = 0;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
         }
-        cp__seterr(err, errlen, "cannot start %s (in %s): %s", argv[0], workdir,
-                   strerror(child_errno));
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
+            cp__seterr(err, errlen, "cannot start %s: sched_setaffinity: %s", argv[0],
+                       strerror(child_errno));
+        else
+            cp__seterr(err, errlen, "cannot start %s (in %s): %s", argv[0], workdir,
+                       strerror(child_errno));
         return spawn_code(child_errno);
     }
     *pid = child;
@@ -145,7 +158,7 @@ int cp__run(char *const argv[], const char *workdir, const char *outfile, int ti
             const volatile sig_atomic_t *cancel, char *err, size_t errlen) {
     pid_t pid = 0;
     unsigned long long start = 0;
-    int rc = cp__spawn(argv, workdir, outfile, 1, &pid, &start, err, errlen);
+    int rc = cp__spawn(argv, workdir, outfile, 1, NULL, &pid, &start, err, errlen);
     if (rc != 0)
         return rc;
     int64_t deadline = cp__now_ms() + timeout_ms;

@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <sched.h>
 #include <sys/types.h>
 
 /* A process to recognise or stop: its PID, its start time and the basename of the binary that
@@ -24,10 +25,14 @@ typedef struct cp__pidref {
 /* Starts argv[0] (an absolute path) with argv, in workdir, stdin from /dev/null and stdout +
  * stderr appended to outfile, in a new session (setsid, so a terminal's Ctrl-C does not reach
  * it), with default signal dispositions and no inherited descriptors. die_with_parent: the child
- * gets PR_SET_PDEATHSIG SIGKILL. Returns once the exec succeeded, filling *pid and *start_time,
- * or failed: then CP_EIO (CP_ENOMEM when the system was out of memory) with a message in err. */
+ * gets PR_SET_PDEATHSIG SIGKILL. cpus (NULL: inherit ours): the child is pinned to them before
+ * exec, so every thread the server ever starts inherits the set (pinning it afterwards from here
+ * would miss threads it started in between). Returns once the exec succeeded, filling *pid and
+ * *start_time, or failed: then CP_EIO (CP_ENOMEM when the system was out of memory; an affinity
+ * the kernel refuses is CP_EIO "sched_setaffinity: ...") with a message in err. */
 int cp__spawn(char *const argv[], const char *workdir, const char *outfile, int die_with_parent,
-              pid_t *pid, unsigned long long *start_time, char *err, size_t errlen);
+              const cpu_set_t *cpus, pid_t *pid, unsigned long long *start_time, char *err,
+              size_t errlen);
 
 /* Runs a short-lived helper (the openssl command) to completion: cp__spawn with die_with_parent,
  * then waits for that PID only, polling cancel (may be NULL) every 20 ms. On timeout or cancel

@@ -20,7 +20,7 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
     if (t == NULL || st == NULL || i >= t->nprocs)
         return CP_EINVAL;
     memset(st, 0, sizeof(*st));
-    st->used_memory = st->rss = st->keys = -1;
+    st->used_memory = st->rss = st->keys = st->connected_clients = st->clients_memory = -1;
     st->alive = cp_topo_alive(t, i);
     if (!st->alive)
         return 0;
@@ -35,6 +35,10 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
     if (st->reachable && t->procs[i].role != CP_ROLE_PROXY) {
         if (cp__adm_info(c, "memory", "used_memory", val, sizeof(val), e, sizeof(e)) == 0)
             st->used_memory = strtoll(val, NULL, 10);
+        if (cp__adm_info(c, "memory", "mem_clients_normal", val, sizeof(val), e, sizeof(e)) == 0)
+            st->clients_memory = strtoll(val, NULL, 10);
+        if (cp__adm_info(c, "clients", "connected_clients", val, sizeof(val), e, sizeof(e)) == 0)
+            st->connected_clients = strtoll(val, NULL, 10);
         if (cp__adm_info(c, "replication", "role", val, sizeof(val), e, sizeof(e)) == 0)
             snprintf(st->reported_role, sizeof(st->reported_role), "%.15s", val);
         r = cp__adm_cmd(c, e, sizeof(e), "DBSIZE");

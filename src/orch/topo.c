@@ -225,7 +225,9 @@ int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen) {
     snprintf(out, sizeof(out), "%s/stdout.log", pdir);
     pid_t pid = 0;
     unsigned long long start = 0;
-    rc = cp__spawn(a.v, pdir, out, t->ephemeral, &pid, &start, err, errlen);
+    const cpu_set_t *cpus = p->role == CP_ROLE_PROXY ? (t->pin_proxy ? &t->proxy_cpus : NULL)
+                                                     : (t->pin_redis ? &t->redis_cpus : NULL);
+    rc = cp__spawn(a.v, pdir, out, t->ephemeral, cpus, &pid, &start, err, errlen);
     if (rc != 0)
         return rc;
     p->pid = pid;

@@ -90,6 +90,10 @@ struct cp_topo {
     char tls_client_cert[PATH_MAX + 16];
     char tls_client_key[PATH_MAX + 16];
 
+    /* Placement (cp_up_opts.redis_cpus / proxy_cpus), applied at every spawn; pin_*: 0 = none. */
+    cpu_set_t redis_cpus, proxy_cpus;
+    int pin_redis, pin_proxy;
+
     const cp__role_ops *const *roles; /* borrowed cp__role_table, or NULL */
     cp_proc *procs;
     size_t nprocs, cap;

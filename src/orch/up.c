@@ -52,6 +52,14 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
     t->persistence = opt->persistence;
     t->auto_eject = opt->auto_eject;
     t->ephemeral = opt->ephemeral;
+    if (opt->redis_cpus != NULL) {
+        t->redis_cpus = *opt->redis_cpus;
+        t->pin_redis = 1;
+    }
+    if (opt->proxy_cpus != NULL) {
+        t->proxy_cpus = *opt->proxy_cpus;
+        t->pin_proxy = 1;
+    }
     t->log = opt->log;
     t->on_spawn = opt->on_spawn;
     t->hook_ud = opt->hook_ud;

@@ -31,7 +31,7 @@ const char *const cp__rpt_chart_names[] = {"cpu", "throughput_p99", "latency", N
 #define COLOR_CLUSTER 0x1b9e77
 #define COLOR_OTHER 0x7570b3
 
-static unsigned setup_color(const char *setup) {
+unsigned cp__rpt_setup_color(const char *setup) {
     if (strcmp(setup, "twemproxy") == 0)
         return COLOR_TWEMPROXY;
     if (strcmp(setup, "cluster") == 0)
@@ -55,7 +55,7 @@ static void put_num(cp__sbuf *b, double v) {
         cp__sbuf_printf(b, " %.6g", v);
 }
 
-static void terminal(cp__sbuf *b, int svg, const char *name, int w, int h) {
+void cp__rpt_chart_terminal(cp__sbuf *b, int svg, const char *name, int w, int h) {
     if (svg)
         cp__sbuf_printf(b,
                         "set terminal svg size %d,%d dynamic background rgb 'white' "
@@ -81,7 +81,7 @@ static void chart_cpu(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
     for (size_t i = 0; i < s->ncases; i++)
         if (strcmp(s->cases[i].setup, "twemproxy") == 0 && s->cases[i].m[CP__M_CPU_PROXY].n == 0)
             proxy_na = 1;
-    terminal(b, svg, "cpu", 900, 520);
+    cp__rpt_chart_terminal(b, svg, "cpu", 900, 520);
     cp__sbuf_printf(b,
                     "reset\n"
                     "set datafile missing '?'\n"
@@ -107,7 +107,7 @@ static void chart_cpu(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
 
 /* Throughput and p99 side by side, coloured by setup, with min-max bars over the repeats. */
 static void chart_perf(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
-    terminal(b, svg, "throughput_p99", 1000, 520);
+    cp__rpt_chart_terminal(b, svg, "throughput_p99", 1000, 520);
     cp__sbuf_printf(b,
                     "reset\n"
                     "set datafile missing '?'\n"
@@ -171,7 +171,7 @@ static int latency_blocks(cp__sbuf *b, const cp__rpt_summary *s, int *has, doubl
  * as the median. Setup = colour, call type = dash pattern. */
 static void chart_latency(cp__sbuf *b, const cp__rpt_summary *s, int svg, const int *has,
                           int ncurves, double xmax) {
-    terminal(b, svg, "latency", 900, 520);
+    cp__rpt_chart_terminal(b, svg, "latency", 900, 520);
     cp__sbuf_printf(b,
                     "reset\n"
                     "set title 'Latency by percentile (median run of each case)'\n"
@@ -198,7 +198,7 @@ static void chart_latency(cp__sbuf *b, const cp__rpt_summary *s, int svg, const 
             continue;
         const cp__rpt_case *c = &s->cases[i];
         cp__sbuf_printf(b, "%s$lat%zu using 1:2 with lines lw 2 lc rgb '#%06x' dt %d title ",
-                        first ? "" : ", \\\n     ", i, setup_color(c->setup),
+                        first ? "" : ", \\\n     ", i, cp__rpt_setup_color(c->setup),
                         strstr(c->call, "pipelined") ? 2 : 1);
         cp__sbuf_puts(b, "'");
         for (const char *p = c->name; *p; p++)
@@ -249,7 +249,7 @@ char *cp__rpt_chart_script(const cp__rpt_summary *s) {
             put_num(&b, st->n ? st->min : NAN);
             put_num(&b, st->n ? st->max : NAN);
         }
-        cp__sbuf_printf(&b, " %u\n", setup_color(c->setup));
+        cp__sbuf_printf(&b, " %u\n", cp__rpt_setup_color(c->setup));
     }
     cp__sbuf_puts(&b, "EOD\n\n");
     double xmax;

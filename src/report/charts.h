@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "report/summary.h"
+#include "util/sbuf.h"
 
 typedef struct cp__rpt_chart_opts {
     const char *gnuplot; /* binary; NULL: "gnuplot" from $PATH */
@@ -28,6 +29,13 @@ typedef struct cp__rpt_chart_opts {
     /* non-NULL and non-zero: stop gnuplot (by PID) and fail with "interrupted" */
     const volatile sig_atomic_t *cancel;
 } cp__rpt_chart_opts;
+
+/* The colour every chart gives a setup ("twemproxy", "cluster", else a third), 0xRRGGBB. */
+unsigned cp__rpt_setup_color(const char *setup);
+
+/* The lines of a script that send the next plot to NAME.svg (svg) or NAME.png (pngcairo when
+ * the gnuplot build has it) of w x h pixels, with the `suffix` variable appended. */
+void cp__rpt_chart_terminal(cp__sbuf *b, int svg, const char *name, int w, int h);
 
 /* Base names of the charts, NULL-terminated: "cpu", "throughput_p99", "latency". */
 extern const char *const cp__rpt_chart_names[];

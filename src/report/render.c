@@ -7,7 +7,9 @@
 #include "report/render.h"
 
 #include "clusterpipe/clusterpipe.h"
+#include "report/capacity.h"
 #include "report/io.h"
+#include "report/sweep.h"
 #include "report/table.h"
 
 #include <math.h>
@@ -280,10 +282,29 @@ static void environment(cp__sbuf *b, const json_t *doc) {
     const json_t *l;
     json_array_foreach(load, i, l) {
         const char *setup = json_string_value(json_object_get(l, "setup"));
-        cp__sbuf_printf(b, "- load (%s): %.0f keys in %.2f s (%.0f keys/s)\n", setup ? setup : "?",
+        cp__sbuf_printf(b, "- load (%s): %.0f keys in %.2f s (%.0f keys/s)", setup ? setup : "?",
                         json_number_value(json_object_get(l, "keys")),
                         json_number_value(json_object_get(l, "seconds")),
                         json_number_value(json_object_get(l, "keys_per_sec")));
+        /* what a large dataset is judged by: the count, a sample read back, the servers' memory
+         * per key and the client's own memory */
+        const json_t *db = json_object_get(l, "dbsize"), *rb = json_object_get(l, "readback");
+        if (json_is_object(db))
+            cp__sbuf_printf(b, "; DBSIZE %.0f (%s)",
+                            json_number_value(json_object_get(db, "total")),
+                            json_is_true(json_object_get(db, "equal")) ? "equal to the keys"
+                                                                       : "NOT equal to the keys");
+        if (json_is_object(rb))
+            cp__sbuf_printf(b, "; read back %.0f of the first %.0f keys intact",
+                            json_number_value(json_object_get(rb, "ok")),
+                            json_number_value(json_object_get(rb, "keys")));
+        if (json_is_number(json_object_get(l, "memory_per_key")))
+            cp__sbuf_printf(b, "; %.0f bytes of server memory per key",
+                            json_number_value(json_object_get(l, "memory_per_key")));
+        if (json_is_number(json_object_get(l, "client_peak_rss")))
+            cp__sbuf_printf(b, "; client peak RSS %.0f MB",
+                            json_number_value(json_object_get(l, "client_peak_rss")) / 1e6);
+        cp__sbuf_puts(b, "\n");
         /* Memory the dataset takes on each server, as redis reports it (used_memory). */
         const json_t *mem = json_object_get(l, "memory_per_shard"), *m;
         size_t k;
@@ -299,6 +320,79 @@ static void environment(cp__sbuf *b, const json_t *doc) {
             cp__sbuf_puts(b, "\n");
     }
     cp__sbuf_puts(b, "\n");
+}
+
+/* Where each component ran: the CPU sets asked for, the sets every process and the client's
+ * threads really had (read back from /proc), and the warnings. Nothing when --cpus was not
+ * given: then every component could run on every CPU, which the environment's core count says. */
+static void placement(cp__sbuf *b, const json_t *doc) {
+    const json_t *pl = json_object_get(doc, "placement");
+    if (!json_is_object(pl))
+        return;
+    cp__sbuf_puts(b, "## Placement\n\n");
+    const char *side = json_string_value(json_object_get(pl, "proxy_placement"));
+    cp__sbuf_printf(b, "Asked: `--cpus %s`, proxies with the %s.\n\n",
+                    json_string_value(json_object_get(pl, "cpus")), side ? side : "servers");
+    static const char *const comps[] = {"redis", "proxy", "client"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = json_string_value(json_object_get(pl, comps[i]));
+        cp__sbuf_printf(b, "- %s: %s\n", comps[i], v ? v : "not pinned (any CPU)");
+    }
+    const char *usable = json_string_value(json_object_get(pl, "usable"));
+    cp__sbuf_printf(b, "- CPUs this machine let the run use: %s\n\n",
+                    usable && *usable ? usable : "?");
+    cp__sbuf_puts(b, "Observed (Cpus_allowed_list, read back from /proc while they ran):\n\n");
+    size_t i, k;
+    const json_t *t, *p;
+    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
+        char redis[256] = "", proxy[256] = "";
+        json_array_foreach(json_object_get(t, "processes"), k, p) {
+            const char *cpus = json_string_value(json_object_get(p, "cpus"));
+            const char *role = json_string_value(json_object_get(p, "role"));
+            char *list = role && strcmp(role, "proxy") == 0 ? proxy : redis;
+            list_add(list, sizeof(redis), "%s", cpus && *cpus ? cpus : "?");
+        }
+        cp__sbuf_printf(b, "- %s: redis [%s]", json_string_value(json_object_get(t, "setup")),
+                        redis);
+        if (proxy[0])
+            cp__sbuf_printf(b, ", proxies [%s]", proxy);
+        cp__sbuf_puts(b, "\n");
+    }
+    const json_t *r;
+    json_array_foreach(json_object_get(doc, "runs"), i, r) {
+        const char *c = json_string_value(json_object_get(r, "client_threads_cpus"));
+        if (c != NULL) {
+            cp__sbuf_printf(b, "- client threads: %s\n", c);
+            break;
+        }
+    }
+    const json_t *w = json_object_get(pl, "warnings"), *line;
+    if (json_array_size(w) > 0) {
+        cp__sbuf_puts(b, "\nWarnings (what these numbers do not show about separate hosts):\n\n");
+        json_array_foreach(w, i, line) {
+            cp__sbuf_printf(b, "- %s\n", json_string_value(line));
+        }
+    }
+    cp__sbuf_puts(b, "\n");
+}
+
+/* The capacity plan at a reference rate, so a reader sees cores rather than seconds on a test
+ * box without running anything; `clusterpipe plan` gives it for their own rate and workload. */
+#define REPORT_PLAN_RATE 1000000.0
+#define REPORT_PLAN_UTIL 0.6
+static void capacity(cp__sbuf *b, const json_t *doc) {
+    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}};
+    char err[256];
+    char *md = cp__plan_md(doc, &o, "##", err, sizeof(err));
+    if (md == NULL) {
+        cp__sbuf_printf(b, "## Capacity plan\n\nNot available: %s.\n\n", err);
+        return;
+    }
+    cp__sbuf_puts(b, md);
+    free(md);
+    cp__sbuf_puts(b, "\nFor your rate and workload: `clusterpipe plan DIR --rate OPS "
+                     "[--target-util U] [--pipeline P] [--clients C] [--value-size B] "
+                     "[--shards N]`.\n\n");
 }
 
 static void commands(cp__sbuf *b, const json_t *doc) {
@@ -331,9 +425,12 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     cp__sbuf_puts(&b, table_md);
     cp__sbuf_puts(&b, "\n");
     charts(&b, chart_err);
+    cp__rpt_sweep_md(&b, doc, s, chart_err);
     how_to_read(&b);
     reference(&b, s);
+    capacity(&b, doc);
     environment(&b, doc);
+    placement(&b, doc);
     commands(&b, doc);
     return cp__sbuf_take(&b);
 }
@@ -357,6 +454,9 @@ int cp__rpt_render(const char *dir, const json_t *doc, const cp__rpt_chart_opts 
     if (rc != 0)
         return rc;
     rc = cp__rpt_charts(dir, &out->summary, chart_opts, out->chart_err, sizeof(out->chart_err));
+    if (rc == 0)
+        rc = cp__rpt_sweep_charts(dir, doc, &out->summary, chart_opts, out->chart_err,
+                                  sizeof(out->chart_err));
     out->charts_ok = rc == 0;
     char *md = cp__rpt_report_md(doc, &out->summary, out->table_md,
                                  out->charts_ok ? NULL : out->chart_err);

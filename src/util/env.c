@@ -76,3 +76,16 @@ json_t *cp__env_json(const char *clusterpipe, const char *redis, const char *nut
     }
     return o;
 }
+
+long long cp__env_mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long long kb = -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}

@@ -21,6 +21,10 @@ typedef struct cp__env {
 /* Fills every field of e. Never fails: what cannot be read is left at its "unknown" value. */
 void cp__env_probe(cp__env *e);
 
+/* /proc/meminfo's MemAvailable in bytes (what can be allocated without swapping), -1 when
+ * unknown. */
+long long cp__env_mem_available(void);
+
 /* The "environment" object of a results file: {clusterpipe, redis, nutcracker, cores, cpu_model,
  * kernel, date}. Versions NULL or "" become null; cores <= 0 and a NULL or empty cpu_model are
  * taken from this machine (a run's own reading wins: it is the machine that measured). Kernel and

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,17 @@ pid_t cp_clirun_start(cp_clirun *r, const char *const *args) {
         dup2(fo, 1);
         dup2(fe, 2);
         dup2(fi, 0);
+        if (r->nofile_soft > 0 || r->nofile_hard > 0) {
+            struct rlimit rl;
+            if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+                _exit(126);
+            if (r->nofile_hard > 0)
+                rl.rlim_max = r->nofile_hard;
+            if (r->nofile_soft > 0)
+                rl.rlim_cur = r->nofile_soft;
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+                _exit(126);
+        }
         execv(CP_BINARY, argv);
         _exit(127);
     }

@@ -16,6 +16,9 @@ typedef struct cp_clirun {
     char *scratch; /* directory for the output files (and for tests' own files) */
     char *out;     /* stdout of the last finished run (malloc'd, NUL-terminated) */
     char *err;     /* stderr of the last finished run */
+    /* RLIMIT_NOFILE of the runs started from now on (set in the child before exec); 0: the
+     * test's own. Lets a test start the command with a low limit without lowering its own. */
+    unsigned long nofile_soft, nofile_hard;
 } cp_clirun;
 
 void cp_clirun_init(cp_clirun *r);
