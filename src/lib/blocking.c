@@ -42,6 +42,11 @@ cp_client *cp_connect(const cp_options *opt) {
     cp_loop_attach(c->own_loop, &c->pub);
     if (c->cluster) {
         cp_refresh(&c->pub);
+        /* The map's connections were for the map: closed, as every connection opens on first
+         * use (a program with a client per master would hold one more to a seed each). */
+        for (int n = 0; n < c->nnodes; n++)
+            if (c->nodes[n].conn.fcount == 0 && c->nodes[n].q.n == 0)
+                cp__client_close_node(c, n);
         return &c->pub;
     }
     /* Connect now so an unreachable endpoint or a wrong password is reported here. */

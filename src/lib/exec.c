@@ -690,7 +690,7 @@ static void drain(cp__client *c, int n) {
 
 /* ---- the in-band slot-map refresh ---------------------------------------------------------- */
 
-static void refresh_ask(cp__client *c, uint64_t now);
+static void refresh_ask(cp__client *c, uint64_t now, int hedge);
 
 /* The refresh is over (a map, or every candidate failed): commands waiting for it go on. */
 static void refresh_end(cp__client *c, int ok, uint64_t now) {
@@ -735,19 +735,22 @@ static void refresh_answered(cp_client *pc, const cp_response *r, void *data) {
         c->refresh.next--; /* the same node again, with CLUSTER SLOTS */
     if (rc == CP_ENOMEM)
         c->refresh.next = c->refresh.ncand;
-    refresh_ask(c, now);
+    refresh_ask(c, now, 0);
 }
 
 /* Sends the refresh request to the next candidate, in a one-command batch of its own (freed
- * when it completes), with a hedge: if no answer comes within REFRESH_HEDGE_NS, the timer asks
- * the next candidate too, so a stalled node costs that long, not the I/O timeout. With no
- * candidate left, the round ends once no request is out. */
-static void refresh_ask(cp__client *c, uint64_t now) {
+ * when it completes). A hedge: if no answer comes within REFRESH_HEDGE_NS, the timer also asks
+ * the next candidate that has a ready connection, so a stalled node costs that long, not the
+ * I/O timeout; hedges open no connections (a client connecting to many seeds at once would
+ * multiply its sockets). With no candidate left, the round ends once no request is out. */
+static void refresh_ask(cp__client *c, uint64_t now, int hedge) {
     if (c->closing || !c->refresh.running)
         return;
-    int n = c->refresh.out < REFRESH_MAX_OUT ? cp__refresh_next(c) : -2;
+    int n = c->refresh.out >= REFRESH_MAX_OUT ? -2
+            : hedge                           ? cp__refresh_next_ready(c)
+                                              : cp__refresh_next(c);
     if (n < 0) {
-        if (n == -1 && c->refresh.out == 0)
+        if (!hedge && n == -1 && c->refresh.out == 0)
             refresh_end(c, 0, now);
         c->refresh.hedge_at = 0;
         return;
@@ -787,7 +790,7 @@ static void kick_refresh(cp__client *c, uint64_t now) {
     }
     c->refresh.running = 1;
     c->refresh.out = 0;
-    refresh_ask(c, now);
+    refresh_ask(c, now, 0);
 }
 
 void cp__exec_refresh_now(cp__client *c) {
@@ -974,7 +977,7 @@ void cp__exec_timers(cp__client *c) {
     }
     if (c->refresh.running && c->refresh.hedge_at != 0) {
         if (now >= c->refresh.hedge_at)
-            refresh_ask(c, now); /* no answer yet: the next candidate too */
+            refresh_ask(c, now, 1); /* no answer yet: a connected candidate too */
         else
             wake_at(c, c->refresh.hedge_at);
     }

@@ -56,6 +56,18 @@ int cp__refresh_next(cp__client *c) {
     return c->refresh.next < c->refresh.ncand ? c->refresh.cand[c->refresh.next++] : -1;
 }
 
+int cp__refresh_next_ready(cp__client *c) {
+    for (int i = c->refresh.next; i < c->refresh.ncand; i++) {
+        int n = c->refresh.cand[i];
+        if (c->nodes[n].conn.state == CP__CONN_READY) {
+            c->refresh.cand[i] = c->refresh.cand[c->refresh.next]; /* asked now: out of order */
+            c->refresh.cand[c->refresh.next++] = n;
+            return n;
+        }
+    }
+    return -1;
+}
+
 const char *cp__refresh_request(const cp__client *c, size_t *len) {
     static const char shards[] = "*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n";
     static const char slots[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";

@@ -17,6 +17,9 @@ int cp__refresh_plan(cp__client *c);
 /* The next node to ask, or -1 when every candidate has been tried. */
 int cp__refresh_next(cp__client *c);
 
+/* The next candidate whose connection is ready (a hedge opens no new connection), or -1. */
+int cp__refresh_next_ready(cp__client *c);
+
 /* The request for the map, as RESP bytes (CLUSTER SHARDS, or CLUSTER SLOTS for servers
  * without it). */
 const char *cp__refresh_request(const cp__client *c, size_t *len);
