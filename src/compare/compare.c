@@ -821,7 +821,7 @@ static void note_placement(cmp *r) {
                                    CP__PLACEMENT_WARNINGS_MAX);
     for (int i = 0; i < n && o->warn != NULL; i++) {
         char line[300];
-        snprintf(line, sizeof(line), "placement: %s", lines[i]);
+        snprintf(line, sizeof(line), "placement: %.280s", lines[i]); /* bounded for gcc */
         o->warn(o->ud, line);
     }
 }
