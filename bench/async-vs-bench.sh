@@ -53,12 +53,13 @@ for ((i = 1; i <= ROUNDS; i++)); do
     if ((i % 2)); then b=$(run_bench); e=$(run_example); else e=$(run_example); b=$(run_bench); fi
     read -r bw bu bs <<<"$b"
     read -r ew eu es <<<"$e"
-    line=$(awk -v o="$OPS" -v bw="$bw" -v bu="$bu" -v bs="$bs" -v ew="$ew" -v eu="$eu" -v es="$es" \
-        'BEGIN { bo = o / bw; eo = o / ew; bc = (bu + bs) * 1e6 / o; ec = (eu + es) * 1e6 / o;
-                 printf "%12.0f %10.3f | %12.0f %10.3f | %7.2fx %7.2fx %f %f", bo, bc, eo, ec,
-                        eo / bo, ec / bc, eo / bo, ec / bc }')
-    read -r c1 c2 c3 c4 c5 c6 c7 c8 c9 r1 r2 <<<"$line"
-    printf '%-6s %s\n' "$i" "$(cut -d' ' -f1-9 <<<"$line")"
+    read -r r1 r2 < <(awk -v o="$OPS" -v bw="$bw" -v bu="$bu" -v bs="$bs" -v ew="$ew" \
+        -v eu="$eu" -v es="$es" 'BEGIN { bc = (bu + bs) * bw; ec = (eu + es) * ew;
+            printf "%f %f\n", bw / ew, ((eu + es) / (bu + bs)) }')
+    awk -v i="$i" -v o="$OPS" -v bw="$bw" -v bu="$bu" -v bs="$bs" -v ew="$ew" -v eu="$eu" \
+        -v es="$es" -v r1="$r1" -v r2="$r2" 'BEGIN {
+            printf "%-6s %12.0f %10.3f | %12.0f %10.3f | %7.2fx %7.2fx\n", i, o / bw,
+                   (bu + bs) * 1e6 / o, o / ew, (eu + es) * 1e6 / o, r1, r2 }'
     ratios+=("$r1 $r2")
 done
 printf '%s\n' "${ratios[@]}" | awk '
