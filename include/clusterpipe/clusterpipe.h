@@ -303,12 +303,13 @@ typedef struct cp_response {
 typedef void cp_callback(cp_client *c, const cp_response *r, void *privdata);
 
 /* Sends one command: routed by its keys' slot, following MOVED/ASK and retrying exactly as a
- * pipeline does, with its own retry budget from now. Commands are in flight at once on every
+ * pipeline does, with the retry budget of the turn it is sent in (counted from the turn's first
+ * command: the commands of one loop turn share a batch). Commands are in flight at once on every
  * node; bytes sent from callbacks and between loop turns go out in one write per node per turn;
  * commands for one key keep their order, also across redirects. An event-loop client only.
  * Returns 0 (the callback will be called), CP_ELIMIT (max_pending commands are queued or in
- * flight), CP_EINVAL (not attached, bad format, keys of a command that cannot be split span
- * slots: CP_ECROSSSLOT) or CP_ENOMEM; then the callback is never called. */
+ * flight), CP_EINVAL (not attached, bad format), CP_ECROSSSLOT (keys of a command that cannot
+ * be split span slots) or CP_ENOMEM; then the callback is never called. */
 int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
 int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags, int argc,
                           const char **argv, const size_t *argvlen);
