@@ -27,29 +27,35 @@ typedef struct run {
 
 typedef struct chain { /* one key at a time: its SET, then its GET */
     run *r;
-    char key[64], val[64];
+    long i; /* its key is async_example:<tag>:<i>, and its value <i> */
 } chain;
 
 static void on_set(cp_client *c, const cp_response *resp, void *privdata);
 
 static void problem(run *r, const char *what, const chain *ch, const cp_response *resp) {
     if (r->errors++ < 5)
-        fprintf(stderr, "%s %s: %s\n", what, ch->key,
+        fprintf(stderr, "%s async_example:%u:%ld: %s\n", what, r->tag, ch->i,
                 resp->outcome != CP_DONE                 ? resp->errstr
                 : resp->reply->type == REDIS_REPLY_ERROR ? resp->reply->str
                                                          : "unexpected reply");
+}
+
+/* Is v the value SET for key i: the number i, and nothing after it? */
+static int holds_value(const redisReply *v, long i) {
+    char *end;
+    return v->type == REDIS_REPLY_STRING && v->len > 0 && strtol(v->str, &end, 10) == i &&
+           *end == '\0';
 }
 
 /* Starts the chain's next key, or ends the chain when every key is started. */
 static void next_key(chain *ch) {
     run *r = ch->r;
     while (r->next < r->n) {
-        long i = r->next++;
-        snprintf(ch->key, sizeof(ch->key), "async_example:%08x:%ld", r->tag, i);
-        snprintf(ch->val, sizeof(ch->val), "value-%ld-%08x", i, r->tag);
-        if (cp_async_command(r->c, on_set, ch, "SET %s %s", ch->key, ch->val) == 0)
+        ch->i = r->next++;
+        if (cp_async_command(r->c, on_set, ch, "SET async_example:%u:%ld %ld", r->tag, ch->i,
+                             ch->i) == 0)
             return;
-        fprintf(stderr, "SET %s refused: %s\n", ch->key, r->c->errstr);
+        fprintf(stderr, "SET async_example:%u:%ld refused: %s\n", r->tag, ch->i, r->c->errstr);
         r->errors++;
     }
     r->active--;
@@ -59,8 +65,7 @@ static void on_get(cp_client *c, const cp_response *resp, void *privdata) {
     (void)c;
     chain *ch = privdata;
     ch->r->ops++;
-    if (resp->outcome != CP_DONE || resp->reply->type != REDIS_REPLY_STRING ||
-        strcmp(resp->reply->str, ch->val) != 0)
+    if (resp->outcome != CP_DONE || !holds_value(resp->reply, ch->i))
         problem(ch->r, "GET", ch, resp);
     next_key(ch);
 }
@@ -74,9 +79,9 @@ static void on_set(cp_client *c, const cp_response *resp, void *privdata) {
         next_key(ch);
         return;
     }
-    if (cp_async_command(c, on_get, ch, "GET %s", ch->key) == 0)
+    if (cp_async_command(c, on_get, ch, "GET async_example:%u:%ld", ch->r->tag, ch->i) == 0)
         return;
-    fprintf(stderr, "GET %s refused: %s\n", ch->key, c->errstr);
+    fprintf(stderr, "GET async_example:%u:%ld refused: %s\n", ch->r->tag, ch->i, c->errstr);
     ch->r->errors++;
     next_key(ch);
 }

@@ -245,8 +245,12 @@ int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap) {
     size_t off = p->arena.len;
     if (cp__pipeline_argv_reserve(p, 16) != 0)
         return CP_ENOMEM;
-    int rc = cp__format_va(&p->arena, fmt, ap);
-    return rc != 0 ? rc : record_formatted(p, off);
+    int argc = cp__format_va(&p->arena, fmt, ap, p->argv, p->argvlen, (int)p->capargv);
+    if (argc < 0)
+        return argc;
+    if (argc == 0 || argc > (int)p->capargv) /* none, or more than the scratch holds: parse */
+        return record_formatted(p, off);
+    return record(p, off, argc, p->argv, p->argvlen, -1);
 }
 
 int cp_append(cp_pipeline *p, const char *fmt, ...) {

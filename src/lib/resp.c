@@ -116,16 +116,229 @@ int cp__format_argv(cp__buf *b, int argc, const char *const *argv, const size_t 
     return 0;
 }
 
-int cp__format_va(cp__buf *b, const char *fmt, va_list ap) {
-    char *cmd = NULL;
-    int n = redisvFormatCommand(&cmd, fmt, ap);
-    if (n == -1)
-        return CP_EINVAL;
-    if (n < 0 || cmd == NULL)
+/* Room for "$<20 digits>\r\n": an argument's bytes are written this far past its start, then
+ * moved back once its length, so its header's, is known. */
+#define HEADER_MAX 23
+
+/* Appends n bytes to the argument being built. */
+static int put_bytes(cp__buf *b, const char *s, size_t n) {
+    if (cp__buf_reserve(b, n) != 0)
         return CP_ENOMEM;
-    int rc = cp__buf_append(b, cmd, (size_t)n);
-    redisFreeCommand(cmd);
+    copy_arg(b->data + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+/* One printf conversion other than %s, %b and %%: spec points at its '%'. Formats the value
+ * (read from ap with the type the conversion names, as hiredis does) onto the argument being
+ * built and returns the spec's length (at least 2), 0 for a conversion hiredis would refuse, or
+ * CP_ENOMEM. */
+static long put_conversion(cp__buf *b, const char *spec, va_list *ap) {
+    const char *q = spec + 1;
+    while (*q == '#' || *q == '0' || *q == '-' || *q == '+' || *q == ' ')
+        q++;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (*q == '.')
+        for (q++; *q >= '0' && *q <= '9';)
+            q++;
+    int longs = 0, shorts = 0;
+    if (q[0] == 'l')
+        longs = q[1] == 'l' ? 2 : 1;
+    else if (q[0] == 'h')
+        shorts = q[1] == 'h' ? 2 : 1;
+    q += longs + shorts;
+    int integer = *q == 'd' || *q == 'i' || *q == 'o' || *q == 'u' || *q == 'x' || *q == 'X';
+    int real = longs + shorts == 0 && *q != '\0' && strchr("eEfFgGaA", *q) != NULL;
+    size_t speclen = (size_t)(q + 1 - spec);
+    char one[40];
+    if ((!integer && !real) || speclen >= sizeof(one))
+        return 0;
+    long long i = 0;
+    double d = 0;
+    if (real)
+        d = va_arg(*ap, double);
+    else if (longs == 2)
+        i = va_arg(*ap, long long);
+    else if (longs == 1)
+        i = va_arg(*ap, long);
+    else /* char and short arrive promoted to int */
+        i = va_arg(*ap, int);
+    /* Plain %d, %u, %ld, %llu ... (keys and counters): written here, without snprintf. */
+    if (shorts == 0 && spec + 1 + longs == q && (*q == 'd' || *q == 'i' || *q == 'u')) {
+        unsigned long long v = (unsigned long long)i;
+        if (*q == 'u' && longs == 0)
+            v = (unsigned)i;
+        else if (*q == 'u' && longs == 1)
+            v = (unsigned long)i;
+        int negative = *q != 'u' && i < 0;
+        if (negative)
+            v = 0 - v;
+        char digits[24];
+        size_t k = sizeof(digits);
+        do {
+            digits[--k] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v > 0);
+        if (negative)
+            digits[--k] = '-';
+        return put_bytes(b, digits + k, sizeof(digits) - k) != 0 ? CP_ENOMEM : (long)speclen;
+    }
+    memcpy(one, spec, speclen);
+    one[speclen] = '\0';
+    for (size_t room = 32;;) {
+        if (cp__buf_reserve(b, room) != 0)
+            return CP_ENOMEM;
+        char *at = b->data + b->len;
+        int n = real         ? snprintf(at, room, one, d)
+                : longs == 2 ? snprintf(at, room, one, i)
+                : longs == 1 ? snprintf(at, room, one, (long)i)
+                             : snprintf(at, room, one, (int)i);
+        if (n < 0)
+            return 0;
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return (long)speclen;
+        }
+        room = (size_t)n + 1;
+    }
+}
+
+/* Ends the argument that started at `at` (HEADER_MAX bytes of room before its bytes): its
+ * header goes in front and the bytes move up to it. */
+static size_t close_argument(cp__buf *b, size_t at) {
+    size_t n = b->len - at - HEADER_MAX;
+    char head[HEADER_MAX];
+    size_t h = put_header(head, '$', n);
+    memmove(b->data + at + h, b->data + at + HEADER_MAX, n);
+    memcpy(b->data + at, head, h);
+    b->len = at + h + n;
+    memcpy(b->data + b->len, "\r\n", 2); /* the argument's reserve left room for it */
+    b->len += 2;
+    return n;
+}
+
+/* Bytes of "$<n>\r\n". */
+static size_t header_len(size_t n) {
+    size_t len = 4;
+    for (; n >= 10; n /= 10)
+        len++;
+    return len;
+}
+
+/* Appends one argument whose bytes are known: header, bytes, CRLF. */
+static int put_argument(cp__buf *b, const char *s, size_t n) {
+    if (cp__buf_reserve(b, n + HEADER_MAX + 2) != 0)
+        return CP_ENOMEM;
+    char *p = b->data + b->len;
+    p += put_header(p, '$', n);
+    copy_arg(p, s, n);
+    p += n;
+    *p++ = '\r';
+    *p++ = '\n';
+    b->len = (size_t)(p - b->data);
+    return 0;
+}
+
+/* Builds the argument at *cp piece by piece (literal bytes and conversions mixed, "k:%d:%s"),
+ * up to the next space or the end; *cp moves past it. Its length goes to *len. */
+static int put_mixed_argument(cp__buf *b, const char **cp, va_list *ap, size_t *len) {
+    if (cp__buf_reserve(b, HEADER_MAX + 2) != 0)
+        return CP_ENOMEM;
+    size_t at = b->len;
+    b->len += HEADER_MAX;
+    const char *c = *cp;
+    int rc = 0;
+    while (*c != '\0' && *c != ' ' && rc == 0) {
+        if (*c != '%' || c[1] == '\0') { /* literal bytes up to the next space or conversion */
+            size_t n = strcspn(c + 1, " %") + 1;
+            rc = put_bytes(b, c, n);
+            c += n;
+        } else if (c[1] == 's') {
+            const char *s = va_arg(*ap, const char *);
+            rc = put_bytes(b, s, strlen(s));
+            c += 2;
+        } else if (c[1] == 'b') {
+            const char *s = va_arg(*ap, const char *);
+            size_t n = va_arg(*ap, size_t);
+            rc = put_bytes(b, s, n);
+            c += 2;
+        } else if (c[1] == '%') {
+            rc = put_bytes(b, "%", 1);
+            c += 2;
+        } else {
+            long n = put_conversion(b, c, ap);
+            if (n > 0)
+                c += n;
+            else
+                rc = n < 0 ? (int)n : CP_EINVAL;
+        }
+        if (rc == 0) /* the CRLF's room, which the bytes may have used */
+            rc = cp__buf_reserve(b, 2);
+    }
+    *cp = c;
+    if (rc == 0)
+        *len = close_argument(b, at);
     return rc;
+}
+
+int cp__format_va(cp__buf *b, const char *fmt, va_list ap, const char **argv, size_t *argvlen,
+                  int max) {
+    va_list cur;
+    va_copy(cur, ap);
+    size_t start = b->len;
+    int argc = 0, rc = 0;
+    /* Room for the "*<argc>\r\n" that goes in front once the count is known. */
+    if (cp__buf_reserve(b, HEADER_MAX) != 0) {
+        va_end(cur);
+        return CP_ENOMEM;
+    }
+    b->len += HEADER_MAX;
+    for (const char *c = fmt; *c != '\0' && rc == 0;) {
+        if (*c == ' ') { /* spaces end an argument; more of them start none */
+            c++;
+            continue;
+        }
+        /* An argument that is one %s, one %b or only literal bytes is written in one go;
+         * anything else piece by piece. */
+        const char *s = c;
+        size_t n = 0;
+        while (c[n] != '\0' && c[n] != ' ' && c[n] != '%')
+            n++;
+        int whole = c[n] != '%';
+        if (c[0] == '%' && (c[1] == 's' || c[1] == 'b') && (c[2] == ' ' || c[2] == '\0')) {
+            s = va_arg(cur, const char *);
+            n = c[1] == 's' ? strlen(s) : va_arg(cur, size_t);
+            c += 2;
+            whole = 1;
+        } else if (whole) {
+            c += n;
+        }
+        rc = whole ? put_argument(b, s, n) : put_mixed_argument(b, &c, &cur, &n);
+        if (rc == 0 && argc < max)
+            argvlen[argc] = n;
+        argc++;
+    }
+    va_end(cur);
+    if (rc != 0) {
+        b->len = start;
+        return rc;
+    }
+    char head[HEADER_MAX];
+    size_t h = put_header(head, '*', (size_t)argc);
+    size_t body = b->len - start - HEADER_MAX;
+    memmove(b->data + start + h, b->data + start + HEADER_MAX, body);
+    memcpy(b->data + start, head, h);
+    b->len = start + h + body;
+    if (argc <= max) { /* where each argument's bytes ended up */
+        const char *q = b->data + start + h;
+        for (int i = 0; i < argc; i++) {
+            q += header_len(argvlen[i]);
+            argv[i] = q;
+            q += argvlen[i] + 2;
+        }
+    }
+    return argc;
 }
 
 /* Parses "<prefix><digits>\r\n" at *pp (bounded by end) into *out; advances *pp. */

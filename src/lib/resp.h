@@ -31,9 +31,13 @@ void cp__buf_free(cp__buf *b);
  * redisFormatCommandArgv so the hot path does not malloc and free a buffer per command. */
 int cp__format_argv(cp__buf *b, int argc, const char *const *argv, const size_t *argvlen);
 
-/* Appends a printf-style command (hiredis's format rules, via redisvFormatCommand). Returns 0,
- * CP_ENOMEM or CP_EINVAL (bad format). */
-int cp__format_va(cp__buf *b, const char *fmt, va_list ap);
+/* Appends a printf-style command, with hiredis's format rules (arguments split at spaces; %s a C
+ * string, %b a pointer and a size_t, %% a percent sign, integer and double conversions as in
+ * printf), formatted here without an allocation of its own. Returns the argument count, and when
+ * it is at most max, argv/argvlen point at each argument in b (until b next grows); or CP_ENOMEM,
+ * CP_EINVAL (bad format), leaving b as it was. */
+int cp__format_va(cp__buf *b, const char *fmt, va_list ap, const char **argv, size_t *argvlen,
+                  int max);
 
 /* Arguments of a formatted command (an array of bulk strings). Fills argv/argvlen with pointers
  * into cmd, at most max of them, and returns the total argument count, or -1 when cmd is not

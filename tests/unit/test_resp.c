@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "lib/command.h"
 #include "lib/replyarena.h"
 #include "lib/resp.h"
@@ -82,20 +83,90 @@ static void format_header_lengths(void **state) {
         }
 }
 
+/* cp__format_va against hiredis's redisvFormatCommand on the same format and arguments: the
+ * same bytes, or both refusing. Returns what cp__format_va returned. */
+static int format_both(const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    cp__buf b = {0};
+    cp__buf_append(&b, "prefix", 6); /* appends after what the buffer holds */
+    const char *av[8], *pa[8];
+    size_t al[8], pl[8];
+    int rc = cp__format_va(&b, fmt, ap, av, al, 8);
+    char *ref = NULL;
+    int n = redisvFormatCommand(&ref, fmt, ap2);
+    va_end(ap2);
+    va_end(ap);
+    if (n < 0) {
+        assert_int_equal(rc, CP_EINVAL);
+        assert_int_equal(b.len, 6);
+    } else {
+        assert_true(rc >= 0);
+        assert_int_equal(b.len, 6 + (size_t)n);
+        assert_memory_equal(b.data, "prefix", 6);
+        assert_memory_equal(b.data + 6, ref, (size_t)n);
+        /* The arguments it reports are where a parse of the bytes finds them. */
+        assert_int_equal(cp__parse_command(b.data + 6, (size_t)n, pa, pl, 8), rc == 0 ? -1 : rc);
+        for (int i = 0; i < rc && i < 8; i++) {
+            assert_ptr_equal(av[i], pa[i]);
+            assert_int_equal(al[i], pl[i]);
+        }
+    }
+    redisFreeCommand(ref);
+    cp__buf_free(&b);
+    return rc < 0 ? rc : 0;
+}
+
+static int format_max(cp__buf *b, const char **av, size_t *al, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cp__format_va(b, fmt, ap, av, al, 2);
+    va_end(ap);
+    return rc;
+}
+
 static void printf_format(void **state) {
     (void)state;
+    static const char binary[] = "a\r\n\0b c";
+    static char big[1500];
+    memset(big, 'x', sizeof(big) - 1);
+    assert_int_equal(format_both("SET %s %s", "k", "v"), 0);
+    assert_int_equal(format_both("SET %s %s", "a b", ""), 0); /* a space inside, an empty arg */
+    assert_int_equal(format_both("SET %b %b", binary, sizeof(binary) - 1, "", (size_t)0), 0);
+    assert_int_equal(format_both("  GET    k  "), 0);
+    assert_int_equal(format_both("SET k%sv x%%y{%s}", "-mid-", "tag"), 0);
+    assert_int_equal(format_both("GET k%"), 0); /* a last '%' is a byte */
+    assert_int_equal(format_both("GET %"), 0);
+    assert_int_equal(format_both("%s%s %b%s", "a", "b", "c", (size_t)1, ""), 0);
+    assert_int_equal(format_both("%s", ""), 0);
+    assert_int_equal(format_both("INCRBY k %d %i %u %x %X %o", -42, 7, 3u, 255u, 255u, 8u), 0);
+    assert_int_equal(format_both("X %lld %llu %ld %lu", (long long)INT64_MIN,
+                                 (unsigned long long)UINT64_MAX, -5L, 6UL),
+                     0);
+    assert_int_equal(format_both("X %hhd %hu %hd", 300, 70000, -3), 0);
+    /* The plain integer conversions written without snprintf, at their limits. */
+    assert_int_equal(
+        format_both("X %d %d %d %u %u k%dv", INT32_MIN, INT32_MAX, 0, 0u, UINT32_MAX, -1), 0);
+    assert_int_equal(format_both("X %ld %lu %li %lld %llu %lli", (long)INT64_MIN,
+                                 (unsigned long)UINT64_MAX, -1L, (long long)INT64_MAX, 0ULL, -10LL),
+                     0);
+    assert_int_equal(format_both("X %05.2f %e %g %-8d| %+d %#x", 3.14159, 1e300, 0.5, 12, 5, 17u),
+                     0);
+    assert_int_equal(format_both("X %f", 1e300), 0); /* 301 digits: longer than the first try */
+    assert_int_equal(format_both("SET %s %s", big, big + 1400), 0);
+    assert_int_equal(format_both("SET k%dv%s %b", 99, big + 1000, big, (size_t)150), 0);
+    assert_int_equal(format_both("GET %q", "k"), CP_EINVAL);
+    assert_int_equal(format_both("GET %lq", 1L), CP_EINVAL);
+    assert_int_equal(format_both("GET %5"), CP_EINVAL);
+    assert_int_equal(format_both("GET %hf", 1.0), CP_EINVAL);
+    assert_int_equal(format_both(""), 0);
+    /* More arguments than the caller's arrays hold: counted, the arrays untouched past max. */
     cp__buf b = {0};
-    va_list ap;
-    (void)ap;
-    assert_int_equal(cp__buf_append(&b, "", 0), 0);
-    const char *pa[4];
-    size_t pl[4];
-    char *ref = NULL;
-    int n = redisFormatCommand(&ref, "GET %s", "a b");
-    assert_true(n > 0);
-    assert_int_equal(cp__parse_command(ref, (size_t)n, pa, pl, 4), 2);
-    assert_int_equal(pl[1], 3);
-    redisFreeCommand(ref);
+    const char *av[2] = {NULL, NULL};
+    size_t al[2] = {0, 0};
+    assert_int_equal(format_max(&b, av, al, "A B C D"), 4);
+    assert_null(av[0]);
     cp__buf_free(&b);
 }
 
