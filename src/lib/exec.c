@@ -18,6 +18,7 @@
  */
 #include "lib/exec.h"
 
+#include "lib/fence.h"
 #include "lib/refresh.h"
 
 #include <stdio.h>
@@ -304,73 +305,6 @@ static void run_retries(cp_pipeline *p, uint64_t now) {
     }
 }
 
-/* ---- fences: one key's commands stay in order across MOVED --------------------------------- */
-
-static cp__fence *fence_find(cp__client *c, int slot) {
-    for (int i = 0; i < c->nfences; i++)
-        if (c->fences[i].slot == slot)
-            return &c->fences[i];
-    return NULL;
-}
-
-/* Routes a fence's held commands (its count reached zero, or its node failed) and drops it. */
-static void fence_release(cp__client *c, cp__fence *f, uint64_t now) {
-    cp__queue held = f->held;
-    *f = c->fences[--c->nfences];
-    while (held.n > 0) {
-        cp__qent e = cp__queue_pop(&held);
-        route(e.p, e.tag, now);
-    }
-    free(held.v);
-}
-
-/* MOVED for `slot` came from node n: when more of the slot's commands are still on n (in flight
- * or queued), later commands for the slot wait until those came back. */
-static void fence_moved(cp__client *c, int n, int slot) {
-    if (fence_find(c, slot) != NULL)
-        return;
-    cp__conn *conn = &c->nodes[n].conn;
-    uint32_t count = 0;
-    for (size_t i = 0; i < conn->fcount; i++) {
-        uint32_t tag = cp__conn_tag(conn, i);
-        cp__reply_arena *a = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)].arena;
-        if (tag < CP__TAG_INTERNAL && a != NULL &&
-            cp__get(cp__pipeline_of_arena(a), tag)->slot == slot)
-            count++;
-    }
-    for (uint32_t i = 0; i < c->nodes[n].q.n; i++) {
-        cp__qent *e = cp__queue_at(&c->nodes[n].q, i);
-        count += cp__get(e->p, e->tag)->slot == slot;
-    }
-    if (count == 0)
-        return;
-    if (c->nfences == c->capfences) {
-        int ncap = c->capfences ? c->capfences * 2 : 8;
-        cp__fence *v = realloc(c->fences, (size_t)ncap * sizeof(*v));
-        if (v == NULL)
-            return; /* out of memory: order across this redirect is not kept */
-        c->fences = v;
-        c->capfences = ncap;
-    }
-    c->fences[c->nfences++] = (cp__fence){slot, n, count, {0}};
-}
-
-/* A reply (of any kind) came from node n for a command of `slot`. */
-static void fence_reply(cp__client *c, int n, int slot, uint64_t now) {
-    cp__fence *f = fence_find(c, slot);
-    if (f != NULL && f->node == n && --f->count == 0)
-        fence_release(c, f, now);
-}
-
-/* Node n failed: its fences hold nothing back any more. */
-static void fence_node_failed(cp__client *c, int n, uint64_t now) {
-    for (int i = 0; i < c->nfences;)
-        if (c->fences[i].node == n)
-            fence_release(c, &c->fences[i], now);
-        else
-            i++;
-}
-
 /* ---- routing and sending ------------------------------------------------------------------- */
 
 /* Routes a command (a first send or a retry): to its node's queue; behind a fence on its slot;
@@ -378,13 +312,11 @@ static void fence_node_failed(cp__client *c, int n, uint64_t now) {
 static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
-    if (c->nfences > 0 && cmd->slot >= 0) {
-        cp__fence *f = fence_find(c, cmd->slot);
-        if (f != NULL) {
-            if (cp__queue_push(&f->held, p, tag) != 0)
-                give_up(p, tag, 0, CP_ENOMEM);
-            return;
-        }
+    int held = cp__fence_hold(c, cmd->slot, p, tag);
+    if (held != 0) {
+        if (held < 0)
+            give_up(p, tag, 0, CP_ENOMEM);
+        return;
     }
     int n = node_of(p, cmd);
     if (n >= 0) {
@@ -510,7 +442,7 @@ static void fail_node(cp__client *c, int n, int code, const char *why) {
         retry_later(e.p, e.tag, code);
     }
     taken_free(&t);
-    fence_node_failed(c, n, now);
+    cp__fence_node_failed(c, n, route, now);
     kick_refresh(c, now);
 }
 
@@ -623,7 +555,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
          * with cp_append_argv_slot may have been wrong). */
         cmd->slot = slot;
         if (kind == CP__ERR_MOVED) {
-            fence_moved(c, n, slot);
+            cp__fence_moved(c, n, slot);
             cp__routes_patch(&c->routes, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1; /* the rest of the map is read in-band, spaced */
@@ -678,7 +610,7 @@ static void drain(cp__client *c, int n) {
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
         if (c->nfences > 0 && tag < CP__TAG_INTERNAL)
-            fence_reply(c, n, cp__get(p, tag)->slot, now);
+            cp__fence_reply(c, n, cp__get(p, tag)->slot, route, now);
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster))
             answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
         else

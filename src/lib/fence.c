@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Fences on slots after MOVED (fence.h): a small array on the client, searched linearly (there
+ * are as many fences as slots moving at once, a handful). One thread, the client's.
+ */
+#include "lib/fence.h"
+
+#include <stdlib.h>
+
+static cp__fence *find(cp__client *c, int slot) {
+    for (int i = 0; i < c->nfences; i++)
+        if (c->fences[i].slot == slot)
+            return &c->fences[i];
+    return NULL;
+}
+
+/* Drops fence f and routes what it held (routing may fence nothing new: only MOVED does). */
+static void release(cp__client *c, cp__fence *f, cp__fence_route *route, uint64_t now) {
+    cp__queue held = f->held;
+    *f = c->fences[--c->nfences];
+    while (held.n > 0) {
+        cp__qent e = cp__queue_pop(&held);
+        route(e.p, e.tag, now);
+    }
+    free(held.v);
+}
+
+int cp__fence_hold(cp__client *c, int slot, cp_pipeline *p, uint32_t tag) {
+    cp__fence *f = c->nfences > 0 && slot >= 0 ? find(c, slot) : NULL;
+    if (f == NULL)
+        return 0;
+    return cp__queue_push(&f->held, p, tag) != 0 ? CP_ENOMEM : 1;
+}
+
+void cp__fence_moved(cp__client *c, int n, int slot) {
+    if (find(c, slot) != NULL)
+        return;
+    cp__conn *conn = &c->nodes[n].conn;
+    uint32_t count = 0;
+    for (size_t i = 0; i < conn->fcount; i++) {
+        uint32_t tag = cp__conn_tag(conn, i);
+        cp__reply_arena *a = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)].arena;
+        if (tag < CP__TAG_INTERNAL && a != NULL &&
+            cp__get(cp__pipeline_of_arena(a), tag)->slot == slot)
+            count++;
+    }
+    for (uint32_t i = 0; i < c->nodes[n].q.n; i++) {
+        cp__qent *e = cp__queue_at(&c->nodes[n].q, i);
+        count += cp__get(e->p, e->tag)->slot == slot;
+    }
+    if (count == 0)
+        return;
+    if (c->nfences == c->capfences) {
+        int ncap = c->capfences ? c->capfences * 2 : 8;
+        cp__fence *v = realloc(c->fences, (size_t)ncap * sizeof(*v));
+        if (v == NULL)
+            return;
+        c->fences = v;
+        c->capfences = ncap;
+    }
+    c->fences[c->nfences++] = (cp__fence){slot, n, count, {0}};
+}
+
+void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uint64_t now) {
+    cp__fence *f = find(c, slot);
+    if (f != NULL && f->node == n && --f->count == 0)
+        release(c, f, route, now);
+}
+
+void cp__fence_node_failed(cp__client *c, int n, cp__fence_route *route, uint64_t now) {
+    for (int i = 0; i < c->nfences;)
+        if (c->fences[i].node == n)
+            release(c, &c->fences[i], route, now);
+        else
+            i++;
+}
