@@ -54,7 +54,7 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
                   unsigned flags) {
     size_t i = p->cmds.n - 1;
     cp__cmd *cmd = &p->cmds.v[i];
-    if (cmd->slot == CP__SLOT_CROSS && !(cmd->flags & CP__F_SPLIT)) {
+    if (cmd->slot == CP__SLOT_CROSS && !(cmd->flags & (CP__F_SPLIT | CP__F_TX))) {
         p->cmds.n--;
         p->arena.len = off;
         return refused(c, CP_ECROSSSLOT, "keys in different slots");
@@ -73,7 +73,13 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     p->cbs[i] = (cp__cb){cb, privdata};
     if (flags & CP_CMD_IDEMPOTENT)
         cmd->flags |= CP__F_IDEMPOTENT;
-    cp__exec_add(p, (uint32_t)i);
+    if (!(cmd->flags & CP__F_TX)) {
+        cp__exec_add(p, (uint32_t)i);
+    } else if (cmd->flags & CP__F_TXEND) { /* the unit is whole: it goes now, as one */
+        const cp__txn *t = cp__txn_of(p, cmd);
+        for (uint32_t j = t->first; j <= t->last; j++)
+            cp__exec_add(p, j);
+    } /* else a transaction's member: held until its EXEC (or the end of the turn) */
     cp__events_after_call(c);
     return 0;
 }

@@ -60,6 +60,7 @@ typedef struct cp__node {
     int port;
     cp__conn conn;
     int is_master; /* per the last slot map */
+    int watched;   /* a WATCH was answered on its connection, no EXEC/DISCARD since */
     cp__queue q;   /* commands waiting to be written, in order */
 } cp__node;
 

@@ -13,6 +13,9 @@
 #define CP__CMD_NOKEY 0x2u    /* has no key: any node may serve it */
 #define CP__CMD_NUMKEYS 0x4u  /* EVAL-style: argv[2] = number of keys, keys from argv[3] */
 #define CP__CMD_SPLIT 0x8u    /* multi-key command that may be split per slot */
+#define CP__CMD_MULTI 0x10u   /* MULTI: opens a transaction (txn.c) */
+#define CP__CMD_EXEC 0x20u    /* EXEC, DISCARD: closes one */
+#define CP__CMD_WATCH 0x40u   /* WATCH: a later EXEC on its node is never re-sent elsewhere */
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {

@@ -44,18 +44,30 @@ static void enter(cp__client *c) {
     cp__exec_flush_deferred(c);
 }
 
+/* Seals the turn's open async batch. A transaction whose EXEC did not come this turn is
+ * refused: its commands end not executed (called back from here). */
+static void seal(cp__client *c) {
+    cp_pipeline *p = c->open;
+    long u = cp__txn_refuse_open(p);
+    if (u >= 0)
+        for (uint32_t j = p->txns[u].first; j <= p->txns[u].last; j++)
+            cp__exec_add(p, j);
+    p->sealed = 1;
+    if (p->remaining == 0)
+        cp__exec_wake_soon(c); /* finished already: completed from the timer */
+    c->open = NULL;
+    if (u >= 0)
+        cp__exec_flush_deferred(c); /* the refusals' callbacks */
+}
+
 static void leave(cp__client *c) {
     if (c->depth > 1) {
         c->depth--;
         return;
     }
     cp__exec_flush_deferred(c); /* callbacks put off by sends made from callbacks */
-    if (c->open != NULL) {      /* this turn's async commands: a new batch from now on */
-        c->open->sealed = 1;
-        if (c->open->remaining == 0)
-            cp__exec_wake_soon(c); /* finished already: completed from the timer */
-        c->open = NULL;
-    }
+    if (c->open != NULL)        /* this turn's async commands: a new batch from now on */
+        seal(c);
     c->depth--;
     if (c->free_pending) {
         really_free(c);

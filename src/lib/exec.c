@@ -35,6 +35,7 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 static void route(cp_pipeline *p, uint32_t tag, uint64_t now);
 static void kick_refresh(cp__client *c, uint64_t now);
 static void give_up(cp_pipeline *p, uint32_t tag, int written, int err);
+static void txn_lost(cp_pipeline *p, uint32_t tag, int written, int err);
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
@@ -229,6 +230,10 @@ static int retry_push(cp_pipeline *p, uint32_t tag) {
  * else "not executed". */
 static void give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
     cp__cmd *cmd = cp__get(p, tag);
+    if (cmd->flags & CP__F_TX) {
+        txn_lost(p, tag, written, err);
+        return;
+    }
     if (cmd->outcome == CP_PENDING)
         finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED, err);
 }
@@ -238,7 +243,7 @@ static void give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
 static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     uint64_t now = cp__now_ns();
-    if (now >= p->deadline || cmd->slot == CP__SLOT_NODE) {
+    if (now >= p->deadline || cmd->slot == CP__SLOT_NODE || (cmd->flags & CP__F_TX)) {
         give_up(p, tag, 0, err ? err : CP_ETIMEDOUT);
         return;
     }
@@ -262,7 +267,8 @@ static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
 static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     cmd->flags |= CP__F_WRITTEN;
-    if ((cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) && cmd->slot != CP__SLOT_NODE) {
+    if ((cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) && cmd->slot != CP__SLOT_NODE &&
+        !(cmd->flags & CP__F_TX)) {
         p->c->stats.io_retries++;
         retry_later(p, tag, err);
     } else {
@@ -423,6 +429,7 @@ static void fail_node(cp__client *c, int n, int code, const char *why) {
         cp__exec_cancel_all(c, CP_ENOMEM, "out of memory");
         return;
     }
+    c->nodes[n].watched = 0; /* the connection's WATCHes went with it */
     c->need_refresh = 1;
     for (size_t i = 0; i < t.nf; i++) {
         if (t.fifo[i].tag >= CP__TAG_INTERNAL || t.fifo[i].arena == NULL)
@@ -503,6 +510,94 @@ void cp__exec_pump_all(cp__client *c) {
         pump(c, n);
 }
 
+/* ---- transactions: a MULTI ... EXEC unit goes to one node and ends as one --------------- */
+
+/* A member of unit t failed to get its answer (connection broken, timed out, cancelled). The
+ * unit ends with its last member, which the same failure always reaches after the others (they
+ * are on one connection, in order): then every member still waiting ends unknown if EXEC was
+ * written (it may have run), else not executed (an unfinished MULTI runs nothing). */
+static void txn_lost(cp_pipeline *p, uint32_t tag, int written, int err) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (written)
+        cmd->flags |= CP__F_WRITTEN;
+    if (!(cmd->flags & CP__F_TXEND))
+        return;
+    const cp__txn *t = cp__txn_of(p, cmd);
+    cp_outcome outcome = (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED;
+    for (uint32_t i = t->first; i <= t->last; i++)
+        if (p->cmds.v[i].outcome == CP_PENDING)
+            finish(p, i, outcome, err);
+}
+
+/* Re-sends unit t, whole and in order, to the node a MOVED or ASK named (ASKING before its
+ * first command: the flag lasts through MULTI on the server). */
+static void txn_resend(cp_pipeline *p, cp__txn *t) {
+    int m = t->target;
+    t->resent = 1;
+    t->target = -1;
+    for (uint32_t i = t->first; i <= t->last; i++) {
+        cp__cmd *cmd = &p->cmds.v[i];
+        cmd->reply = NULL;
+        cmd->redirects++;
+        cmd->flags &= (uint8_t) ~(CP__F_ASKING | CP__F_WRITTEN);
+        if (i == t->first && t->ask)
+            cmd->flags |= CP__F_ASKING;
+        enqueue(p, m, i);
+    }
+}
+
+/* A reply for a member of a unit (or for a WATCH, which only marks its node). Members' replies
+ * are kept and their outcomes wait for the last one's. A MOVED or ASK on any of them means the
+ * server ran nothing (it answers EXECABORT, or discards on EXEC's own redirect): the unit is
+ * re-sent once to the node named, unless a WATCH on this connection guards it (that WATCH does
+ * not hold on another node: the caller gets the answers and decides). */
+static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
+                      uint64_t now) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (!(cmd->flags & CP__F_TX)) { /* WATCH, answered */
+        c->nodes[n].watched = 1;
+        answered(p, tag, r, now);
+        return;
+    }
+    cmd->reply = r;
+    cmd->done_ns = now;
+    cp__txn *t = cp__txn_of(p, cmd);
+    int slot = 0, port = 0;
+    char host[CP__HOSTLEN];
+    cp__errkind kind = cp__classify(r, &slot, host, sizeof(host), &port);
+    if (kind == CP__ERR_MOVED || kind == CP__ERR_ASK) {
+        if (kind == CP__ERR_MOVED)
+            c->stats.moved++;
+        else
+            c->stats.ask++;
+        if (host[0] == '\0')
+            snprintf(host, sizeof(host), "%s", c->nodes[n].host);
+        int m = cp__client_node(c, host, port);
+        if (m >= 0 && t->target < 0) {
+            t->target = m;
+            t->ask = kind == CP__ERR_ASK;
+        }
+        if (m >= 0 && kind == CP__ERR_MOVED) {
+            cp__fence_moved(c, n, slot); /* later commands for the slot wait for the unit */
+            cp__routes_patch(&c->routes, slot, m);
+            c->nodes[m].is_master = 1;
+            c->need_refresh = 1;
+        }
+    }
+    if (!(cmd->flags & CP__F_TXEND))
+        return;
+    int watched = c->nodes[n].watched;
+    c->nodes[n].watched = 0; /* EXEC and DISCARD end every WATCH of the connection */
+    if (t->target >= 0 && r->type == REDIS_REPLY_ERROR && !t->resent && !watched &&
+        cmd->redirects < c->max_redirects && now < p->deadline) {
+        txn_resend(p, t);
+        return;
+    }
+    for (uint32_t i = t->first; i <= t->last; i++)
+        if (p->cmds.v[i].outcome == CP_PENDING)
+            finish(p, i, CP_DONE, 0);
+}
+
 /* ---- replies ------------------------------------------------------------------------------- */
 
 /* Acts on one reply: the answer, or a redirect / retry the caller never sees. */
@@ -511,6 +606,10 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
     if (tag == CP__ASKING_TAG) /* its command's own reply tells what happened */
         return;
     cp__cmd *cmd = cp__get(p, tag);
+    if (cmd->flags & CP__F_TX) {
+        txn_reply(c, n, p, tag, r, now);
+        return;
+    }
     int slot = 0, port = 0, m;
     char host[CP__HOSTLEN];
     cp__errkind kind = cmd->slot != CP__SLOT_NODE
@@ -609,12 +708,20 @@ static void drain(cp__client *c, int n) {
             continue;
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
-        if (c->nfences > 0 && tag < CP__TAG_INTERNAL)
-            cp__fence_reply(c, n, cp__get(p, tag)->slot, route, now);
-        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster))
-            answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
-        else
+        /* A fence is lifted after its last command's reply was acted on: a redirect of that
+         * command goes before the commands the fence held. (Read first: acting may free p.) */
+        int fenced = c->nfences > 0 && tag < CP__TAG_INTERNAL;
+        int slot = fenced ? cp__get(p, tag)->slot : 0;
+        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
+            if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
+                txn_reply(c, n, p, tag, r, now);
+            else
+                answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+        } else {
             on_reply(c, n, p, tag, r, now);
+        }
+        if (fenced)
+            cp__fence_reply(c, n, slot, route, now);
     }
     if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
         fail_node(c, n, rc, c->nodes[n].conn.errstr);
@@ -733,6 +840,19 @@ void cp__exec_refresh_now(cp__client *c) {
 
 /* ---- the loop's side ----------------------------------------------------------------------- */
 
+/* Command i, refused before sending (keys in several slots, or a transaction's MULTI without
+ * its EXEC): its error reply, and the code it ends with. */
+static int refusal(cp_pipeline *p, cp__cmd *cmd, size_t i) {
+    int cross = cmd->slot == CP__SLOT_CROSS;
+    cp__pipeline_set_err(p, cross ? CP_ECROSSSLOT : CP_EINVAL, "command %zu: %s", i,
+                         cross ? "keys in different slots" : "MULTI without its EXEC");
+    cmd->reply = cp__arena_error(&p->replies, cross ? "CROSSSLOT Keys in request don't hash to "
+                                                      "the same slot (refused by the client)"
+                                                    : "ERR MULTI without EXEC in the same "
+                                                      "batch (refused by the client)");
+    return cross ? CP_ECROSSSLOT : CP_EINVAL;
+}
+
 void cp__exec_start(cp_pipeline *p, int io_now) {
     cp__client *c = p->c;
     c->sending++; /* nothing completes, nothing is called back, until every command is out */
@@ -750,6 +870,8 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     p->deadline = now + (uint64_t)c->retry_budget_ms * 1000000ull;
     link_running(p);
     kick_refresh(c, now);
+    if (p->kind == CP__BATCH_USER)
+        cp__txn_refuse_open(p); /* a MULTI without EXEC: none of it goes */
     /* Counted first, sent after: the batch is never "finished" half-way through its start. */
     for (size_t i = 0; i < p->cmds.n; i++) {
         cp__cmd *cmd = &p->cmds.v[i];
@@ -758,12 +880,9 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
             for (uint32_t j = 0; j < cmd->nparts; j++)
                 p->parts.v[cmd->part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
             p->npending++;
-        } else if (cmd->slot == CP__SLOT_CROSS) {
-            cp__pipeline_set_err(p, CP_ECROSSSLOT, "command %zu: keys in different slots", i);
-            cmd->reply = cp__arena_error(&p->replies, "CROSSSLOT Keys in request don't hash to "
-                                                      "the same slot (refused by the client)");
+        } else if (cmd->slot == CP__SLOT_CROSS || cmd->slot == CP__SLOT_REFUSED) {
             cmd->outcome = CP_NOT_EXECUTED;
-            cmd->err = CP_ECROSSSLOT;
+            cmd->err = (int8_t)refusal(p, cmd, i);
             p->npending++; /* its caller hears of it with the rest */
         } else {
             p->remaining++;
@@ -774,7 +893,8 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     if (p->kind == CP__BATCH_USER)
         c->pending += p->npending; /* until the caller hears of them (complete) */
     for (size_t i = 0; i < p->cmds.n; i++)
-        if (!(p->cmds.v[i].flags & CP__F_SPLIT) && p->cmds.v[i].slot != CP__SLOT_CROSS)
+        if (!(p->cmds.v[i].flags & CP__F_SPLIT) && p->cmds.v[i].slot != CP__SLOT_CROSS &&
+            p->cmds.v[i].slot != CP__SLOT_REFUSED)
             dispatch(p, (uint32_t)i, now);
     for (size_t j = 0; j < p->parts.n; j++)
         dispatch(p, CP__PART_TAG | (uint32_t)j, now);
@@ -799,6 +919,9 @@ void cp__exec_add(cp_pipeline *p, uint32_t tag) {
             p->parts.v[part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
         for (uint32_t j = 0; j < nparts; j++)
             dispatch(p, CP__PART_TAG | (part0 + j), now);
+    } else if (cmd->slot == CP__SLOT_CROSS || cmd->slot == CP__SLOT_REFUSED) {
+        p->remaining++;
+        finish(p, tag, CP_NOT_EXECUTED, refusal(p, cmd, tag)); /* called back after the send */
     } else {
         p->remaining++;
         dispatch(p, tag, now);

@@ -37,6 +37,8 @@ void cp_pipeline_reset(cp_pipeline *p) {
     p->retry_at = 0;
     p->round = 0;
     p->executed = 0;
+    p->ntxns = 0;
+    p->txn_open = 0;
     p->err = 0;
     p->errstr[0] = '\0';
 }
@@ -60,6 +62,7 @@ void cp__pipeline_destroy(cp_pipeline *p) {
     free(p->retry);
     free(p->argv);
     free(p->argvlen);
+    free(p->txns);
     if (p->capcbs > 0) /* async batches' and refresh requests' own callback arrays */
         free(p->cbs);
     free(p);
@@ -147,6 +150,68 @@ static const cp__cmdinfo *lookup(cp_pipeline *p, const char *name, size_t len) {
     return ci;
 }
 
+/* ---- transactions ---- */
+
+/* Gives every member of unit t the unit's slot: the one slot of their keys; CP__SLOT_CROSS
+ * when the keys span slots; slot 0 when no member has a key (any node would do, but all must
+ * go to the same one). */
+static void txn_unify(cp_pipeline *p, const cp__txn *t) {
+    int slot = CP__SLOT_NONE;
+    for (uint32_t i = t->first; i <= t->last && slot != CP__SLOT_CROSS; i++) {
+        int s = p->cmds.v[i].slot;
+        if (s == CP__SLOT_CROSS || (s >= 0 && slot >= 0 && s != slot))
+            slot = CP__SLOT_CROSS;
+        else if (s >= 0)
+            slot = s;
+    }
+    if (slot == CP__SLOT_NONE)
+        slot = 0;
+    for (uint32_t i = t->first; i <= t->last; i++)
+        p->cmds.v[i].slot = slot;
+}
+
+int cp__txn_record(cp_pipeline *p, size_t i, unsigned cmdflags) {
+    cp__cmd *cmd = &p->cmds.v[i];
+    if (cmdflags & CP__CMD_WATCH)
+        cmd->flags |= CP__F_WATCH;
+    if (!p->txn_open) {
+        if (!(cmdflags & CP__CMD_MULTI))
+            return 0; /* an EXEC without MULTI goes alone: the server answers it */
+        if (p->ntxns == p->captxns) {
+            size_t ncap = p->captxns ? p->captxns * 2 : 4;
+            cp__txn *v = realloc(p->txns, ncap * sizeof(*v));
+            if (v == NULL)
+                return CP_ENOMEM;
+            p->txns = v;
+            p->captxns = ncap;
+        }
+        p->txns[p->ntxns++] = (cp__txn){(uint32_t)i, (uint32_t)i, -1, 0, 0};
+        p->txn_open = 1;
+    }
+    cp__txn *t = &p->txns[p->ntxns - 1];
+    cmd->flags |= CP__F_TX;
+    cmd->part0 = (uint32_t)(p->ntxns - 1);
+    t->last = (uint32_t)i;
+    if (cmdflags & CP__CMD_EXEC) {
+        cmd->flags |= CP__F_TXEND;
+        p->txn_open = 0;
+        txn_unify(p, t);
+    }
+    return 0;
+}
+
+long cp__txn_refuse_open(cp_pipeline *p) {
+    if (!p->txn_open)
+        return -1;
+    cp__txn *t = &p->txns[p->ntxns - 1];
+    t->last = (uint32_t)(p->cmds.n - 1);
+    p->cmds.v[t->last].flags |= CP__F_TXEND;
+    for (uint32_t i = t->first; i <= t->last; i++)
+        p->cmds.v[i].slot = CP__SLOT_REFUSED;
+    p->txn_open = 0;
+    return (long)(p->ntxns - 1);
+}
+
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
  * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
  * splitting is on. */
@@ -168,21 +233,27 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         return 0;
     if (slot >= 0) {
         cmd->slot = slot;
-        return 0;
-    }
-    int first, step;
-    int nkeys = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
-    for (int k = 0; k < nkeys; k++) {
-        int a = first + k * step;
-        int s = (int)cp_keyslot(argv[a], argvlen[a]);
-        if (k == 0)
-            cmd->slot = s;
-        else if (s != cmd->slot) {
-            cmd->slot = CP__SLOT_CROSS;
-            break;
+    } else {
+        int first, step;
+        int nkeys = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
+        for (int k = 0; k < nkeys; k++) {
+            int a = first + k * step;
+            int s = (int)cp_keyslot(argv[a], argvlen[a]);
+            if (k == 0)
+                cmd->slot = s;
+            else if (s != cmd->slot) {
+                cmd->slot = CP__SLOT_CROSS;
+                break;
+            }
         }
     }
-    if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) &&
+    if ((p->txn_open || (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH))) &&
+        cp__txn_record(p, p->cmds.n - 1, ci->flags) != 0) {
+        p->cmds.n--;
+        p->arena.len = off;
+        return CP_ENOMEM;
+    }
+    if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&
         (c->flags & CP_OPT_SPLIT_MULTIKEY)) {
         int rc = cp__split(p, p->cmds.n - 1);
         if (rc != 0) {

@@ -17,15 +17,19 @@
 #include "lib/replyarena.h"
 #include "lib/resp.h"
 
-#define CP__SLOT_NONE (-1)  /* keyless: any node */
-#define CP__SLOT_CROSS (-2) /* keys in several slots */
-#define CP__SLOT_NODE (-3)  /* for one chosen node (cmd.node): never redirected nor retried */
+#define CP__SLOT_NONE (-1)    /* keyless: any node */
+#define CP__SLOT_CROSS (-2)   /* keys in several slots */
+#define CP__SLOT_NODE (-3)    /* for one chosen node (cmd.node): never redirected nor retried */
+#define CP__SLOT_REFUSED (-4) /* refused before sending: a transaction without its EXEC */
 
 #define CP__F_READONLY 0x01u   /* command never changes data */
 #define CP__F_IDEMPOTENT 0x02u /* caller says re-sending is harmless */
 #define CP__F_ASKING 0x04u     /* send ASKING first (one-shot, set by an ASK redirect) */
 #define CP__F_SPLIT 0x08u      /* a user command carried by parts; never sent itself */
 #define CP__F_WRITTEN 0x10u    /* waiting for retry after being written: unknown if abandoned */
+#define CP__F_TX 0x20u         /* in a MULTI ... EXEC/DISCARD unit (txn.h); part0: the unit */
+#define CP__F_TXEND 0x40u      /* the unit's EXEC or DISCARD */
+#define CP__F_WATCH 0x80u      /* WATCH: its node's next unit is handed back, never re-sent */
 
 /* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. Tags from
  * CP__TAG_INTERNAL up are not commands (ASKING here, AUTH in conn.h). */
@@ -66,6 +70,21 @@ typedef struct cp__cmdvec {
     size_t n, cap;
 } cp__cmdvec;
 
+/* A transaction in a batch: MULTI (first) to EXEC or DISCARD (last). In a cluster these form a
+ * unit that must reach one node, in one piece, or not at all. pipeline.c forms it at append
+ * time: its members are marked (CP__F_TX, part0 = the unit) and all get the slot of their keys,
+ * so they are routed together; keys in several slots refuse the whole unit before anything is
+ * sent (CP__SLOT_CROSS), and so does a unit still open when its batch starts or is sealed
+ * (CP__SLOT_REFUSED). Sending, holding the members' outcomes until the last one's reply, and
+ * re-sending once after a redirect are exec.c's. WATCH is routed by its keys like any command;
+ * it only marks its node (CP__F_WATCH): a unit after it there is handed back, never re-sent. */
+typedef struct cp__txn {
+    uint32_t first, last;
+    int32_t target; /* a MOVED or ASK came for it: the node to re-send it to, else -1 */
+    uint8_t ask;    /* that redirect was ASK */
+    uint8_t resent; /* re-sent once already */
+} cp__txn;
+
 typedef enum cp__batch_kind {
     CP__BATCH_USER = 0, /* the caller's pipeline: cp_exec, cp_exec_async */
     CP__BATCH_ASYNC,    /* async commands of one loop turn; recycled once finished and sealed */
@@ -104,7 +123,10 @@ struct cp_pipeline {
     size_t npending; /* caller's pipeline: its commands counted in the client's pending */
     cp__cb *cbs;     /* async batch: a callback per command (NULL: a caller's pipeline) */
     size_t capcbs;
-    int sealed; /* async batch: takes no more commands; recycled once finished */
+    int sealed;    /* async batch: takes no more commands; recycled once finished */
+    cp__txn *txns; /* its transactions, in order */
+    size_t ntxns, captxns;
+    int txn_open; /* the last one has its MULTI but not yet its EXEC/DISCARD */
     struct cp_pipeline *next_spare;
 };
 
@@ -136,6 +158,19 @@ cp__cmd *cp__cmdvec_add(cp__cmdvec *v);
 
 /* Frees a pipeline that is not running. */
 void cp__pipeline_destroy(cp_pipeline *p);
+
+/* Command i was just recorded with the table's flags cmdflags (CP__CMD_*): opens, joins or
+ * closes a unit. Returns 0 or CP_ENOMEM (then i is not in a unit). Cluster mode only. */
+int cp__txn_record(cp_pipeline *p, size_t i, unsigned cmdflags);
+
+/* The unit a member belongs to. */
+static inline cp__txn *cp__txn_of(cp_pipeline *p, const cp__cmd *cmd) {
+    return &p->txns[cmd->part0];
+}
+
+/* A unit still open (MULTI without EXEC) is refused: its members get CP__SLOT_REFUSED and the
+ * unit is closed at the last command. Returns the unit's index, or -1 when none was open. */
+long cp__txn_refuse_open(cp_pipeline *p);
 
 /* multikey.c: splits user command `i` (keys in several slots, splittable) into one part per
  * slot, appended to p->parts. Returns 0 or CP_ENOMEM. */
