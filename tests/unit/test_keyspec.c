@@ -62,6 +62,18 @@ static int split(char *line, const char **argv, size_t *len, int cap) {
     return argc;
 }
 
+/* Appends to a string buffer; what does not fit is dropped whole (a test's message). */
+static void append(char *out, size_t outlen, const char *fmt, ...) {
+    char piece[160];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(piece, sizeof(piece), fmt, ap);
+    va_end(ap);
+    size_t used = strlen(out);
+    if (n > 0 && (size_t)n < sizeof(piece) && used + (size_t)n < outlen)
+        memcpy(out + used, piece, (size_t)n + 1);
+}
+
 /* The key positions of a command line as "1 3 5" (and its flags). */
 static const char *keys_of(const cp__cmdtable *t, const char *cmdline, unsigned search,
                            unsigned *flags) {
@@ -78,7 +90,7 @@ static const char *keys_of(const cp__cmdtable *t, const char *cmdline, unsigned 
     for (int i = 0; i < k.n; i++) {
         int a = cp__keys_at(&k, i);
         assert_true(a >= 1 && a < argc);
-        snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%d", i ? " " : "", a);
+        append(out, sizeof(out), "%s%d", i ? " " : "", a);
     }
     if (flags)
         *flags = k.flags;
