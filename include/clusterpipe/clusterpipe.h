@@ -168,6 +168,7 @@ redisReply *cp_command_argv(cp_client *c, int argc, const char **argv, const siz
 /* Counters since cp_connect; the bench reads them to report redirects and retries. */
 typedef struct cp_stats {
     uint64_t moved, ask, tryagain, clusterdown, loading, io_retries, refreshes;
+    uint64_t command_tables; /* the server's COMMAND read (1: its key specs route commands) */
 } cp_stats;
 void cp_get_stats(const cp_client *c, cp_stats *out);
 

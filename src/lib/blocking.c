@@ -42,6 +42,8 @@ cp_client *cp_connect(const cp_options *opt) {
     cp_loop_attach(c->own_loop, &c->pub);
     if (c->cluster) {
         cp_refresh(&c->pub);
+        while (c->cmdtab_state == 1) /* the COMMAND table asked beside the map */
+            turn(c);
         /* The map's connections were for the map: closed, as every connection opens on first
          * use (a program with a client per master would hold one more to a seed each). */
         for (int n = 0; n < c->nnodes; n++)

@@ -6,6 +6,8 @@
  */
 #include "lib/client.h"
 
+#include "lib/cmdtable.h"
+
 #include "lib/resp.h"
 #include "lib/tls.h"
 
@@ -227,6 +229,7 @@ cp_client *cp_client_new(const cp_options *opt) {
 }
 
 void cp__client_destroy(cp__client *c) {
+    cp__cmdtable_free(c->cmdtab);
     for (int i = 0; i < c->nnodes; i++) {
         cp__client_close_node(c, i);
         cp__conn_free(&c->nodes[i].conn);

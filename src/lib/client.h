@@ -22,6 +22,7 @@
 #define CP__NIL UINT32_MAX
 
 struct cp_pipeline;
+struct cp__cmdtable;
 
 /* A command's callback and its data: called once, when its outcome is final (exec.c). */
 typedef struct cp__cb {
@@ -104,9 +105,11 @@ typedef struct cp__client {
     int nseeds;
     cp__node *nodes;
     int nnodes, capnodes;
-    cp__routes routes; /* slot -> index into nodes[] */
-    int need_refresh;  /* MOVED, CLUSTERDOWN or a broken connection was seen */
-    int no_shards;     /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
+    cp__routes routes;           /* slot -> index into nodes[] */
+    int need_refresh;            /* MOVED, CLUSTERDOWN or a broken connection was seen */
+    int no_shards;               /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
+    struct cp__cmdtable *cmdtab; /* the server's COMMAND (cmdtable.h); NULL: built-in table */
+    int cmdtab_state;            /* 0 not asked, 1 asked, 2 read, 3 refused (built-in only) */
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */
     cp_stats stats;

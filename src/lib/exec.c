@@ -18,6 +18,7 @@
  */
 #include "lib/exec.h"
 
+#include "lib/cmdtable.h"
 #include "lib/fence.h"
 #include "lib/refresh.h"
 
@@ -753,6 +754,50 @@ static void refresh_end(cp__client *c, int ok, uint64_t now) {
         }
 }
 
+/* The server's command table (its key specs route every command), read once per client beside
+ * the first map, in-band from the node that gave it. Until it comes, and for an endpoint that
+ * refuses COMMAND, routing uses the built-in table. */
+static void cmdtab_answered(cp_client *pc, const cp_response *r, void *data) {
+    cp__client *c = cp__client_of(pc);
+    (void)data;
+    if (c->closing)
+        return;
+    if (r->outcome != CP_DONE) {
+        c->cmdtab_state = 0; /* asked again after the next map */
+        return;
+    }
+    char err[CP_ERRSTR_LEN];
+    cp__cmdtable *t = NULL;
+    int rc = cp__cmdtable_parse(r->reply, &t, err, sizeof(err));
+    if (rc == 0) {
+        c->cmdtab = t;
+        c->cmdtab_state = 2;
+        c->stats.command_tables++;
+    } else {
+        c->cmdtab_state = rc == CP_ENOMEM ? 0 : 3;
+    }
+}
+
+static void cmdtab_ask(cp__client *c, int n) {
+    static const char req[] = "*1\r\n$7\r\nCOMMAND\r\n";
+    if (c->cmdtab_state != 0 || c->closing)
+        return;
+    cp_pipeline *p = cp_pipeline_new(&c->pub);
+    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
+        cp_append_formatted(p, req, sizeof(req) - 1) != 0) {
+        cp_pipeline_free(p);
+        return;
+    }
+    p->kind = CP__BATCH_REFRESH;
+    p->capcbs = 1;
+    p->cbs[0] = (cp__cb){cmdtab_answered, NULL};
+    p->cmds.v[0].slot = CP__SLOT_NODE;
+    p->cmds.v[0].node = n;
+    p->cmds.v[0].flags |= CP__F_READONLY;
+    c->cmdtab_state = 1;
+    cp__exec_start(p, 0);
+}
+
 /* The answer to one refresh request: a map ends the round; a failure asks the next candidate
  * (unless others are still out: then their answers decide). Answers of an earlier round are
  * dropped. */
@@ -768,6 +813,7 @@ static void refresh_answered(cp_client *pc, const cp_response *r, void *data) {
     uint64_t now = cp__now_ns();
     if (rc == 0) {
         refresh_end(c, 1, now);
+        cmdtab_ask(c, n);
         return;
     }
     if (rc == 1)

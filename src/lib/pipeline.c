@@ -15,6 +15,8 @@
  */
 #include "lib/pipeline.h"
 
+#include "lib/keyspec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,19 +137,47 @@ static int same_name(const char *a, const char *b, size_t len) {
     return a[0] == b[0];
 }
 
-static const cp__cmdinfo *lookup(cp_pipeline *p, const char *name, size_t len) {
+/* The built-in entry of argv's command, and in *e the server's (cmdtable.h), NULL when the
+ * client has no table or the table lacks the name. The name's entries are memoised per table; a
+ * container's subcommand is looked up every time. */
+static const cp__cmdinfo *lookup(cp_pipeline *p, int argc, const char *const *argv,
+                                 const size_t *argvlen, const cp__cmdspec **e) {
+    const char *name = argv[0];
+    size_t len = argvlen[0];
+    const cp__cmdtable *t = p->c->cmdtab;
     cp__cmdmemo *m = p->memo;
     for (int i = 0; i < CP__MEMO; i++) /* an empty memo entry has len 0: never an empty name's */
-        if (m[i].len == len && len > 0 && same_name(m[i].name, name, len))
+        if (m[i].len == len && len > 0 && m[i].t == t && same_name(m[i].name, name, len)) {
+            *e = m[i].e != NULL && m[i].e->has_subs ? cp__cmdtable_lookup(t, argc, argv, argvlen)
+                                                    : m[i].e;
             return m[i].ci;
+        }
     const cp__cmdinfo *ci = cp__cmd_lookup(name, len);
+    const cp__cmdspec *named = t != NULL ? cp__cmdtable_find(t, name, len) : NULL;
+    *e = named != NULL && named->has_subs ? cp__cmdtable_lookup(t, argc, argv, argvlen) : named;
     if (len > 0 && len <= sizeof(m[0].name)) {
         memmove(&m[1], &m[0], (CP__MEMO - 1) * sizeof(m[0]));
         memcpy(m[0].name, name, len);
         m[0].len = len;
         m[0].ci = ci;
+        m[0].t = t;
+        m[0].e = named;
     }
     return ci;
+}
+
+/* Folds the keys argv[first], argv[first + step], ... (count of them) into *slot: the first
+ * key's slot, or CP__SLOT_CROSS once two differ. *k counts the keys seen. */
+static void fold_slots(const char *const *argv, const size_t *argvlen, int first, int count,
+                       int step, int *slot, int *k) {
+    for (int j = 0; j < count && *slot != CP__SLOT_CROSS; j++, (*k)++) {
+        int a = first + j * step;
+        int s = (int)cp_keyslot(argv[a], argvlen[a]);
+        if (*k == 0)
+            *slot = s;
+        else if (s != *slot)
+            *slot = CP__SLOT_CROSS;
+    }
 }
 
 /* ---- transactions ---- */
@@ -218,7 +248,8 @@ long cp__txn_refuse_open(cp_pipeline *p) {
 static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
                   const size_t *argvlen, int slot) {
     cp__client *c = p->c;
-    const cp__cmdinfo *ci = lookup(p, argv[0], argvlen[0]);
+    const cp__cmdspec *e;
+    const cp__cmdinfo *ci = lookup(p, argc, argv, argvlen, &e);
     cp__cmd *cmd = cp__cmdvec_add(&p->cmds);
     if (cmd == NULL) {
         p->arena.len = off;
@@ -226,26 +257,30 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     }
     cmd->off = off;
     cmd->len = (uint32_t)(p->arena.len - off);
-    cmd->flags = (ci->flags & CP__CMD_READONLY) ? CP__F_READONLY : 0;
+    /* Read-only (re-sent after an unknown outcome) when either table says so: the server flags
+     * PING, ECHO and INFO neither read-only nor write, the built-in table marks them safe. */
+    cmd->flags = (ci->flags & CP__CMD_READONLY) || (e != NULL && cp__cmdspec_readonly(e))
+                     ? CP__F_READONLY
+                     : 0;
     cmd->merge = (uint8_t)ci->merge;
     cmd->slot = CP__SLOT_NONE;
     if (!c->cluster)
         return 0;
     if (slot >= 0) {
         cmd->slot = slot;
+    } else if (e != NULL) { /* the server's key specs (keyspec.h) */
+        cp__keys keys;
+        int k = 0, s = CP__SLOT_NONE;
+        cp__keys_of(e, c->cmdtab, argc, argv, argvlen, CP__KEYS_WITH_CHANNELS, &keys);
+        for (int r = 0; r < keys.nruns; r++)
+            fold_slots(argv, argvlen, keys.run[r].first, keys.run[r].count, keys.run[r].step, &s,
+                       &k);
+        cmd->slot = s;
     } else {
-        int first, step;
+        int first, step, k = 0, s = CP__SLOT_NONE;
         int nkeys = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
-        for (int k = 0; k < nkeys; k++) {
-            int a = first + k * step;
-            int s = (int)cp_keyslot(argv[a], argvlen[a]);
-            if (k == 0)
-                cmd->slot = s;
-            else if (s != cmd->slot) {
-                cmd->slot = CP__SLOT_CROSS;
-                break;
-            }
-        }
+        fold_slots(argv, argvlen, first, nkeys, step, &s, &k);
+        cmd->slot = s;
     }
     if ((p->txn_open || (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH))) &&
         cp__txn_record(p, p->cmds.n - 1, ci->flags) != 0) {

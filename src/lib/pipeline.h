@@ -63,6 +63,8 @@ typedef struct cp__cmdmemo {
     char name[16];
     size_t len; /* 0: empty */
     const cp__cmdinfo *ci;
+    const struct cp__cmdtable *t; /* the server's table e was found in (NULL: none then) */
+    const struct cp__cmdspec *e;  /* the name's entry there, NULL when t lacks it */
 } cp__cmdmemo;
 
 typedef struct cp__cmdvec {

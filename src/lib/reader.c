@@ -212,9 +212,9 @@ static int parse_object(cp__reader *r, cp__reply_arena *a, const char *p, const 
 
 int cp__reader_next(cp__reader *r, cp__reply_arena *a, redisReply **out) {
     for (;;) {
-        const char *p = r->buf + r->pos, *end = r->buf + r->len;
-        if (p == end)
+        if (r->pos == r->len) /* nothing (yet): also before the first byte, when buf is NULL */
             return 0;
+        const char *p = r->buf + r->pos, *end = r->buf + r->len;
         redisReply *obj = NULL;
         size_t used, n, hdr;
         if (*p == '$' && (hdr = bulk_header(p, end, &n)) != 0) { /* the common case, inline */

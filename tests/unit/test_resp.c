@@ -158,7 +158,14 @@ static void printf_format(void **state) {
     assert_int_equal(format_both("SET k%dv%s %b", 99, big + 1000, big, (size_t)150), 0);
     assert_int_equal(format_both("GET %q", "k"), CP_EINVAL);
     assert_int_equal(format_both("GET %lq", 1L), CP_EINVAL);
-    assert_int_equal(format_both("GET %5"), CP_EINVAL);
+    /* A conversion cut off by the end: refused. (Not asked of hiredis 0.14: it hands "%5" to
+     * vsnprintf, which AddressSanitizer's interceptor rejects.) */
+    cp__buf cut = {0};
+    const char *cav[2];
+    size_t cal[2];
+    assert_int_equal(format_max(&cut, cav, cal, "GET %5"), CP_EINVAL);
+    assert_int_equal(cut.len, 0);
+    cp__buf_free(&cut);
     assert_int_equal(format_both("GET %hf", 1.0), CP_EINVAL);
     assert_int_equal(format_both(""), 0);
     /* More arguments than the caller's arrays hold: counted, the arrays untouched past max. */
