@@ -111,6 +111,12 @@ typedef struct cp_options {
     int max_pending; /* commands queued or in flight at once on an event-loop client (async
                         commands and cp_exec_async pipelines); past it they are refused with
                         CP_ELIMIT. <= 0: the default, 65536 */
+    /* Cluster mode: the server's command table (COMMAND, read once per client, about 100 KB)
+     * is shared with this client, which then does not read its own. For a process with many
+     * clients of one cluster. The table is immutable and reference counted: the other client
+     * may be freed at any time, from any thread, but must be idle while this one is created.
+     * NULL: read it. */
+    const struct cp_client *commands_from;
 } cp_options;
 
 /* Split MGET/MSET/DEL/EXISTS/UNLINK/TOUCH whose keys span slots into one sub-command per slot and
@@ -118,7 +124,7 @@ typedef struct cp_options {
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0 }
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL }
 
 #define CP_DEFAULT_MAX_PENDING 65536
 

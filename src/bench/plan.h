@@ -34,6 +34,8 @@ typedef struct cp__run_spec {
     int io_timeout_ms;              /* 0: library default */
     int retry_budget_ms;            /* < 0: library default */
     const cp__nodemap *map;         /* cluster: masters and slot owners; NULL in proxy mode */
+    const cp_client *commands;      /* cluster: an idle client whose COMMAND table the workers'
+                                       clients share (cp_options.commands_from), or NULL */
 
     int threads, clients;
     int lanes;    /* per client: masters (cluster), 1 (proxy); see worker.c */

@@ -72,6 +72,7 @@ const char *cp__bench_target_topology(const cp__bench_target *t) {
 }
 
 void cp__target_ctx_free(cp__target_ctx *ctx) {
+    cp_free(ctx->commands);
     free(ctx->map);
     free(ctx->endpoints);
     free(ctx->servers);
@@ -186,7 +187,7 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
             return CP_ENOMEM;
         }
         rc = cp__nodemap_fetch(c, ctx->endpoints[0].host, ctx->map, err, errlen);
-        cp_free(c);
+        ctx->commands = c; /* idle from here: the workers' clients share its COMMAND table */
         if (rc != 0)
             return rc;
         if (layout == CP__KEYS_PER_MASTER && (rc = set_master_tags(ctx, err, errlen)) != 0)
@@ -194,6 +195,7 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
         ctx->masters = ctx->map->nmasters;
         spec->seeds = t->endpoints;
         spec->map = ctx->map;
+        spec->commands = ctx->commands;
         cp__nodemap_probe_keys(ctx->map, &ctx->kf, keys > 100000 ? keys : 100000, spec->probe_keys);
     } else {
         ctx->masters = ctx->nendpoints;

@@ -62,7 +62,8 @@ typedef struct cp__server {
 /* What a run needs to know about its target, resolved once on the calling thread. Owns its
  * allocations (cp__target_ctx_free). */
 typedef struct cp__target_ctx {
-    cp__nodemap *map; /* cluster: heap; NULL in proxy mode */
+    cp__nodemap *map;    /* cluster: heap; NULL in proxy mode */
+    cp_client *commands; /* cluster: the client that read the map, kept for its COMMAND table */
     cp__node_addr *endpoints;
     int nendpoints;
     cp__server *servers;

@@ -638,6 +638,7 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     cp_options opt = CP_OPTIONS_INIT;
     if (s->mode == CP__TARGET_CLUSTER) {
         opt.seeds = s->seeds;
+        opt.commands_from = s->commands;
     } else {
         const cp__node_addr *a = &s->endpoints[cs->endpoint];
         snprintf(ep, sizeof(ep), strchr(a->host, ':') ? "[%s]:%d" : "%s:%d", a->host, a->port);

@@ -172,6 +172,11 @@ cp__client *cp__client_create(const cp_options *opt) {
     c->retry_budget_ms = opt->retry_budget_ms >= 0 ? opt->retry_budget_ms : 0;
     c->flags = opt->flags;
     c->max_pending = opt->max_pending > 0 ? (size_t)opt->max_pending : CP_DEFAULT_MAX_PENDING;
+    if (opt->commands_from != NULL) { /* an idle client's table, immutable: shared, not read */
+        c->cmdtab = cp__cmdtable_ref(cp__client_of((cp_client *)opt->commands_from)->cmdtab);
+        if (c->cmdtab != NULL)
+            c->cmdtab_state = 2;
+    }
     c->username = dup_or_null(opt->username);
     c->password = dup_or_null(opt->password);
     c->copts.username = c->username;

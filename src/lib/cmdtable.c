@@ -422,12 +422,13 @@ int cp__cmdtable_parse(const redisReply *r, cp__cmdtable **out, char *err, size_
         cp__cmdtable_free(t);
         return CP_ENOMEM;
     }
+    t->refs = 1;
     *out = t;
     return 0;
 }
 
 void cp__cmdtable_free(cp__cmdtable *t) {
-    if (t == NULL)
+    if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     free(t->cmds);
     free(t->specs);

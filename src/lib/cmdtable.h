@@ -106,6 +106,7 @@ typedef struct cp__cmdtable {
     uint32_t *slots;  /* open addressing by hash of the case-folded name: cmds index + 1, 0 empty */
     uint32_t mask;    /* slots - 1 (a power of two minus one) */
     uint32_t skipped; /* entries of the reply left out as malformed (their names use command.h) */
+    int refs;         /* clients sharing it (cp_options.commands_from); atomic */
 } cp__cmdtable;
 
 /* Limits a reply must respect; longer names or more specs make an entry malformed (skipped). */
@@ -118,8 +119,15 @@ typedef struct cp__cmdtable {
  * an array or holds no usable entry, with the reason in err; or CP_ENOMEM. Never keeps r. */
 int cp__cmdtable_parse(const redisReply *r, cp__cmdtable **out, char *err, size_t errlen);
 
-/* Frees a table (NULL is fine). */
+/* Drops a reference to a table, freeing it with the last (NULL is fine). Any thread. */
 void cp__cmdtable_free(cp__cmdtable *t);
+
+/* Takes one more reference (a client sharing another's table). Any thread. */
+static inline cp__cmdtable *cp__cmdtable_ref(cp__cmdtable *t) {
+    if (t != NULL)
+        __atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);
+    return t;
+}
 
 /* The entry for an argv: argv[0] looked up in any case; a container with argc >= 2 gives its
  * subcommand argv[1]'s entry when the table has one, else the container's own. NULL when the

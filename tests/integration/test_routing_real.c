@@ -70,7 +70,22 @@ static void by_key_specs(void **state) {
     assert_non_null(r);
     assert_int_equal(r->integer, 2); /* BLMPOP took one of the three */
     freeReplyObject(r);
+
+    /* A second client shares the first one's table (read no second time), and keeps it after
+     * the first is freed. */
+    opt.commands_from = c;
+    cp_client *c2 = cp_connect(&opt);
+    assert_int_equal(c2->err, 0);
     cp_free(c);
+    p = cp_pipeline_new(c2);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        assert_int_equal(cp_append(p, commands[i]), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_get_stats(c2, &st);
+    assert_int_equal(st.command_tables, 0);
+    assert_int_equal(st.moved, 0);
+    cp_pipeline_free(p);
+    cp_free(c2);
 }
 
 typedef struct count {
