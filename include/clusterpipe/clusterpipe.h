@@ -163,6 +163,45 @@ int cp_refresh(cp_client *c);
 /* Commands queued or in flight (async commands and commands of running pipelines). */
 size_t cp_pending(const cp_client *c);
 
+/* ---- nodes ----------------------------------------------------------------------------------- */
+
+/* The nodes a client knows: every master and replica of its last slot map, and its seeds. Node
+ * indexes are stable for the client's life (nodes are added, never removed). Read-only; never
+ * blocks. */
+#define CP_NODE_HOSTLEN 256
+typedef enum cp_node_role {
+    CP_NODE_MASTER = 0,
+    CP_NODE_REPLICA,
+    CP_NODE_OTHER /* a seed, or a node the last map no longer names */
+} cp_node_role;
+
+typedef struct cp_node_info {
+    char host[CP_NODE_HOSTLEN];
+    int port;
+    cp_node_role role; /* per the last slot map */
+    long master;       /* a replica's master (a node index), else -1 */
+    int nslots;        /* slots it serves per the last map */
+} cp_node_info;
+
+size_t cp_node_count(const cp_client *c);
+/* Node i. 0, or CP_EINVAL when there is no such node. */
+int cp_node_get(const cp_client *c, size_t i, cp_node_info *out);
+/* The slot ranges node i serves, as [first, last] pairs: up to max of them are written; returns
+ * how many there are (0 for a replica), or CP_EINVAL. */
+int cp_node_slots(const cp_client *c, size_t i, int (*ranges)[2], int max);
+
+/* cp_command to one chosen node (by index), whatever the command's keys: no redirect is
+ * followed and nothing is retried. NULL with c->err set on failure (CP_EINVAL: no such node). */
+redisReply *cp_command_node(cp_client *c, size_t node, const char *fmt, ...);
+
+/* cp_command to every master at once, the answers combined: DBSIZE summed, KEYS concatenated,
+ * FLUSHALL / FLUSHDB / SCRIPT FLUSH / FUNCTION FLUSH|DELETE|RESTORE +OK when every master said
+ * OK (else the first error), SCRIPT LOAD / FUNCTION LOAD the answer every master gave; any other
+ * command an array of the masters' replies, in node order (INFO, CONFIG SET, PING ...). Those
+ * named go to every master by themselves too, in cp_command, pipelines and async commands
+ * (docs/commands.md). Blocks like cp_command. */
+redisReply *cp_command_all(cp_client *c, const char *fmt, ...);
+
 /* Runs one command and waits for its answer, following MOVED/ASK and retrying as a pipeline does
  * (it is a pipeline of one). Blocks: a blocking client only (an event-loop client gets NULL
  * with c->err CP_EINVAL). Returns the reply, which the caller frees with freeReplyObject, or
@@ -208,6 +247,12 @@ void cp_pipeline_reset(cp_pipeline *p);
 int cp_append(cp_pipeline *p, const char *fmt, ...);
 int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen);
 int cp_append_formatted(cp_pipeline *p, const char *cmd, size_t len);
+
+/* Append to every master (combined as cp_command_all says), or to one chosen node (no redirect,
+ * no retry). 0, CP_ENOMEM, CP_EINVAL (no such node, a bad format, after exec). In a transaction
+ * (after MULTI) both append as cp_append does: the unit goes to one node. */
+int cp_append_all(cp_pipeline *p, const char *fmt, ...);
+int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...);
 
 /* cp_append_argv for a caller that already computed the slot of the command's keys (with
  * cp_keyslot, to group commands by node, say): the library routes by `slot` instead of hashing

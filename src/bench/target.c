@@ -187,7 +187,12 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
             return CP_ENOMEM;
         }
         rc = cp__nodemap_fetch(c, ctx->endpoints[0].host, ctx->map, err, errlen);
-        ctx->commands = c; /* idle from here: the workers' clients share its COMMAND table */
+        /* Kept for its COMMAND table, which the workers' clients share: a client of its own
+         * (c's is shared, not read again), whose connections closed after its map, so that no
+         * master counts one more connection during the run. */
+        opt.commands_from = c;
+        ctx->commands = rc == 0 ? cp_connect(&opt) : NULL;
+        cp_free(c);
         if (rc != 0)
             return rc;
         if (layout == CP__KEYS_PER_MASTER && (rc = set_master_tags(ctx, err, errlen)) != 0)

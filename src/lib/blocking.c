@@ -9,6 +9,7 @@
 #include "lib/events.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -149,6 +150,34 @@ redisReply *cp_command(cp_client *pc, const char *fmt, ...) {
         return NULL;
     }
     return run_single(c);
+}
+
+/* cp_command to every master, or to one node (to >= 0). */
+static redisReply *command_to(cp__client *c, int to, const char *fmt, va_list ap) {
+    if (ensure_single(c) != 0)
+        return NULL;
+    int rc = cp__pipeline_append_to(c->single, to, fmt, ap);
+    if (rc != 0) {
+        cp__client_err(c, rc, "%s", rc == CP_EINVAL && to >= 0 ? "no such node" : cp_strerror(rc));
+        return NULL;
+    }
+    return run_single(c);
+}
+
+redisReply *cp_command_all(cp_client *pc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = command_to(cp__client_of(pc), CP__TO_ALL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+redisReply *cp_command_node(cp_client *pc, size_t node, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = command_to(cp__client_of(pc), node > INT_MAX ? INT_MAX : (int)node, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 redisReply *cp_command_argv(cp_client *pc, int argc, const char **argv, const size_t *argvlen) {

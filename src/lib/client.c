@@ -48,6 +48,7 @@ int cp__client_node(cp__client *c, const char *host, int port) {
     memset(n, 0, sizeof(*n));
     snprintf(n->host, sizeof(n->host), "%s", host);
     n->port = port;
+    n->master = -1;
     cp__conn_init(&n->conn);
     return c->nnodes++;
 }
@@ -263,4 +264,45 @@ size_t cp_pending(const cp_client *c) {
 
 void cp_get_stats(const cp_client *c, cp_stats *out) {
     *out = ((const cp__client *)c)->stats;
+}
+
+/* ---- node iteration (public, read-only) ---------------------------------------------------- */
+
+size_t cp_node_count(const cp_client *pc) {
+    return (size_t)cp__client_of((cp_client *)pc)->nnodes;
+}
+
+int cp_node_get(const cp_client *pc, size_t i, cp_node_info *out) {
+    const cp__client *c = cp__client_of((cp_client *)pc);
+    if (i >= (size_t)c->nnodes)
+        return CP_EINVAL;
+    const cp__node *n = &c->nodes[i];
+    snprintf(out->host, sizeof(out->host), "%s", n->host);
+    out->port = n->port;
+    out->role = n->is_master ? CP_NODE_MASTER : n->master >= 0 ? CP_NODE_REPLICA : CP_NODE_OTHER;
+    out->master = n->master;
+    out->nslots = 0;
+    for (int s = 0; s < CP_SLOTS; s++)
+        out->nslots += c->routes.node[s] == (int)i;
+    return 0;
+}
+
+int cp_node_slots(const cp_client *pc, size_t i, int (*ranges)[2], int max) {
+    const cp__client *c = cp__client_of((cp_client *)pc);
+    if (i >= (size_t)c->nnodes)
+        return CP_EINVAL;
+    int n = 0;
+    for (int s = 0; s < CP_SLOTS; s++) {
+        if (c->routes.node[s] != (int)i)
+            continue;
+        if (s > 0 && c->routes.node[s - 1] == (int)i) { /* the run goes on */
+            if (n - 1 < max)
+                ranges[n - 1][1] = s;
+            continue;
+        }
+        if (n < max)
+            ranges[n][0] = ranges[n][1] = s;
+        n++;
+    }
+    return n;
 }

@@ -62,6 +62,7 @@ typedef struct cp__node {
     cp__conn conn;
     int is_master; /* per the last slot map */
     int watched;   /* a WATCH was answered on its connection, no EXEC/DISCARD since */
+    int master;    /* a replica per the last slot map: its master's index; else -1 */
     cp__queue q;   /* commands waiting to be written, in order */
 } cp__node;
 

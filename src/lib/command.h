@@ -16,13 +16,17 @@
 #define CP__CMD_MULTI 0x10u   /* MULTI: opens a transaction (txn.c) */
 #define CP__CMD_EXEC 0x20u    /* EXEC, DISCARD: closes one */
 #define CP__CMD_WATCH 0x40u   /* WATCH: a later EXEC on its node is never re-sent elsewhere */
+#define CP__CMD_ALL 0x80u     /* answers for one node's data: sent to every master, merged */
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {
     CP__MERGE_NONE = 0,
-    CP__MERGE_ARRAY, /* MGET: array of values in key order */
-    CP__MERGE_SUM,   /* DEL/EXISTS/UNLINK/TOUCH: sum of integers */
-    CP__MERGE_OK     /* MSET: +OK when every part said OK */
+    CP__MERGE_ARRAY,  /* MGET: array of values in key order */
+    CP__MERGE_SUM,    /* DEL/EXISTS/UNLINK/TOUCH: sum of integers */
+    CP__MERGE_OK,     /* MSET, FLUSHALL: +OK when every part said OK */
+    CP__MERGE_CONCAT, /* KEYS: every part's array, one after another */
+    CP__MERGE_SAME,   /* SCRIPT LOAD: the one answer every part gave */
+    CP__MERGE_NODES   /* anything else sent to every master: an array of their replies */
 } cp__merge;
 
 typedef struct cp__cmdinfo {

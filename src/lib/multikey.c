@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int cp__split(cp_pipeline *p, size_t i) {
     cp__cmd cmd = p->cmds.v[i];
@@ -82,6 +83,78 @@ out:
     return rc;
 }
 
+/* Does a subcommand name (argv[1]) equal w, in any case? */
+static int sub_is(int argc, const char *const *argv, const size_t *argvlen, const char *w) {
+    return argc >= 2 && argvlen[1] == strlen(w) && strncasecmp(argv[1], w, argvlen[1]) == 0;
+}
+
+cp__merge cp__fan_rule(const cp__cmdinfo *ci, int argc, const char *const *argv,
+                       const size_t *argvlen) {
+    if (ci->flags & CP__CMD_ALL)
+        return ci->merge;
+    if (strcmp(ci->name, "SCRIPT") == 0 || strcmp(ci->name, "FUNCTION") == 0) {
+        if (sub_is(argc, argv, argvlen, "LOAD"))
+            return CP__MERGE_SAME;
+        if (sub_is(argc, argv, argvlen, "FLUSH") || sub_is(argc, argv, argvlen, "DELETE") ||
+            sub_is(argc, argv, argvlen, "RESTORE"))
+            return CP__MERGE_OK;
+    }
+    return CP__MERGE_NONE;
+}
+
+int cp__fan_out(cp_pipeline *p, size_t i) {
+    cp__client *c = p->c;
+    uint32_t part0 = (uint32_t)p->parts.n, nparts = 0;
+    for (int n = 0; n < c->nnodes; n++) {
+        if (!c->nodes[n].is_master)
+            continue;
+        cp__cmd *part = cp__cmdvec_add(&p->parts);
+        if (part == NULL) {
+            p->parts.n = part0;
+            return CP_ENOMEM;
+        }
+        const cp__cmd *cmd = &p->cmds.v[i];
+        part->off = cmd->off; /* the same bytes, to each master */
+        part->len = cmd->len;
+        part->slot = CP__SLOT_NODE;
+        part->node = n;
+        part->parent = (int32_t)i;
+        part->flags = cmd->flags & CP__F_READONLY;
+        nparts++;
+    }
+    if (nparts == 0)
+        return CP_ETOPOLOGY;
+    p->cmds.v[i].flags |= CP__F_SPLIT;
+    p->cmds.v[i].part0 = part0;
+    p->cmds.v[i].nparts = nparts;
+    return 0;
+}
+
+/* KEYS: every part's elements, one part after another (shared, not copied). NODES: an array of
+ * the parts' replies, in node order. */
+static redisReply *merge_concat(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *parts, int nodes) {
+    size_t n = 0;
+    for (uint32_t j = 0; j < cmd->nparts; j++)
+        n += nodes ? 1 : parts[j].reply->elements;
+    redisReply *out = cp__arena_array(&p->replies, n);
+    if (out == NULL)
+        return NULL;
+    n = 0;
+    for (uint32_t j = 0; j < cmd->nparts; j++)
+        if (nodes)
+            out->element[n++] = parts[j].reply;
+        else
+            for (size_t k = 0; k < parts[j].reply->elements; k++)
+                out->element[n++] = parts[j].reply->element[k];
+    return out;
+}
+
+/* SCRIPT LOAD, FUNCTION LOAD: the answer, when every master gave the same one. */
+static int same_reply(const redisReply *a, const redisReply *b) {
+    return a->type == b->type && a->len == b->len && a->integer == b->integer &&
+           (a->len == 0 || memcmp(a->str, b->str, a->len) == 0);
+}
+
 /* MGET: element k of the merged array is the next unread element of the part that holds key k's
  * slot; within a part, keys keep the caller's order. */
 static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *parts) {
@@ -126,7 +199,7 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
         return;
     }
     cmd->outcome = CP_DONE;
-    if (error != NULL) {
+    if (error != NULL && cmd->merge != CP__MERGE_NODES) {
         cmd->reply = error;
         return;
     }
@@ -137,13 +210,21 @@ void cp__merge_parts(cp_pipeline *p, size_t i) {
         if (cmd->merge == CP__MERGE_SUM && t == REDIS_REPLY_INTEGER)
             sum += parts[j].reply->integer;
         else if ((cmd->merge == CP__MERGE_SUM) ||
-                 (cmd->merge == CP__MERGE_ARRAY && t != REDIS_REPLY_ARRAY) ||
-                 (cmd->merge == CP__MERGE_OK && t != REDIS_REPLY_STATUS))
+                 ((cmd->merge == CP__MERGE_ARRAY || cmd->merge == CP__MERGE_CONCAT) &&
+                  t != REDIS_REPLY_ARRAY) ||
+                 (cmd->merge == CP__MERGE_OK && t != REDIS_REPLY_STATUS) ||
+                 (cmd->merge == CP__MERGE_SAME && !same_reply(parts[j].reply, parts[0].reply)))
             shape_ok = 0;
     }
     if (!shape_ok)
         cmd->reply =
-            cp__arena_error(&p->replies, "ERR unexpected reply to a part of a split command");
+            cp__arena_error(&p->replies, cmd->merge == CP__MERGE_SAME
+                                             ? "ERR the masters gave different answers"
+                                             : "ERR unexpected reply to a part of a split command");
+    else if (cmd->merge == CP__MERGE_CONCAT || cmd->merge == CP__MERGE_NODES)
+        cmd->reply = merge_concat(p, cmd, parts, cmd->merge == CP__MERGE_NODES);
+    else if (cmd->merge == CP__MERGE_SAME)
+        cmd->reply = parts[0].reply;
     else if (cmd->merge == CP__MERGE_SUM)
         cmd->reply = cp__arena_integer(&p->replies, sum);
     else if (cmd->merge == CP__MERGE_OK)

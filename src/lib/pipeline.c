@@ -17,14 +17,17 @@
 
 #include "lib/keyspec.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 cp_pipeline *cp_pipeline_new(cp_client *c) {
     cp_pipeline *p = calloc(1, sizeof(*p));
-    if (p != NULL)
+    if (p != NULL) {
         p->c = cp__client_of(c);
+        p->next_node = CP__TO_KEYS;
+    }
     return p;
 }
 
@@ -264,8 +267,16 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
                      : 0;
     cmd->merge = (uint8_t)ci->merge;
     cmd->slot = CP__SLOT_NONE;
+    int to = p->next_node;
+    p->next_node = CP__TO_KEYS;
     if (!c->cluster)
         return 0;
+    if (to >= 0 && !p->txn_open) { /* cp_append_node: that node, whatever the keys */
+        cmd->slot = CP__SLOT_NODE;
+        cmd->node = to;
+        cmd->merge = CP__MERGE_NONE;
+        return 0;
+    }
     if (slot >= 0) {
         cmd->slot = slot;
     } else if (e != NULL) { /* the server's key specs (keyspec.h) */
@@ -287,6 +298,18 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         p->cmds.n--;
         p->arena.len = off;
         return CP_ENOMEM;
+    }
+    cp__merge fan = cmd->flags & CP__F_TX ? CP__MERGE_NONE : cp__fan_rule(ci, argc, argv, argvlen);
+    if (to == CP__TO_ALL && !(cmd->flags & CP__F_TX) && fan == CP__MERGE_NONE)
+        fan = CP__MERGE_NODES;   /* cp_append_all of anything else: one reply per master */
+    if (fan != CP__MERGE_NONE) { /* to every master, whatever its keys */
+        cmd->merge = (uint8_t)fan;
+        int rc = cp__fan_out(p, p->cmds.n - 1);
+        if (rc != 0) {
+            p->cmds.n--;
+            p->arena.len = off;
+        }
+        return rc;
     }
     if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&
         (c->flags & CP_OPT_SPLIT_MULTIKEY)) {
@@ -365,6 +388,31 @@ int cp_append(cp_pipeline *p, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int rc = cp__pipeline_appendv(p, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cp__pipeline_append_to(cp_pipeline *p, int to, const char *fmt, va_list ap) {
+    if (p->executed || (to >= 0 && to >= p->c->nnodes))
+        return CP_EINVAL;
+    p->next_node = to;
+    int rc = cp__pipeline_appendv(p, fmt, ap);
+    p->next_node = CP__TO_KEYS; /* also when formatting failed before record() */
+    return rc;
+}
+
+int cp_append_all(cp_pipeline *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cp__pipeline_append_to(p, CP__TO_ALL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cp__pipeline_append_to(p, node > INT_MAX ? INT_MAX : (int)node, fmt, ap);
     va_end(ap);
     return rc;
 }

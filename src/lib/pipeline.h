@@ -22,6 +22,10 @@
 #define CP__SLOT_NODE (-3)    /* for one chosen node (cmd.node): never redirected nor retried */
 #define CP__SLOT_REFUSED (-4) /* refused before sending: a transaction without its EXEC */
 
+/* cp_pipeline.next_node: by its keys (the table's rules), to every master, or a node index. */
+#define CP__TO_KEYS (-1)
+#define CP__TO_ALL (-2)
+
 #define CP__F_READONLY 0x01u   /* command never changes data */
 #define CP__F_IDEMPOTENT 0x02u /* caller says re-sending is harmless */
 #define CP__F_ASKING 0x04u     /* send ASKING first (one-shot, set by an ASK redirect) */
@@ -128,7 +132,8 @@ struct cp_pipeline {
     int sealed;    /* async batch: takes no more commands; recycled once finished */
     cp__txn *txns; /* its transactions, in order */
     size_t ntxns, captxns;
-    int txn_open; /* the last one has its MULTI but not yet its EXEC/DISCARD */
+    int txn_open;  /* the last one has its MULTI but not yet its EXEC/DISCARD */
+    int next_node; /* where the next append goes: CP__TO_KEYS, CP__TO_ALL or a node index */
     struct cp_pipeline *next_spare;
 };
 
@@ -149,6 +154,10 @@ static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
 /* cp_append with a va_list, and cp_append_argv with an optional slot (< 0: from the keys),
  * for a batch that is already running (async) as well as a new one. */
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
+
+/* cp__pipeline_appendv to `to`: CP__TO_ALL (every master) or a node index. CP_EINVAL for a node
+ * the client does not have. */
+int cp__pipeline_append_to(cp_pipeline *p, int to, const char *fmt, va_list ap);
 int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
                              int slot);
 
@@ -173,6 +182,16 @@ static inline cp__txn *cp__txn_of(cp_pipeline *p, const cp__cmd *cmd) {
 /* A unit still open (MULTI without EXEC) is refused: its members get CP__SLOT_REFUSED and the
  * unit is closed at the last command. Returns the unit's index, or -1 when none was open. */
 long cp__txn_refuse_open(cp_pipeline *p);
+
+/* multikey.c: how a command that answers for one node's data (DBSIZE, KEYS, FLUSHALL, FLUSHDB,
+ * SCRIPT LOAD/FLUSH, FUNCTION LOAD/FLUSH/DELETE/RESTORE) merges when sent to every master, or
+ * CP__MERGE_NONE for a command that is not sent to every master by itself. */
+cp__merge cp__fan_rule(const cp__cmdinfo *ci, int argc, const char *const *argv,
+                       const size_t *argvlen);
+
+/* multikey.c: sends user command `i` to every master of the map as parts (CP__SLOT_NODE), merged
+ * by its cmd.merge. Returns 0, CP_ETOPOLOGY (no master known yet) or CP_ENOMEM. */
+int cp__fan_out(cp_pipeline *p, size_t i);
 
 /* multikey.c: splits user command `i` (keys in several slots, splittable) into one part per
  * slot, appended to p->parts. Returns 0 or CP_ENOMEM. */

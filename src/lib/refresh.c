@@ -90,11 +90,15 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
             return rc;
         }
     }
-    for (int i = 0; i < c->nnodes; i++)
+    for (int i = 0; i < c->nnodes; i++) {
         c->nodes[i].is_master = 0;
+        c->nodes[i].master = -1;
+    }
     for (int i = 0; i < m->nnodes; i++)
         if (m->nodes[i].master < 0)
             c->nodes[map[i]].is_master = 1;
+        else
+            c->nodes[map[i]].master = map[m->nodes[i].master];
     for (int s = 0; s < CP_SLOTS; s++)
         c->routes.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
     cp__routes_rebuild(&c->routes);

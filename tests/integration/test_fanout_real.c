@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Every-master commands and node iteration on a real cluster of 3 masters with a replica each:
+ * DBSIZE and KEYS answer for the whole cluster (summed, concatenated), SCRIPT LOAD reaches every
+ * master so EVALSHA works on every slot, FLUSHDB empties all of it, cp_command_all gives one INFO
+ * per master, and the nodes, their roles, masters and slot ranges are what the map says;
+ * cp_command_node reaches the node chosen.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterpipe/clusterpipe.h"
+#include "fixture.h"
+
+#define KEYS 1000
+
+static int setup(void **state) {
+    *state = cp_fixture_cluster(3, 1);
+    return *state == NULL ? -1 : 0;
+}
+
+static cp_client *connect_to(cp_fixture *f) {
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = f->endpoints;
+    cp_client *c = cp_connect(&opt);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    return c;
+}
+
+static long long integer_of(cp_client *c, const char *cmd) {
+    redisReply *r = cp_command(c, cmd);
+    if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+        fail_msg("%s: %s", cmd, r != NULL && r->str != NULL ? r->str : c->errstr);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static void every_master(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "SET fan:%d %d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+
+    assert_int_equal(integer_of(c, "DBSIZE"), KEYS); /* one master alone holds about a third */
+    redisReply *r = cp_command(c, "KEYS fan:*");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, KEYS);
+    freeReplyObject(r);
+
+    r = cp_command(c, "SCRIPT LOAD %s", "return redis.call('GET', KEYS[1])");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    char sha[64];
+    snprintf(sha, sizeof(sha), "%s", r->str);
+    freeReplyObject(r);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "EVALSHA %s 1 fan:%d", sha, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    for (int i = 0; i < KEYS; i++) {
+        const redisReply *e = cp_reply(p, (size_t)i);
+        if (e->type != REDIS_REPLY_STRING || atoi(e->str) != i)
+            fail_msg("EVALSHA fan:%d: %s", i, e->str ? e->str : "?");
+    }
+    cp_pipeline_reset(p);
+
+    /* Anything else, asked of every master: one reply each. Also from a pipeline. */
+    r = cp_command_all(c, "INFO server");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_non_null(strstr(r->element[i]->str, "redis_version"));
+    freeReplyObject(r);
+    assert_int_equal(cp_append_all(p, "PING"), 0);
+    assert_int_equal(cp_append(p, "DBSIZE"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_int_equal(cp_reply(p, 0)->elements, 3);
+    assert_string_equal(cp_reply(p, 0)->element[2]->str, "PONG");
+    assert_int_equal(cp_reply(p, 1)->integer, KEYS);
+    cp_pipeline_reset(p);
+
+    r = cp_command(c, "FLUSHDB");
+    assert_non_null(r);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    assert_int_equal(integer_of(c, "DBSIZE"), 0);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
+static void nodes(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "SET node:%d %d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_free(p);
+
+    int masters = 0, replicas = 0, slots = 0;
+    long long held = 0;
+    for (size_t i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        char want[64];
+        redisReply *r = cp_command_node(c, i, "ROLE");
+        assert_non_null(r);
+        snprintf(want, sizeof(want), "%s", r->element[0]->str);
+        freeReplyObject(r);
+        if (n.role == CP_NODE_MASTER) {
+            masters++;
+            slots += n.nslots;
+            assert_string_equal(want, "master");
+            int ranges[4][2];
+            int nr = cp_node_slots(c, i, ranges, 4);
+            assert_true(nr >= 1);
+            int sum = 0;
+            for (int k = 0; k < nr && k < 4; k++)
+                sum += ranges[k][1] - ranges[k][0] + 1;
+            assert_int_equal(sum, n.nslots);
+            r = cp_command_node(c, i, "DBSIZE");
+            held += r->integer;
+            freeReplyObject(r);
+        } else if (n.role == CP_NODE_REPLICA) {
+            replicas++;
+            assert_string_equal(want, "slave");
+            cp_node_info m;
+            assert_int_equal(cp_node_get(c, (size_t)n.master, &m), 0);
+            assert_int_equal(m.role, CP_NODE_MASTER);
+            assert_int_equal(n.nslots, 0);
+        }
+    }
+    assert_int_equal(masters, 3);
+    assert_int_equal(replicas, 3);
+    assert_int_equal(slots, CP_SLOTS);
+    assert_int_equal(held, KEYS);
+    cp_node_info none;
+    assert_int_equal(cp_node_get(c, cp_node_count(c), &none), CP_EINVAL);
+    assert_null(cp_command_node(c, cp_node_count(c), "PING"));
+    assert_int_equal(c->err, CP_EINVAL);
+    cp_free(c);
+}
+
+typedef struct got {
+    int n;
+    long long dbsize;
+} got;
+
+static void on_dbsize(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    got *g = data;
+    g->n++;
+    if (r->outcome == CP_DONE && r->reply->type == REDIS_REPLY_INTEGER)
+        g->dbsize = r->reply->integer;
+}
+
+/* The async API fans out too (once the map is there). */
+static void every_master_async(void **state) {
+    cp_fixture *f = *state;
+    cp_client *b = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(b);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "SET async:%d %d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_free(p);
+    cp_free(b);
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = f->endpoints;
+    cp_client *c = cp_client_new(&opt);
+    cp_loop *l = cp_loop_new();
+    assert_int_equal(cp_loop_attach(l, c), 0);
+    got g = {0, -1};
+    assert_int_equal(cp_async_command(c, on_dbsize, &g, "GET async:1"), 0);
+    for (int i = 0; i < 1000 && g.n < 1; i++)
+        cp_loop_run_once(l, 10);
+    assert_int_equal(cp_async_command(c, on_dbsize, &g, "DBSIZE"), 0);
+    for (int i = 0; i < 1000 && g.n < 2; i++)
+        cp_loop_run_once(l, 10);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.dbsize, KEYS);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_master, setup, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(nodes, setup, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(every_master_async, setup, cp_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
