@@ -276,32 +276,66 @@ size_t cp__key_max_len_of(const char *prefix, cp__key_layout layout, uint64_t ke
 
 /* ---- distributions -------------------------------------------------------------------------- */
 
+/* A plain decimal ("12", "0.5", ".5"): strtod would also take " 1", "0x1p0", "1e3", "inf",
+ * "nan". Returns 0 with *out set, or -1. */
+static int plain_decimal(const char *num, size_t len, double *out) {
+    char tmp[64];
+    if (len == 0 || len >= sizeof(tmp) || strspn(num, "0123456789.") < len)
+        return -1;
+    memcpy(tmp, num, len);
+    tmp[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(tmp, &end);
+    if (errno != 0 || *end != '\0' || end == tmp || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int cp__dist_parse(const char *s, cp__dist *out) {
     if (s == NULL)
         return CP__KS_EINVAL;
+    cp__dist d = {CP__DIST_UNIFORM, 0, 0, 0};
     if (strcmp(s, "uniform") == 0) {
-        out->kind = CP__DIST_UNIFORM;
-        out->zipf_s = 0;
+        *out = d;
         return 0;
     }
     if (strcmp(s, "sequential") == 0) {
-        out->kind = CP__DIST_SEQUENTIAL;
-        out->zipf_s = 0;
+        d.kind = CP__DIST_SEQUENTIAL;
+        *out = d;
+        return 0;
+    }
+    if (strcmp(s, "gaussian") == 0) {
+        d.kind = CP__DIST_GAUSSIAN;
+        *out = d;
+        return 0;
+    }
+    if (strncmp(s, "gaussian:", 9) == 0) {
+        const char *c = s + 9, *comma = strchr(c, ',');
+        if (comma == NULL || plain_decimal(c, (size_t)(comma - c), &d.centre) != 0 ||
+            plain_decimal(comma + 1, strlen(comma + 1), &d.spread) != 0 || !(d.spread > 0.0) ||
+            d.centre > 1e18 || d.spread > 1e18)
+            return CP__KS_EINVAL;
+        d.kind = CP__DIST_GAUSSIAN;
+        *out = d;
         return 0;
     }
     if (strncmp(s, "zipf:", 5) != 0)
         return CP__KS_EINVAL;
-    const char *num = s + 5;
-    /* Plain decimals only: strtod would also take " 1", "0x1p0", "1e3", "inf", "nan". */
-    if (*num == '\0' || num[strspn(num, "0123456789.")] != '\0')
+    double v;
+    if (plain_decimal(s + 5, strlen(s + 5), &v) != 0 || !(v > 0.0) || v > 100.0)
         return CP__KS_EINVAL;
-    char *end;
-    errno = 0;
-    double v = strtod(num, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v) || !(v > 0.0) || v > 100.0)
+    d.kind = CP__DIST_ZIPF;
+    d.zipf_s = v;
+    *out = d;
+    return 0;
+}
+
+int cp__dist_check(const cp__dist *d, uint64_t keys) {
+    if (d->kind == CP__DIST_GAUSSIAN && d->spread > 0.0 &&
+        !(d->centre >= 0.0 && d->centre < (double)keys))
         return CP__KS_EINVAL;
-    out->kind = CP__DIST_ZIPF;
-    out->zipf_s = v;
     return 0;
 }
 
@@ -311,6 +345,10 @@ int cp__dist_format(const cp__dist *d, char *buf, size_t cap) {
         return snprintf(buf, cap, "sequential");
     case CP__DIST_ZIPF:
         return snprintf(buf, cap, "zipf:%g", d->zipf_s);
+    case CP__DIST_GAUSSIAN:
+        if (d->spread > 0.0)
+            return snprintf(buf, cap, "gaussian:%.15g,%.15g", d->centre, d->spread);
+        return snprintf(buf, cap, "gaussian");
     case CP__DIST_UNIFORM:
     default:
         return snprintf(buf, cap, "uniform");
@@ -382,7 +420,10 @@ int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t se
         return CP__KS_EINVAL;
     if (d->kind == CP__DIST_ZIPF && !(d->zipf_s > 0.0 && d->zipf_s <= 100.0))
         return CP__KS_EINVAL;
-    if (d->kind != CP__DIST_UNIFORM && d->kind != CP__DIST_SEQUENTIAL && d->kind != CP__DIST_ZIPF)
+    if (d->kind != CP__DIST_UNIFORM && d->kind != CP__DIST_SEQUENTIAL && d->kind != CP__DIST_ZIPF &&
+        d->kind != CP__DIST_GAUSSIAN)
+        return CP__KS_EINVAL;
+    if (d->kind == CP__DIST_GAUSSIAN && (d->spread < 0.0 || cp__dist_check(d, keys) != 0))
         return CP__KS_EINVAL;
     memset(g, 0, sizeof(*g));
     g->kind = d->kind;
@@ -401,7 +442,40 @@ int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t se
     }
     if (d->kind == CP__DIST_ZIPF)
         zipf_setup(g, d->zipf_s);
+    if (d->kind == CP__DIST_GAUSSIAN) {
+        g->mu = d->spread > 0.0 ? d->centre : (double)keys / 2.0;
+        g->sigma = d->spread > 0.0 ? d->spread : (double)keys / 6.0;
+    }
     return 0;
+}
+
+/* One standard normal: Marsaglia's polar method, two normals per accepted pair (the second kept
+ * for the next call), no trigonometry. */
+static double std_normal(cp__keygen *g) {
+    if (g->has_spare) {
+        g->has_spare = false;
+        return g->spare;
+    }
+    for (;;) {
+        double u = 2.0 * cp__rng_double(&g->rng) - 1.0, v = 2.0 * cp__rng_double(&g->rng) - 1.0;
+        double q = u * u + v * v;
+        if (q > 0.0 && q < 1.0) {
+            double f = sqrt(-2.0 * log(q) / q);
+            g->spare = v * f;
+            g->has_spare = true;
+            return u * f;
+        }
+    }
+}
+
+/* round(mu + sigma * N(0,1)) inside [0, keys): a truncated normal (see keyspace.h). */
+static uint64_t gaussian_next(cp__keygen *g) {
+    for (int i = 0; i < 64; i++) {
+        double k = floor(g->mu + g->sigma * std_normal(g) + 0.5);
+        if (k >= 0.0 && k < (double)g->keys)
+            return (uint64_t)k;
+    }
+    return rng_below(&g->rng, g->keys);
 }
 
 uint64_t cp__keygen_next(cp__keygen *g) {
@@ -414,6 +488,8 @@ uint64_t cp__keygen_next(cp__keygen *g) {
     }
     case CP__DIST_ZIPF:
         return zipf_next(g);
+    case CP__DIST_GAUSSIAN:
+        return gaussian_next(g);
     case CP__DIST_UNIFORM:
     default:
         return rng_below(&g->rng, g->keys);
@@ -437,14 +513,187 @@ size_t cp__value_min_size(size_t keylen) {
     return keylen + 2 + CP__VERSION_MAX_DIGITS;
 }
 
+/* ---- value sizes ---------------------------------------------------------------------------- */
+
+void cp__value_sizes_fixed(cp__value_sizes *z, size_t size) {
+    memset(z, 0, sizeof(*z));
+    z->n = 1;
+    z->size[0] = size;
+}
+
+/* A size: decimal digits only, 1 .. CP__VALUE_MAX_SIZE, exactly len bytes of p. */
+static int parse_size(const char *p, size_t len, uint64_t max, uint64_t *out) {
+    uint64_t v = 0;
+    if (len == 0 || len > 12)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v < 1 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+#define WHY(...)                                                                                   \
+    do {                                                                                           \
+        if (why != NULL && cap > 0)                                                                \
+            snprintf(why, cap, __VA_ARGS__);                                                       \
+        return CP__KS_EINVAL;                                                                      \
+    } while (0)
+
+int cp__value_sizes_parse(const char *s, cp__value_sizes *out, char *why, size_t cap) {
+    static const char FORMS[] = "B, MIN-MAX or SIZE:WEIGHT[,SIZE:WEIGHT...]";
+    if (s == NULL || *s == '\0')
+        WHY("empty; want %s", FORMS);
+    cp__value_sizes z;
+    memset(&z, 0, sizeof(z));
+    uint64_t a, b;
+    const char *dash = strchr(s, '-'), *colon = strchr(s, ':');
+    if (dash != NULL && colon == NULL) {
+        if (parse_size(s, (size_t)(dash - s), CP__VALUE_MAX_SIZE, &a) != 0 ||
+            parse_size(dash + 1, strlen(dash + 1), CP__VALUE_MAX_SIZE, &b) != 0)
+            WHY("'%s' is not MIN-MAX with sizes in [1, %u]", s, CP__VALUE_MAX_SIZE);
+        if (a > b)
+            WHY("'%s': MIN is above MAX", s);
+        z.n = a == b ? 1 : 2;
+        z.range = a != b;
+        z.size[0] = (size_t)a;
+        z.size[1] = (size_t)b;
+        *out = z;
+        return 0;
+    }
+    if (colon == NULL) {
+        if (parse_size(s, strlen(s), CP__VALUE_MAX_SIZE, &a) != 0)
+            WHY("'%s' is not %s, with sizes in [1, %u]", s, FORMS, CP__VALUE_MAX_SIZE);
+        cp__value_sizes_fixed(out, (size_t)a);
+        return 0;
+    }
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        const char *c = memchr(p, ':', len);
+        if (c == NULL || parse_size(p, (size_t)(c - p), CP__VALUE_MAX_SIZE, &a) != 0)
+            WHY("'%.*s' is not SIZE:WEIGHT with a size in [1, %u]", (int)len, p,
+                CP__VALUE_MAX_SIZE);
+        if (parse_size(c + 1, len - (size_t)(c - p) - 1, 1000000, &b) != 0)
+            WHY("'%.*s': the weight must be an integer in [1, 1000000]", (int)len, p);
+        for (unsigned i = 0; i < z.n; i++)
+            if (z.size[i] == (size_t)a)
+                WHY("size %llu is listed twice", (unsigned long long)a);
+        if (z.n == CP__VALUE_SIZES_MAX)
+            WHY("more than %d sizes", CP__VALUE_SIZES_MAX);
+        z.size[z.n] = (size_t)a;
+        z.weight[z.n++] = (uint32_t)b;
+        z.total += b;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    if (z.n == 1)
+        cp__value_sizes_fixed(&z, z.size[0]);
+    *out = z;
+    return 0;
+}
+#undef WHY
+
+int cp__value_sizes_format(const cp__value_sizes *z, char *buf, size_t cap) {
+    if (z->range)
+        return snprintf(buf, cap, "%zu-%zu", z->size[0], z->size[1]);
+    if (z->n <= 1)
+        return snprintf(buf, cap, "%zu", z->size[0]);
+    int total = 0;
+    for (unsigned i = 0; i < z->n; i++) {
+        size_t at = (size_t)total < cap ? (size_t)total : cap;
+        int w = snprintf(buf + at, cap - at, "%s%zu:%u", i ? "," : "", z->size[i], z->weight[i]);
+        if (w < 0)
+            return w;
+        total += w;
+    }
+    return total;
+}
+
+bool cp__value_sizes_varied(const cp__value_sizes *z) {
+    return z->n > 1;
+}
+
+size_t cp__value_sizes_min(const cp__value_sizes *z) {
+    size_t m = z->size[0];
+    for (unsigned i = 1; i < z->n; i++)
+        m = z->size[i] < m ? z->size[i] : m;
+    return m;
+}
+
+size_t cp__value_sizes_max(const cp__value_sizes *z) {
+    size_t m = z->size[0];
+    for (unsigned i = 1; i < z->n; i++)
+        m = z->size[i] > m ? z->size[i] : m;
+    return m;
+}
+
+double cp__value_sizes_mean(const cp__value_sizes *z) {
+    if (z->range)
+        return ((double)z->size[0] + (double)z->size[1]) / 2.0;
+    if (z->n <= 1)
+        return (double)z->size[0];
+    double sum = 0;
+    for (unsigned i = 0; i < z->n; i++)
+        sum += (double)z->size[i] * (double)z->weight[i];
+    return sum / (double)z->total;
+}
+
+/* h mapped onto [0, n) by multiply-shift, as rng_below. */
+static uint64_t map_below(uint64_t h, uint64_t n) {
+#ifdef __SIZEOF_INT128__
+    return (uint64_t)(((unsigned __int128)h * n) >> 64);
+#else
+    return (uint64_t)((double)(h >> 11) * 0x1.0p-53 * (double)n);
+#endif
+}
+
+size_t cp__value_sizes_pick(const cp__value_sizes *z, uint64_t h) {
+    if (z->range)
+        return z->size[0] + (size_t)map_below(h, (uint64_t)(z->size[1] - z->size[0]) + 1);
+    if (z->n <= 1)
+        return z->size[0];
+    uint64_t r = map_below(h, z->total);
+    for (unsigned i = 0; i + 1 < z->n; i++) {
+        if (r < z->weight[i])
+            return z->size[i];
+        r -= z->weight[i];
+    }
+    return z->size[z->n - 1];
+}
+
+uint64_t cp__key_hash(const char *key, size_t keylen) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < keylen; i++)
+        h = (h ^ (uint8_t)key[i]) * 0x100000001b3ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+size_t cp__value_len_varied(const cp__valuefmt *v, const char *key, size_t keylen) {
+    return cp__value_sizes_pick(&v->sizes, cp__key_hash(key, keylen));
+}
+
 int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, bool verifiable) {
-    v->value_size = 0;
-    v->tmpl = NULL;
-    if (value_size == 0)
+    cp__value_sizes z;
+    cp__value_sizes_fixed(&z, value_size);
+    return cp__valuefmt_init_sizes(v, &z, max_keylen, verifiable);
+}
+
+int cp__valuefmt_init_sizes(cp__valuefmt *v, const cp__value_sizes *sizes, size_t max_keylen,
+                            bool verifiable) {
+    memset(v, 0, sizeof(*v));
+    size_t lo = cp__value_sizes_min(sizes), value_size = cp__value_sizes_max(sizes);
+    if (sizes->n < 1 || sizes->n > CP__VALUE_SIZES_MAX || lo == 0)
         return CP__KS_EINVAL;
     if (value_size > CP__VALUE_MAX_SIZE)
         return CP__KS_ETOOBIG;
-    if (verifiable && value_size < cp__value_min_size(max_keylen))
+    if (verifiable && lo < cp__value_min_size(max_keylen))
         return CP__KS_ETOOSMALL;
     /* TMPL_SLACK more bytes of the same pattern let cp__value_fill pick its source address. */
     char *t = malloc(value_size + TMPL_SLACK);
@@ -454,6 +703,8 @@ int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, boo
         t[i] = filler[i & 63];
     v->value_size = value_size;
     v->tmpl = t;
+    v->sizes = *sizes;
+    v->varied = cp__value_sizes_varied(sizes);
     return 0;
 }
 
@@ -461,6 +712,7 @@ void cp__valuefmt_free(cp__valuefmt *v) {
     free(v->tmpl);
     v->tmpl = NULL;
     v->value_size = 0;
+    v->varied = false;
 }
 
 /* Where to copy the filler for value offset `off` (going to dst, len bytes) from. Any template
@@ -478,7 +730,7 @@ static const char *filler_src(const cp__valuefmt *v, size_t off, const char *dst
 
 size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
                       char *buf) {
-    size_t size = v->value_size;
+    size_t size = cp__value_len(v, key, keylen);
     char ver[24];
     size_t vlen = fmt_u64(version, 0, ver);
     /* keylen + '|' + digits + '|' */
@@ -542,7 +794,7 @@ cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, siz
             return CP__VERIFY_BAD_FORMAT;
         if (version_out != NULL)
             *version_out = version;
-        if (len != v->value_size)
+        if (len != cp__value_len(v, key, keylen))
             return CP__VERIFY_WRONG_SIZE;
         size_t hdr = keylen + 1 + n;
         if (memcmp(reply + hdr, v->tmpl + hdr, len - hdr) != 0)

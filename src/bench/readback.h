@@ -26,7 +26,7 @@
 
 typedef struct cp__readback_config {
     uint64_t keys;          /* key space [0, keys), as loaded */
-    size_t value_size;      /* as loaded / benchmarked */
+    cp__value_sizes value_size; /* as loaded / benchmarked */
     const char *key_prefix; /* NULL: "key:" */
     int threads;            /* reader threads, >= 1 (each one client, one key range) */
     int pipeline;           /* GETs per batch (cluster: split by node by the library) */

@@ -217,15 +217,16 @@ static void print_cpu(const char *name, bool has, double s, uint64_t ops) {
 
 static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg,
                           const cp__bench_result *r) {
-    char a[32], b[32], dist[32];
+    char a[32], b[32], dist[64], sizes[256];
     cp__dist_format(&cfg->dist, dist, sizeof(dist));
+    cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
     printf("clusterpipe bench: %s, %d %s, %s\n", cp__bench_target_topology(t), r->masters,
            t->mode == CP__TARGET_CLUSTER ? "masters" : "endpoints", t->endpoints);
     printf("workload     threads %d, clients %d, pipeline %d, ratio %u:%u, keys %llu%s, value "
-           "%zu B, %s%s\n",
+           "%s B, %s%s\n",
            cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
            (unsigned long long)cfg->keys,
-           cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", cfg->value_size, dist,
+           cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", sizes, dist,
            cfg->verify ? "" : ", no verify");
     printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
            grouped((double)r->ops, a, sizeof(a)), r->seconds, grouped(r->ops_per_sec, b, sizeof(b)),
@@ -423,17 +424,18 @@ int cp_cli_load(int argc, char **argv) {
     const cp_cli_target tf = o.tf;
     int quiet = o.quiet;
     char why[160];
-    if (cp__load_mset_check(cfg.mset, cfg.value_size, why, sizeof(why)) != 0)
+    if (cp__load_mset_check(cfg.mset, &cfg.value_size, why, sizeof(why)) != 0)
         return cp_cli_usage_error(cmd, "%s", why);
     if (cfg.clients > 0 && cfg.clients < cfg.threads)
         return cp_cli_usage_error(cmd, "--clients (%d) must be >= --threads (%d)", cfg.clients,
                                   cfg.threads);
     size_t maxkey = cp__key_max_len_of(cfg.key_prefix, cfg.key_layout, cfg.keys);
-    if (cfg.value_size < cp__value_min_size(maxkey))
+    size_t vmin = cp__value_sizes_min(&cfg.value_size);
+    if (vmin < cp__value_min_size(maxkey))
         return cp_cli_usage_error(cmd,
                                   "--value-size %zu cannot hold a verifiable value for keys of "
                                   "%zu bytes (minimum %zu)",
-                                  cfg.value_size, maxkey, cp__value_min_size(maxkey));
+                                  vmin, maxkey, cp__value_min_size(maxkey));
     cp__bench_target t;
     cp_topo *topo = NULL;
     rc = resolve_target(cmd, &tf, &t, &topo);
@@ -453,9 +455,11 @@ int cp_cli_load(int argc, char **argv) {
     char how[48] = "SET per key";
     if (r.mset > 1)
         snprintf(how, sizeof(how), "MSET of <= %d keys", r.mset);
+    char sizes[256];
+    cp__value_sizes_format(&cfg.value_size, sizes, sizeof(sizes));
     if (r.seconds > 0)
-        printf("loaded %s keys of %zu B in %.3f s = %s keys/s (%s, pipeline %d, %s)\n",
-               grouped((double)r.written, a, sizeof(a)), cfg.value_size, r.seconds,
+        printf("loaded %s keys of %s B in %.3f s = %s keys/s (%s, pipeline %d, %s)\n",
+               grouped((double)r.written, a, sizeof(a)), sizes, r.seconds,
                grouped(r.keys_per_sec, b, sizeof(b)), cp__bench_target_topology(&t), r.pipeline,
                how);
     if (erc == 0) {

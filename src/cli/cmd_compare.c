@@ -121,8 +121,12 @@ static const cp_cli_flag compare_rows[] = {
      .off = CO(keys),
      .arg = "K",
      .help = "dataset size, keys key:0 .. key:K-1"},
-    CP_CLI_LIKE(cp_cli_def_value_size, CO(value_size), "bytes per value (default 100)"),
-    CP_CLI_LIKE(cp_cli_def_key_dist, CO(dist), "uniform (default), sequential or zipf:S"),
+    CP_CLI_LIKE(cp_cli_def_value_size, CO(value_size),
+                "bytes per value: B, MIN-MAX or SIZE:WEIGHT,... (default\n100; a key's size is the "
+                "same in the load and the GETs)"),
+    CP_CLI_LIKE(cp_cli_def_key_dist, CO(dist),
+                "uniform (default), sequential, zipf:S, gaussian or\ngaussian:C,S (centre C, "
+                "spread S, in keys)"),
     CP_CLI_LIKE(cp_cli_def_no_verify, CO(verify), NULL),
     {.like = &cp_cli_def_cluster,
      .off = CO(cluster_eps),
@@ -168,8 +172,10 @@ static const cp_cli_cmd compare_cmd = {
     .usage = "usage: clusterpipe compare [--quick | --full | --large] [--out DIR] [--repeat K]\n"
              "                           [--cluster HOST:PORT,... --proxy HOST:PORT,...]\n"
              "                           [--threads T] [--clients C] [--pipeline P]\n"
-             "                           [--requests N] [--keys K] [--value-size B]\n"
-             "                           [--key-dist uniform|zipf:S|sequential] [--no-verify]\n"
+             "                           [--requests N] [--keys K]\n"
+             "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
+             "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
+             "                           [--no-verify]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
              "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"

@@ -63,7 +63,7 @@ typedef struct cp__compare_opts {
     const char *preset; /* its name, for the document */
     int threads, clients, pipeline, repeat;
     uint64_t requests, keys;
-    size_t value_size;
+    cp__value_sizes value_size; /* --value-size: one size, or a key's (bench/keyspace.h) */
     cp__dist dist;
     bool verify;
     /* External setups (borrowed); both NULL: start the local ones. */

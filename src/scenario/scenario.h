@@ -46,7 +46,8 @@ typedef enum cp__scn_kind { CP__SCN_RESHARD = 1, CP__SCN_FAILOVER = 2 } cp__scn_
 typedef struct cp__scn_opts {
     cp__scn_kind kind;
     uint64_t keys;     /* loaded, then read and written by the load */
-    size_t value_size; /* bytes per value */
+    cp__value_sizes value_size; /* bytes per value: one size, or a key's (bench/keyspace.h) */
+    cp__dist dist;              /* key distribution of the load (default uniform) */
     double duration_s; /* measured run per case */
     double warmup_s;   /* the event starts this long after the run started */
     double down_s;     /* failover: the killed server is restarted this long after the kill

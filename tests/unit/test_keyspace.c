@@ -131,7 +131,7 @@ static void test_dist_parse(void **state) {
 static void test_keygen_init_errors(void **state) {
     (void)state;
     cp__keygen g;
-    cp__dist u = {CP__DIST_UNIFORM, 0}, z = {CP__DIST_ZIPF, 0};
+    cp__dist u = {CP__DIST_UNIFORM, 0, 0, 0}, z = {CP__DIST_ZIPF, 0, 0, 0};
     assert_int_equal(cp__keygen_init(&g, &u, 0, 1, 0, 1), CP__KS_EINVAL);
     assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 0, 0), CP__KS_EINVAL);
     assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 3, 3), CP__KS_EINVAL);
@@ -141,7 +141,7 @@ static void test_keygen_init_errors(void **state) {
 
 /* T parts of a sequential generator cover [0, K) exactly once per lap, then wrap. */
 static void check_sequential_cover(uint64_t keys, uint64_t parts) {
-    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0, 0, 0};
     unsigned char *seen = calloc(keys, 1);
     assert_non_null(seen);
     uint64_t total = 0;
@@ -183,7 +183,7 @@ static void test_sequential(void **state) {
     check_sequential_cover(100003, 40);
 
     /* Huge key counts split without overflow. */
-    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, UINT64_MAX, 1, 3, 4), 0);
     assert_true(cp__keygen_next(&g) == UINT64_MAX / 4 * 3 + 3 * 3 / 4);
@@ -191,7 +191,7 @@ static void test_sequential(void **state) {
 
 static void test_uniform(void **state) {
     (void)state;
-    cp__dist d = {CP__DIST_UNIFORM, 0};
+    cp__dist d = {CP__DIST_UNIFORM, 0, 0, 0};
     cp__keygen g, g2;
     assert_int_equal(cp__keygen_init(&g, &d, 1000, 5, 0, 4), 0);
     assert_int_equal(cp__keygen_init(&g2, &d, 1000, 5, 1, 4), 0);
@@ -223,7 +223,7 @@ static void test_uniform(void **state) {
 /* Empirical zipf frequencies match p(k) = k^-s / sum_j j^-s within a small total variation
  * distance, and the top ranks match individually. */
 static void check_zipf(uint64_t keys, double s) {
-    cp__dist d = {CP__DIST_ZIPF, s};
+    cp__dist d = {CP__DIST_ZIPF, s, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, keys, 7, 0, 1), 0);
     enum { N = 1000000 };
@@ -264,7 +264,7 @@ static void test_zipf(void **state) {
     check_zipf(2, 0.01);
 
     /* 50 million keys, s = 1: P(index 0) = 1 / H(5e7) ~= 0.0546; no table, O(1) per sample. */
-    cp__dist d = {CP__DIST_ZIPF, 1.0};
+    cp__dist d = {CP__DIST_ZIPF, 1.0, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, 50000000, 3, 0, 1), 0);
     uint64_t zero = 0, high = 0;
