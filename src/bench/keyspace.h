@@ -196,8 +196,8 @@ typedef enum cp__verify_result {
 #define CP__VALUE_SIZES_MAX 16
 
 typedef struct cp__value_sizes {
-    unsigned n;   /* entries of size[]: 1 = one size for every value */
-    bool range;   /* uniform over [size[0], size[1]] (n = 2) */
+    unsigned n; /* entries of size[]: 1 = one size for every value */
+    bool range; /* uniform over [size[0], size[1]] (n = 2) */
     size_t size[CP__VALUE_SIZES_MAX];
     uint32_t weight[CP__VALUE_SIZES_MAX]; /* weighted list: each size's weight, > 0 */
     uint64_t total;                       /* weighted list: sum of the weights */

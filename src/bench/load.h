@@ -28,12 +28,12 @@ typedef struct cp__load_progress {
 } cp__load_progress;
 
 typedef struct cp__load_config {
-    uint64_t keys;             /* keys 0 .. keys-1, each SET once */
+    uint64_t keys;              /* keys 0 .. keys-1, each SET once */
     cp__value_sizes value_size; /* verifiable values (each size >= cp__value_min_size) */
-    int pipeline;              /* keys in flight per connection; 0: by target (below) */
-    int mset;                  /* keys per MSET (same slot, adjacent in slot order); 0: by target
-                                  (below); 1: one SET per key */
-    int threads;               /* worker threads, each with its own event loop */
+    int pipeline;               /* keys in flight per connection; 0: by target (below) */
+    int mset;                   /* keys per MSET (same slot, adjacent in slot order); 0: by target
+                                   (below); 1: one SET per key */
+    int threads;                /* worker threads, each with its own event loop */
     int clients;               /* total clients (each connected to every master); 0: 4 per thread */
     const char *key_prefix;    /* NULL: "key:" */
     cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */

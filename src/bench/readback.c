@@ -161,7 +161,8 @@ int cp__readback_run(const cp__bench_target *t, const cp__readback_config *cfg,
     cp__valuefmt vf;
     memset(&vf, 0, sizeof(vf));
     if (cp__keyfmt_init(&kf, cfg->key_prefix, 0) != 0 ||
-        cp__valuefmt_init_sizes(&vf, &cfg->value_size, cp__key_max_len(&kf, cfg->keys), true) != 0) {
+        cp__valuefmt_init_sizes(&vf, &cfg->value_size, cp__key_max_len(&kf, cfg->keys), true) !=
+            0) {
         char vs[256];
         cp__value_sizes_format(&cfg->value_size, vs, sizeof(vs));
         snprintf(err, errlen, "read-back: bad key prefix or value size %.200s", vs);

@@ -205,6 +205,19 @@ static void sb_num(cp__sbuf *b, bool has, double v) {
         cp__sbuf_printf(b, ",");
 }
 
+/* Writes b's text to path atomically and frees b. Returns 0, CP_ENOMEM or CP_EIO (err set). */
+static int write_sbuf(const char *path, cp__sbuf *b, char *err, size_t errlen) {
+    int rc;
+    if (b->oom) {
+        snprintf(err, errlen, "out of memory");
+        rc = CP_ENOMEM;
+    } else {
+        rc = cp__write_text(path, b->buf, b->len, err, errlen) ? CP_EIO : 0;
+    }
+    cp__sbuf_free(b);
+    return rc;
+}
+
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
                         const cp__bench_result *r, char *err, size_t errlen) {
     cp__sbuf b = CP__SBUF_INIT;
@@ -224,10 +237,10 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
         cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
         cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
         (unsigned long long)cfg->keys, (long long)value_size_number(&cfg->value_size), dist,
-        (unsigned long long)r->ops,
-        r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
-        cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
-        cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
+        (unsigned long long)r->ops, r->seconds, r->ops_per_sec,
+        cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
+        cp__hist_percentile_us(&r->latency, 99), cp__hist_percentile_us(&r->latency, 99.9),
+        cp__hist_max_us(&r->latency));
     sb_num(&b, r->has_cpu_redis, r->cpu_redis);
     sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
     sb_num(&b, r->has_cpu_client, r->cpu_client);
@@ -250,13 +263,11 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                         (unsigned long long)r->timeline[i].ops,
                         (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us,
                         r->timeline[i].p50_us, r->timeline[i].p999_us);
-    int rc;
-    if (b.oom) {
-        snprintf(err, errlen, "out of memory");
-        rc = CP_ENOMEM;
-    } else {
-        rc = cp__write_text(path, b.buf, b.len, err, errlen) ? CP_EIO : 0;
-    }
-    cp__sbuf_free(&b);
-    return rc;
+    return write_sbuf(path, &b, err, errlen);
+}
+
+int cp__bench_write_hgrm(const char *path, const cp__bench_result *r, char *err, size_t errlen) {
+    cp__sbuf b = CP__SBUF_INIT;
+    cp__hist_hgrm(&r->latency, 5, &b);
+    return write_sbuf(path, &b, err, errlen);
 }

@@ -137,8 +137,8 @@ static int set_master_tags(cp__target_ctx *ctx, char *err, size_t errlen) {
 }
 
 int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__key_layout layout,
-                       uint64_t keys, const cp__value_sizes *value_size, bool verifiable, cp__run_spec *spec,
-                       cp__target_ctx *ctx, char *err, size_t errlen) {
+                       uint64_t keys, const cp__value_sizes *value_size, bool verifiable,
+                       cp__run_spec *spec, cp__target_ctx *ctx, char *err, size_t errlen) {
     memset(ctx, 0, sizeof(*ctx));
     int rc = cp__keyfmt_init(&ctx->kf, key_prefix, 0);
     if (rc != 0) {

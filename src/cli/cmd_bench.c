@@ -122,7 +122,7 @@ _Static_assert(offsetof(cp__bench_config, ratio_get) ==
 typedef struct bench_opts {
     cp__bench_config cfg;
     cp_cli_target tf;
-    const char *json, *csv;
+    const char *json, *csv, *hdr;
     int quiet;
 } bench_opts;
 typedef struct load_opts {
@@ -171,6 +171,9 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
     CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
+    CP_CLI_STR("--hdr-file", "FILE", BO(hdr),
+               "write the latency distribution of every request in\nHdrHistogram's .hgrm "
+               "percentile text (atomically; values\nin microseconds, as the JSON's latency_us)"),
     CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
     CP_CLI_END,
 };
@@ -272,7 +275,7 @@ int cp_cli_bench(int argc, char **argv) {
     o.tf.tls |= o.tf.insecure;
     cp__bench_config cfg = o.cfg;
     const cp_cli_target tf = o.tf;
-    const char *json_path = o.json, *csv_path = o.csv;
+    const char *json_path = o.json, *csv_path = o.csv, *hdr_path = o.hdr;
     int quiet = o.quiet;
     char err[ERRLEN];
     if (cp__bench_config_check(&cfg, err, sizeof(err)) != 0)
@@ -327,6 +330,12 @@ int cp_cli_bench(int argc, char **argv) {
         else if (csv_path != NULL &&
                  cp__bench_write_csv(csv_path, &t, &cfg, r, err, sizeof(err)) != 0) {
             fprintf(stderr, "clusterpipe bench: --csv: %s\n", err);
+            rc = CP_EXIT_FAIL;
+        }
+        if (hdr_path != NULL && cp_cli_interrupted)
+            fprintf(stderr, "clusterpipe bench: --hdr-file not written: the run was interrupted\n");
+        else if (hdr_path != NULL && cp__bench_write_hgrm(hdr_path, r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "clusterpipe bench: --hdr-file: %s\n", err);
             rc = CP_EXIT_FAIL;
         }
         if (rc == CP_EXIT_FAIL && cp__bench_result_failed(r))

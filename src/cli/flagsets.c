@@ -65,10 +65,10 @@ const cp_cli_flag cp_cli_def_keys =
 const cp_cli_flag cp_cli_def_dataset_keys =
     CP_CLI_NUM("--keys", "N", CP_CLI_U64, 1, CP_CLI_DATASET_KEYS_MAX, 0,
                "keys loaded and used, key:0 .. key:N-1");
-const cp_cli_flag cp_cli_def_value_size =
-    CP_CLI_FN("--value-size", "B", parse_value_size, 0,
-              "bytes per value: B, MIN-MAX (uniform) or SIZE:WEIGHT,...\n(e.g. 100:7,1000:2,10000:1); "
-              "a key's size is the same\nwherever it is written or read");
+const cp_cli_flag cp_cli_def_value_size = CP_CLI_FN(
+    "--value-size", "B", parse_value_size, 0,
+    "bytes per value: B, MIN-MAX (uniform) or SIZE:WEIGHT,...\n(e.g. 100:7,1000:2,10000:1); "
+    "a key's size is the same\nwherever it is written or read");
 const cp_cli_flag cp_cli_def_duration = {
     .name = "--duration",
     .arg = "S",
@@ -79,10 +79,10 @@ const cp_cli_flag cp_cli_def_duration = {
 };
 const cp_cli_flag cp_cli_def_ratio =
     CP_CLI_FN("--ratio", "SET:GET", parse_ratio, 0, "operation mix");
-const cp_cli_flag cp_cli_def_key_dist =
-    CP_CLI_FN("--key-dist", "D", parse_dist, 0,
-              "uniform | zipf:S | sequential | gaussian[:C,S]\n(default uniform; gaussian: centre C, "
-              "spread S in keys,\ndefault K/2 and K/6)");
+const cp_cli_flag cp_cli_def_key_dist = CP_CLI_FN(
+    "--key-dist", "D", parse_dist, 0,
+    "uniform | zipf:S | sequential | gaussian[:C,S]\n(default uniform; gaussian: centre C, "
+    "spread S in keys,\ndefault K/2 and K/6)");
 const cp_cli_flag cp_cli_def_key_layout = CP_CLI_FN(
     "--key-layout", "L", parse_layout, 0, "spread (default) or per-master (see bench --help)");
 const cp_cli_flag cp_cli_def_retry_budget =

@@ -88,8 +88,8 @@ typedef struct point {
     int pipeline; /* of the pipelined case (a sweep's only case) */
     cp__value_sizes value_size;
     char sizes[256]; /* value_size as --value-size spells it */
-    uint64_t value; /* the swept value; 0 without a sweep */
-    char label[48]; /* "pipeline=5" (run names and call type); "" without a sweep */
+    uint64_t value;  /* the swept value; 0 without a sweep */
+    char label[48];  /* "pipeline=5" (run names and call type); "" without a sweep */
 } point;
 
 /* The JSON's value_size: the one size, or the mean of several (value_sizes spells them). */
@@ -656,8 +656,8 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
     cp__load_result res;
     int rc = load_keys(r, t, pt, o->keys, &res, err, sizeof(err));
     json_t *l = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:I}", "setup", setup, "shards",
-                          (json_int_t)pt->shards, "value_size", size_number(&pt->value_size), "keys",
-                          (json_int_t)res.written, "seconds", res.seconds, "keys_per_sec",
+                          (json_int_t)pt->shards, "value_size", size_number(&pt->value_size),
+                          "keys", (json_int_t)res.written, "seconds", res.seconds, "keys_per_sec",
                           res.keys_per_sec, "client_peak_rss", (json_int_t)client_peak_rss());
     if (l != NULL && res.dbsize_checked)
         json_object_set_new(l, "dbsize",
@@ -852,8 +852,8 @@ static json_t *settings_json(const cp__compare_opts *o) {
     cp__dist_format(&o->dist, dist, sizeof(dist));
     json_t *s = json_pack("{s:i,s:i,s:I,s:I,s:I,s:i,s:s,s:b,s:i,s:i}", "threads", o->threads,
                           "clients", o->clients, "requests", (json_int_t)o->requests, "keys",
-                          (json_int_t)o->keys, "value_size", size_number(&o->value_size), "pipeline",
-                          o->pipeline, "key_dist", dist, "verify", o->verify, "shards",
+                          (json_int_t)o->keys, "value_size", size_number(&o->value_size),
+                          "pipeline", o->pipeline, "key_dist", dist, "verify", o->verify, "shards",
                           CP__COMPARE_SHARDS, "proxies", CP__COMPARE_PROXIES);
     if (s != NULL) {
         char sizes[256];

@@ -706,12 +706,11 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     json_object_set_new(s.doc, "scenario", json_string(cp__scn_kind_name(o->kind)));
     json_object_set_new(s.doc, "command",
                         o->command_line ? json_string(o->command_line) : json_null());
-    json_t *set =
-        json_pack("{s:I,s:I,s:f,s:f,s:s,s:i,s:i,s:i,s:i,s:i}", "keys", (json_int_t)o->keys,
-                  "value_size", (json_int_t)llround(cp__value_sizes_mean(&o->value_size)),
-                  "duration", o->duration_s, "warmup",
-                  o->warmup_s, "ratio", ratio, "threads", o->threads, "clients", o->clients,
-                  "pipeline", o->pipeline, "shards", SHARDS, "proxies", PROXIES);
+    json_t *set = json_pack(
+        "{s:I,s:I,s:f,s:f,s:s,s:i,s:i,s:i,s:i,s:i}", "keys", (json_int_t)o->keys, "value_size",
+        (json_int_t)llround(cp__value_sizes_mean(&o->value_size)), "duration", o->duration_s,
+        "warmup", o->warmup_s, "ratio", ratio, "threads", o->threads, "clients", o->clients,
+        "pipeline", o->pipeline, "shards", SHARDS, "proxies", PROXIES);
     if (o->kind == CP__SCN_FAILOVER)
         json_object_set_new(set, "down", json_real(o->down_s));
     json_object_set_new(set, "persistence", json_boolean(o->persistence));
