@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench/hist.h"
+#include "hgrm.h"
 #include "util/sbuf.h"
 
 #include <stdio.h>
@@ -285,64 +286,6 @@ static void test_curve(void **state) {
     free(h);
 }
 
-/* A .hgrm row: value (us), percentile (fraction), total count, 1/(1-p) (0 on the last row). */
-typedef struct hgrm_row {
-    double value, pct, inv;
-    unsigned long long total;
-} hgrm_row;
-
-/* Parses HdrHistogram's percentile text as its readers do: the header, an empty line, rows of
- * four numbers (the 100% row of three), the three footer lines. Returns the rows (caller frees),
- * *n of them, and the footer's numbers. Fails the test on anything else. */
-static hgrm_row *parse_hgrm(const char *text, size_t *n, double foot[4], unsigned long long *total,
-                            unsigned *buckets, unsigned *subs) {
-    char line[256];
-    const char *p = text;
-    size_t cap = 1024;
-    hgrm_row *rows = calloc(cap, sizeof(*rows));
-    *n = 0;
-    int lineno = 0, footer = 0;
-    while (*p) {
-        size_t len = strcspn(p, "\n");
-        assert_true(len < sizeof(line));
-        memcpy(line, p, len);
-        line[len] = '\0';
-        p += len + (p[len] == '\n');
-        lineno++;
-        if (lineno == 1) {
-            assert_string_equal(line, "       Value     Percentile TotalCount 1/(1-Percentile)");
-            continue;
-        }
-        if (lineno == 2) {
-            assert_string_equal(line, "");
-            continue;
-        }
-        if (line[0] == '#') {
-            footer++;
-            if (footer == 1)
-                assert_int_equal(
-                    sscanf(line, "#[Mean    = %lf, StdDeviation   = %lf]", &foot[0], &foot[1]), 2);
-            else if (footer == 2)
-                assert_int_equal(
-                    sscanf(line, "#[Max     = %lf, Total count    = %llu]", &foot[2], total), 2);
-            else
-                assert_int_equal(
-                    sscanf(line, "#[Buckets = %u, SubBuckets     = %u]", buckets, subs), 2);
-            continue;
-        }
-        assert_int_equal(footer, 0);
-        assert_true(*n < cap);
-        hgrm_row *r = &rows[(*n)++];
-        int got = sscanf(line, "%lf %lf %llu %lf", &r->value, &r->pct, &r->total, &r->inv);
-        if (got == 3)
-            r->inv = 0;
-        else
-            assert_int_equal(got, 4);
-    }
-    assert_int_equal(footer, 3);
-    return rows;
-}
-
 /* The .hgrm text: HdrHistogram's layout and percentile levels, each row's value the histogram's
  * own percentile (so the JSON's p50, p90, p99, p99.9 are read off it), counts that only grow to
  * the total, and a footer with the mean, the max and the count. */
@@ -355,11 +298,12 @@ static void test_hgrm(void **state) {
     cp__sbuf b = CP__SBUF_INIT;
     cp__hist_hgrm(h, 5, &b);
     assert_false(b.oom);
-    size_t n;
-    double foot[4];
-    unsigned long long total = 0;
-    unsigned buckets = 0, subs = 0;
-    hgrm_row *rows = parse_hgrm(b.buf, &n, foot, &total, &buckets, &subs);
+    cp_hgrm g;
+    char err[256];
+    if (cp_hgrm_parse(b.buf, &g, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    size_t n = g.n;
+    const cp_hgrm_row *rows = g.rows;
     assert_true(n > 50);
     /* HdrHistogram's levels for 5 ticks per half distance */
     static const double levels[] = {0,      0.1, 0.2,    0.3,   0.4,    0.5,    0.55, 0.6,
@@ -388,13 +332,13 @@ static void test_hgrm(void **state) {
     assert_true(fabs(rows[n - 1].value - cp__hist_max_us(h)) < 0.0005);
     assert_true(fabs(rows[5].value - cp__hist_percentile_us(h, 50)) < 0.0005);
     assert_true(fabs(rows[17].value - cp__hist_percentile_us(h, 90)) < 0.0005);
-    assert_true(fabs(foot[0] - cp__hist_mean_us(h)) < 0.0005);
-    assert_true(foot[1] > 0);
-    assert_true(fabs(foot[2] - cp__hist_max_us(h)) < 0.0005);
-    assert_int_equal(total, 100000);
-    assert_int_equal(buckets, 29);
-    assert_int_equal(subs, 256);
-    free(rows);
+    assert_true(fabs(g.mean - cp__hist_mean_us(h)) < 0.0005);
+    assert_true(g.stddev > 0);
+    assert_true(fabs(g.max - cp__hist_max_us(h)) < 0.0005);
+    assert_int_equal(g.total, 100000);
+    assert_int_equal(g.buckets, 29);
+    assert_int_equal(g.subbuckets, 256);
+    cp_hgrm_free(&g);
     cp__sbuf_free(&b);
 
     /* one value: a 0% row, its one bucket's row, the 100% row; the deviation is 0 */
@@ -402,22 +346,22 @@ static void test_hgrm(void **state) {
     cp__hist_record_n_ns(h, 5000, 3);
     b = (cp__sbuf)CP__SBUF_INIT;
     cp__hist_hgrm(h, 0, &b);
-    rows = parse_hgrm(b.buf, &n, foot, &total, &buckets, &subs);
-    assert_int_equal(n, 2);
-    assert_true(rows[0].pct == 0 && rows[0].value == 5.0 && rows[0].total == 3);
-    assert_true(rows[1].pct == 1.0 && rows[1].value == 5.0);
-    assert_true(foot[0] == 5.0 && foot[1] == 0.0 && total == 3);
-    free(rows);
+    assert_int_equal(cp_hgrm_parse(b.buf, &g, err, sizeof(err)), 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.rows[0].pct == 0 && g.rows[0].value == 5.0 && g.rows[0].total == 3);
+    assert_true(g.rows[1].pct == 1.0 && g.rows[1].value == 5.0);
+    assert_true(g.mean == 5.0 && g.stddev == 0.0 && g.total == 3);
+    cp_hgrm_free(&g);
     cp__sbuf_free(&b);
 
     /* empty: header and footer only */
     cp__hist_init(h);
     b = (cp__sbuf)CP__SBUF_INIT;
     cp__hist_hgrm(h, 5, &b);
-    rows = parse_hgrm(b.buf, &n, foot, &total, &buckets, &subs);
-    assert_int_equal(n, 0);
-    assert_int_equal(total, 0);
-    free(rows);
+    assert_int_equal(cp_hgrm_parse(b.buf, &g, err, sizeof(err)), 0);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.total, 0);
+    cp_hgrm_free(&g);
     cp__sbuf_free(&b);
     free(h);
 }
