@@ -155,7 +155,9 @@ static const cp_cli_flag bench_rows[] = {
                 "--cluster reads (key n\nhas master n % M's tag and number n / M; cluster "
                 "only;\nload them with the same layout)"),
     CP_CLI_LIKE(cp_cli_def_value_size, BC(value_size),
-                "SET value size in bytes (default 64; same as load's to verify)"),
+                "SET value size: B bytes (default 64), MIN-MAX (uniform)\nor SIZE:WEIGHT,... "
+                "(e.g. 100:7,1000:2,10000:1); a key's\nsize comes from its name, so give load's "
+                "to verify"),
     {.name = "--rate",
      .arg = "R",
      .kind = CP_CLI_DOUBLE,
@@ -365,7 +367,9 @@ static const cp_cli_flag load_rows[] = {
      .arg = "N",
      .help = "keys to write (required)",
      .opts = CP_CLI_REQUIRED},
-    CP_CLI_LIKE(cp_cli_def_value_size, LC(value_size), "value size in bytes (default 64)"),
+    CP_CLI_LIKE(cp_cli_def_value_size, LC(value_size),
+                "value size: B bytes (default 64), MIN-MAX (uniform) or\nSIZE:WEIGHT,... (e.g. "
+                "100:7,1000:2,10000:1); each key gets\nthe size its name picks, as bench expects"),
     CP_CLI_LIKE(
         cp_cli_def_pipeline, LC(pipeline),
         "keys in flight per connection (default 512 against a\ncluster, 64 through a proxy)"),

@@ -117,9 +117,8 @@ static void check_hgrm(const char *hpath, const json_t *j) {
         assert_true(i > 0 && i < h.n);
         double v = num(lat, around[a].k);
         if (!(h.rows[i - 1].value <= v + 0.0005 && v <= h.rows[i].value + 0.0005))
-            fail_msg("%s %.3f is not between the rows at %.6f (%.3f) and %.6f (%.3f)",
-                     around[a].k, v, h.rows[i - 1].pct, h.rows[i - 1].value, h.rows[i].pct,
-                     h.rows[i].value);
+            fail_msg("%s %.3f is not between the rows at %.6f (%.3f) and %.6f (%.3f)", around[a].k,
+                     v, h.rows[i - 1].pct, h.rows[i - 1].value, h.rows[i].pct, h.rows[i].value);
     }
     cp_hgrm_free(&h);
     free(text);
@@ -178,11 +177,10 @@ static void test_cluster_mixed_sizes(void **state) {
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "b.json"));
     snprintf(hpath, sizeof(hpath), "%s", cp_clirun_path(&run, "b.hgrm"));
     snprintf(cpath, sizeof(cpath), "%s", cp_clirun_path(&run, "b.csv"));
-    const char *bench[] = {"bench",        "--dir",      f->dir,     "--keys",     "4000",
-                           "--value-size", MIXED,        "--ratio",  "1:3",        "--requests",
-                           "30000",        "--key-dist", "gaussian", "--clients",  "4",
-                           "--pipeline",   "8",          "--json",   jpath,        "--hdr-file",
-                           hpath,          "--csv",      cpath,      NULL};
+    const char *bench[] = {"bench",    "--dir",      f->dir, "--keys",     "4000",  "--value-size",
+                           MIXED,      "--ratio",    "1:3",  "--requests", "30000", "--key-dist",
+                           "gaussian", "--clients",  "4",    "--pipeline", "8",     "--json",
+                           jpath,      "--hdr-file", hpath,  "--csv",      cpath,   NULL};
     run_ok(&run, bench, 0);
     json_t *j = load_json(jpath);
     const json_t *wl = json_object_get(j, "workload");
@@ -222,18 +220,17 @@ static void test_cluster_mixed_sizes(void **state) {
     corrupt(f, k1, 1000, 1000);
     corrupt(f, k2, 10000, 9999);
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "c.json"));
-    const char *again[] = {"bench",       "--dir",      f->dir,       "--keys",       "4000",
-                           "--requests",  "4000",       "--key-dist", "sequential",   "--clients",
-                           "2",           "--value-size", MIXED,      "--json",       jpath,
-                           NULL};
+    const char *again[] = {"bench", "--dir",      f->dir,       "--keys",    "4000", "--requests",
+                           "4000",  "--key-dist", "sequential", "--clients", "2",    "--value-size",
+                           MIXED,   "--json",     jpath,        NULL};
     run_ok(&run, again, 1);
     assert_non_null(strstr(run.out, "mismatches 2"));
     assert_non_null(strstr(run.err, k1));
     assert_non_null(strstr(run.err, k2));
     assert_non_null(strstr(run.err, "wrong size"));
     j = load_json(jpath);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")),
-                     2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 2);
     json_decref(j);
     cp_clirun_free(&run);
 }
@@ -250,16 +247,33 @@ static void test_twemproxy_range_sizes(void **state) {
     char jpath[4096], hpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "t.json"));
     snprintf(hpath, sizeof(hpath), "%s", cp_clirun_path(&run, "t.hgrm"));
-    const char *bench[] = {"bench",      "--dir",    f->dir,       "--keys",       "2000",
-                           "--ratio",    "1:4",      "--requests", "20000",        "--value-size",
-                           spec,         "--key-dist", "gaussian:1000,300", "--clients", "4",
-                           "--pipeline", "4",        "--json",     jpath,          "--hdr-file",
-                           hpath,        NULL};
+    const char *bench[] = {"bench",
+                           "--dir",
+                           f->dir,
+                           "--keys",
+                           "2000",
+                           "--ratio",
+                           "1:4",
+                           "--requests",
+                           "20000",
+                           "--value-size",
+                           spec,
+                           "--key-dist",
+                           "gaussian:1000,300",
+                           "--clients",
+                           "4",
+                           "--pipeline",
+                           "4",
+                           "--json",
+                           jpath,
+                           "--hdr-file",
+                           hpath,
+                           NULL};
     run_ok(&run, bench, 0);
     json_t *j = load_json(jpath);
     assert_string_equal(json_string_value(json_object_get(j, "topology")), "twemproxy");
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")),
-                     0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
     assert_true(json_integer_value(json_object_get(json_object_get(j, "verify"), "checked")) >
                 12000);
     assert_string_equal(
@@ -280,15 +294,15 @@ static void test_twemproxy_range_sizes(void **state) {
     snprintf(key, sizeof(key), "key:77");
     corrupt(f, key, len, len - 1);
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "tc.json"));
-    const char *again[] = {"bench",       "--dir",      f->dir,       "--keys",     "2000",
-                           "--requests",  "2000",       "--key-dist", "sequential", "--value-size",
-                           spec,          "--json",     jpath,        NULL};
+    const char *again[] = {"bench",      "--dir",  f->dir,       "--keys",     "2000",
+                           "--requests", "2000",   "--key-dist", "sequential", "--value-size",
+                           spec,         "--json", jpath,        NULL};
     run_ok(&run, again, 1);
     assert_non_null(strstr(run.err, "key:77"));
     assert_non_null(strstr(run.err, "wrong size"));
     j = load_json(jpath);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")),
-                     1);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 1);
     json_decref(j);
     cp_clirun_free(&run);
 }

@@ -63,8 +63,8 @@ int cp_hgrm_parse(const char *text, cp_hgrm *out, char *err, size_t errlen) {
         }
         cp_hgrm_row *r = &out->rows[out->n++];
         char extra;
-        int got = sscanf(line, "%lf %lf %llu %lf %c", &r->value, &r->pct, &r->total, &r->inv,
-                         &extra);
+        int got =
+            sscanf(line, "%lf %lf %llu %lf %c", &r->value, &r->pct, &r->total, &r->inv, &extra);
         if (got == 3 && r->pct == 1.0)
             r->inv = 0;
         else if (got != 4)

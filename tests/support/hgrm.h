@@ -13,10 +13,10 @@
 #include <stddef.h>
 
 typedef struct cp_hgrm_row {
-    double value;              /* microseconds */
-    double pct;                /* a fraction in [0, 1] */
-    unsigned long long total;  /* values up to this row */
-    double inv;                /* 1/(1-Percentile); 0 on the 100% row */
+    double value;             /* microseconds */
+    double pct;               /* a fraction in [0, 1] */
+    unsigned long long total; /* values up to this row */
+    double inv;               /* 1/(1-Percentile); 0 on the 100% row */
 } cp_hgrm_row;
 
 typedef struct cp_hgrm {
