@@ -186,6 +186,7 @@ static const cp_cli_cmd compare_cmd = {
              "Cluster, one setup at a time so they never share the CPU. Prints the table (time,\n"
              "Redis / client / twemproxy / total CPU-seconds, ops/s, p50/p99, CPU us per op, and\n"
              "the cluster/twemproxy ratio per call type) and writes into DIR: results.json,\n"
+             "latency/*.hgrm (every run's latency distribution, HdrHistogram's text),\n"
              "table.md, charts (PNG and SVG, drawn with gnuplot) and report.md.\n"
              "\n",
     .epilog = "\n"
@@ -276,6 +277,13 @@ int cp_cli_compare(int argc, char **argv) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         return CP_EXIT_FAIL;
     }
+    char hgrm_dir[4200];
+    snprintf(hgrm_dir, sizeof(hgrm_dir), "%s/latency", outdir);
+    if (cp_cli_make_dirs(hgrm_dir, err, sizeof(err)) != 0) {
+        fprintf(stderr, "clusterpipe compare: %s\n", err);
+        return CP_EXIT_FAIL;
+    }
+    c.o.hgrm_dir = hgrm_dir;
     cp_cli_install_signals();
     char command[8192];
     cp_cli_join_command(argc, argv, command, sizeof(command));

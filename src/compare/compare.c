@@ -417,6 +417,25 @@ static void take_connections(void *ud) {
 }
 
 /* One case (repeat k) of one point against one target: its bench object, or a failed run. */
+/* The run's latency distribution into o->hgrm_dir as "<name>-<k>.hgrm" (spaces and '=' as '-'),
+ * named in the run's "hgrm"; a file that cannot be written is warned about and fails the run. */
+static void write_hgrm(cmp *r, json_t *obj, const char *name, int k, const cp__bench_result *res) {
+    if (r->o->hgrm_dir == NULL)
+        return;
+    char file[128], path[4096], err[ERRLEN] = "";
+    snprintf(file, sizeof(file), "%s-%d.hgrm", name, k);
+    for (char *p = file; *p; p++)
+        if (*p == ' ' || *p == '=' || *p == '/')
+            *p = '-';
+    snprintf(path, sizeof(path), "%s/%s", r->o->hgrm_dir, file);
+    if (cp__bench_write_hgrm(path, res, err, sizeof(err)) != 0) {
+        warn(r, "%s: %s", path, err);
+        r->failed = 1;
+        return;
+    }
+    json_object_set_new(obj, "hgrm", json_string(file));
+}
+
 static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags,
                      const point *pt, const bench_case *c, int k) {
     const cp__compare_opts *o = r->o;
@@ -469,6 +488,7 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
         }
         if (stopped)
             json_object_set_new(obj, "error", json_string("interrupted"));
+        write_hgrm(r, obj, name, k, &res);
         json_array_append_new(json_object_get(r->doc, "runs"), obj);
     }
     if (probe != NULL)
