@@ -72,17 +72,17 @@ typedef struct cp__bench_config {
     double duration_s;  /* used when requests == 0 */
     unsigned ratio_set; /* SET:GET mix, e.g. 1:10; not both 0 */
     unsigned ratio_get;
-    uint64_t keys;             /* key space [0, keys) */
-    size_t value_size;         /* SET value bytes */
-    cp__dist dist;             /* key distribution */
-    bool verify;               /* check every GET reply (default true) */
-    double rate;               /* total ops/s target, paced per client; 0: as fast as possible */
-    uint64_t seed;             /* key generator seed; a run is reproducible from it */
-    const char *key_prefix;    /* NULL: "key:" (same default as load) */
-    cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */
-    int io_timeout_ms;         /* per connection; 0: library default */
-    int retry_budget_ms;       /* per batch, for retries after errors; < 0: library default */
-    const char *command_line;  /* for the report (borrowed), NULL: none */
+    uint64_t keys;              /* key space [0, keys) */
+    cp__value_sizes value_size; /* SET value bytes: one size, or a key's (keyspace.h) */
+    cp__dist dist;              /* key distribution */
+    bool verify;                /* check every GET reply (default true) */
+    double rate;                /* total ops/s target, paced per client; 0: as fast as possible */
+    uint64_t seed;              /* key generator seed; a run is reproducible from it */
+    const char *key_prefix;     /* NULL: "key:" (same default as load) */
+    cp__key_layout key_layout;  /* spread (default), or per-master: a cluster only */
+    int io_timeout_ms;          /* per connection; 0: library default */
+    int retry_budget_ms;        /* per batch, for retries after errors; < 0: library default */
+    const char *command_line;   /* for the report (borrowed), NULL: none */
     /* NULL: no progress. Called from the calling thread only. */
     void (*progress)(void *ud, const cp__bench_progress *p);
     void *progress_ud;
@@ -114,7 +114,9 @@ typedef struct cp__bench_second {
     double t;            /* end of the second, seconds since the start of the measured interval */
     uint64_t ops;        /* requests completed in that second */
     uint64_t errors;     /* failed + unknown + error replies in that second */
-    double p99_us;       /* of the requests completed in that second; 0 when none */
+    double p50_us;       /* of the requests completed in that second; 0 when none */
+    double p99_us;       /* the same */
+    double p999_us;      /* the same, p99.9 */
     uint64_t gets;       /* of ops: GETs answered */
     uint64_t misses;     /* of gets: nil replies */
     uint64_t stale;      /* of gets: older than the last acknowledged SET (acked_versions only) */

@@ -39,7 +39,7 @@ void cp__bench_config_init(cp__bench_config *cfg) {
     cfg->ratio_set = 0;
     cfg->ratio_get = 1;
     cfg->keys = 100000;
-    cfg->value_size = 64;
+    cp__value_sizes_fixed(&cfg->value_size, 64);
     cfg->dist.kind = CP__DIST_UNIFORM;
     cfg->verify = true;
     cfg->seed = 1;
@@ -66,21 +66,26 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
         BAD("--ratio 0:0 runs nothing");
     if (cfg->keys == 0)
         BAD("--keys must be > 0");
-    if (cfg->value_size == 0 || cfg->value_size > CP__VALUE_MAX_SIZE)
+    size_t vmin = cp__value_sizes_min(&cfg->value_size);
+    if (cfg->value_size.n < 1 || cfg->value_size.n > CP__VALUE_SIZES_MAX || vmin == 0 ||
+        cp__value_sizes_max(&cfg->value_size) > CP__VALUE_MAX_SIZE)
         BAD("--value-size must be in [1, %u]", CP__VALUE_MAX_SIZE);
     if (cfg->rate < 0)
         BAD("--rate must be >= 0");
     if (cfg->dist.kind == CP__DIST_ZIPF && !(cfg->dist.zipf_s > 0))
         BAD("--key-dist zipf:S needs S > 0");
+    if (cp__dist_check(&cfg->dist, cfg->keys) != 0)
+        BAD("--key-dist gaussian:C,S: the centre C (%g) must be a key index below --keys (%llu)",
+            cfg->dist.centre, (unsigned long long)cfg->keys);
     if (cfg->acked_versions != NULL && (!cfg->verify || cfg->keys < (uint64_t)cfg->clients))
         BAD("version tracking needs verification and --keys >= --clients");
     size_t maxkey = cp__key_max_len_of(cfg->key_prefix, cfg->key_layout, cfg->keys);
     if (maxkey == 0)
         BAD("bad key prefix");
-    if (cfg->verify && cfg->value_size < cp__value_min_size(maxkey))
+    if (cfg->verify && vmin < cp__value_min_size(maxkey))
         BAD("--value-size %zu cannot hold a verifiable value for keys of %zu bytes (minimum "
             "%zu; or use --no-verify)",
-            cfg->value_size, maxkey, cp__value_min_size(maxkey));
+            vmin, maxkey, cp__value_min_size(maxkey));
     return 0;
 #undef BAD
 }
@@ -190,7 +195,9 @@ static void on_second(void *ud, uint64_t sec, const cp__sec_slot *sum) {
     s->t = (double)(sec + 1);
     s->ops = ops;
     s->errors = errors;
+    s->p50_us = cp__hist_count(h) ? cp__hist_percentile_us(h, 50.0) : 0;
     s->p99_us = cp__hist_count(h) ? cp__hist_percentile_us(h, 99.0) : 0;
+    s->p999_us = cp__hist_count(h) ? cp__hist_percentile_us(h, 99.9) : 0;
     s->gets = sum->gets;
     s->misses = sum->misses;
     s->stale = sum->stale;
@@ -342,7 +349,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
         snprintf(err, errlen, "out of memory");
         return CP_ENOMEM;
     }
-    rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, cfg->value_size,
+    rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, &cfg->value_size,
                             cfg->verify, spec, &ctx, err, errlen);
     if (rc != 0)
         goto done;

@@ -11,6 +11,8 @@
  */
 #include "bench/hist.h"
 
+#include "util/sbuf.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -166,4 +168,57 @@ size_t cp__hist_curve(const cp__hist *h, unsigned per_decade, cp__hist_point *ou
     out[n].value_us = (double)h->max_ns / 1000.0;
     out[n].count = h->count;
     return n + 1;
+}
+
+/* The standard deviation of the recorded values, each taken at its bucket's reported value (as
+ * HdrHistogram computes it from its buckets' values). */
+static double stddev_us(const cp__hist *h) {
+    if (h->count == 0)
+        return 0.0;
+    double mean = cp__hist_mean_us(h), sq = 0.0;
+    for (size_t i = cp__hist_bucket_of(h->min_ns); i < CP__HIST_BUCKETS; i++) {
+        if (h->buckets[i] == 0)
+            continue;
+        double d = bucket_value_us(h, i) - mean;
+        sq += d * d * (double)h->buckets[i];
+    }
+    return sqrt(sq / (double)h->count);
+}
+
+/* HdrHistogram's percentile iterator: levels start at 0, and each step is 100 / (ticks *
+ * 2^(floor(log2(100 / (100 - level))) + 1)), so every half of the distance left to 100% gets
+ * `ticks` rows. A bucket yields a row for every level its cumulative count reaches; the walk ends
+ * after the first row of the bucket that holds the max, and a last row at 100%. */
+void cp__hist_hgrm(const cp__hist *h, unsigned ticks_per_half, cp__sbuf *out) {
+    if (ticks_per_half == 0)
+        ticks_per_half = 5;
+    cp__sbuf_printf(out, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
+                    "1/(1-Percentile)");
+    double level = 0.0;
+    uint64_t cum = 0;
+    for (size_t i = h->count ? cp__hist_bucket_of(h->min_ns) : CP__HIST_BUCKETS;
+         i < CP__HIST_BUCKETS && cum < h->count; i++) {
+        if (h->buckets[i] == 0)
+            continue;
+        cum += h->buckets[i];
+        double reached = 100.0 * (double)cum / (double)h->count;
+        while (level <= reached) {
+            cp__sbuf_printf(out, "%12.3f %2.12f %10llu %14.2f\n",
+                            value_at_rank(h, rank_of(h, level)), level / 100.0,
+                            (unsigned long long)cum, 1.0 / (1.0 - level / 100.0));
+            double half = pow(2.0, floor(log(100.0 / (100.0 - level)) / log(2.0)) + 1.0);
+            level += 100.0 / ((double)ticks_per_half * half);
+            if (cum == h->count)
+                break; /* the max's bucket: one row, then the 100% row */
+        }
+    }
+    if (h->count > 0)
+        cp__sbuf_printf(out, "%12.3f %2.12f %10llu\n", cp__hist_max_us(h), 1.0,
+                        (unsigned long long)h->count);
+    cp__sbuf_printf(out, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n", cp__hist_mean_us(h),
+                    stddev_us(h));
+    cp__sbuf_printf(out, "#[Max     = %12.3f, Total count    = %12llu]\n", cp__hist_max_us(h),
+                    (unsigned long long)h->count);
+    cp__sbuf_printf(out, "#[Buckets = %12u, SubBuckets     = %12u]\n",
+                    (unsigned)(CP__HIST_BUCKETS / CP__HIST_SUB_COUNT - 1), 2u * CP__HIST_SUB_COUNT);
 }

@@ -114,4 +114,18 @@ bool cp__hist_iter_next(cp__hist_iter *it, cp__hist_point *pt);
  * per_decade 0 is taken as 1. Empty histogram: returns 0. */
 size_t cp__hist_curve(const cp__hist *h, unsigned per_decade, cp__hist_point *out, size_t cap);
 
+/* Appends h as HdrHistogram's percentile distribution text (a ".hgrm" file, as its
+ * outputPercentileDistribution writes with a scaling ratio of 1000: values in microseconds):
+ * the header "Value Percentile TotalCount 1/(1-Percentile)", a row per percentile level of
+ * HdrHistogram's percentile iterator with ticks_per_half (0: 5, its usual) ticks per half
+ * distance (0%, 10%, ... 50%, 55%, ... halving the step as each half of the remaining distance
+ * to 100% is passed), a last row at 100% (the max, without 1/(1-Percentile)), and the footer
+ * "#[Mean = ..., StdDeviation = ...]", "#[Max = ..., Total count = ...]", "#[Buckets = ...,
+ * SubBuckets = ...]" (this histogram's layout in HdrHistogram's terms: 29 buckets of 256
+ * sub-buckets). A row's value is cp__hist_percentile_us at its percentile, so a row at 50% holds
+ * the p50 the JSON reports; TotalCount is the values recorded up to that row's bucket. An empty
+ * histogram gives the header and the footer only. An out-of-memory sbuf keeps its oom flag. */
+struct cp__sbuf;
+void cp__hist_hgrm(const cp__hist *h, unsigned ticks_per_half, struct cp__sbuf *out);
+
 #endif /* CLUSTERPIPE_HIST_H */

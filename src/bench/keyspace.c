@@ -276,32 +276,66 @@ size_t cp__key_max_len_of(const char *prefix, cp__key_layout layout, uint64_t ke
 
 /* ---- distributions -------------------------------------------------------------------------- */
 
+/* A plain decimal ("12", "0.5", ".5"): strtod would also take " 1", "0x1p0", "1e3", "inf",
+ * "nan". Returns 0 with *out set, or -1. */
+static int plain_decimal(const char *num, size_t len, double *out) {
+    char tmp[64];
+    if (len == 0 || len >= sizeof(tmp) || strspn(num, "0123456789.") < len)
+        return -1;
+    memcpy(tmp, num, len);
+    tmp[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(tmp, &end);
+    if (errno != 0 || *end != '\0' || end == tmp || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int cp__dist_parse(const char *s, cp__dist *out) {
     if (s == NULL)
         return CP__KS_EINVAL;
+    cp__dist d = {CP__DIST_UNIFORM, 0, 0, 0};
     if (strcmp(s, "uniform") == 0) {
-        out->kind = CP__DIST_UNIFORM;
-        out->zipf_s = 0;
+        *out = d;
         return 0;
     }
     if (strcmp(s, "sequential") == 0) {
-        out->kind = CP__DIST_SEQUENTIAL;
-        out->zipf_s = 0;
+        d.kind = CP__DIST_SEQUENTIAL;
+        *out = d;
+        return 0;
+    }
+    if (strcmp(s, "gaussian") == 0) {
+        d.kind = CP__DIST_GAUSSIAN;
+        *out = d;
+        return 0;
+    }
+    if (strncmp(s, "gaussian:", 9) == 0) {
+        const char *c = s + 9, *comma = strchr(c, ',');
+        if (comma == NULL || plain_decimal(c, (size_t)(comma - c), &d.centre) != 0 ||
+            plain_decimal(comma + 1, strlen(comma + 1), &d.spread) != 0 || !(d.spread > 0.0) ||
+            d.centre > 1e18 || d.spread > 1e18)
+            return CP__KS_EINVAL;
+        d.kind = CP__DIST_GAUSSIAN;
+        *out = d;
         return 0;
     }
     if (strncmp(s, "zipf:", 5) != 0)
         return CP__KS_EINVAL;
-    const char *num = s + 5;
-    /* Plain decimals only: strtod would also take " 1", "0x1p0", "1e3", "inf", "nan". */
-    if (*num == '\0' || num[strspn(num, "0123456789.")] != '\0')
+    double v;
+    if (plain_decimal(s + 5, strlen(s + 5), &v) != 0 || !(v > 0.0) || v > 100.0)
         return CP__KS_EINVAL;
-    char *end;
-    errno = 0;
-    double v = strtod(num, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v) || !(v > 0.0) || v > 100.0)
+    d.kind = CP__DIST_ZIPF;
+    d.zipf_s = v;
+    *out = d;
+    return 0;
+}
+
+int cp__dist_check(const cp__dist *d, uint64_t keys) {
+    if (d->kind == CP__DIST_GAUSSIAN && d->spread > 0.0 &&
+        !(d->centre >= 0.0 && d->centre < (double)keys))
         return CP__KS_EINVAL;
-    out->kind = CP__DIST_ZIPF;
-    out->zipf_s = v;
     return 0;
 }
 
@@ -311,6 +345,10 @@ int cp__dist_format(const cp__dist *d, char *buf, size_t cap) {
         return snprintf(buf, cap, "sequential");
     case CP__DIST_ZIPF:
         return snprintf(buf, cap, "zipf:%g", d->zipf_s);
+    case CP__DIST_GAUSSIAN:
+        if (d->spread > 0.0)
+            return snprintf(buf, cap, "gaussian:%.15g,%.15g", d->centre, d->spread);
+        return snprintf(buf, cap, "gaussian");
     case CP__DIST_UNIFORM:
     default:
         return snprintf(buf, cap, "uniform");
@@ -382,7 +420,10 @@ int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t se
         return CP__KS_EINVAL;
     if (d->kind == CP__DIST_ZIPF && !(d->zipf_s > 0.0 && d->zipf_s <= 100.0))
         return CP__KS_EINVAL;
-    if (d->kind != CP__DIST_UNIFORM && d->kind != CP__DIST_SEQUENTIAL && d->kind != CP__DIST_ZIPF)
+    if (d->kind != CP__DIST_UNIFORM && d->kind != CP__DIST_SEQUENTIAL && d->kind != CP__DIST_ZIPF &&
+        d->kind != CP__DIST_GAUSSIAN)
+        return CP__KS_EINVAL;
+    if (d->kind == CP__DIST_GAUSSIAN && (d->spread < 0.0 || cp__dist_check(d, keys) != 0))
         return CP__KS_EINVAL;
     memset(g, 0, sizeof(*g));
     g->kind = d->kind;
@@ -401,7 +442,40 @@ int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t se
     }
     if (d->kind == CP__DIST_ZIPF)
         zipf_setup(g, d->zipf_s);
+    if (d->kind == CP__DIST_GAUSSIAN) {
+        g->mu = d->spread > 0.0 ? d->centre : (double)keys / 2.0;
+        g->sigma = d->spread > 0.0 ? d->spread : (double)keys / 6.0;
+    }
     return 0;
+}
+
+/* One standard normal: Marsaglia's polar method, two normals per accepted pair (the second kept
+ * for the next call), no trigonometry. */
+static double std_normal(cp__keygen *g) {
+    if (g->has_spare) {
+        g->has_spare = false;
+        return g->spare;
+    }
+    for (;;) {
+        double u = 2.0 * cp__rng_double(&g->rng) - 1.0, v = 2.0 * cp__rng_double(&g->rng) - 1.0;
+        double q = u * u + v * v;
+        if (q > 0.0 && q < 1.0) {
+            double f = sqrt(-2.0 * log(q) / q);
+            g->spare = v * f;
+            g->has_spare = true;
+            return u * f;
+        }
+    }
+}
+
+/* round(mu + sigma * N(0,1)) inside [0, keys): a truncated normal (see keyspace.h). */
+static uint64_t gaussian_next(cp__keygen *g) {
+    for (int i = 0; i < 64; i++) {
+        double k = floor(g->mu + g->sigma * std_normal(g) + 0.5);
+        if (k >= 0.0 && k < (double)g->keys)
+            return (uint64_t)k;
+    }
+    return rng_below(&g->rng, g->keys);
 }
 
 uint64_t cp__keygen_next(cp__keygen *g) {
@@ -414,6 +488,8 @@ uint64_t cp__keygen_next(cp__keygen *g) {
     }
     case CP__DIST_ZIPF:
         return zipf_next(g);
+    case CP__DIST_GAUSSIAN:
+        return gaussian_next(g);
     case CP__DIST_UNIFORM:
     default:
         return rng_below(&g->rng, g->keys);
@@ -437,14 +513,25 @@ size_t cp__value_min_size(size_t keylen) {
     return keylen + 2 + CP__VERSION_MAX_DIGITS;
 }
 
+size_t cp__value_len_varied(const cp__valuefmt *v, const char *key, size_t keylen) {
+    return cp__value_sizes_pick(&v->sizes, cp__key_hash(key, keylen));
+}
+
 int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, bool verifiable) {
-    v->value_size = 0;
-    v->tmpl = NULL;
-    if (value_size == 0)
+    cp__value_sizes z;
+    cp__value_sizes_fixed(&z, value_size);
+    return cp__valuefmt_init_sizes(v, &z, max_keylen, verifiable);
+}
+
+int cp__valuefmt_init_sizes(cp__valuefmt *v, const cp__value_sizes *sizes, size_t max_keylen,
+                            bool verifiable) {
+    memset(v, 0, sizeof(*v));
+    size_t lo = cp__value_sizes_min(sizes), value_size = cp__value_sizes_max(sizes);
+    if (sizes->n < 1 || sizes->n > CP__VALUE_SIZES_MAX || lo == 0)
         return CP__KS_EINVAL;
     if (value_size > CP__VALUE_MAX_SIZE)
         return CP__KS_ETOOBIG;
-    if (verifiable && value_size < cp__value_min_size(max_keylen))
+    if (verifiable && lo < cp__value_min_size(max_keylen))
         return CP__KS_ETOOSMALL;
     /* TMPL_SLACK more bytes of the same pattern let cp__value_fill pick its source address. */
     char *t = malloc(value_size + TMPL_SLACK);
@@ -454,6 +541,8 @@ int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, boo
         t[i] = filler[i & 63];
     v->value_size = value_size;
     v->tmpl = t;
+    v->sizes = *sizes;
+    v->varied = cp__value_sizes_varied(sizes);
     return 0;
 }
 
@@ -461,6 +550,7 @@ void cp__valuefmt_free(cp__valuefmt *v) {
     free(v->tmpl);
     v->tmpl = NULL;
     v->value_size = 0;
+    v->varied = false;
 }
 
 /* Where to copy the filler for value offset `off` (going to dst, len bytes) from. Any template
@@ -478,7 +568,7 @@ static const char *filler_src(const cp__valuefmt *v, size_t off, const char *dst
 
 size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
                       char *buf) {
-    size_t size = v->value_size;
+    size_t size = cp__value_len(v, key, keylen);
     char ver[24];
     size_t vlen = fmt_u64(version, 0, ver);
     /* keylen + '|' + digits + '|' */
@@ -542,7 +632,7 @@ cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, siz
             return CP__VERIFY_BAD_FORMAT;
         if (version_out != NULL)
             *version_out = version;
-        if (len != v->value_size)
+        if (len != cp__value_len(v, key, keylen))
             return CP__VERIFY_WRONG_SIZE;
         size_t hdr = keylen + 1 + n;
         if (memcmp(reply + hdr, v->tmpl + hdr, len - hdr) != 0)

@@ -7,10 +7,12 @@
  * fixed width: their slots spread over the whole cluster, as an application's keys do. The
  * per-master layout names keys as redis-benchmark --cluster does, so that both tools can read the
  * very same keys: "<prefix>{TAG}:<n / M>" with 12 digits, TAG the hash tag of master n % M (of M),
- * which puts each master's keys into one slot. Values are exactly value_size bytes:
- * "<key>|<version>|" followed by a fixed filler pattern whose byte at offset i depends only on i,
- * so a GET reply can be checked to belong to the key asked for, and a corrupted or truncated value
- * cannot pass.
+ * which puts each master's keys into one slot. Values are "<key>|<version>|" followed by a fixed
+ * filler pattern whose byte at offset i depends only on i, so a GET reply can be checked to belong
+ * to the key asked for, and a corrupted or truncated value cannot pass. A value's length is
+ * value_size, or with several sizes (cp__value_sizes: MIN-MAX, or SIZE:WEIGHT,...) a function of
+ * the key's bytes alone (a hash of them picks the size), so every writer (load, bench, any run
+ * with the same sizes) gives a key the same length and a reader knows the exact length to expect.
  *
  * Memory: cp__keyfmt, cp__rng and cp__keygen are plain caller-allocated structs, fixed size
  * whatever the number of keys (no per-key tables: 50 million keys cost nothing here).
@@ -28,15 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Error codes of this module (negative, 0 = ok). */
-#define CP__KS_EINVAL (-1)    /* bad argument: empty spec, S <= 0, keys = 0, part >= parts ... */
-#define CP__KS_ETOOSMALL (-2) /* value_size cannot hold "<key>|<version>|" */
-#define CP__KS_ETOOBIG (-3)   /* value_size above CP__VALUE_MAX_SIZE */
-#define CP__KS_ENOMEM (-4)
+#include "bench/valsizes.h"
 
 #define CP__KEY_PREFIX_MAX 64                         /* bytes of prefix, without NUL */
 #define CP__KEY_MAX_LEN (CP__KEY_PREFIX_MAX + 6 + 20) /* prefix, "{TAG}:", digits */
-#define CP__VALUE_MAX_SIZE (512u * 1024u * 1024u)     /* redis proto-max-bulk-len default */
 #define CP__VERSION_MAX_DIGITS 10                     /* versions are uint32_t, in decimal */
 
 /* ---- PRNG: xoshiro256**, seeded through splitmix64 ------------------------------------------ */
@@ -122,19 +119,29 @@ typedef enum cp__dist_kind {
     CP__DIST_UNIFORM = 0,
     CP__DIST_SEQUENTIAL,
     CP__DIST_ZIPF,
+    CP__DIST_GAUSSIAN, /* normal around a centre, truncated to [0, keys) (memtier's G:G) */
 } cp__dist_kind;
 
 typedef struct cp__dist {
     cp__dist_kind kind;
     double zipf_s; /* exponent, > 0, only for CP__DIST_ZIPF */
+    /* CP__DIST_GAUSSIAN: centre (a key index) and spread (standard deviation, in keys); spread 0
+     * means the defaults, centre keys / 2 and spread keys / 6 (memtier's G:G defaults) */
+    double centre, spread;
 } cp__dist;
 
-/* Parses a --key-dist value: "uniform", "sequential" or "zipf:S" with S a decimal > 0 (and
- * finite, at most 100). Returns 0 or CP__KS_EINVAL; *out untouched on error. */
+/* Parses a --key-dist value: "uniform", "sequential", "zipf:S" with S a decimal > 0 (and
+ * finite, at most 100), "gaussian" or "gaussian:C,S" (C >= 0 the centre, S > 0 the spread, plain
+ * decimals). Returns 0 or CP__KS_EINVAL; *out untouched on error. Whether C lies inside the key
+ * space is for cp__dist_check. */
 int cp__dist_parse(const char *s, cp__dist *out);
 
-/* Writes the canonical spelling of d ("uniform", "sequential", "zipf:0.99") into buf (NUL
- * terminated, truncated to cap). Returns what snprintf returns. For reports. */
+/* 0 when d can draw from [0, keys) (a Gaussian's centre below keys), else CP__KS_EINVAL. */
+int cp__dist_check(const cp__dist *d, uint64_t keys);
+
+/* Writes the canonical spelling of d ("uniform", "sequential", "zipf:0.99", "gaussian",
+ * "gaussian:500,100") into buf (NUL terminated, truncated to cap). Returns what snprintf returns.
+ * For reports. */
 int cp__dist_format(const cp__dist *d, char *buf, size_t cap);
 
 typedef struct cp__keygen {
@@ -145,6 +152,9 @@ typedef struct cp__keygen {
     uint64_t first, end, next, share;
     /* zipf (rejection-inversion): precomputed constants */
     double s, h_x1, h_n, accept;
+    /* gaussian: centre, spread, and the second normal of the last polar draw */
+    double mu, sigma, spare;
+    bool has_spare;
 } cp__keygen;
 
 /* Prepares a generator over [0, keys) for one part of `parts` (a part is a thread, or a
@@ -154,8 +164,10 @@ typedef struct cp__keygen {
  * and wraps around; the parts together cover every key exactly once per lap, without overlap
  * (cp__keygen_share() tells how many keys a lap has). Uniform and zipf ignore the split except
  * for the stream. Zipf: index 0 is the most popular key; O(1) time and memory per sample.
- * Returns 0 or CP__KS_EINVAL (keys = 0, parts = 0 or >= 2^32, part >= parts, bad zipf
- * exponent). */
+ * Gaussian: round(centre + spread * N(0,1)), drawn again while outside [0, keys) (a truncated
+ * normal); after 64 draws outside (a spread far wider than the key space, where the truncated
+ * normal is all but flat) a uniform index. Returns 0 or CP__KS_EINVAL (keys = 0, parts = 0 or
+ * >= 2^32, part >= parts, bad zipf exponent, cp__dist_check fails). */
 int cp__keygen_init(cp__keygen *g, const cp__dist *d, uint64_t keys, uint64_t seed, uint64_t part,
                     uint64_t parts);
 
@@ -172,12 +184,14 @@ typedef enum cp__verify_result {
     CP__VERIFY_OK = 0,
     CP__VERIFY_WRONG_KEY,  /* a well-formed value, but it names another key */
     CP__VERIFY_BAD_FORMAT, /* not a value of ours, or header/filler corrupted */
-    CP__VERIFY_WRONG_SIZE, /* our header for this key, but not value_size bytes */
+    CP__VERIFY_WRONG_SIZE, /* our header for this key, but not cp__value_len bytes */
 } cp__verify_result;
 
 typedef struct cp__valuefmt {
-    size_t value_size;
-    char *tmpl; /* value_size + 4096 bytes of filler pattern (owned) */
+    size_t value_size; /* the one size, or with several sizes the largest (buffer bound) */
+    char *tmpl;        /* value_size + 4096 bytes of filler pattern (owned) */
+    bool varied;       /* several sizes: a key's is cp__value_sizes_pick(sizes, its hash) */
+    cp__value_sizes sizes;
 } cp__valuefmt;
 
 /* Smallest value_size that holds "<key>|<version>|" for a key of keylen bytes and any
@@ -191,10 +205,24 @@ size_t cp__value_min_size(size_t keylen);
  * Returns 0, CP__KS_EINVAL (value_size 0), CP__KS_ETOOSMALL, CP__KS_ETOOBIG or CP__KS_ENOMEM.
  * On success the caller must call cp__valuefmt_free(). */
 int cp__valuefmt_init(cp__valuefmt *v, size_t value_size, size_t max_keylen, bool verifiable);
+/* The same for any cp__value_sizes: with `verifiable` the smallest size must hold the header.
+ * Same returns; cp__valuefmt_init(v, b, ...) is this with one size b. */
+int cp__valuefmt_init_sizes(cp__valuefmt *v, const cp__value_sizes *sizes, size_t max_keylen,
+                            bool verifiable);
 /* Frees the template; safe on a zeroed or already freed struct. */
 void cp__valuefmt_free(cp__valuefmt *v);
 
-/* Writes exactly v->value_size bytes into buf: the header "<key>|<version>|" then filler.
+/* Several sizes: the length of key's value (cp__value_len's slow side). */
+size_t cp__value_len_varied(const cp__valuefmt *v, const char *key, size_t keylen);
+
+/* The length of key's value: value_size, or the size its hash picks. Inline: one predictable
+ * branch on the GET and SET path when every value has one size. */
+static inline size_t cp__value_len(const cp__valuefmt *v, const char *key, size_t keylen) {
+    return v->varied ? cp__value_len_varied(v, key, keylen) : v->value_size;
+}
+
+/* Writes exactly cp__value_len(v, key, keylen) bytes into buf (which must hold v->value_size):
+ * the header "<key>|<version>|" then filler.
  * Returns the header length, or 0 if the header did not fit (pure filler; see init). */
 size_t cp__value_fill(const cp__valuefmt *v, const char *key, size_t keylen, uint32_t version,
                       char *buf);

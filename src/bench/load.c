@@ -23,7 +23,7 @@
 void cp__load_config_init(cp__load_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
     cfg->keys = 100000;
-    cfg->value_size = 64;
+    cp__value_sizes_fixed(&cfg->value_size, 64);
     cfg->pipeline = 0; /* by target: CP__LOAD_PIPELINE_CLUSTER or _PROXY */
     cfg->threads = 2;
     cfg->clients = 0;
@@ -86,11 +86,13 @@ static int check_dbsize(const cp__bench_target *t, const cp__target_ctx *ctx, cp
     return 0;
 }
 
-int cp__load_mset_check(int mset, size_t value_size, char *err, size_t errlen) {
-    if (mset <= 1 || (size_t)mset * value_size <= CP__LOAD_MSET_MAX_BYTES)
+int cp__load_mset_check(int mset, const cp__value_sizes *value_size, char *err, size_t errlen) {
+    size_t vmax = cp__value_sizes_max(value_size);
+    if (mset <= 1 || (size_t)mset * vmax <= CP__LOAD_MSET_MAX_BYTES)
         return 0;
-    snprintf(err, errlen, "--mset %d x --value-size %zu is more than %u MiB per command", mset,
-             value_size, CP__LOAD_MSET_MAX_BYTES >> 20);
+    snprintf(err, errlen, "--mset %d x --value-size %zu%s is more than %u MiB per command", mset,
+             vmax, cp__value_sizes_varied(value_size) ? " (the largest)" : "",
+             CP__LOAD_MSET_MAX_BYTES >> 20);
     return CP_EINVAL;
 }
 
@@ -100,7 +102,8 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     err[0] = '\0';
     if (cfg->keys == 0 || cfg->pipeline < 0 || cfg->mset < 0 || cfg->mset > 65535 ||
         cfg->threads < CP__THREADS_MIN || cfg->threads > CP__THREADS_MAX || cfg->clients < 0 ||
-        (cfg->clients > 0 && cfg->clients < cfg->threads) || cfg->value_size == 0) {
+        (cfg->clients > 0 && cfg->clients < cfg->threads) ||
+        cp__value_sizes_min(&cfg->value_size) == 0) {
         snprintf(err, errlen,
                  "bad load configuration (--keys, --pipeline, --mset, --threads, --clients "
                  "and --value-size must be > 0, --mset <= 65535, clients >= threads)");
@@ -113,7 +116,7 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     }
     cp__target_ctx ctx;
     cp__worker *w = NULL;
-    int rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, cfg->value_size,
+    int rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, &cfg->value_size,
                                 true, spec, &ctx, err, errlen);
     if (rc != 0)
         goto done;
@@ -130,12 +133,13 @@ int cp__load_run(const cp__bench_target *t, const cp__load_config *cfg, cp__load
     spec->mset_keys = cfg->mset > 0                   ? cfg->mset
                       : t->mode == CP__TARGET_CLUSTER ? CP__LOAD_MSET_CLUSTER
                                                       : CP__LOAD_MSET_PROXY;
-    if (cfg->mset == 0 && (size_t)spec->mset_keys * cfg->value_size > CP__LOAD_MSET_MAX_BYTES) {
-        size_t fit = CP__LOAD_MSET_MAX_BYTES / cfg->value_size; /* big values: fewer per MSET */
+    size_t vmax = cp__value_sizes_max(&cfg->value_size);
+    if (cfg->mset == 0 && (size_t)spec->mset_keys * vmax > CP__LOAD_MSET_MAX_BYTES) {
+        size_t fit = CP__LOAD_MSET_MAX_BYTES / vmax; /* big values: fewer per MSET */
         spec->mset_keys = fit > 1 ? (int)fit : 1;
     }
     out->mset = spec->mset_keys;
-    if ((rc = cp__load_mset_check(spec->mset_keys, cfg->value_size, err, errlen)) != 0)
+    if ((rc = cp__load_mset_check(spec->mset_keys, &cfg->value_size, err, errlen)) != 0)
         goto done;
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->exact_cover = true;

@@ -28,12 +28,12 @@ typedef struct cp__load_progress {
 } cp__load_progress;
 
 typedef struct cp__load_config {
-    uint64_t keys;             /* keys 0 .. keys-1, each SET once */
-    size_t value_size;         /* verifiable values (>= cp__value_min_size) */
-    int pipeline;              /* keys in flight per connection; 0: by target (below) */
-    int mset;                  /* keys per MSET (same slot, adjacent in slot order); 0: by target
-                                  (below); 1: one SET per key */
-    int threads;               /* worker threads, each with its own event loop */
+    uint64_t keys;              /* keys 0 .. keys-1, each SET once */
+    cp__value_sizes value_size; /* verifiable values (each size >= cp__value_min_size) */
+    int pipeline;               /* keys in flight per connection; 0: by target (below) */
+    int mset;                   /* keys per MSET (same slot, adjacent in slot order); 0: by target
+                                   (below); 1: one SET per key */
+    int threads;                /* worker threads, each with its own event loop */
     int clients;               /* total clients (each connected to every master); 0: 4 per thread */
     const char *key_prefix;    /* NULL: "key:" */
     cp__key_layout key_layout; /* spread (default), or per-master: a cluster only */
@@ -58,9 +58,9 @@ typedef struct cp__load_config {
 /* An MSET's values may not add up to more than this (mset x value size). */
 #define CP__LOAD_MSET_MAX_BYTES (64u << 20)
 
-/* 0 when MSETs of `mset` keys of value_size bytes fit CP__LOAD_MSET_MAX_BYTES (or mset <= 1);
+/* 0 when MSETs of `mset` keys of the largest value size fit CP__LOAD_MSET_MAX_BYTES (or mset <= 1);
  * else CP_EINVAL with the reason, naming the flags, in err. */
-int cp__load_mset_check(int mset, size_t value_size, char *err, size_t errlen);
+int cp__load_mset_check(int mset, const cp__value_sizes *value_size, char *err, size_t errlen);
 
 /* Defaults: 100000 keys, value 64 bytes, pipeline and mset 0 (by target, above), 2 threads, 4
  * clients per thread, version 1, DBSIZE check on. */

@@ -27,7 +27,7 @@ void cp__readback_config_init(cp__readback_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
     cfg->threads = 2;
     cfg->pipeline = 256;
-    cfg->value_size = 64;
+    cp__value_sizes_fixed(&cfg->value_size, 64);
     cfg->retry_budget_ms = -1;
 }
 
@@ -161,8 +161,11 @@ int cp__readback_run(const cp__bench_target *t, const cp__readback_config *cfg,
     cp__valuefmt vf;
     memset(&vf, 0, sizeof(vf));
     if (cp__keyfmt_init(&kf, cfg->key_prefix, 0) != 0 ||
-        cp__valuefmt_init(&vf, cfg->value_size, cp__key_max_len(&kf, cfg->keys), true) != 0) {
-        snprintf(err, errlen, "read-back: bad key prefix or value size %zu", cfg->value_size);
+        cp__valuefmt_init_sizes(&vf, &cfg->value_size, cp__key_max_len(&kf, cfg->keys), true) !=
+            0) {
+        char vs[256];
+        cp__value_sizes_format(&cfg->value_size, vs, sizeof(vs));
+        snprintf(err, errlen, "read-back: bad key prefix or value size %.200s", vs);
         return CP_EINVAL;
     }
     cp__node_addr *eps = calloc(CP__NODES_MAX, sizeof(*eps));

@@ -25,12 +25,12 @@
 #include "bench/config.h"
 
 typedef struct cp__readback_config {
-    uint64_t keys;          /* key space [0, keys), as loaded */
-    size_t value_size;      /* as loaded / benchmarked */
-    const char *key_prefix; /* NULL: "key:" */
-    int threads;            /* reader threads, >= 1 (each one client, one key range) */
-    int pipeline;           /* GETs per batch (cluster: split by node by the library) */
-    int retry_budget_ms;    /* < 0: library default */
+    uint64_t keys;              /* key space [0, keys), as loaded */
+    cp__value_sizes value_size; /* as loaded / benchmarked */
+    const char *key_prefix;     /* NULL: "key:" */
+    int threads;                /* reader threads, >= 1 (each one client, one key range) */
+    int pipeline;               /* GETs per batch (cluster: split by node by the library) */
+    int retry_budget_ms;        /* < 0: library default */
     const volatile sig_atomic_t *cancel;
 } cp__readback_config;
 

@@ -15,6 +15,7 @@
 #include "util/sbuf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,10 @@ static json_t *us_per_op(bool has, double seconds, uint64_t ops) {
     if (!has || ops == 0)
         return json_null();
     return json_real(seconds * 1e6 / (double)ops);
+}
+
+static json_int_t value_size_number(const cp__value_sizes *z) {
+    return (json_int_t)llround(cp__value_sizes_mean(z));
 }
 
 static json_t *str_or_null(const char *s) {
@@ -60,7 +65,12 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     snprintf(buf, sizeof(buf), "%u:%u", cfg->ratio_set, cfg->ratio_get);
     json_object_set_new(wl, "ratio", json_string(buf));
     json_object_set_new(wl, "keys", json_integer((json_int_t)cfg->keys));
-    json_object_set_new(wl, "value_size", json_integer((json_int_t)cfg->value_size));
+    /* value_size stays a number (the one size; with several, their mean over the keys, rounded):
+     * value_sizes spells the sizes as --value-size takes them. */
+    char sizes[256];
+    cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
+    json_object_set_new(wl, "value_size", json_integer(value_size_number(&cfg->value_size)));
+    json_object_set_new(wl, "value_sizes", json_string(sizes));
     cp__dist_format(&cfg->dist, buf, sizeof(buf));
     json_object_set_new(wl, "key_dist", json_string(buf));
     json_object_set_new(wl, "key_layout", json_string(cp__key_layout_str(cfg->key_layout)));
@@ -152,7 +162,9 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
         json_object_set_new(e, "t", json_real(r->timeline[i].t));
         json_object_set_new(e, "ops", json_integer((json_int_t)r->timeline[i].ops));
         json_object_set_new(e, "errors", json_integer((json_int_t)r->timeline[i].errors));
+        json_object_set_new(e, "p50_us", json_real(r->timeline[i].p50_us));
         json_object_set_new(e, "p99_us", json_real(r->timeline[i].p99_us));
+        json_object_set_new(e, "p999_us", json_real(r->timeline[i].p999_us));
         json_object_set_new(e, "gets", json_integer((json_int_t)r->timeline[i].gets));
         json_object_set_new(e, "misses", json_integer((json_int_t)r->timeline[i].misses));
         json_object_set_new(e, "stale", json_integer((json_int_t)r->timeline[i].stale));
@@ -193,6 +205,19 @@ static void sb_num(cp__sbuf *b, bool has, double v) {
         cp__sbuf_printf(b, ",");
 }
 
+/* Writes b's text to path atomically and frees b. Returns 0, CP_ENOMEM or CP_EIO (err set). */
+static int write_sbuf(const char *path, cp__sbuf *b, char *err, size_t errlen) {
+    int rc;
+    if (b->oom) {
+        snprintf(err, errlen, "out of memory");
+        rc = CP_ENOMEM;
+    } else {
+        rc = cp__write_text(path, b->buf, b->len, err, errlen) ? CP_EIO : 0;
+    }
+    cp__sbuf_free(b);
+    return rc;
+}
+
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
                         const cp__bench_result *r, char *err, size_t errlen) {
     cp__sbuf b = CP__SBUF_INIT;
@@ -206,15 +231,16 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
                     "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
-                    "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses\n");
+                    "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
     cp__sbuf_printf(
-        &b, "%s,%s,%d,%d,%d,%u:%u,%llu,%zu,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+        &b, "%s,%s,%d,%d,%d,%u:%u,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
         cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
         cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
-        (unsigned long long)cfg->keys, cfg->value_size, dist, (unsigned long long)r->ops,
-        r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
-        cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
-        cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
+        (unsigned long long)cfg->keys, (long long)value_size_number(&cfg->value_size), dist,
+        (unsigned long long)r->ops, r->seconds, r->ops_per_sec,
+        cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
+        cp__hist_percentile_us(&r->latency, 99), cp__hist_percentile_us(&r->latency, 99.9),
+        cp__hist_max_us(&r->latency));
     sb_num(&b, r->has_cpu_redis, r->cpu_redis);
     sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
     sb_num(&b, r->has_cpu_client, r->cpu_client);
@@ -223,24 +249,25 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
     sb_num(&b, r->has_cpu_proxy && r->ops, r->cpu_proxy * 1e6 / ops);
     sb_num(&b, r->has_cpu_client && r->ops, r->cpu_client * 1e6 / ops);
     sb_num(&b, has_total && r->ops, total * 1e6 / ops);
-    cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+    char sizes[256];
+    cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
+    cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,\"%s\"\n",
                     (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
                     (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
                     (unsigned long long)r->stats.io_retries, (unsigned long long)r->failed_ops,
                     (unsigned long long)r->unknown_ops, (unsigned long long)r->verify_checked,
-                    (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses);
-    cp__sbuf_printf(&b, "\nt,ops,errors,p99_us\n");
+                    (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses, sizes);
+    cp__sbuf_printf(&b, "\nt,ops,errors,p99_us,p50_us,p999_us\n");
     for (size_t i = 0; i < r->ntimeline; i++)
-        cp__sbuf_printf(&b, "%.3f,%llu,%llu,%.1f\n", r->timeline[i].t,
+        cp__sbuf_printf(&b, "%.3f,%llu,%llu,%.1f,%.1f,%.1f\n", r->timeline[i].t,
                         (unsigned long long)r->timeline[i].ops,
-                        (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us);
-    int rc;
-    if (b.oom) {
-        snprintf(err, errlen, "out of memory");
-        rc = CP_ENOMEM;
-    } else {
-        rc = cp__write_text(path, b.buf, b.len, err, errlen) ? CP_EIO : 0;
-    }
-    cp__sbuf_free(&b);
-    return rc;
+                        (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us,
+                        r->timeline[i].p50_us, r->timeline[i].p999_us);
+    return write_sbuf(path, &b, err, errlen);
+}
+
+int cp__bench_write_hgrm(const char *path, const cp__bench_result *r, char *err, size_t errlen) {
+    cp__sbuf b = CP__SBUF_INIT;
+    cp__hist_hgrm(&r->latency, 5, &b);
+    return write_sbuf(path, &b, err, errlen);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Output of a bench run (private to src/bench/, used by src/cli/ and src/scenario/): the
- * "clusterpipe.bench/1" JSON object and the CSV file, both from a cp__bench_result.
+ * "clusterpipe.bench/1" JSON object, the CSV file and the .hgrm latency distribution, all from a
+ * cp__bench_result.
  *
  * Ownership: the inputs are only read; cp__bench_json returns a new jansson reference the
- * caller json_decref()s. Any thread (no shared state); cp__bench_write_csv blocks on the file.
+ * caller json_decref()s. Any thread (no shared state); the writers block on their file.
  */
 #ifndef CLUSTERPIPE_REPORT_H
 #define CLUSTERPIPE_REPORT_H
@@ -28,5 +29,10 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
  * timeline) as CSV to path atomically. Returns 0 or CP_EIO with err set. */
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,
                         const cp__bench_result *r, char *err, size_t errlen);
+
+/* Writes the run's latency distribution (every request, microseconds) to path atomically in
+ * HdrHistogram's ".hgrm" percentile text (cp__hist_hgrm), the file HdrHistogram's plotter and
+ * memtier's --hdr-file-prefix output share. Returns 0, CP_ENOMEM or CP_EIO with err set. */
+int cp__bench_write_hgrm(const char *path, const cp__bench_result *r, char *err, size_t errlen);
 
 #endif /* CLUSTERPIPE_REPORT_H */

@@ -138,8 +138,8 @@ static int set_master_tags(cp__target_ctx *ctx, char *err, size_t errlen) {
 }
 
 int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__key_layout layout,
-                       uint64_t keys, size_t value_size, bool verifiable, cp__run_spec *spec,
-                       cp__target_ctx *ctx, char *err, size_t errlen) {
+                       uint64_t keys, const cp__value_sizes *value_size, bool verifiable,
+                       cp__run_spec *spec, cp__target_ctx *ctx, char *err, size_t errlen) {
     memset(ctx, 0, sizeof(*ctx));
     int rc = cp__keyfmt_init(&ctx->kf, key_prefix, 0);
     if (rc != 0) {
@@ -209,15 +209,17 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
     }
     /* After the map: per-master keys are as long as their tags make them. */
     size_t maxkey = cp__key_max_len(&ctx->kf, keys);
-    rc = cp__valuefmt_init(&ctx->vf, value_size, maxkey, verifiable);
+    rc = cp__valuefmt_init_sizes(&ctx->vf, value_size, maxkey, verifiable);
     if (rc != 0) {
+        char vs[256];
+        cp__value_sizes_format(value_size, vs, sizeof(vs));
         if (rc == CP__KS_ETOOSMALL)
             snprintf(err, errlen,
-                     "--value-size %zu cannot hold a verifiable value for keys of %zu bytes "
+                     "--value-size %.200s cannot hold a verifiable value for keys of %zu bytes "
                      "(minimum %zu; or use --no-verify)",
-                     value_size, maxkey, cp__value_min_size(maxkey));
+                     vs, maxkey, cp__value_min_size(maxkey));
         else
-            snprintf(err, errlen, "--value-size %zu is not usable", value_size);
+            snprintf(err, errlen, "--value-size %.200s is not usable", vs);
         return rc == CP__KS_ENOMEM ? CP_ENOMEM : CP_EINVAL;
     }
     if (collect_servers(t, ctx) != 0)

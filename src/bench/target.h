@@ -79,8 +79,8 @@ typedef struct cp__target_ctx {
  * endpoints, password, map, kf, vf, probe keys). Blocks. Returns 0 or a negative CP_E* code with
  * err set; on error ctx is still safe to free. */
 int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__key_layout layout,
-                       uint64_t keys, size_t value_size, bool verifiable, cp__run_spec *spec,
-                       cp__target_ctx *ctx, char *err, size_t errlen);
+                       uint64_t keys, const cp__value_sizes *value_size, bool verifiable,
+                       cp__run_spec *spec, cp__target_ctx *ctx, char *err, size_t errlen);
 void cp__target_ctx_free(cp__target_ctx *ctx);
 
 #endif /* CLUSTERPIPE_TARGET_H */

@@ -94,7 +94,7 @@ typedef struct wctx {
     uint64_t next_sweep;
     int active; /* clients not done */
     uint64_t rate_interval_ns;
-    char *valbuf;      /* values of the command being composed: value_size x keys per command */
+    char *valbuf;      /* values of the command being composed: largest size x keys per command */
     const char **argv; /* MSET's arguments (load with mset_keys > 1) */
     size_t *argvlen;
     flight **finished; /* batches that ended in this wake-up (run_loop) */
@@ -304,7 +304,7 @@ static size_t compose_mset(wctx *x, flight *fl) {
             x->argv[argc] = key;
             x->argvlen[argc++] = b.keylen[j];
             x->argv[argc] = val;
-            x->argvlen[argc++] = vs;
+            x->argvlen[argc++] = cp__value_len(s->vf, key, b.keylen[j]);
             j++;
         }
         if (cp_append_argv_slot(fl->p, argc, x->argv, x->argvlen, b.slot[i]) != 0) { /* OOM */
@@ -338,7 +338,7 @@ static size_t compose_batch(wctx *x, cp__client_state *cs, flight *fl) {
         if (b.isset[i]) {
             cp__value_fill(s->vf, key, klen, b.kver != NULL ? b.kver[i] : s->version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
-            size_t lens[3] = {3, klen, s->vf->value_size};
+            size_t lens[3] = {3, klen, cp__value_len(s->vf, key, klen)};
             rc = cp_append_argv_slot(fl->p, 3, argv, lens, b.slot[i]);
         } else {
             const char *argv[2] = {"GET", key};

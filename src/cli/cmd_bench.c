@@ -122,7 +122,7 @@ _Static_assert(offsetof(cp__bench_config, ratio_get) ==
 typedef struct bench_opts {
     cp__bench_config cfg;
     cp_cli_target tf;
-    const char *json, *csv;
+    const char *json, *csv, *hdr;
     int quiet;
 } bench_opts;
 typedef struct load_opts {
@@ -155,7 +155,9 @@ static const cp_cli_flag bench_rows[] = {
                 "--cluster reads (key n\nhas master n % M's tag and number n / M; cluster "
                 "only;\nload them with the same layout)"),
     CP_CLI_LIKE(cp_cli_def_value_size, BC(value_size),
-                "SET value size in bytes (default 64; same as load's to verify)"),
+                "SET value size: B bytes (default 64), MIN-MAX (uniform)\nor SIZE:WEIGHT,... "
+                "(e.g. 100:7,1000:2,10000:1); a key's\nsize comes from its name, so give load's "
+                "to verify"),
     {.name = "--rate",
      .arg = "R",
      .kind = CP_CLI_DOUBLE,
@@ -171,6 +173,9 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
     CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
+    CP_CLI_STR("--hdr-file", "FILE", BO(hdr),
+               "write the latency distribution of every request in\nHdrHistogram's .hgrm "
+               "percentile text (atomically; values\nin microseconds, as the JSON's latency_us)"),
     CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
     CP_CLI_END,
 };
@@ -217,15 +222,16 @@ static void print_cpu(const char *name, bool has, double s, uint64_t ops) {
 
 static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg,
                           const cp__bench_result *r) {
-    char a[32], b[32], dist[32];
+    char a[32], b[32], dist[64], sizes[256];
     cp__dist_format(&cfg->dist, dist, sizeof(dist));
+    cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
     printf("clusterpipe bench: %s, %d %s, %s\n", cp__bench_target_topology(t), r->masters,
            t->mode == CP__TARGET_CLUSTER ? "masters" : "endpoints", t->endpoints);
     printf("workload     threads %d, clients %d, pipeline %d, ratio %u:%u, keys %llu%s, value "
-           "%zu B, %s%s\n",
+           "%s B, %s%s\n",
            cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
            (unsigned long long)cfg->keys,
-           cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", cfg->value_size, dist,
+           cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", sizes, dist,
            cfg->verify ? "" : ", no verify");
     printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
            grouped((double)r->ops, a, sizeof(a)), r->seconds, grouped(r->ops_per_sec, b, sizeof(b)),
@@ -271,7 +277,7 @@ int cp_cli_bench(int argc, char **argv) {
     o.tf.tls |= o.tf.insecure;
     cp__bench_config cfg = o.cfg;
     const cp_cli_target tf = o.tf;
-    const char *json_path = o.json, *csv_path = o.csv;
+    const char *json_path = o.json, *csv_path = o.csv, *hdr_path = o.hdr;
     int quiet = o.quiet;
     char err[ERRLEN];
     if (cp__bench_config_check(&cfg, err, sizeof(err)) != 0)
@@ -328,6 +334,12 @@ int cp_cli_bench(int argc, char **argv) {
             fprintf(stderr, "clusterpipe bench: --csv: %s\n", err);
             rc = CP_EXIT_FAIL;
         }
+        if (hdr_path != NULL && cp_cli_interrupted)
+            fprintf(stderr, "clusterpipe bench: --hdr-file not written: the run was interrupted\n");
+        else if (hdr_path != NULL && cp__bench_write_hgrm(hdr_path, r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "clusterpipe bench: --hdr-file: %s\n", err);
+            rc = CP_EXIT_FAIL;
+        }
         if (rc == CP_EXIT_FAIL && cp__bench_result_failed(r))
             fprintf(stderr,
                     "clusterpipe bench: the run failed: %llu failed, %llu unknown, %llu "
@@ -355,7 +367,9 @@ static const cp_cli_flag load_rows[] = {
      .arg = "N",
      .help = "keys to write (required)",
      .opts = CP_CLI_REQUIRED},
-    CP_CLI_LIKE(cp_cli_def_value_size, LC(value_size), "value size in bytes (default 64)"),
+    CP_CLI_LIKE(cp_cli_def_value_size, LC(value_size),
+                "value size: B bytes (default 64), MIN-MAX (uniform) or\nSIZE:WEIGHT,... (e.g. "
+                "100:7,1000:2,10000:1); each key gets\nthe size its name picks, as bench expects"),
     CP_CLI_LIKE(
         cp_cli_def_pipeline, LC(pipeline),
         "keys in flight per connection (default 512 against a\ncluster, 64 through a proxy)"),
@@ -423,17 +437,18 @@ int cp_cli_load(int argc, char **argv) {
     const cp_cli_target tf = o.tf;
     int quiet = o.quiet;
     char why[160];
-    if (cp__load_mset_check(cfg.mset, cfg.value_size, why, sizeof(why)) != 0)
+    if (cp__load_mset_check(cfg.mset, &cfg.value_size, why, sizeof(why)) != 0)
         return cp_cli_usage_error(cmd, "%s", why);
     if (cfg.clients > 0 && cfg.clients < cfg.threads)
         return cp_cli_usage_error(cmd, "--clients (%d) must be >= --threads (%d)", cfg.clients,
                                   cfg.threads);
     size_t maxkey = cp__key_max_len_of(cfg.key_prefix, cfg.key_layout, cfg.keys);
-    if (cfg.value_size < cp__value_min_size(maxkey))
+    size_t vmin = cp__value_sizes_min(&cfg.value_size);
+    if (vmin < cp__value_min_size(maxkey))
         return cp_cli_usage_error(cmd,
                                   "--value-size %zu cannot hold a verifiable value for keys of "
                                   "%zu bytes (minimum %zu)",
-                                  cfg.value_size, maxkey, cp__value_min_size(maxkey));
+                                  vmin, maxkey, cp__value_min_size(maxkey));
     cp__bench_target t;
     cp_topo *topo = NULL;
     rc = resolve_target(cmd, &tf, &t, &topo);
@@ -453,9 +468,11 @@ int cp_cli_load(int argc, char **argv) {
     char how[48] = "SET per key";
     if (r.mset > 1)
         snprintf(how, sizeof(how), "MSET of <= %d keys", r.mset);
+    char sizes[256];
+    cp__value_sizes_format(&cfg.value_size, sizes, sizeof(sizes));
     if (r.seconds > 0)
-        printf("loaded %s keys of %zu B in %.3f s = %s keys/s (%s, pipeline %d, %s)\n",
-               grouped((double)r.written, a, sizeof(a)), cfg.value_size, r.seconds,
+        printf("loaded %s keys of %s B in %.3f s = %s keys/s (%s, pipeline %d, %s)\n",
+               grouped((double)r.written, a, sizeof(a)), sizes, r.seconds,
                grouped(r.keys_per_sec, b, sizeof(b)), cp__bench_target_topology(&t), r.pipeline,
                how);
     if (erc == 0) {

@@ -121,8 +121,12 @@ static const cp_cli_flag compare_rows[] = {
      .off = CO(keys),
      .arg = "K",
      .help = "dataset size, keys key:0 .. key:K-1"},
-    CP_CLI_LIKE(cp_cli_def_value_size, CO(value_size), "bytes per value (default 100)"),
-    CP_CLI_LIKE(cp_cli_def_key_dist, CO(dist), "uniform (default), sequential or zipf:S"),
+    CP_CLI_LIKE(cp_cli_def_value_size, CO(value_size),
+                "bytes per value: B, MIN-MAX or SIZE:WEIGHT,... (default\n100; a key's size is the "
+                "same in the load and the GETs)"),
+    CP_CLI_LIKE(cp_cli_def_key_dist, CO(dist),
+                "uniform (default), sequential, zipf:S, gaussian or\ngaussian:C,S (centre C, "
+                "spread S, in keys)"),
     CP_CLI_LIKE(cp_cli_def_no_verify, CO(verify), NULL),
     {.like = &cp_cli_def_cluster,
      .off = CO(cluster_eps),
@@ -168,8 +172,10 @@ static const cp_cli_cmd compare_cmd = {
     .usage = "usage: clusterpipe compare [--quick | --full | --large] [--out DIR] [--repeat K]\n"
              "                           [--cluster HOST:PORT,... --proxy HOST:PORT,...]\n"
              "                           [--threads T] [--clients C] [--pipeline P]\n"
-             "                           [--requests N] [--keys K] [--value-size B]\n"
-             "                           [--key-dist uniform|zipf:S|sequential] [--no-verify]\n"
+             "                           [--requests N] [--keys K]\n"
+             "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
+             "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
+             "                           [--no-verify]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
              "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
@@ -180,6 +186,7 @@ static const cp_cli_cmd compare_cmd = {
              "Cluster, one setup at a time so they never share the CPU. Prints the table (time,\n"
              "Redis / client / twemproxy / total CPU-seconds, ops/s, p50/p99, CPU us per op, and\n"
              "the cluster/twemproxy ratio per call type) and writes into DIR: results.json,\n"
+             "latency/*.hgrm (every run's latency distribution, HdrHistogram's text),\n"
              "table.md, charts (PNG and SVG, drawn with gnuplot) and report.md.\n"
              "\n",
     .epilog = "\n"
@@ -270,6 +277,13 @@ int cp_cli_compare(int argc, char **argv) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         return CP_EXIT_FAIL;
     }
+    char hgrm_dir[4200];
+    snprintf(hgrm_dir, sizeof(hgrm_dir), "%s/latency", outdir);
+    if (cp_cli_make_dirs(hgrm_dir, err, sizeof(err)) != 0) {
+        fprintf(stderr, "clusterpipe compare: %s\n", err);
+        return CP_EXIT_FAIL;
+    }
+    c.o.hgrm_dir = hgrm_dir;
     cp_cli_install_signals();
     char command[8192];
     cp_cli_join_command(argc, argv, command, sizeof(command));

@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/flagsets.h"
 
+#include "bench/keyspace.h"
 #include "bench/limits.h"
 #include "report/capacity.h"
 #include "report/io.h"
@@ -23,7 +24,7 @@
 
 typedef struct plan_cli {
     cp__plan_opts o;
-    size_t value_size;
+    cp__value_sizes value_size; /* zeroed: not given (mean 0) */
 } plan_cli;
 
 #define PO(field) offsetof(plan_cli, o.field)
@@ -53,7 +54,7 @@ static const cp_cli_flag plan_rows[] = {
     {.like = &cp_cli_def_clients, .off = PO(want.clients), .help = "client connections in total"},
     {.like = &cp_cli_def_value_size,
      .off = offsetof(plan_cli, value_size),
-     .help = "bytes per value"},
+     .help = "bytes per value (several sizes: their mean)"},
     CP_CLI_NUM("--shards", "N", CP_CLI_INT, 1, 1024, PO(want.shards),
                "redis servers (twemproxy) or masters (cluster)"),
     CP_CLI_END,
@@ -97,7 +98,7 @@ int cp_cli_plan(int argc, char **argv) {
     int rc = cp_cli_parse(&plan_cmd, argc, argv, 2, &c, NULL);
     if (rc != CP_CLI_GO)
         return rc;
-    c.o.want.value_size = (double)c.value_size;
+    c.o.want.value_size = cp__value_sizes_mean(&c.value_size);
     char path[4200], err[ERRLEN] = "";
     snprintf(path, sizeof(path), "%s/results.json", dir);
     json_t *doc = NULL;

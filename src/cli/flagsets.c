@@ -26,7 +26,17 @@ static int parse_ratio(const char *cmd, const cp_cli_flag *f, const char *val, v
 
 static int parse_dist(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
     if (cp__dist_parse(val, dst) != 0)
-        return cp_cli_flag_error(cmd, f, "'%s' is not uniform, sequential or zipf:S (S > 0)", val);
+        return cp_cli_flag_error(cmd, f,
+                                 "'%s' is not uniform, sequential, zipf:S (0 < S <= 100), "
+                                 "gaussian or gaussian:C,S (centre C >= 0, spread S > 0)",
+                                 val);
+    return 0;
+}
+
+static int parse_value_size(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char why[256];
+    if (cp__value_sizes_parse(val, dst, why, sizeof(why)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", why);
     return 0;
 }
 
@@ -55,8 +65,10 @@ const cp_cli_flag cp_cli_def_keys =
 const cp_cli_flag cp_cli_def_dataset_keys =
     CP_CLI_NUM("--keys", "N", CP_CLI_U64, 1, CP_CLI_DATASET_KEYS_MAX, 0,
                "keys loaded and used, key:0 .. key:N-1");
-const cp_cli_flag cp_cli_def_value_size =
-    CP_CLI_NUM("--value-size", "B", CP_CLI_SIZE, 1, CP__VALUE_MAX_SIZE, 0, "bytes per value");
+const cp_cli_flag cp_cli_def_value_size = CP_CLI_FN(
+    "--value-size", "B", parse_value_size, 0,
+    "bytes per value: B, MIN-MAX (uniform) or SIZE:WEIGHT,...\n(e.g. 100:7,1000:2,10000:1); "
+    "a key's size is the same\nwherever it is written or read");
 const cp_cli_flag cp_cli_def_duration = {
     .name = "--duration",
     .arg = "S",
@@ -67,8 +79,10 @@ const cp_cli_flag cp_cli_def_duration = {
 };
 const cp_cli_flag cp_cli_def_ratio =
     CP_CLI_FN("--ratio", "SET:GET", parse_ratio, 0, "operation mix");
-const cp_cli_flag cp_cli_def_key_dist =
-    CP_CLI_FN("--key-dist", "D", parse_dist, 0, "uniform | zipf:S | sequential (default uniform)");
+const cp_cli_flag cp_cli_def_key_dist = CP_CLI_FN(
+    "--key-dist", "D", parse_dist, 0,
+    "uniform | zipf:S | sequential | gaussian[:C,S]\n(default uniform; gaussian: centre C, "
+    "spread S in keys,\ndefault K/2 and K/6)");
 const cp_cli_flag cp_cli_def_key_layout = CP_CLI_FN(
     "--key-layout", "L", parse_layout, 0, "spread (default) or per-master (see bench --help)");
 const cp_cli_flag cp_cli_def_retry_budget =

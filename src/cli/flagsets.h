@@ -23,11 +23,11 @@ extern const cp_cli_flag cp_cli_def_pipeline;     /* int */
 extern const cp_cli_flag cp_cli_def_requests;     /* uint64_t, >= 1 */
 extern const cp_cli_flag cp_cli_def_keys;         /* uint64_t, >= 1 */
 extern const cp_cli_flag cp_cli_def_dataset_keys; /* uint64_t, 1 .. CP_CLI_DATASET_KEYS_MAX */
-extern const cp_cli_flag cp_cli_def_value_size;   /* size_t, 1 .. CP__VALUE_MAX_SIZE */
+extern const cp_cli_flag cp_cli_def_value_size;   /* cp__value_sizes: B, MIN-MAX, S:W,... */
 extern const cp_cli_flag cp_cli_def_duration;     /* double seconds of a bench run */
 /* unsigned set, get: two adjacent unsigned fields, SET's first (checked where bound) */
 extern const cp_cli_flag cp_cli_def_ratio;
-extern const cp_cli_flag cp_cli_def_key_dist;     /* cp__dist */
+extern const cp_cli_flag cp_cli_def_key_dist;     /* cp__dist (uniform, zipf, gaussian, ...) */
 extern const cp_cli_flag cp_cli_def_key_layout;   /* cp__key_layout */
 extern const cp_cli_flag cp_cli_def_retry_budget; /* int ms */
 extern const cp_cli_flag cp_cli_def_no_verify;    /* bool, set false */

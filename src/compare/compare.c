@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ void cp__compare_opts_init(cp__compare_opts *o, const cp__compare_preset *p) {
     o->pipeline = p->pipeline;
     o->requests = p->requests;
     o->keys = p->keys;
-    o->value_size = p->value_size;
+    cp__value_sizes_fixed(&o->value_size, p->value_size);
     o->repeat = p->repeat;
     o->dist.kind = CP__DIST_UNIFORM;
     o->verify = 1;
@@ -85,10 +86,16 @@ static const cpu_set_t *client_cpus(const cp__compare_opts *o) {
 typedef struct point {
     int shards, threads, clients;
     int pipeline; /* of the pipelined case (a sweep's only case) */
-    size_t value_size;
-    uint64_t value; /* the swept value; 0 without a sweep */
-    char label[48]; /* "pipeline=5" (run names and call type); "" without a sweep */
+    cp__value_sizes value_size;
+    char sizes[256]; /* value_size as --value-size spells it */
+    uint64_t value;  /* the swept value; 0 without a sweep */
+    char label[48];  /* "pipeline=5" (run names and call type); "" without a sweep */
 } point;
+
+/* The JSON's value_size: the one size, or the mean of several (value_sizes spells them). */
+static json_int_t size_number(const cp__value_sizes *z) {
+    return (json_int_t)llround(cp__value_sizes_mean(z));
+}
 
 static int sweeping(const cp__compare_opts *o) {
     return o->sweep != NULL && o->sweep->param != CP__SWEEP_NONE;
@@ -105,6 +112,7 @@ static void point_at(const cp__compare_opts *o, int k, point *pt) {
     pt->clients = o->clients;
     pt->pipeline = o->pipeline;
     pt->value_size = o->value_size;
+    cp__value_sizes_format(&pt->value_size, pt->sizes, sizeof(pt->sizes));
     if (!sweeping(o))
         return;
     uint64_t v = o->sweep->values[k];
@@ -116,7 +124,7 @@ static void point_at(const cp__compare_opts *o, int k, point *pt) {
         pt->shards = (int)v;
         break;
     case CP__SWEEP_VALUE_SIZE:
-        pt->value_size = (size_t)v;
+        cp__value_sizes_fixed(&pt->value_size, (size_t)v);
         break;
     case CP__SWEEP_CLIENTS:
         pt->clients = (int)v;
@@ -127,6 +135,7 @@ static void point_at(const cp__compare_opts *o, int k, point *pt) {
         break;
     }
     pt->value = v;
+    cp__value_sizes_format(&pt->value_size, pt->sizes, sizeof(pt->sizes));
     snprintf(pt->label, sizeof(pt->label), "%s=%" PRIu64, cp__sweep_param_name(o->sweep->param), v);
 }
 
@@ -301,7 +310,7 @@ static void add_failed_run(cmp *r, const char *setup, const point *pt, const ben
     json_object_set_new(run, "iteration", json_integer(iteration));
     json_object_set_new(run, "workload",
                         json_pack("{s:i,s:i,s:I}", "pipeline", c->pipeline, "clients", pt->clients,
-                                  "value_size", (json_int_t)pt->value_size));
+                                  "value_size", size_number(&pt->value_size)));
     mark_point(r, run, pt);
     json_object_set_new(run, "error", json_string(why));
     json_array_append_new(json_object_get(r->doc, "runs"), run);
@@ -328,8 +337,8 @@ static void bench_command(const cp__compare_opts *o, const point *pt, const char
     cp__dist_format(&o->dist, dist, sizeof(dist));
     snprintf(buf, len,
              "clusterpipe bench %s --threads %d --clients %d --pipeline %d --requests %" PRIu64
-             " --keys %" PRIu64 " --value-size %zu --key-dist %s%s",
-             target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->value_size, dist,
+             " --keys %" PRIu64 " --value-size %s --key-dist %s%s",
+             target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes, dist,
              o->verify ? "" : " --no-verify");
 }
 
@@ -408,6 +417,25 @@ static void take_connections(void *ud) {
 }
 
 /* One case (repeat k) of one point against one target: its bench object, or a failed run. */
+/* The run's latency distribution into o->hgrm_dir as "<name>-<k>.hgrm" (spaces and '=' as '-'),
+ * named in the run's "hgrm"; a file that cannot be written is warned about and fails the run. */
+static void write_hgrm(cmp *r, json_t *obj, const char *name, int k, const cp__bench_result *res) {
+    if (r->o->hgrm_dir == NULL)
+        return;
+    char file[128], path[4096], err[ERRLEN] = "";
+    snprintf(file, sizeof(file), "%s-%d.hgrm", name, k);
+    for (char *p = file; *p; p++)
+        if (*p == ' ' || *p == '=' || *p == '/')
+            *p = '-';
+    snprintf(path, sizeof(path), "%s/%s", r->o->hgrm_dir, file);
+    if (cp__bench_write_hgrm(path, res, err, sizeof(err)) != 0) {
+        warn(r, "%s: %s", path, err);
+        r->failed = 1;
+        return;
+    }
+    json_object_set_new(obj, "hgrm", json_string(file));
+}
+
 static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags,
                      const point *pt, const bench_case *c, int k) {
     const cp__compare_opts *o = r->o;
@@ -460,6 +488,7 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
         }
         if (stopped)
             json_object_set_new(obj, "error", json_string("interrupted"));
+        write_hgrm(r, obj, name, k, &res);
         json_array_append_new(json_object_get(r->doc, "runs"), obj);
     }
     if (probe != NULL)
@@ -584,10 +613,10 @@ static int fits(cmp *r, const char *setup, const cp__bench_target *t, const poin
                                     projected <= usable));
     if (projected > usable) {
         warn(r,
-             "%s: %" PRIu64 " keys of %zu bytes will not fit: %.0f bytes per key (measured on a "
+             "%s: %" PRIu64 " keys of %s bytes will not fit: %.0f bytes per key (measured on a "
              "%d-key load) make %.1f GB, and %.0f%% of the %.1f GB available is %.1f GB; not "
              "loading (fewer --keys, or a bigger machine)",
-             setup, o->keys, pt->value_size, per_key, CP__COMPARE_FIT_PROBE_KEYS, projected / 1e9,
+             setup, o->keys, pt->sizes, per_key, CP__COMPARE_FIT_PROBE_KEYS, projected / 1e9,
              CP__COMPARE_FIT_SHARE * 100, (double)avail / 1e9, usable / 1e9);
         return 1;
     }
@@ -633,8 +662,8 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
                 const point *pt, long long *empty) {
     const cp__compare_opts *o = r->o;
     char cmd[512], err[ERRLEN] = "";
-    snprintf(cmd, sizeof(cmd), "clusterpipe load %s --keys %" PRIu64 " --value-size %zu",
-             target_flags, o->keys, pt->value_size);
+    snprintf(cmd, sizeof(cmd), "clusterpipe load %s --keys %" PRIu64 " --value-size %s",
+             target_flags, o->keys, pt->sizes);
     add_command(r, cmd);
     /* memory per key counts from the servers as they were empty, also when a value-size sweep
      * loads again over an earlier dataset */
@@ -643,12 +672,12 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
     long long before = *empty;
     if (fits(r, setup, t, pt) != 0)
         return 1;
-    say(r, "%s: loading %" PRIu64 " keys of %zu bytes", setup, o->keys, pt->value_size);
+    say(r, "%s: loading %" PRIu64 " keys of %s bytes", setup, o->keys, pt->sizes);
     cp__load_result res;
     int rc = load_keys(r, t, pt, o->keys, &res, err, sizeof(err));
     json_t *l = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:I}", "setup", setup, "shards",
-                          (json_int_t)pt->shards, "value_size", (json_int_t)pt->value_size, "keys",
-                          (json_int_t)res.written, "seconds", res.seconds, "keys_per_sec",
+                          (json_int_t)pt->shards, "value_size", size_number(&pt->value_size),
+                          "keys", (json_int_t)res.written, "seconds", res.seconds, "keys_per_sec",
                           res.keys_per_sec, "client_peak_rss", (json_int_t)client_peak_rss());
     if (l != NULL && res.dbsize_checked)
         json_object_set_new(l, "dbsize",
@@ -678,7 +707,7 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
  * value size differs from what the servers hold, then each point's cases. */
 static void run_points(cmp *r, const char *setup, const cp__bench_target *t,
                        const char *target_flags, int from, int to) {
-    size_t loaded = 0;
+    char loaded[sizeof(((point *)0)->sizes)] = "";
     long long empty = -1; /* the servers' used_memory before the first load */
     for (int k = from; k < to; k++) {
         point pt;
@@ -687,12 +716,12 @@ static void run_points(cmp *r, const char *setup, const cp__bench_target *t,
             fail_points(r, setup, k, to, "interrupted");
             return;
         }
-        if (pt.value_size != loaded) {
+        if (strcmp(pt.sizes, loaded) != 0) {
             if (load(r, setup, t, target_flags, &pt, &empty) != 0) {
                 fail_points(r, setup, k, to, "load failed");
                 return;
             }
-            loaded = pt.value_size;
+            memcpy(loaded, pt.sizes, sizeof(loaded));
         }
         run_point(r, setup, t, target_flags, &pt);
     }
@@ -843,9 +872,14 @@ static json_t *settings_json(const cp__compare_opts *o) {
     cp__dist_format(&o->dist, dist, sizeof(dist));
     json_t *s = json_pack("{s:i,s:i,s:I,s:I,s:I,s:i,s:s,s:b,s:i,s:i}", "threads", o->threads,
                           "clients", o->clients, "requests", (json_int_t)o->requests, "keys",
-                          (json_int_t)o->keys, "value_size", (json_int_t)o->value_size, "pipeline",
-                          o->pipeline, "key_dist", dist, "verify", o->verify, "shards",
+                          (json_int_t)o->keys, "value_size", size_number(&o->value_size),
+                          "pipeline", o->pipeline, "key_dist", dist, "verify", o->verify, "shards",
                           CP__COMPARE_SHARDS, "proxies", CP__COMPARE_PROXIES);
+    if (s != NULL) {
+        char sizes[256];
+        cp__value_sizes_format(&o->value_size, sizes, sizeof(sizes));
+        json_object_set_new(s, "value_sizes", json_string(sizes));
+    }
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
     return s;

@@ -63,7 +63,7 @@ typedef struct cp__compare_opts {
     const char *preset; /* its name, for the document */
     int threads, clients, pipeline, repeat;
     uint64_t requests, keys;
-    size_t value_size;
+    cp__value_sizes value_size; /* --value-size: one size, or a key's (bench/keyspace.h) */
     cp__dist dist;
     bool verify;
     /* External setups (borrowed); both NULL: start the local ones. */
@@ -80,6 +80,9 @@ typedef struct cp__compare_opts {
     long long mem_available;
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
+    /* A directory (existing, borrowed) that gets every run's latency distribution as a .hgrm
+     * file (bench --hdr-file's), named in the run's "hgrm"; NULL: none. */
+    const char *hgrm_dir;
     /* Progress lines (no newline); NULL: none. */
     cp__log_fn log;
     /* A setup or run that failed, a process left running: lines worth showing even when log is

@@ -14,7 +14,8 @@ void cp__scn_opts_init(cp__scn_opts *o, cp__scn_kind kind) {
     memset(o, 0, sizeof(*o));
     o->kind = kind;
     o->keys = 200000;
-    o->value_size = 100;
+    cp__value_sizes_fixed(&o->value_size, 100);
+    o->dist.kind = CP__DIST_UNIFORM;
     o->duration_s = 30;
     o->warmup_s = 5;
     o->down_s = 8;
@@ -64,6 +65,7 @@ int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen) {
     c.ratio_get = o->ratio_get;
     c.keys = o->keys;
     c.value_size = o->value_size;
+    c.dist = o->dist;
     _Atomic uint32_t dummy;
     c.acked_versions = &dummy; /* checked, never used */
     return cp__bench_config_check(&c, err, errlen);

@@ -425,6 +425,7 @@ static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target,
     cfg.ratio_get = o->ratio_get;
     cfg.keys = o->keys;
     cfg.value_size = o->value_size;
+    cfg.dist = o->dist;
     cfg.retry_budget_ms = o->retry_budget_ms;
     cfg.command_line = "calibration";
     cfg.cancel = o->cancel;
@@ -462,7 +463,10 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     lc.threads = o->threads;
     lc.cancel = o->cancel;
     cp__load_result lr;
-    say(s, "%s: loading %" PRIu64 " keys of %zu bytes", cd->name, o->keys, o->value_size);
+    char sizes[256], dist[64];
+    cp__value_sizes_format(&o->value_size, sizes, sizeof(sizes));
+    cp__dist_format(&o->dist, dist, sizeof(dist));
+    say(s, "%s: loading %" PRIu64 " keys of %s bytes", cd->name, o->keys, sizes);
     if (cp__load_run(&target, &lc, &lr, err, sizeof(err)) != 0 || cancelled(s)) {
         case_error(c, failed, "load", cancelled(s) ? "interrupted" : err);
         return;
@@ -489,14 +493,14 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     }
     for (uint64_t k = 0; k < o->keys; k++)
         atomic_init(&acked[k], 1); /* the load wrote version 1 everywhere */
-    char cmdline[512], ratearg[48] = "";
+    char cmdline[1024], ratearg[48] = "";
     if (rate > 0)
         snprintf(ratearg, sizeof(ratearg), " --rate %.0f", rate);
     snprintf(cmdline, sizeof(cmdline),
              "clusterpipe bench --dir DIR --threads %d --clients %d --pipeline %d --duration %g "
-             "--ratio %u:%u --keys %" PRIu64 " --value-size %zu%s",
+             "--ratio %u:%u --keys %" PRIu64 " --value-size %s --key-dist %s%s",
              o->threads, o->clients, o->pipeline, o->duration_s, o->ratio_set, o->ratio_get,
-             o->keys, o->value_size, ratearg);
+             o->keys, sizes, dist, ratearg);
     b->target = &target;
     cp__bench_config_init(&b->cfg);
     b->cfg.threads = o->threads;
@@ -508,6 +512,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     b->cfg.ratio_get = o->ratio_get;
     b->cfg.keys = o->keys;
     b->cfg.value_size = o->value_size;
+    b->cfg.dist = o->dist;
     b->cfg.retry_budget_ms = o->retry_budget_ms;
     b->cfg.rate = rate;
     b->cfg.acked_versions = acked;
@@ -701,14 +706,19 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     json_object_set_new(s.doc, "scenario", json_string(cp__scn_kind_name(o->kind)));
     json_object_set_new(s.doc, "command",
                         o->command_line ? json_string(o->command_line) : json_null());
-    json_t *set =
-        json_pack("{s:I,s:I,s:f,s:f,s:s,s:i,s:i,s:i,s:i,s:i}", "keys", (json_int_t)o->keys,
-                  "value_size", (json_int_t)o->value_size, "duration", o->duration_s, "warmup",
-                  o->warmup_s, "ratio", ratio, "threads", o->threads, "clients", o->clients,
-                  "pipeline", o->pipeline, "shards", SHARDS, "proxies", PROXIES);
+    json_t *set = json_pack(
+        "{s:I,s:I,s:f,s:f,s:s,s:i,s:i,s:i,s:i,s:i}", "keys", (json_int_t)o->keys, "value_size",
+        (json_int_t)llround(cp__value_sizes_mean(&o->value_size)), "duration", o->duration_s,
+        "warmup", o->warmup_s, "ratio", ratio, "threads", o->threads, "clients", o->clients,
+        "pipeline", o->pipeline, "shards", SHARDS, "proxies", PROXIES);
     if (o->kind == CP__SCN_FAILOVER)
         json_object_set_new(set, "down", json_real(o->down_s));
     json_object_set_new(set, "persistence", json_boolean(o->persistence));
+    char sizes[256], dist[64];
+    cp__value_sizes_format(&o->value_size, sizes, sizeof(sizes));
+    cp__dist_format(&o->dist, dist, sizeof(dist));
+    json_object_set_new(set, "value_sizes", json_string(sizes));
+    json_object_set_new(set, "key_dist", json_string(dist));
     json_object_set_new(s.doc, "settings", set);
     json_t *cases = json_array();
     json_object_set_new(s.doc, "cases", cases);

@@ -45,14 +45,15 @@ typedef enum cp__scn_kind { CP__SCN_RESHARD = 1, CP__SCN_FAILOVER = 2 } cp__scn_
 
 typedef struct cp__scn_opts {
     cp__scn_kind kind;
-    uint64_t keys;     /* loaded, then read and written by the load */
-    size_t value_size; /* bytes per value */
-    double duration_s; /* measured run per case */
-    double warmup_s;   /* the event starts this long after the run started */
-    double down_s;     /* failover: the killed server is restarted this long after the kill
-                          (cluster: and not before the replica took over) */
-    int persistence;   /* failover: servers keep an append-only file (fsync every second), so
-                          a restarted server comes back with what it had written to disk */
+    uint64_t keys;              /* loaded, then read and written by the load */
+    cp__value_sizes value_size; /* bytes per value: one size, or a key's (bench/keyspace.h) */
+    cp__dist dist;              /* key distribution of the load (default uniform) */
+    double duration_s;          /* measured run per case */
+    double warmup_s;            /* the event starts this long after the run started */
+    double down_s;              /* failover: the killed server is restarted this long after the kill
+                                   (cluster: and not before the replica took over) */
+    int persistence; /* failover: servers keep an append-only file (fsync every second), so
+                        a restarted server comes back with what it had written to disk */
     unsigned ratio_set, ratio_get;
     int threads, clients, pipeline;
     int retry_budget_ms;      /* < 0: library default */

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "hgrm.h"
 #include "testutil.h"
 
 #include "orch/orch.h"
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,8 +203,11 @@ static int group_setup(void **state) {
     /* 100,000 requests a run: the servers' CPU is read from /proc/PID/stat in 10 ms ticks, and
      * at 20,000 pipelined GETs the four masters used about 4 ticks together, so each could read
      * 0. */
-    const char *args[] = {"compare", "--out",  shared_dir, "--threads", "2", "--requests",
-                          "100000",  "--keys", "1000",     "--repeat",  "1", NULL};
+    /* values of two sizes and Gaussian keys: compare takes bench's workload flags and passes them
+     * to the load, the read-back and every run */
+    const char *args[] = {"compare",    "--out",      shared_dir, "--threads", "2", "--requests",
+                          "100000",     "--keys",     "1000",     "--repeat",  "1", "--value-size",
+                          "40:3,300:1", "--key-dist", "gaussian", NULL};
     shared_rc = run_cli(shared_dir, "compare", args, 240);
     return 0;
 }
@@ -257,6 +262,27 @@ static void test_compare_end_to_end(void **state) {
         if (i >= 2) /* a cluster has no proxy: null or 0, never a made-up number */
             assert_true(cpu_of(r, "proxy") <= 0);
         assert_true(json_array_size(json_object_get(r, "latency_curve")) > 1);
+        const json_t *wl = json_object_get(r, "workload");
+        assert_string_equal(json_string_value(json_object_get(wl, "value_sizes")), "40:3,300:1");
+        assert_int_equal(json_integer_value(json_object_get(wl, "value_size")), 105);
+        assert_string_equal(json_string_value(json_object_get(wl, "key_dist")), "gaussian");
+        /* its latency distribution in latency/, HdrHistogram's text, the run's numbers */
+        const char *file = json_string_value(json_object_get(r, "hgrm"));
+        assert_non_null(file);
+        char rel[256];
+        snprintf(rel, sizeof(rel), "latency/%s", file);
+        char *text = slurp(path_in(shared_dir, rel), NULL);
+        cp_hgrm h;
+        char err[256];
+        if (cp_hgrm_parse(text, &h, err, sizeof(err)) != 0)
+            fail_msg("%s: %s", rel, err);
+        const json_t *lat = json_object_get(r, "latency_us");
+        assert_int_equal(h.total, 100000);
+        assert_true(fabs(cp_hgrm_value_at(&h, 0.5) -
+                         json_number_value(json_object_get(lat, "p50"))) < 0.0005);
+        assert_true(fabs(h.max - json_number_value(json_object_get(lat, "max"))) < 0.0005);
+        cp_hgrm_free(&h);
+        free(text);
     }
     /* environment for the report */
     const json_t *env = json_object_get(doc, "environment");

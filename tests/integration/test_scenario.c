@@ -179,11 +179,18 @@ static void test_reshard(void **state) {
     cp_clirun_init(&r);
     char out[1024];
     snprintf(out, sizeof(out), "%s/out", r.scratch);
-    const char *args[] = {"scenario",   "reshard", "--out",    out, "--keys",    "20000",
-                          "--duration", "7",       "--warmup", "2", "--threads", "2",
-                          "--clients",  "4",       "-q",       NULL};
+    /* values of two sizes: the load, the run's SETs and GETs and the read-back all agree on
+     * each key's length (nothing mismatched below) */
+    const char *args[] = {"scenario",   "reshard",    "--out",     out,        "--keys",
+                          "20000",      "--duration", "7",         "--warmup", "2",
+                          "--threads",  "2",          "--clients", "4",        "--value-size",
+                          "50:3,400:1", "-q",         NULL};
     json_t *doc = run_scenario(&r, args, 150);
     assert_int_equal(json_array_size(json_object_get(doc, "cases")), 2);
+    const json_t *set = json_object_get(doc, "settings");
+    assert_string_equal(json_string_value(json_object_get(set, "value_sizes")), "50:3,400:1");
+    assert_string_equal(json_string_value(json_object_get(set, "key_dist")), "uniform");
+    assert_int_equal(json_integer_value(json_object_get(set, "value_size")), 138);
 
     /* Redis Cluster with clusterpipe's client: nothing failed, nothing wrong, nothing lost */
     const json_t *c = find_case(doc, "cluster");

@@ -135,12 +135,24 @@ static void test_config_check(void **state) {
     assert_int_equal(cp__bench_config_check(&c, err, sizeof(err)), 0);
     c = cfg, c.ratio_set = 0, c.ratio_get = 0, expect_bad(&c, "--ratio");
     c = cfg, c.keys = 0, expect_bad(&c, "--keys");
-    c = cfg, c.value_size = 0, expect_bad(&c, "--value-size");
+    c = cfg, cp__value_sizes_fixed(&c.value_size, 0), expect_bad(&c, "--value-size");
     c = cfg, c.rate = -1, expect_bad(&c, "--rate");
     /* a value too small to carry "key:99999|version|" cannot be verified ... */
-    c = cfg, c.value_size = 8, expect_bad(&c, "--no-verify");
+    c = cfg, cp__value_sizes_fixed(&c.value_size, 8), expect_bad(&c, "--no-verify");
     /* ... but is fine without verification */
     c.verify = false;
+    assert_int_equal(cp__bench_config_check(&c, err, sizeof(err)), 0);
+    /* several sizes: the smallest must hold the header */
+    c = cfg;
+    assert_int_equal(cp__value_sizes_parse("8:1,1000:1", &c.value_size, NULL, 0), 0);
+    expect_bad(&c, "--no-verify");
+    assert_int_equal(cp__value_sizes_parse("30-5000", &c.value_size, NULL, 0), 0);
+    assert_int_equal(cp__bench_config_check(&c, err, sizeof(err)), 0);
+    /* a Gaussian's centre must be a key of the key space */
+    c = cfg;
+    assert_int_equal(cp__dist_parse("gaussian:100000,10", &c.dist), 0);
+    expect_bad(&c, "gaussian:C,S");
+    assert_int_equal(cp__dist_parse("gaussian:99999,10", &c.dist), 0);
     assert_int_equal(cp__bench_config_check(&c, err, sizeof(err)), 0);
 }
 

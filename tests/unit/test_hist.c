@@ -15,6 +15,10 @@
 #include <string.h>
 
 #include "bench/hist.h"
+#include "hgrm.h"
+#include "util/sbuf.h"
+
+#include <stdio.h>
 
 /* Test-local PRNG (splitmix64) so runs are reproducible. */
 static uint64_t rng_state = 0x1234567887654321ull;
@@ -282,8 +286,89 @@ static void test_curve(void **state) {
     free(h);
 }
 
+/* The .hgrm text: HdrHistogram's layout and percentile levels, each row's value the histogram's
+ * own percentile (so the JSON's p50, p90, p99, p99.9 are read off it), counts that only grow to
+ * the total, and a footer with the mean, the max and the count. */
+static void test_hgrm(void **state) {
+    (void)state;
+    cp__hist *h = malloc(sizeof(*h));
+    cp__hist_init(h);
+    for (int i = 0; i < 100000; i++)
+        cp__hist_record_ns(h, rnd_latency_ns() / 1000); /* 1 ns .. 60 ms */
+    cp__sbuf b = CP__SBUF_INIT;
+    cp__hist_hgrm(h, 5, &b);
+    assert_false(b.oom);
+    cp_hgrm g;
+    char err[256];
+    if (cp_hgrm_parse(b.buf, &g, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    size_t n = g.n;
+    const cp_hgrm_row *rows = g.rows;
+    assert_true(n > 50);
+    /* HdrHistogram's levels for 5 ticks per half distance */
+    static const double levels[] = {0,      0.1, 0.2,    0.3,   0.4,    0.5,    0.55, 0.6,
+                                    0.65,   0.7, 0.75,   0.775, 0.8,    0.825,  0.85, 0.875,
+                                    0.8875, 0.9, 0.9125, 0.925, 0.9375, 0.94375};
+    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+        if (fabs(rows[i].pct - levels[i]) > 1e-12)
+            fail_msg("row %zu: percentile %.12f, want %.12f", i, rows[i].pct, levels[i]);
+    for (size_t i = 0; i < n; i++) {
+        double want = cp__hist_percentile_us(h, rows[i].pct * 100.0);
+        if (fabs(rows[i].value - want) > 0.0005 + 1e-9 * want)
+            fail_msg("row %zu (%.12f): value %.3f, the histogram says %.3f", i, rows[i].pct,
+                     rows[i].value, want);
+        if (i > 0) {
+            assert_true(rows[i].pct > rows[i - 1].pct);
+            assert_true(rows[i].total >= rows[i - 1].total);
+            assert_true(rows[i].value >= rows[i - 1].value);
+        }
+        if (i + 1 < n)
+            assert_true(fabs(rows[i].inv - 1.0 / (1.0 - rows[i].pct)) < 0.005 + 1e-6 * rows[i].inv);
+        /* the count up to the row's bucket covers the row's percentile */
+        assert_true((double)rows[i].total >= rows[i].pct * 100000.0 - 1e-6);
+    }
+    assert_true(rows[n - 1].pct == 1.0 && rows[n - 1].inv == 0);
+    assert_int_equal(rows[n - 1].total, 100000);
+    assert_true(fabs(rows[n - 1].value - cp__hist_max_us(h)) < 0.0005);
+    assert_true(fabs(rows[5].value - cp__hist_percentile_us(h, 50)) < 0.0005);
+    assert_true(fabs(rows[17].value - cp__hist_percentile_us(h, 90)) < 0.0005);
+    assert_true(fabs(g.mean - cp__hist_mean_us(h)) < 0.0005);
+    assert_true(g.stddev > 0);
+    assert_true(fabs(g.max - cp__hist_max_us(h)) < 0.0005);
+    assert_int_equal(g.total, 100000);
+    assert_int_equal(g.buckets, 29);
+    assert_int_equal(g.subbuckets, 256);
+    cp_hgrm_free(&g);
+    cp__sbuf_free(&b);
+
+    /* one value: a 0% row, its one bucket's row, the 100% row; the deviation is 0 */
+    cp__hist_init(h);
+    cp__hist_record_n_ns(h, 5000, 3);
+    b = (cp__sbuf)CP__SBUF_INIT;
+    cp__hist_hgrm(h, 0, &b);
+    assert_int_equal(cp_hgrm_parse(b.buf, &g, err, sizeof(err)), 0);
+    assert_int_equal(g.n, 2);
+    assert_true(g.rows[0].pct == 0 && g.rows[0].value == 5.0 && g.rows[0].total == 3);
+    assert_true(g.rows[1].pct == 1.0 && g.rows[1].value == 5.0);
+    assert_true(g.mean == 5.0 && g.stddev == 0.0 && g.total == 3);
+    cp_hgrm_free(&g);
+    cp__sbuf_free(&b);
+
+    /* empty: header and footer only */
+    cp__hist_init(h);
+    b = (cp__sbuf)CP__SBUF_INIT;
+    cp__hist_hgrm(h, 5, &b);
+    assert_int_equal(cp_hgrm_parse(b.buf, &g, err, sizeof(err)), 0);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.total, 0);
+    cp_hgrm_free(&g);
+    cp__sbuf_free(&b);
+    free(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hgrm),
         cmocka_unit_test(test_each_value_within_one_percent),
         cmocka_unit_test(test_percentiles_match_exact),
         cmocka_unit_test(test_percentile_ranks),

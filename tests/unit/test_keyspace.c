@@ -131,7 +131,7 @@ static void test_dist_parse(void **state) {
 static void test_keygen_init_errors(void **state) {
     (void)state;
     cp__keygen g;
-    cp__dist u = {CP__DIST_UNIFORM, 0}, z = {CP__DIST_ZIPF, 0};
+    cp__dist u = {CP__DIST_UNIFORM, 0, 0, 0}, z = {CP__DIST_ZIPF, 0, 0, 0};
     assert_int_equal(cp__keygen_init(&g, &u, 0, 1, 0, 1), CP__KS_EINVAL);
     assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 0, 0), CP__KS_EINVAL);
     assert_int_equal(cp__keygen_init(&g, &u, 10, 1, 3, 3), CP__KS_EINVAL);
@@ -141,7 +141,7 @@ static void test_keygen_init_errors(void **state) {
 
 /* T parts of a sequential generator cover [0, K) exactly once per lap, then wrap. */
 static void check_sequential_cover(uint64_t keys, uint64_t parts) {
-    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0, 0, 0};
     unsigned char *seen = calloc(keys, 1);
     assert_non_null(seen);
     uint64_t total = 0;
@@ -183,7 +183,7 @@ static void test_sequential(void **state) {
     check_sequential_cover(100003, 40);
 
     /* Huge key counts split without overflow. */
-    cp__dist d = {CP__DIST_SEQUENTIAL, 0};
+    cp__dist d = {CP__DIST_SEQUENTIAL, 0, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, UINT64_MAX, 1, 3, 4), 0);
     assert_true(cp__keygen_next(&g) == UINT64_MAX / 4 * 3 + 3 * 3 / 4);
@@ -191,7 +191,7 @@ static void test_sequential(void **state) {
 
 static void test_uniform(void **state) {
     (void)state;
-    cp__dist d = {CP__DIST_UNIFORM, 0};
+    cp__dist d = {CP__DIST_UNIFORM, 0, 0, 0};
     cp__keygen g, g2;
     assert_int_equal(cp__keygen_init(&g, &d, 1000, 5, 0, 4), 0);
     assert_int_equal(cp__keygen_init(&g2, &d, 1000, 5, 1, 4), 0);
@@ -223,7 +223,7 @@ static void test_uniform(void **state) {
 /* Empirical zipf frequencies match p(k) = k^-s / sum_j j^-s within a small total variation
  * distance, and the top ranks match individually. */
 static void check_zipf(uint64_t keys, double s) {
-    cp__dist d = {CP__DIST_ZIPF, s};
+    cp__dist d = {CP__DIST_ZIPF, s, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, keys, 7, 0, 1), 0);
     enum { N = 1000000 };
@@ -264,7 +264,7 @@ static void test_zipf(void **state) {
     check_zipf(2, 0.01);
 
     /* 50 million keys, s = 1: P(index 0) = 1 / H(5e7) ~= 0.0546; no table, O(1) per sample. */
-    cp__dist d = {CP__DIST_ZIPF, 1.0};
+    cp__dist d = {CP__DIST_ZIPF, 1.0, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, 50000000, 3, 0, 1), 0);
     uint64_t zero = 0, high = 0;
@@ -614,6 +614,280 @@ static void test_value_verify_every_byte(void **state) {
     }
 }
 
+/* --key-dist gaussian: the default and the explicit form, what is refused, the spelling. */
+static void test_gaussian_parse(void **state) {
+    (void)state;
+    cp__dist d;
+    char buf[64];
+    assert_int_equal(cp__dist_parse("gaussian", &d), 0);
+    assert_int_equal(d.kind, CP__DIST_GAUSSIAN);
+    assert_true(d.spread == 0.0); /* the defaults: keys / 2, keys / 6 */
+    cp__dist_format(&d, buf, sizeof(buf));
+    assert_string_equal(buf, "gaussian");
+    assert_int_equal(cp__dist_parse("gaussian:500,12.5", &d), 0);
+    assert_true(d.centre == 500.0 && d.spread == 12.5);
+    cp__dist_format(&d, buf, sizeof(buf));
+    assert_string_equal(buf, "gaussian:500,12.5");
+    assert_int_equal(cp__dist_parse("gaussian:0,.5", &d), 0);
+    assert_true(d.centre == 0.0 && d.spread == 0.5);
+    assert_int_equal(cp__dist_check(&d, 1), 0);
+    const char *bad[] = {"gaussian:",      "gaussian:5",     "gaussian:5,",    "gaussian:,5",
+                         "gaussian:5,0",   "gaussian:-1,5",  "gaussian:5,-1",  "gaussian:5,x",
+                         "gaussian:5,1e3", "gaussian:inf,1", "gaussian:1,nan", "gaussian:1,2,3",
+                         "gaussian: 5,1",  "Gaussian",       "gauss",          "gaussian:5;1"};
+    d.kind = CP__DIST_SEQUENTIAL;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (cp__dist_parse(bad[i], &d) != CP__KS_EINVAL)
+            fail_msg("accepted \"%s\"", bad[i]);
+    assert_int_equal(d.kind, CP__DIST_SEQUENTIAL);
+    /* the centre must be a key of the key space */
+    assert_int_equal(cp__dist_parse("gaussian:1000,10", &d), 0);
+    assert_int_equal(cp__dist_check(&d, 1000), CP__KS_EINVAL);
+    assert_int_equal(cp__dist_check(&d, 1001), 0);
+    cp__keygen g;
+    assert_int_equal(cp__keygen_init(&g, &d, 1000, 1, 0, 1), CP__KS_EINVAL);
+}
+
+/* Sample mean and standard deviation of n draws. */
+static void gaussian_moments(cp__keygen *g, int n, uint64_t keys, double *mean, double *sd) {
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t k = cp__keygen_next(g);
+        if (k >= keys)
+            fail_msg("draw %llu outside [0, %llu)", (unsigned long long)k,
+                     (unsigned long long)keys);
+        sum += (double)k;
+        sq += (double)k * (double)k;
+    }
+    *mean = sum / n;
+    *sd = sqrt(sq / n - *mean * *mean);
+}
+
+/* For fixed seeds the draws have the asked centre and spread: the sample mean within 5 standard
+ * errors, the sample deviation within 2%; two thirds of the draws within one spread of the
+ * centre; a centre at the edge keeps every draw inside the key space. */
+static void test_gaussian(void **state) {
+    (void)state;
+    const int n = 200000;
+    double mean, sd;
+    cp__keygen g;
+    cp__dist d;
+    assert_int_equal(cp__dist_parse("gaussian", &d), 0);
+    assert_int_equal(cp__keygen_init(&g, &d, 1200000, 7, 0, 1), 0);
+    gaussian_moments(&g, n, 1200000, &mean, &sd);
+    double se = 200000.0 / sqrt(n); /* default spread keys / 6 */
+    if (fabs(mean - 600000.0) > 5 * se || fabs(sd - 200000.0) > 0.02 * 200000.0)
+        fail_msg("default: mean %.1f (want 600000), sd %.1f (want 200000)", mean, sd);
+
+    assert_int_equal(cp__dist_parse("gaussian:30000,250", &d), 0);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        assert_int_equal(cp__keygen_init(&g, &d, 100000, seed, 1, 4), 0);
+        gaussian_moments(&g, n, 100000, &mean, &sd);
+        if (fabs(mean - 30000.0) > 5 * 250.0 / sqrt(n) || fabs(sd - 250.0) > 5.0)
+            fail_msg("seed %llu: mean %.2f (want 30000), sd %.2f (want 250)",
+                     (unsigned long long)seed, mean, sd);
+    }
+    int inside = 0;
+    assert_int_equal(cp__keygen_init(&g, &d, 100000, 9, 0, 1), 0);
+    for (int i = 0; i < n; i++) {
+        double k = (double)cp__keygen_next(&g);
+        inside += fabs(k - 30000.0) <= 250.0;
+    }
+    assert_true(fabs((double)inside / n - 0.6827) < 0.01);
+
+    /* the centre at key 0: half the normal is cut off, nothing falls outside */
+    assert_int_equal(cp__dist_parse("gaussian:0,100", &d), 0);
+    assert_int_equal(cp__keygen_init(&g, &d, 1000, 3, 0, 1), 0);
+    gaussian_moments(&g, n, 1000, &mean, &sd);
+    assert_true(mean > 70 && mean < 90); /* half-normal: 100 * sqrt(2 / pi) = 79.8 */
+    /* a spread far wider than the key space: still inside, about flat */
+    assert_int_equal(cp__dist_parse("gaussian:5,1000000000", &d), 0);
+    assert_int_equal(cp__keygen_init(&g, &d, 10, 3, 0, 1), 0);
+    gaussian_moments(&g, 20000, 10, &mean, &sd);
+    assert_true(mean > 4.0 && mean < 5.0);
+}
+
+/* --value-size: every form, its spelling, min / max / mean, and every refusal with its reason. */
+static void test_value_sizes_parse(void **state) {
+    (void)state;
+    cp__value_sizes z;
+    char buf[256], why[256];
+    assert_int_equal(cp__value_sizes_parse("64", &z, why, sizeof(why)), 0);
+    assert_false(cp__value_sizes_varied(&z));
+    assert_int_equal(cp__value_sizes_max(&z), 64);
+    cp__value_sizes_format(&z, buf, sizeof(buf));
+    assert_string_equal(buf, "64");
+    assert_int_equal(cp__value_sizes_parse("100-1000", &z, why, sizeof(why)), 0);
+    assert_true(cp__value_sizes_varied(&z) && z.range);
+    assert_int_equal(cp__value_sizes_min(&z), 100);
+    assert_int_equal(cp__value_sizes_max(&z), 1000);
+    assert_true(cp__value_sizes_mean(&z) == 550.0);
+    cp__value_sizes_format(&z, buf, sizeof(buf));
+    assert_string_equal(buf, "100-1000");
+    assert_int_equal(cp__value_sizes_parse("100:7,1000:2,10000:1", &z, why, sizeof(why)), 0);
+    assert_true(cp__value_sizes_varied(&z) && !z.range);
+    assert_int_equal(z.n, 3);
+    assert_int_equal(z.total, 10);
+    assert_int_equal(cp__value_sizes_min(&z), 100);
+    assert_int_equal(cp__value_sizes_max(&z), 10000);
+    assert_true(fabs(cp__value_sizes_mean(&z) - 1270.0) < 1e-9);
+    cp__value_sizes_format(&z, buf, sizeof(buf));
+    assert_string_equal(buf, "100:7,1000:2,10000:1");
+    /* one size however it is spelled */
+    assert_int_equal(cp__value_sizes_parse("300-300", &z, why, sizeof(why)), 0);
+    assert_false(cp__value_sizes_varied(&z));
+    assert_int_equal(cp__value_sizes_max(&z), 300);
+    assert_int_equal(cp__value_sizes_parse("300:5", &z, why, sizeof(why)), 0);
+    assert_false(cp__value_sizes_varied(&z));
+    cp__value_sizes_format(&z, buf, sizeof(buf));
+    assert_string_equal(buf, "300");
+    assert_int_equal(cp__value_sizes_parse("536870912", &z, NULL, 0), 0); /* the maximum */
+    assert_int_equal(
+        cp__value_sizes_parse("1:1,2:1,3:1,4:1,5:1,6:1,7:1,8:1,9:1,10:1,11:1,12:1,13:1,14:1,15:1,"
+                              "16:1",
+                              &z, NULL, 0),
+        0);
+    assert_int_equal(z.n, CP__VALUE_SIZES_MAX);
+
+    static const struct {
+        const char *in, *why;
+    } bad[] = {
+        {"", "empty"},
+        {"0", "[1, 536870912]"},
+        {"-5", "MIN-MAX"},
+        {"536870913", "[1, 536870912]"},
+        {"abc", "MIN-MAX"},
+        {"10 ", "MIN-MAX"},
+        {"1e3", "MIN-MAX"},
+        {"100-", "MIN-MAX"},
+        {"-100", "MIN-MAX"},
+        {"0-100", "MIN-MAX"},
+        {"1000-100", "MIN is above MAX"},
+        {"100-200-300", "MIN-MAX"},
+        {"100:", "weight"},
+        {"100:0", "weight"},
+        {"100:1000001", "weight"},
+        {"100:x", "weight"},
+        {":5", "SIZE:WEIGHT"},
+        {"0:5", "SIZE:WEIGHT"},
+        {"100:7,", "SIZE:WEIGHT"},
+        {"100:7,,1000:2", "SIZE:WEIGHT"},
+        {"100:7,1000", "SIZE:WEIGHT"},
+        {"100:7,100:2", "listed twice"},
+        {"100-200:5", "SIZE:WEIGHT"},
+        {"1:1,2:1,3:1,4:1,5:1,6:1,7:1,8:1,9:1,10:1,11:1,12:1,13:1,14:1,15:1,16:1,17:1",
+         "more than"},
+    };
+    cp__value_sizes_fixed(&z, 77);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        why[0] = '\0';
+        if (cp__value_sizes_parse(bad[i].in, &z, why, sizeof(why)) != CP__KS_EINVAL)
+            fail_msg("accepted \"%s\"", bad[i].in);
+        if (strstr(why, bad[i].why) == NULL)
+            fail_msg("\"%s\": reason \"%s\" does not say \"%s\"", bad[i].in, why, bad[i].why);
+    }
+    assert_int_equal(cp__value_sizes_max(&z), 77); /* untouched on error */
+    assert_int_equal(cp__value_sizes_parse(NULL, &z, NULL, 0), CP__KS_EINVAL);
+}
+
+/* Over many keys each size of a weighted list gets its share of the keys (within 1% of all
+ * keys), a range's sizes are spread evenly and reach both ends, and a key's size is the same
+ * every time it is asked for. */
+static void test_value_sizes_shares(void **state) {
+    (void)state;
+    cp__keyfmt kf;
+    assert_int_equal(cp__keyfmt_init(&kf, NULL, 0), 0);
+    cp__valuefmt vf;
+    cp__value_sizes z;
+    assert_int_equal(cp__value_sizes_parse("100:7,1000:2,10000:1", &z, NULL, 0), 0);
+    assert_int_equal(cp__valuefmt_init_sizes(&vf, &z, cp__key_max_len(&kf, 200000), true), 0);
+    assert_int_equal(vf.value_size, 10000); /* buffers: the largest */
+    const int n = 200000;
+    int count[3] = {0};
+    double bytes = 0;
+    char key[CP__KEY_MAX_LEN];
+    for (int i = 0; i < n; i++) {
+        size_t kl = cp__key_format(&kf, (uint64_t)i, key);
+        size_t len = cp__value_len(&vf, key, kl);
+        assert_int_equal(len, cp__value_len(&vf, key, kl));
+        count[len == 100 ? 0 : len == 1000 ? 1 : len == 10000 ? 2 : (fail(), 0)]++;
+        bytes += (double)len;
+    }
+    const double want[3] = {0.7, 0.2, 0.1};
+    for (int i = 0; i < 3; i++)
+        if (fabs((double)count[i] / n - want[i]) > 0.01)
+            fail_msg("size %d: %.4f of the keys, want %.2f", i, (double)count[i] / n, want[i]);
+    assert_true(fabs(bytes / n - cp__value_sizes_mean(&z)) < 0.02 * cp__value_sizes_mean(&z));
+    cp__valuefmt_free(&vf);
+
+    assert_int_equal(cp__value_sizes_parse("50-59", &z, NULL, 0), 0);
+    assert_int_equal(cp__valuefmt_init_sizes(&vf, &z, cp__key_max_len(&kf, 100000), true), 0);
+    int hist[10] = {0};
+    for (int i = 0; i < 100000; i++) {
+        size_t kl = cp__key_format(&kf, (uint64_t)i, key);
+        size_t len = cp__value_len(&vf, key, kl);
+        assert_true(len >= 50 && len <= 59);
+        hist[len - 50]++;
+    }
+    for (int i = 0; i < 10; i++)
+        assert_true(hist[i] > 9500 && hist[i] < 10500); /* expected 10000 */
+    cp__valuefmt_free(&vf);
+
+    /* one size: cp__value_len is value_size, whatever the key */
+    assert_int_equal(cp__valuefmt_init(&vf, 64, 12, true), 0);
+    assert_false(vf.varied);
+    assert_int_equal(cp__value_len(&vf, "key:1", 5), 64);
+    cp__valuefmt_free(&vf);
+    /* the smallest size must hold the header; the largest at most CP__VALUE_MAX_SIZE */
+    assert_int_equal(cp__value_sizes_parse("10:1,1000:1", &z, NULL, 0), 0);
+    assert_int_equal(cp__valuefmt_init_sizes(&vf, &z, 12, true), CP__KS_ETOOSMALL);
+    assert_int_equal(cp__valuefmt_init_sizes(&vf, &z, 12, false), 0);
+    cp__valuefmt_free(&vf);
+}
+
+/* Values of several sizes: each key's value has its own length, verifies, and a value of the
+ * right key but another key's length (a size of the list, not this key's) is a wrong size; so
+ * is a truncated one; a flipped filler byte is bad format. */
+static void test_value_sizes_verify(void **state) {
+    (void)state;
+    cp__value_sizes z;
+    assert_int_equal(cp__value_sizes_parse("40:1,300:1,5000:1", &z, NULL, 0), 0);
+    cp__valuefmt vf, one;
+    assert_int_equal(cp__valuefmt_init_sizes(&vf, &z, 12, true), 0);
+    char *buf = malloc(vf.value_size), *t = malloc(vf.value_size);
+    assert_non_null(buf);
+    assert_non_null(t);
+    int seen[3] = {0};
+    for (int i = 0; i < 300; i++) {
+        char key[32];
+        size_t kl = (size_t)snprintf(key, sizeof(key), "key:%d", i);
+        size_t len = cp__value_len(&vf, key, kl);
+        seen[len == 40 ? 0 : len == 300 ? 1 : 2]++;
+        assert_true(cp__value_fill(&vf, key, kl, 7, buf) > 0);
+        uint32_t ver = 0;
+        assert_int_equal(cp__value_verify(&vf, buf, len, key, kl, &ver), CP__VERIFY_OK);
+        assert_int_equal(ver, 7);
+        assert_int_equal(cp__value_verify(&vf, buf, len - 1, key, kl, NULL), CP__VERIFY_WRONG_SIZE);
+        /* this key's header at each other size of the list */
+        for (unsigned s = 0; s < z.n; s++) {
+            if (z.size[s] == len)
+                continue;
+            assert_int_equal(cp__valuefmt_init(&one, z.size[s], 12, true), 0);
+            cp__value_fill(&one, key, kl, 7, t);
+            assert_int_equal(cp__value_verify(&vf, t, z.size[s], key, kl, NULL),
+                             CP__VERIFY_WRONG_SIZE);
+            cp__valuefmt_free(&one);
+        }
+        memcpy(t, buf, len);
+        t[len - 1] ^= 1;
+        assert_int_equal(cp__value_verify(&vf, t, len, key, kl, NULL), CP__VERIFY_BAD_FORMAT);
+    }
+    assert_true(seen[0] > 50 && seen[1] > 50 && seen[2] > 50);
+    free(buf);
+    free(t);
+    cp__valuefmt_free(&vf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_streams),
@@ -630,6 +904,11 @@ int main(void) {
         cmocka_unit_test(test_value_verify_failures),
         cmocka_unit_test(test_value_sizes),
         cmocka_unit_test(test_value_verify_every_byte),
+        cmocka_unit_test(test_gaussian_parse),
+        cmocka_unit_test(test_gaussian),
+        cmocka_unit_test(test_value_sizes_parse),
+        cmocka_unit_test(test_value_sizes_shares),
+        cmocka_unit_test(test_value_sizes_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

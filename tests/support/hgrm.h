@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * A reader of HdrHistogram's ".hgrm" percentile text, as its plotters read it, for the tests of
+ * what `bench --hdr-file` writes: the header line, an empty line, rows of "Value Percentile
+ * TotalCount 1/(1-Percentile)" (the 100% row without the last), and the three footer lines.
+ *
+ * Ownership: cp_hgrm_parse fills a caller-allocated cp_hgrm whose rows it allocates;
+ * cp_hgrm_free releases them. Single-threaded.
+ */
+#ifndef CLUSTERPIPE_TEST_HGRM_H
+#define CLUSTERPIPE_TEST_HGRM_H
+
+#include <stddef.h>
+
+typedef struct cp_hgrm_row {
+    double value;             /* microseconds */
+    double pct;               /* a fraction in [0, 1] */
+    unsigned long long total; /* values up to this row */
+    double inv;               /* 1/(1-Percentile); 0 on the 100% row */
+} cp_hgrm_row;
+
+typedef struct cp_hgrm {
+    cp_hgrm_row *rows;
+    size_t n;
+    double mean, stddev, max;
+    unsigned long long total;
+    unsigned buckets, subbuckets;
+} cp_hgrm;
+
+/* Parses text. Returns 0, or -1 with what is wrong (and the line) in err. */
+int cp_hgrm_parse(const char *text, cp_hgrm *out, char *err, size_t errlen);
+void cp_hgrm_free(cp_hgrm *h);
+
+/* The value HdrHistogram readers give percentile p (a fraction): the first row at or above p. */
+double cp_hgrm_value_at(const cp_hgrm *h, double p);
+
+#endif
