@@ -25,7 +25,8 @@
  * scheduler took the CPU away (an involuntary context switch) measures the scheduler, not the
  * library: its wall time is not held to the bound, but its CPU time is (every call's is).
  * Voluntary switches are printed, not asserted: a non-blocking send may sleep for microseconds
- * on a socket lock the server's side holds (see test_async.c). The loops are turned without
+ * on a socket lock the server's side holds (see test_async.c). Under a sanitizer the bounds are
+ * not asserted (assert_never_blocked says why). The loops are turned without
  * waiting (loop_driver.run_nowait), with short sleeps between turns outside any call.
  */
 #include <setjmp.h>
@@ -150,6 +151,8 @@ typedef struct worker {
     long done, failed, unknown, wrong, stale, incrs_acked[COUNTERS];
     _Atomic long watched_done, other_done; /* completions in / outside [watch_lo, watch_hi] */
     _Atomic uint64_t first_done_ns;
+    int running;   /* its thread was started and not joined yet */
+    int loop_left; /* what loop_free found left on the loop (0: nothing) */
     uint64_t turns;
     calls calls;
     cp_stats stats;
@@ -335,6 +338,8 @@ typedef struct crew {
     size_t n;
 } crew;
 
+static crew the_crew; /* the running scenario's, so that a teardown after a failure ends it */
+
 /* One worker per loop, each started in its thread: a client on seeds (NULL: the fixture's
  * masters), half its chains' keys in [hot_lo, hot_hi], whose completions are watched. */
 static void start(crew *cr, cp_fixture *f, const char *seeds, int hot_lo, int hot_hi, int budget_ms,
@@ -365,20 +370,37 @@ static void start(crew *cr, cp_fixture *f, const char *seeds, int hot_lo, int ho
         }
         cr->w[cr->n++] = w;
     }
-    for (size_t i = 0; i < cr->n; i++)
+    for (size_t i = 0; i < cr->n; i++) {
         assert_int_equal(pthread_create(&cr->w[i]->th, NULL, work, cr->w[i]), 0);
+        cr->w[i]->running = 1;
+    }
 }
 
-/* Stops every worker (each ends once its last command has), frees the clients and loops, and
- * prints each worker's figures. */
-static void finish(crew *cr) {
+/* Stops every worker still running (each ends once its last command has), joins it, frees its
+ * client and loop. */
+static void stop_workers(crew *cr) {
     for (size_t i = 0; i < cr->n; i++)
         atomic_store(&cr->w[i]->stop, 1);
     for (size_t i = 0; i < cr->n; i++) {
         worker *w = cr->w[i];
-        pthread_join(w->th, NULL);
+        if (w->running) {
+            pthread_join(w->th, NULL);
+            w->running = 0;
+        }
         cp_free(w->c);
-        assert_int_equal(w->d->loop_free(w->loop), 0);
+        w->c = NULL;
+        if (w->loop != NULL)
+            w->loop_left = w->d->loop_free(w->loop);
+        w->loop = NULL;
+    }
+}
+
+/* The end of a scenario: every worker stopped and freed, and its figures printed. */
+static void finish(crew *cr) {
+    stop_workers(cr);
+    for (size_t i = 0; i < cr->n; i++) {
+        worker *w = cr->w[i];
+        WCHECK(w, w->loop_left == 0);
         print_message("%-8s %ld done, %ld failed, %ld unknown, %ld wrong, %ld stale; moved %llu "
                       "ask %llu refreshes %llu; %llu turns, %llu calls, longest %.2f ms "
                       "(%llu preempted; most CPU in one %.2f ms), %ld voluntary switches%s%s\n",
@@ -391,7 +413,9 @@ static void finish(crew *cr) {
     }
 }
 
+/* Also after a failed assertion (from the teardown): what still runs is stopped first. */
 static void free_crew(crew *cr) {
+    stop_workers(cr);
     for (size_t i = 0; i < cr->n; i++) {
         free(cr->w[i]->ch);
         free(cr->w[i]);
@@ -399,11 +423,30 @@ static void free_crew(crew *cr) {
     cr->n = 0;
 }
 
+static int teardown(void **state) {
+    free_crew(&the_crew);
+    return cp_fixture_teardown(state);
+}
+
+/* Under a sanitizer the bounds are printed, not asserted: its allocator's locks, shared by the
+ * four workers' threads, and its shadow memory make calls wait for another thread or the kernel
+ * and spend CPU that is not the library's (seen under ASan: 10 ms waits with 1 ms of CPU, a call
+ * of 39 ms of CPU). The plain build (CI's make test) asserts them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
 static void assert_never_blocked(const worker *w) {
     WCHECK(w, w->turns > 100);
     WCHECK(w, w->calls.n > CHAINS + 100); /* the loop's calls, beyond the first sends */
+#ifndef UNDER_SANITIZER
     WCHECK(w, w->calls.max_ns <= CALL_BOUND_NS);
     WCHECK(w, w->calls.max_cpu_ns <= CALL_BOUND_NS); /* preempted calls too */
+#endif
 }
 
 /* The master whose initial range is the lo-th (0, 1, 2): the fixture assigns ranges in order. */
@@ -420,8 +463,8 @@ static size_t master_at(cp_fixture *f, int lo) {
 /* a. Slots 5211..5460 (master 0's highest) move to master 1 and back, twice. */
 static void async_through_resharding(void **state) {
     cp_fixture *f = *state;
-    crew cr;
-    start(&cr, f, NULL, 5211, 5460, 8000, 2000);
+    crew *cr = &the_crew;
+    start(cr, f, NULL, 5211, 5460, 8000, 2000);
     cp__sleep_ms(300);
     size_t m0 = master_at(f, 0), m1 = master_at(f, 1);
     char err[512];
@@ -432,9 +475,9 @@ static void async_through_resharding(void **state) {
             fail_msg("migrate: %s", err);
     }
     cp__sleep_ms(300);
-    finish(&cr);
-    for (size_t i = 0; i < cr.n; i++) {
-        worker *w = cr.w[i];
+    finish(cr);
+    for (size_t i = 0; i < cr->n; i++) {
+        worker *w = cr->w[i];
         WCHECK(w, w->done > 2000);
         WCHECK(w, w->failed == 0);
         WCHECK(w, w->unknown == 0);
@@ -456,37 +499,37 @@ static void async_through_resharding(void **state) {
         WCHECK(w, sum_server == sum_acked);
         assert_never_blocked(w);
     }
-    free_crew(&cr);
+    free_crew(cr);
 }
 
 /* b. Master 0 stopped for 3 s: the others keep answering, its commands finish after. */
 static void async_master_stopped(void **state) {
     cp_fixture *f = *state;
-    crew cr;
-    start(&cr, f, NULL, 0, 5460, 20000, 2000); /* "hot" = master 0's slots: watched */
+    crew *cr = &the_crew;
+    start(cr, f, NULL, 0, 5460, 20000, 2000); /* "hot" = master 0's slots: watched */
     cp__sleep_ms(500);
     size_t m0 = master_at(f, 0);
     char err[512];
     long other0[MAX_WORKERS], watched0[MAX_WORKERS], other1[MAX_WORKERS], watched1[MAX_WORKERS];
     assert_int_equal(cp_topo_kill(f->topo, m0, SIGSTOP, err, sizeof(err)), 0);
     cp__sleep_ms(300); /* what was in flight to it before the stop has settled */
-    for (size_t i = 0; i < cr.n; i++) {
-        other0[i] = atomic_load(&cr.w[i]->other_done);
-        watched0[i] = atomic_load(&cr.w[i]->watched_done);
+    for (size_t i = 0; i < cr->n; i++) {
+        other0[i] = atomic_load(&cr->w[i]->other_done);
+        watched0[i] = atomic_load(&cr->w[i]->watched_done);
     }
     cp__sleep_ms(2700);
-    for (size_t i = 0; i < cr.n; i++) {
-        other1[i] = atomic_load(&cr.w[i]->other_done);
-        watched1[i] = atomic_load(&cr.w[i]->watched_done);
+    for (size_t i = 0; i < cr->n; i++) {
+        other1[i] = atomic_load(&cr->w[i]->other_done);
+        watched1[i] = atomic_load(&cr->w[i]->watched_done);
     }
     assert_int_equal(cp_topo_kill(f->topo, m0, SIGCONT, err, sizeof(err)), 0);
     cp__sleep_ms(1000);
     long watched2[MAX_WORKERS];
-    for (size_t i = 0; i < cr.n; i++)
-        watched2[i] = atomic_load(&cr.w[i]->watched_done);
-    finish(&cr);
-    for (size_t i = 0; i < cr.n; i++) {
-        worker *w = cr.w[i];
+    for (size_t i = 0; i < cr->n; i++)
+        watched2[i] = atomic_load(&cr->w[i]->watched_done);
+    finish(cr);
+    for (size_t i = 0; i < cr->n; i++) {
+        worker *w = cr->w[i];
         print_message("%-8s while stopped: %ld other commands done, %ld of the stopped master's\n",
                       w->d->name, other1[i] - other0[i], watched1[i] - watched0[i]);
         WCHECK(w, other1[i] - other0[i] > 500);    /* the healthy masters kept going */
@@ -497,7 +540,7 @@ static void async_master_stopped(void **state) {
         WCHECK(w, w->stale == 0);
         assert_never_blocked(w);
     }
-    free_crew(&cr);
+    free_crew(cr);
 }
 
 static int setup_cluster3x1(void **state) {
@@ -508,8 +551,8 @@ static int setup_cluster3x1(void **state) {
 /* c. Master 1 killed: its replica takes over, the shard's commands complete again. */
 static void async_master_killed(void **state) {
     cp_fixture *f = *state;
-    crew cr;
-    start(&cr, f, NULL, 5461, 10922, 10000, 2000); /* watched: master 1's slots */
+    crew *cr = &the_crew;
+    start(cr, f, NULL, 5461, 10922, 10000, 2000); /* watched: master 1's slots */
     cp__sleep_ms(500);
     size_t m1 = master_at(f, 1);
     char err[512];
@@ -520,21 +563,21 @@ static void async_master_killed(void **state) {
     cp__sleep_ms(300);
     long watched0[MAX_WORKERS];
     uint64_t resumed[MAX_WORKERS] = {0};
-    for (size_t i = 0; i < cr.n; i++)
-        watched0[i] = atomic_load(&cr.w[i]->watched_done);
-    size_t left = cr.n;
+    for (size_t i = 0; i < cr->n; i++)
+        watched0[i] = atomic_load(&cr->w[i]->watched_done);
+    size_t left = cr->n;
     for (uint64_t end = cp__now_ns() + 20000000000ull; left > 0 && cp__now_ns() < end;) {
         cp__sleep_ms(50);
-        for (size_t i = 0; i < cr.n; i++)
-            if (resumed[i] == 0 && atomic_load(&cr.w[i]->watched_done) > watched0[i]) {
+        for (size_t i = 0; i < cr->n; i++)
+            if (resumed[i] == 0 && atomic_load(&cr->w[i]->watched_done) > watched0[i]) {
                 resumed[i] = cp__now_ns();
                 left--;
             }
     }
     cp__sleep_ms(300); /* some more after the last one resumed */
-    finish(&cr);
-    for (size_t i = 0; i < cr.n; i++) {
-        worker *w = cr.w[i];
+    finish(cr);
+    for (size_t i = 0; i < cr->n; i++) {
+        worker *w = cr->w[i];
         if (resumed[i] != 0)
             print_message("%-8s the killed shard's commands resumed %.2f s after the kill\n",
                           w->d->name, (double)(resumed[i] - killed) / 1e9);
@@ -542,7 +585,7 @@ static void async_master_killed(void **state) {
         WCHECK(w, w->wrong == 0);
         assert_never_blocked(w);
     }
-    free_crew(&cr);
+    free_crew(cr);
 }
 
 /* d. A listener that accepts nothing (backlog 0, filled: further SYNs are dropped) is the first
@@ -565,20 +608,20 @@ static void async_black_holed_seed(void **state) {
     char seeds[1100];
     snprintf(seeds, sizeof(seeds), "127.0.0.1:%d,%s", ntohs(a.sin_port), f->endpoints);
     const int connect_ms = 500;
-    crew cr;
-    start(&cr, f, seeds, 0, 16383, 10000, connect_ms);
+    crew *cr = &the_crew;
+    start(cr, f, seeds, 0, 16383, 10000, connect_ms);
     for (uint64_t end = cp__now_ns() + 20000000000ull; cp__now_ns() < end;) {
         size_t started = 0;
-        for (size_t i = 0; i < cr.n; i++)
-            started += atomic_load(&cr.w[i]->first_done_ns) != 0;
-        if (started == cr.n)
+        for (size_t i = 0; i < cr->n; i++)
+            started += atomic_load(&cr->w[i]->first_done_ns) != 0;
+        if (started == cr->n)
             break;
         cp__sleep_ms(50);
     }
     cp__sleep_ms(700); /* commands keep running once the map came */
-    finish(&cr);
-    for (size_t i = 0; i < cr.n; i++) {
-        worker *w = cr.w[i];
+    finish(cr);
+    for (size_t i = 0; i < cr->n; i++) {
+        worker *w = cr->w[i];
         uint64_t first = atomic_load(&w->first_done_ns);
         if (first != 0)
             print_message("%-8s first answer %.0f ms after the attach\n", w->d->name,
@@ -594,7 +637,7 @@ static void async_black_holed_seed(void **state) {
         WCHECK(w, w->stale == 0);
         assert_never_blocked(w);
     }
-    free_crew(&cr);
+    free_crew(cr);
     for (int i = 0; i < 4; i++)
         close(fill[i]);
     close(lfd);
@@ -608,12 +651,11 @@ int main(void) {
     print_message("\n");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(async_through_resharding, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(async_master_stopped, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(async_master_killed, setup_cluster3x1, cp_fixture_teardown),
+                                        teardown),
+        cmocka_unit_test_setup_teardown(async_master_stopped, cp_fixture_setup_cluster3, teardown),
+        cmocka_unit_test_setup_teardown(async_master_killed, setup_cluster3x1, teardown),
         cmocka_unit_test_setup_teardown(async_black_holed_seed, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
