@@ -151,9 +151,9 @@ typedef struct worker {
     long done, failed, unknown, wrong, stale, incrs_acked[COUNTERS];
     _Atomic long watched_done, other_done; /* completions in / outside [watch_lo, watch_hi] */
     _Atomic uint64_t first_done_ns;
-    int running;   /* its thread was started and not joined yet */
-    int loop_left; /* what loop_free found left on the loop (0: nothing) */
-    uint64_t turns;
+    int running;                          /* its thread was started and not joined yet */
+    int loop_left;                        /* what loop_free found left on the loop (0: nothing) */
+    uint64_t turns, turn_ns, max_turn_ns; /* the loop's turns: the library's calls and its own */
     calls calls;
     cp_stats stats;
     char first_problem[256];
@@ -322,11 +322,16 @@ static void *work(void *arg) {
     }
     while (!atomic_load(&w->stop) || cp_pending(w->c) > 0) {
         timed t;
+        uint64_t turn0 = cp__now_ns();
         if (w->d->in_library) /* cp_loop_run_once: one call into the library */
             timed_begin(&t);
         w->d->run_nowait(w->loop);
         if (w->d->in_library)
             timed_end(&t);
+        uint64_t took = cp__now_ns() - turn0;
+        w->turn_ns += took;
+        if (took > w->max_turn_ns)
+            w->max_turn_ns = took;
         w->turns++;
         /* 1 ms: four workers waking 5,000 times a second each starved the servers of a loaded
          * 2-core machine (their cluster bus then timed out) */
@@ -410,12 +415,15 @@ static void finish(crew *cr) {
         WCHECK(w, w->loop_left == 0);
         print_message(
             "%-8s %ld done, %ld failed, %ld unknown, %ld wrong, %ld stale; moved %llu "
-            "ask %llu clusterdown %llu refreshes %llu; %llu turns, %llu calls, longest %.2f ms "
+            "ask %llu clusterdown %llu refreshes %llu; %llu turns (mean %.3f ms, longest %.2f ms), "
+            "%llu calls, longest %.2f ms "
             "(%llu preempted; most CPU in one %.2f ms), %ld voluntary switches%s%s%s%s\n",
             w->d->name, w->done, w->failed, w->unknown, w->wrong, w->stale,
             (unsigned long long)w->stats.moved, (unsigned long long)w->stats.ask,
             (unsigned long long)w->stats.clusterdown, (unsigned long long)w->stats.refreshes,
-            (unsigned long long)w->turns, (unsigned long long)w->calls.n,
+            (unsigned long long)w->turns,
+            w->turns ? (double)w->turn_ns / (double)w->turns / 1e6 : 0.0,
+            (double)w->max_turn_ns / 1e6, (unsigned long long)w->calls.n,
             (double)w->calls.max_ns / 1e6, (unsigned long long)w->calls.preempted,
             (double)w->calls.max_cpu_ns / 1e6, w->calls.voluntary, w->first_problem[0] ? ": " : "",
             w->first_problem, w->first_unknown[0] ? "; first unknown: " : "", w->first_unknown);
@@ -451,7 +459,7 @@ static int teardown(void **state) {
 
 static void assert_never_blocked(const worker *w) {
     WCHECK(w, w->turns > 100);
-    WCHECK(w, w->calls.n > CHAINS + 100); /* the loop's calls, beyond the first sends */
+    WCHECK(w, w->calls.n > CHAINS + 10); /* the loop's calls, beyond the attach and first sends */
 #ifndef UNDER_SANITIZER
     WCHECK(w, w->calls.max_ns <= CALL_BOUND_NS);
     WCHECK(w, w->calls.max_cpu_ns <= CALL_BOUND_NS); /* preempted calls too */
@@ -630,17 +638,18 @@ static void async_black_holed_seed(void **state) {
     char seeds[1100];
     snprintf(seeds, sizeof(seeds), "127.0.0.1:%d,%s", ntohs(a.sin_port), f->endpoints);
     const int connect_ms = 500;
+#define BH_DONE (5 * CHAINS)
     crew *cr = &the_crew;
     start(cr, f, seeds, 0, 16383, 10000, connect_ms);
+    /* until every worker's chains have gone round a few times (BH_DONE commands) */
     for (uint64_t end = cp__now_ns() + 20000000000ull; cp__now_ns() < end;) {
-        size_t started = 0;
+        size_t there = 0;
         for (size_t i = 0; i < cr->n; i++)
-            started += atomic_load(&cr->w[i]->first_done_ns) != 0;
-        if (started == cr->n)
+            there += atomic_load(&cr->w[i]->watched_done) >= BH_DONE; /* all slots */
+        if (there == cr->n)
             break;
-        cp__sleep_ms(50);
+        cp__sleep_ms(20);
     }
-    cp__sleep_ms(700); /* commands keep running once the map came */
     finish(cr);
     for (size_t i = 0; i < cr->n; i++) {
         worker *w = cr->w[i];
@@ -652,7 +661,7 @@ static void async_black_holed_seed(void **state) {
         /* the black-holed seed was asked first (seeds in order) and cost its connect timeout:
          * the scenario did exercise it */
         WCHECK(w, first - w->started_ns >= (uint64_t)connect_ms * 1000000ull * 9 / 10);
-        WCHECK(w, w->done > 500);
+        WCHECK(w, w->done >= BH_DONE);
         WCHECK(w, w->failed == 0);
         WCHECK(w, w->unknown == 0);
         WCHECK(w, w->wrong == 0);

@@ -22,7 +22,7 @@ typedef struct loop_driver {
     void *(*loop_new)(void);
     int (*attach)(void *loop, cp_client *c); /* cp_loop_attach or the adapter's attach */
     void (*run_once)(void *loop);            /* waits for something, handles it */
-    void (*run_nowait)(void *loop);          /* handles what is ready now, never waits */
+    void (*run_nowait)(void *loop);          /* one pass over what is ready now, never waits */
     void (*run)(void *loop);      /* the loop's own run: returns when nothing is registered */
     int (*left)(void *loop);      /* what is left on the loop: 0 when nothing */
     int (*loop_free)(void *loop); /* 0 when nothing was left on the loop */
