@@ -458,7 +458,7 @@ static int teardown(void **state) {
 #endif
 
 static void assert_never_blocked(const worker *w) {
-    WCHECK(w, w->turns > 100);
+    WCHECK(w, w->turns > 10); /* a count, not a rate: a loaded machine turns the loops slowly */
     WCHECK(w, w->calls.n > CHAINS + 10); /* the loop's calls, beyond the attach and first sends */
 #ifndef UNDER_SANITIZER
     WCHECK(w, w->calls.max_ns <= CALL_BOUND_NS);
