@@ -2,8 +2,8 @@
  *
  * The event-loop adapters (include/clusterpipe/adapters/) and the built-in cp_loop against a
  * real 3-master cluster (one for the whole file, tests/support/fixture.h), every loop through the
- * same six tests. An adapter is in when its library was found at configure time
- * (CP_HAVE_LIBEVENT, CP_HAVE_LIBEV, CP_HAVE_LIBUV, set by tests/CMakeLists.txt). Clients are
+ * same six tests. The loops are tests/support/loopdrv.h's: an adapter is in when its library
+ * was found at configure time. Clients are
  * freed with plain cp_free on every loop: the adapters free their state in the detach hook.
  *  a. volume: 10,000 keys, 256 at a time, each a SET then from its callback a GET that must
  *     return the value SET; every callback called exactly once (counted per command). The last
@@ -40,155 +40,8 @@
 #include <cmocka.h>
 
 #include "clusterpipe/clusterpipe.h"
-#ifdef CP_HAVE_LIBEVENT
-#include "clusterpipe/adapters/libevent.h"
-#endif
-#ifdef CP_HAVE_LIBEV
-/* libevent's event.h and libev's ev.h both define EV_READ and friends (macros there, an enum
- * here), so a program includes one of them; this test has both. The libevent adapter above is
- * already compiled by this point, so its macros can go. */
-#undef EV_TIMEOUT
-#undef EV_READ
-#undef EV_WRITE
-#undef EV_SIGNAL
-#include "clusterpipe/adapters/libev.h"
-#endif
-#ifdef CP_HAVE_LIBUV
-#include "clusterpipe/adapters/libuv.h"
-#endif
 #include "fixture.h"
-
-/* ---- the loops under test ---------------------------------------------------------------- */
-
-typedef struct driver {
-    const char *name;
-    void *(*loop_new)(void);
-    int (*attach)(void *loop, cp_client *c);
-    void (*run_once)(void *loop); /* waits for something, handles it */
-    void (*run)(void *loop);      /* the loop's own run: returns when nothing is registered */
-    int (*left)(void *loop);      /* what is left on the loop: 0 when nothing */
-    int (*loop_free)(void *loop); /* 0 when nothing was left on the loop */
-} driver;
-
-static void *poll_new(void) {
-    return cp_loop_new();
-}
-static int poll_attach(void *l, cp_client *c) {
-    return cp_loop_attach(l, c);
-}
-static void poll_run_once(void *l) {
-    assert_true(cp_loop_run_once(l, -1) >= 0);
-}
-static void poll_run(void *l) {
-    assert_int_equal(cp_loop_run(l), 0);
-}
-static int poll_left(void *l) { /* cp_loop does not tell; its own detach is the library's */
-    (void)l;
-    return 0;
-}
-static int poll_free(void *l) {
-    cp_loop_free(l);
-    return 0;
-}
-
-#ifdef CP_HAVE_LIBEVENT
-static void *levt_new(void) {
-    return event_base_new();
-}
-static int levt_attach(void *b, cp_client *c) {
-    return cp_libevent_attach(c, b);
-}
-static void levt_run_once(void *b) {
-    assert_true(event_base_loop(b, EVLOOP_ONCE) >= 0);
-}
-static void levt_run(void *b) {
-    assert_true(event_base_dispatch(b) >= 0);
-}
-static int levt_left(void *b) {
-    return event_base_get_num_events(b, EVENT_BASE_COUNT_ADDED | EVENT_BASE_COUNT_ACTIVE);
-}
-static int levt_free(void *b) {
-    int left = levt_left(b);
-    event_base_free(b);
-    return left;
-}
-#endif
-
-#ifdef CP_HAVE_LIBEV
-static void *lev_new(void) {
-    return ev_loop_new(EVFLAG_AUTO);
-}
-static int lev_attach(void *l, cp_client *c) {
-    return cp_libev_attach(c, l);
-}
-static void lev_run_once(void *l) {
-    ev_run(l, EVRUN_ONCE);
-}
-static void lev_run(void *l) {
-    ev_run(l, 0);
-}
-static int lev_left(void *l) {
-    return ev_run(l, EVRUN_NOWAIT); /* nonzero while a watcher is active */
-}
-static int lev_free(void *l) {
-    int left = lev_left(l);
-    ev_loop_destroy(l);
-    return left;
-}
-#endif
-
-#ifdef CP_HAVE_LIBUV
-static void *luv_new(void) {
-    uv_loop_t *l = malloc(sizeof(*l));
-    if (l != NULL && uv_loop_init(l) != 0) {
-        free(l);
-        l = NULL;
-    }
-    return l;
-}
-static int luv_attach(void *l, cp_client *c) {
-    return cp_libuv_attach(c, l);
-}
-static void luv_run_once(void *l) {
-    uv_run(l, UV_RUN_ONCE);
-}
-static void luv_run(void *l) {
-    uv_run(l, UV_RUN_DEFAULT);
-}
-static void luv_count(uv_handle_t *h, void *arg) {
-    (void)h;
-    ++*(int *)arg;
-}
-static int luv_left(void *l) {
-    /* One turn runs the close callbacks of the handles closed so far (it does not wait, and
-     * nothing may call back into a client that left): then no handle may be left. */
-    uv_run(l, UV_RUN_NOWAIT);
-    int n = 0;
-    uv_walk(l, luv_count, &n);
-    return n;
-}
-static int luv_free(void *l) {
-    int left = luv_left(l);    /* the close callbacks free the adapter's handles */
-    int rc = uv_loop_close(l); /* UV_EBUSY: a handle was left open */
-    free(l);
-    return rc != 0 ? rc : left;
-}
-#endif
-
-static const driver drivers[] = {
-    /* cp_loop first: test e moves clients to it */
-    {"cp_loop", poll_new, poll_attach, poll_run_once, poll_run, poll_left, poll_free},
-#ifdef CP_HAVE_LIBEVENT
-    {"libevent", levt_new, levt_attach, levt_run_once, levt_run, levt_left, levt_free},
-#endif
-#ifdef CP_HAVE_LIBEV
-    {"libev", lev_new, lev_attach, lev_run_once, lev_run, lev_left, lev_free},
-#endif
-#ifdef CP_HAVE_LIBUV
-    {"libuv", luv_new, luv_attach, luv_run_once, luv_run, luv_left, luv_free},
-#endif
-};
-#define NDRIVERS (sizeof(drivers) / sizeof(drivers[0]))
+#include "loopdrv.h"
 
 static cp_fixture *cluster; /* one for the whole file */
 static unsigned run_tag;    /* keeps this run's keys apart */
@@ -211,7 +64,7 @@ static cp_client *new_client(void) {
 #define VOL_DEPTH 256
 
 typedef struct vrun {
-    const driver *d;
+    const loop_driver *d;
     cp_client *c;
     long next, finished;
     unsigned char set_calls[VOL_KEYS], get_calls[VOL_KEYS];
@@ -303,7 +156,7 @@ static void on_vset(cp_client *c, const cp_response *resp, void *privdata) {
 }
 
 static void test_volume(void **state) {
-    const driver *d = *state;
+    const loop_driver *d = *state;
     vrun *r = calloc(1, sizeof(*r));
     vchain *chains = calloc(VOL_DEPTH, sizeof(*chains));
     void *loop = d->loop_new();
@@ -378,7 +231,7 @@ static void fsend(cp_client *c, frun *r, fcmd *x, kind k, const char *fmt, const
 }
 
 static void test_free_in_flight(void **state) {
-    const driver *d = *state;
+    const loop_driver *d = *state;
     frun *r = calloc(1, sizeof(*r));
     void *loop = d->loop_new();
     assert_non_null(r);
@@ -463,7 +316,7 @@ static void test_free_in_flight(void **state) {
 /* ---- c. freed before the loop turned ------------------------------------------------------ */
 
 static void test_free_before_turn(void **state) {
-    const driver *d = *state;
+    const loop_driver *d = *state;
     frun *r = calloc(1, sizeof(*r));
     void *loop = d->loop_new();
     assert_non_null(r);
@@ -508,8 +361,8 @@ static void on_mcmd(cp_client *c, const cp_response *resp, void *privdata) {
 
 /* One round: MOVE_CMDS INCRs of the test's keys (so each is at round + 1 after it), run on
  * `loop` (of driver `on`) until every one is called back. */
-static void mround(const driver *d, const char *test, const driver *on, void *loop, cp_client *c,
-                   mrun *r, mcmd *x, int round) {
+static void mround(const loop_driver *d, const char *test, const loop_driver *on, void *loop,
+                   cp_client *c, mrun *r, mcmd *x, int round) {
     char key[96];
     for (int i = 0; i < MOVE_CMDS; i++) {
         mcmd *m = &x[round * MOVE_CMDS + i];
@@ -526,7 +379,7 @@ static void mround(const driver *d, const char *test, const driver *on, void *lo
  * left with nothing of the client's, and the adapter's record of it on the first loop freed.
  * The first loop is checked and torn down right after the move, while the client lives on. */
 static void test_move(void **state) {
-    const driver *d = *state;
+    const loop_driver *d = *state;
     mrun *r = calloc(1, sizeof(*r));
     mcmd *x = calloc(MOVE_ROUNDS * MOVE_CMDS, sizeof(*x));
     void *loop[2] = {d->loop_new(), d->loop_new()};
@@ -558,8 +411,8 @@ static void test_move(void **state) {
  * through detach), runs commands there, and comes back. While it is away nothing of it may be
  * left on the loop; the record of its first stay must be gone (ASan / valgrind tell). */
 static void test_move_away(void **state) {
-    const driver *d = *state;
-    const driver *p = &drivers[0]; /* cp_loop */
+    const loop_driver *d = *state;
+    const loop_driver *p = &loop_drivers[0]; /* cp_loop */
     mrun *r = calloc(1, sizeof(*r));
     mcmd *x = calloc(MOVE_ROUNDS * MOVE_CMDS, sizeof(*x));
     void *loop = d->loop_new(), *away = p->loop_new();
@@ -604,7 +457,7 @@ static void on_tblpop(cp_client *c, const cp_response *resp, void *privdata) {
 }
 
 static void test_free_in_timer(void **state) {
-    const driver *d = *state;
+    const loop_driver *d = *state;
     trun *t = calloc(1, sizeof(*t));
     void *loop = d->loop_new();
     assert_non_null(t);
@@ -649,8 +502,9 @@ static int stop_cluster(void **state) {
 
 int main(void) {
 #define NKINDS 6
-    static char names[NKINDS * NDRIVERS][64];
-    struct CMUnitTest tests[NKINDS * NDRIVERS];
+#define MAX_DRIVERS 4 /* cp_loop and the three adapters */
+    static char names[NKINDS * MAX_DRIVERS][64];
+    struct CMUnitTest tests[NKINDS * MAX_DRIVERS];
     static const struct {
         const char *what;
         CMUnitTestFunction fn;
@@ -662,13 +516,14 @@ int main(void) {
                  {"free_in_timer", test_free_in_timer}};
     size_t n = 0;
     for (size_t k = 0; k < NKINDS; k++)
-        for (size_t i = 0; i < NDRIVERS; i++, n++) {
-            snprintf(names[n], sizeof(names[n]), "%s/%s", kinds[k].what, drivers[i].name);
-            tests[n] = (struct CMUnitTest){names[n], kinds[k].fn, NULL, NULL, (void *)&drivers[i]};
+        for (size_t i = 0; i < n_loop_drivers && i < MAX_DRIVERS; i++, n++) {
+            snprintf(names[n], sizeof(names[n]), "%s/%s", kinds[k].what, loop_drivers[i].name);
+            tests[n] =
+                (struct CMUnitTest){names[n], kinds[k].fn, NULL, NULL, (void *)&loop_drivers[i]};
         }
     print_message("adapters under test:");
-    for (size_t i = 0; i < NDRIVERS; i++)
-        print_message(" %s", drivers[i].name);
+    for (size_t i = 0; i < n_loop_drivers; i++)
+        print_message(" %s", loop_drivers[i].name);
     print_message("\n");
     return _cmocka_run_group_tests("async_adapters", tests, n, start_cluster, stop_cluster);
 }

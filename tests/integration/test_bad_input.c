@@ -89,7 +89,7 @@ static void wrong_password(void **state) {
 static void misbehaving_node(fake_action action, const char *payload, const char *needle) {
     fake_node *n = fake_node_start();
     assert_non_null(n);
-    fake_rule r = {"GET", NULL, 50, 1, action, payload, 0};
+    fake_rule r = {"GET", NULL, 50, 1, action, payload, 0, 0};
     assert_true(fake_node_rule(n, &r) >= 0);
     char ep[64];
     snprintf(ep, sizeof(ep), "127.0.0.1:%d", fake_node_port(n));

@@ -2,11 +2,12 @@
  *
  * The scripted fake Redis node (see fakenode.h). Owns: the listening socket, every accepted
  * connection with its input and output buffers, the rules, the command log and the per-command
- * counters; the key/value store and the normal answers live in fakenode_redis.c. Threads: one
- * serving thread per node runs serve_loop(); it alone touches sockets, connections and the
- * store. The caller's threads touch only the rules, the configuration (password, cluster
- * replies) and the log/counters, all behind node->mu, which the serving thread also holds while
- * it handles one command. Freeing: fake_node_stop() wakes the thread through a pipe, joins it,
+ * counters, the replies held back by FAKE_DELAY; the key/value store and the normal answers live
+ * in fakenode_redis.c. Threads: one serving thread per node runs serve_loop(); it alone touches
+ * sockets, connections and the store. The caller's threads touch only the rules, the
+ * configuration (password, cluster replies) and the log/counters, all behind node->mu, which the
+ * serving thread also holds while it handles one command, and the release counter (atomic; the
+ * wake pipe tells the thread). Freeing: fake_node_stop() wakes the thread through a pipe, joins it,
  * then frees everything from the caller's thread; every string handed in by the caller was
  * copied on the way in.
  */
@@ -21,11 +22,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_MAX 1000000  /* log entries kept; later commands are only counted */
@@ -45,6 +48,7 @@ typedef struct rule {
     fake_action action;
     char *payload;
     size_t payload_len;
+    int delay_ms;
 } rule;
 
 typedef enum conn_state {
@@ -55,6 +59,13 @@ typedef enum conn_state {
     CONN_DEAD      /* to be closed and freed at the end of this loop iteration */
 } conn_state;
 
+/* A reply held back (FAKE_DELAY): the output from `at` on waits until its time comes. */
+typedef struct hold {
+    size_t at;         /* offset in the connection's out where the held reply starts */
+    uint64_t until_ns; /* CLOCK_MONOTONIC; 0: until fake_node_release() */
+    unsigned gen;      /* node->release_gen when it was made: a release after it lets it go */
+} hold;
+
 typedef struct conn {
     int fd;
     int id;
@@ -63,6 +74,8 @@ typedef struct conn {
     fake_buf in;
     fake_buf out;
     size_t out_off; /* bytes of out already written */
+    hold *holds;    /* in output order; only the first one stops the writes */
+    size_t nholds, capholds;
 } conn;
 
 typedef struct log_entry {
@@ -93,6 +106,7 @@ struct fake_node {
     size_t ncounts, capcounts;
     size_t total;
     int accepted;
+    atomic_uint release_gen; /* fake_node_release() calls so far */
 
     /* serving thread only (and fake_node_stop after the join) */
     conn **conns;
@@ -104,6 +118,12 @@ struct fake_node {
 };
 
 /* ---- helpers -------------------------------------------------------------------------------- */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static char *xstrdup(const char *s) {
     if (s == NULL)
@@ -210,6 +230,39 @@ static rule *match_rule(fake_node *node, const fake_args *a) {
     return NULL;
 }
 
+/* The normal answer to the command in node->a (node->mu held). */
+static void answer(fake_node *node, conn *c) {
+    fake_config cfg = {node->user, node->pass, node->slots, node->shards};
+    int rc = fake__handle(node->store, &cfg, &c->authed, &node->a, &c->out);
+    if (rc == FAKE__QUIT)
+        c->state = CONN_CLOSING;
+    else if (rc == FAKE__OOM)
+        c->state = CONN_DEAD;
+}
+
+/* FAKE_DELAY: the reply goes into the output as usual, marked held from where it starts; the
+ * writes stop there until its time comes (sendable). */
+static void delay(fake_node *node, conn *c, const rule *r) {
+    size_t at = c->out.len;
+    if (r->payload != NULL)
+        out_raw(c, r->payload, r->payload_len);
+    else
+        answer(node, c);
+    if (c->nholds == c->capholds) {
+        size_t cap = c->capholds ? c->capholds * 2 : 4;
+        hold *h = realloc(c->holds, cap * sizeof(*h));
+        if (h == NULL) { /* out of memory: drop the connection rather than send early */
+            c->state = CONN_DEAD;
+            return;
+        }
+        c->holds = h;
+        c->capholds = cap;
+    }
+    c->holds[c->nholds++] =
+        (hold){at, r->delay_ms > 0 ? now_ns() + (uint64_t)r->delay_ms * 1000000ull : 0,
+               atomic_load(&node->release_gen)};
+}
+
 /* Runs every complete command in c->in through log, rules and handler, in order, stopping when
  * a rule or QUIT closes the connection so no reply after the fault is ever sent. */
 static void process_input(fake_node *node, conn *c) {
@@ -236,12 +289,7 @@ static void process_input(fake_node *node, conn *c) {
         if (c->state == CONN_OPEN) {
             rule *r = match_rule(node, &node->a);
             if (r == NULL) {
-                fake_config cfg = {node->user, node->pass, node->slots, node->shards};
-                int rc = fake__handle(node->store, &cfg, &c->authed, &node->a, &c->out);
-                if (rc == FAKE__QUIT)
-                    c->state = CONN_CLOSING;
-                else if (rc == FAKE__OOM)
-                    c->state = CONN_DEAD;
+                answer(node, c);
             } else {
                 switch (r->action) {
                 case FAKE_REPLY:
@@ -257,6 +305,9 @@ static void process_input(fake_node *node, conn *c) {
                     break;
                 case FAKE_STALL:
                     c->state = CONN_STALLED;
+                    break;
+                case FAKE_DELAY:
+                    delay(node, c, r);
                     break;
                 }
             }
@@ -291,10 +342,30 @@ static bool read_input(conn *c) {
     }
 }
 
-/* Writes what it can of c->out; false on a socket error (the peer is gone). */
-static bool write_output(conn *c) {
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
+/* A held reply whose time has come: its delay is over, or a release came after it was made. */
+static bool hold_over(fake_node *node, const hold *h, uint64_t now) {
+    return h->until_ns != 0 ? now >= h->until_ns : atomic_load(&node->release_gen) != h->gen;
+}
+
+/* Where the bytes the connection may send now end: at the first held reply whose time has not
+ * come (the holds before it are dropped), else at the end of its output. */
+static size_t sendable(fake_node *node, conn *c, uint64_t now) {
+    size_t k = 0;
+    while (k < c->nholds && hold_over(node, &c->holds[k], now))
+        k++;
+    if (k > 0) {
+        memmove(c->holds, c->holds + k, (c->nholds - k) * sizeof(*c->holds));
+        c->nholds -= k;
+    }
+    return c->nholds > 0 ? c->holds[0].at : c->out.len;
+}
+
+/* Writes what it can of c->out, up to the first held reply; false on a socket error (the peer
+ * is gone). */
+static bool write_output(fake_node *node, conn *c) {
+    size_t end = sendable(node, c, now_ns());
+    while (c->out_off < end) {
+        ssize_t n = send(c->fd, c->out.p + c->out_off, end - c->out_off, MSG_NOSIGNAL);
         if (n > 0) {
             c->out_off += (size_t)n;
             continue;
@@ -305,9 +376,25 @@ static bool write_output(conn *c) {
             return true;
         return false;
     }
-    c->out.len = 0;
-    c->out_off = 0;
+    if (c->out_off == c->out.len) { /* all sent: start the buffer over (holds move with it) */
+        for (size_t i = 0; i < c->nholds; i++)
+            c->holds[i].at -= c->out_off;
+        c->out.len = 0;
+        c->out_off = 0;
+    }
     return true;
+}
+
+/* Sends what may go, and closes once a closing connection's output is all out. */
+static void flush_conn(fake_node *node, conn *c) {
+    if (!write_output(node, c)) {
+        c->state = CONN_DEAD;
+        return;
+    }
+    if (c->state == CONN_CLOSING && c->out.len == 0) {
+        shutdown(c->fd, SHUT_WR);
+        c->state = CONN_DRAINING;
+    }
 }
 
 /* Closes the socket (FIN, or RST if the peer left unread data) and frees the buffers. */
@@ -316,6 +403,7 @@ static void conn_free(conn *c) {
         close(c->fd);
     free(c->in.p);
     free(c->out.p);
+    free(c->holds);
     free(c);
 }
 
@@ -366,14 +454,9 @@ static void service(fake_node *node, conn *c, short revents) {
     process_input(node, c);
     if (c->state == CONN_DEAD)
         return;
-    if (!write_output(c)) {
-        c->state = CONN_DEAD;
+    flush_conn(node, c);
+    if (c->state == CONN_DEAD)
         return;
-    }
-    if (c->state == CONN_CLOSING && c->out.len == 0) {
-        shutdown(c->fd, SHUT_WR);
-        c->state = CONN_DRAINING;
-    }
     if (!alive)
         c->state = CONN_DEAD;
 }
@@ -395,23 +478,40 @@ static void *serve_loop(void *arg) {
         pf[0] = (struct pollfd){.fd = node->wake[0], .events = POLLIN};
         pf[1] = (struct pollfd){.fd = node->lfd, .events = POLLIN};
         size_t nconns = node->nconns; /* accept_all may add more; they are polled next round */
+        uint64_t now = now_ns();
+        int timeout = -1; /* until the first timed hold that stops a connection's writes */
         for (size_t i = 0; i < nconns; i++) {
             conn *c = node->conns[i];
             short ev = POLLIN;
-            if (c->out_off < c->out.len)
+            if (c->out_off < sendable(node, c, now))
                 ev |= POLLOUT;
+            if (c->nholds > 0 && c->holds[0].until_ns != 0) {
+                uint64_t ms = (c->holds[0].until_ns - now + 999999) / 1000000;
+                if (timeout < 0 || ms < (uint64_t)timeout)
+                    timeout = (int)ms;
+            }
             pf[i + 2] = (struct pollfd){.fd = c->fd, .events = ev};
         }
-        if (poll(pf, nconns + 2, -1) < 0) {
+        if (poll(pf, nconns + 2, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        if (pf[0].revents)
-            break;
-        for (size_t i = 0; i < nconns; i++)
+        if (pf[0].revents) { /* a stop, or a release of held replies */
+            char b[64];
+            while (read(node->wake[0], b, sizeof(b)) > 0)
+                ;
+            if (atomic_load(&node->stop))
+                break;
+        }
+        for (size_t i = 0; i < nconns; i++) {
+            conn *c = node->conns[i];
             if (pf[i + 2].revents)
-                service(node, node->conns[i], pf[i + 2].revents);
+                service(node, c, pf[i + 2].revents);
+            else if (c->nholds > 0 && (c->state == CONN_OPEN || c->state == CONN_STALLED ||
+                                       c->state == CONN_CLOSING))
+                flush_conn(node, c); /* a held reply's time may have come */
+        }
         if (pf[1].revents & POLLIN)
             accept_all(node);
         size_t j = 0;
@@ -437,6 +537,7 @@ fake_node *fake_node_start(void) {
     node->lfd = -1;
     node->wake[0] = node->wake[1] = -1;
     atomic_init(&node->stop, false);
+    atomic_init(&node->release_gen, 0u);
     pthread_mutex_init(&node->mu, NULL);
     node->store = fake__store_new();
     if (node->store == NULL)
@@ -519,13 +620,16 @@ void fake_node_stop(fake_node *node) {
 int fake_node_rule(fake_node *node, const fake_rule *r) {
     bool sends =
         r->action == FAKE_REPLY || r->action == FAKE_GARBAGE || r->action == FAKE_PARTIAL_CLOSE;
-    if (!sends && r->action != FAKE_CLOSE && r->action != FAKE_STALL)
+    if (!sends && r->action != FAKE_CLOSE && r->action != FAKE_STALL && r->action != FAKE_DELAY)
         return -1;
     if (sends && r->payload == NULL)
         return -1;
+    if (r->action == FAKE_DELAY && r->delay_ms <= 0 && r->delay_ms != -1)
+        return -1;
     rule nr = {.skip_left = r->skip > 0 ? r->skip : 0,
                .times_left = r->times < 0 ? -1 : (r->times == 0 ? 1 : r->times),
-               .action = r->action};
+               .action = r->action,
+               .delay_ms = r->delay_ms};
     nr.cmd = xstrdup(r->cmd);
     nr.key = xstrdup(r->key);
     nr.keylen = r->key != NULL ? strlen(r->key) : 0;
@@ -567,6 +671,15 @@ int fake_node_rule_fired(fake_node *node, int id) {
     int n = id >= 0 && (size_t)id < node->nrules ? node->rules[id].fired : -1;
     pthread_mutex_unlock(&node->mu);
     return n;
+}
+
+/* The serving thread compares each manual hold's generation with this counter; the pipe wakes
+ * it from its poll to look. */
+void fake_node_release(fake_node *node) {
+    atomic_fetch_add(&node->release_gen, 1u);
+    char b = 1;
+    while (write(node->wake[1], &b, 1) < 0 && errno == EINTR)
+        ;
 }
 
 void fake_node_clear_rules(fake_node *node) {

@@ -6,7 +6,8 @@
  * PING, SET, GET, DEL, INCR, MGET, EXISTS, ASKING, AUTH, READONLY, READWRITE, QUIT and CLUSTER
  * SLOTS / SHARDS (answered with raw RESP the test sets). Rules, checked in the order added for
  * every received command, replace the normal answer with a scripted fault: a raw reply (MOVED,
- * ASK, TRYAGAIN, ...), a close, a stall, a partial reply then close, or garbage bytes.
+ * ASK, TRYAGAIN, ...), a close, a stall, a partial reply then close, garbage bytes, or a reply
+ * held back for a while (or until the test releases it).
  *
  * Ownership: the caller owns the fake_node and frees it with fake_node_stop(), which joins the
  * thread and closes every socket. Every string passed in (rule fields, payloads, passwords,
@@ -27,7 +28,12 @@ typedef enum fake_action {
     FAKE_STALL,         /* never answer this command or any later one on this connection; the
                            connection stays open (its input is still read, logged, discarded) */
     FAKE_PARTIAL_CLOSE, /* send payload (e.g. "$10\r\nabc"), then close */
-    FAKE_GARBAGE        /* send payload raw instead of the answer, keep serving */
+    FAKE_GARBAGE,       /* send payload raw instead of the answer, keep serving */
+    FAKE_DELAY          /* send payload (NULL: the normal answer) delay_ms after the command
+                           came, or (delay_ms -1) once fake_node_release() is called; the
+                           replies to later commands on the connection wait behind it, as
+                           behind a slow command on a real server (commands are still read,
+                           logged and answered, in order) */
 } fake_action;
 
 /* One scripted fault. A command matches when its name equals cmd (ASCII case-insensitive; NULL =
@@ -37,7 +43,8 @@ typedef enum fake_action {
  * matching commands (-1 = forever; 0 is taken as 1 so a rule written without .times fires once),
  * then it is spent and matches nothing. The first rule that fires wins; a command no rule fires
  * on gets the normal answer. payload_len 0 means strlen(payload); payload may be NULL for
- * FAKE_CLOSE and FAKE_STALL. Close actions send FIN after the pending replies, never RST. */
+ * FAKE_CLOSE, FAKE_STALL and FAKE_DELAY. Close actions send FIN after the pending replies, never
+ * RST. delay_ms is FAKE_DELAY's alone: > 0, or -1 for "until fake_node_release()". */
 typedef struct fake_rule {
     const char *cmd;
     const char *key;
@@ -46,6 +53,7 @@ typedef struct fake_rule {
     fake_action action;
     const char *payload;
     size_t payload_len;
+    int delay_ms;
 } fake_rule;
 
 /* Starts a node on 127.0.0.1:<free port> with its serving thread. Returns NULL if the socket,
@@ -63,8 +71,14 @@ void fake_node_stop(fake_node *node);
 /* Adds a rule after the existing ones; it applies from the next command the node parses (a
  * pipeline already received may be processed either side of the call). Everything *r points to
  * is copied. Returns the rule's id (0, 1, ... in order added) for fake_node_rule_fired(), or -1
- * on OOM, an unknown action, or a NULL payload for an action that sends one. */
+ * on OOM, an unknown action, a NULL payload for an action that sends one, or a FAKE_DELAY whose
+ * delay_ms is neither > 0 nor -1. */
 int fake_node_rule(fake_node *node, const fake_rule *r);
+
+/* Lets every reply held so far by a FAKE_DELAY rule with delay_ms -1 go (on every connection,
+ * each still behind the replies before it); replies held later wait for the next call. The
+ * serving thread sends them within milliseconds. */
+void fake_node_release(fake_node *node);
 
 /* How many times rule `id` has fired so far (skipped commands do not count); -1 if no such id. */
 int fake_node_rule_fired(fake_node *node, int id);

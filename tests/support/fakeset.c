@@ -74,7 +74,7 @@ void fakeset_put(fakeset *f, int i, const char *key, const char *val) {
 
 void fakeset_rule(fake_node *n, const char *cmd, const char *key, int skip, int times,
                   fake_action a, const char *payload) {
-    fake_rule r = {cmd, key, skip, times, a, payload, 0};
+    fake_rule r = {cmd, key, skip, times, a, payload, 0, 0};
     assert_true(fake_node_rule(n, &r) >= 0);
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fakenode.h"
@@ -433,6 +434,67 @@ static void test_garbage(void **state) {
     redisFree(c);
 }
 
+static uint64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* FAKE_DELAY: the reply is held (the replies after it on its connection wait behind it, other
+ * connections do not), for delay_ms or until fake_node_release(); the commands behind it are
+ * still read and answered, in order. */
+static void test_delay(void **state) {
+    fake_node *n = *state;
+    /* until released: nothing of it, nor of what follows, goes before the release */
+    int id = fake_node_rule(n, &(fake_rule){.cmd = "GET",
+                                            .key = "held",
+                                            .action = FAKE_DELAY,
+                                            .payload = "-MOVED 1 127.0.0.1:1\r\n",
+                                            .delay_ms = -1});
+    assert_true(id >= 0);
+    int fd = raw_connect(n);
+    raw_send(fd, "PING\r\nGET held\r\nSET k v\r\nGET k\r\n");
+    char buf[128];
+    int eof;
+    raw_read(fd, buf, sizeof(buf), sizeof(buf), 300, &eof);
+    assert_string_equal(buf, "+PONG\r\n");
+    assert_false(eof);
+    assert_int_equal(fake_node_count(n, "SET"), 1); /* read and answered behind the hold */
+    assert_int_equal(fake_node_rule_fired(n, id), 1);
+    redisContext *c = client(n, 2000); /* another connection is not held */
+    expect_text(c, REDIS_REPLY_STRING, "v", "GET k");
+    fake_node_release(n);
+    const char *want = "-MOVED 1 127.0.0.1:1\r\n+OK\r\n$1\r\nv\r\n";
+    raw_read(fd, buf, sizeof(buf), strlen(want), 2000, &eof);
+    assert_string_equal(buf, want);
+
+    /* a hold made after a release waits for the next one; without a payload it holds the
+     * normal answer */
+    fake_node_rule(n, &(fake_rule){.cmd = "GET", .key = "k", .action = FAKE_DELAY, .delay_ms = -1});
+    raw_send(fd, "GET k\r\nPING\r\n");
+    raw_read(fd, buf, sizeof(buf), sizeof(buf), 200, &eof);
+    assert_string_equal(buf, "");
+    fake_node_release(n);
+    want = "$1\r\nv\r\n+PONG\r\n";
+    raw_read(fd, buf, sizeof(buf), strlen(want), 2000, &eof);
+    assert_string_equal(buf, want);
+
+    /* timed: it goes by itself, no earlier than delay_ms after the command came */
+    fake_node_rule(n,
+                   &(fake_rule){.cmd = "GET", .key = "k", .action = FAKE_DELAY, .delay_ms = 250});
+    uint64_t t0 = mono_ms();
+    raw_send(fd, "GET k\r\nPING\r\n");
+    raw_read(fd, buf, sizeof(buf), strlen(want), 5000, &eof);
+    assert_string_equal(buf, want);
+    assert_true(mono_ms() - t0 >= 250);
+    close(fd);
+    redisFree(c);
+
+    /* delay_ms is > 0 or -1 */
+    assert_int_equal(fake_node_rule(n, &(fake_rule){.action = FAKE_DELAY}), -1);
+    assert_int_equal(fake_node_rule(n, &(fake_rule){.action = FAKE_DELAY, .delay_ms = -2}), -1);
+}
+
 /* ---- introspection -------------------------------------------------------------------------- */
 
 static void test_log(void **state) {
@@ -682,6 +744,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_stall, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_connections_concurrently, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_slots, setup, teardown),
