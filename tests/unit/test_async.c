@@ -550,17 +550,10 @@ static int node_logged(void *arg) {
 }
 
 static void moved_fence_keeps_key_order(void **state) {
-    /* DISABLED: it finds a library bug, left to the library's owner. exec.c's drain() calls
-     * fence_reply() before on_reply() has redirected the command whose reply it is, so the
-     * reply that empties a fence releases the commands held behind it ahead of that command:
-     * master 1 runs v1, v2, v4, v3 (without the fence: v1, v4, v2, v3; with fence_reply() called
-     * after the redirect: v1, v2, v3, v4, and this test passes). CP_TEST_KNOWN_BUGS=1 runs it;
-     * take this out with the fix. */
-    if (getenv("CP_TEST_KNOWN_BUGS") == NULL) {
-        print_message("skipped: the MOVED fence releases its commands before the last "
-                      "redirect (set CP_TEST_KNOWN_BUGS=1 to run)\n");
-        skip();
-    }
+    /* One key's SETs v1, v2, v3 go to master 0, whose slot moved; it answers MOVED to each but
+     * holds v2's answer back. v1's callback sends v4 once master 1 answered v1. Master 1 must run
+     * v1, v2, v3, v4: without the fence v4 overtakes (v1, v4, v2, v3); with a fence lifted before
+     * its last command's redirect, v3 is overtaken (v1, v2, v4, v3). */
     fakeset *f = *state;
     /* a key of master 0, not at the edge of its range (the new map splits the range around it) */
     char key[32];
