@@ -101,6 +101,7 @@ typedef struct wctx {
     int nfinished, capfinished;
     int open_loop;       /* --rate: batches go out on schedule, whatever the answers do */
     uint64_t soonest;    /* earliest library timer asked for since the last sweep (0: none) */
+    unsigned rr;         /* sweep: the lane it starts at, turn by turn */
     uint64_t next_start; /* --rate: earliest slot of an idle lane (0: none) */
     cp__lanes ls;        /* the clients' key streams */
 } wctx;
@@ -560,8 +561,13 @@ static void sweep(wctx *x, uint64_t now) {
     }
     advance_finished(x, now);
     x->next_start = 0;
-    for (int i = 0; i < w->ncs; i++) {
-        cp__client_state *cs = &w->cs[i];
+    /* The lanes of a client share its schedule, and the first one a sweep reaches takes the slot
+     * that came: the sweep starts at another lane each time, so that a stopped master's lane (idle
+     * with batches in flight, its keys always queued) is not always first and does not take more
+     * than its share of the offered load from the lanes of the masters that answer. */
+    int first = (int)(x->rr++ % (unsigned)w->ncs);
+    for (int k = 0; k < w->ncs; k++) {
+        cp__client_state *cs = &w->cs[(first + k) % w->ncs];
         if ((cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) ||
             (cs->state == CS_WAIT && stop))
             advance(x, cs, now);
