@@ -713,6 +713,7 @@ static void drain(cp__client *c, int n) {
          * command goes before the commands the fence held. (Read first: acting may free p.) */
         int fenced = c->nfences > 0 && tag < CP__TAG_INTERNAL;
         int slot = fenced ? cp__get(p, tag)->slot : 0;
+        fenced = fenced && cp__fence_counts(c, n, slot);
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
             if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
                 txn_reply(c, n, p, tag, r, now);

@@ -61,6 +61,11 @@ void cp__fence_moved(cp__client *c, int n, int slot) {
     c->fences[c->nfences++] = (cp__fence){slot, n, count, {0}};
 }
 
+int cp__fence_counts(cp__client *c, int n, int slot) {
+    const cp__fence *f = c->nfences > 0 ? find(c, slot) : NULL;
+    return f != NULL && f->node == n;
+}
+
 void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uint64_t now) {
     cp__fence *f = find(c, slot);
     if (f != NULL && f->node == n && --f->count == 0)

@@ -24,6 +24,10 @@ int cp__fence_hold(cp__client *c, int slot, cp_pipeline *p, uint32_t tag);
  * of memory, the slot is not fenced (order across this redirect is then not kept). */
 void cp__fence_moved(cp__client *c, int n, int slot);
 
+/* Whether node n's replies for `slot` count down a fence now. A reply's command is counted only
+ * by a fence that existed before the reply was acted on (acting on a MOVED may make one). */
+int cp__fence_counts(cp__client *c, int n, int slot);
+
 /* A reply (of any kind) came from node n for a command of `slot`. When that was the fence's
  * last command, the fence goes and its held commands go to route, in order. */
 void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uint64_t now);
