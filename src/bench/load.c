@@ -50,9 +50,22 @@ static void tick(void *ud, uint64_t elapsed_ns, uint64_t ops, uint64_t errors,
     l->cfg->progress(l->cfg->progress_ud, &p);
 }
 
-/* Sums DBSIZE over the servers that hold keys; notes why when that cannot be done. */
+/* Sums DBSIZE over the servers that hold keys; notes why when that cannot be done. A cluster is
+ * asked through the library, which sends DBSIZE to every master and sums the answers; a proxy's
+ * shards are asked one by one (the proxy itself does not answer DBSIZE). */
 static int check_dbsize(const cp__bench_target *t, const cp__target_ctx *ctx, cp__load_result *out,
                         char *err, size_t errlen) {
+    if (ctx->commands != NULL) {
+        long long n = cp__node_dbsize(ctx->commands);
+        if (n < 0) {
+            snprintf(err, errlen, "DBSIZE check: the cluster's masters did not all answer: %s",
+                     ctx->commands->errstr);
+            return (int)n;
+        }
+        out->dbsize_checked = 1;
+        out->dbsize = n;
+        return 0;
+    }
     int counted = 0;
     long long sum = 0;
     for (int i = 0; i < ctx->nservers; i++) {
