@@ -366,6 +366,13 @@ int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *
 int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags, int argc,
                           const char **argv, const size_t *argvlen);
 
+/* cp_async_command to every master, the answers combined as cp_command_all says (refused with
+ * CP_ETOPOLOGY before the client's first map), or to one chosen node (CP_EINVAL: no such node),
+ * whatever the keys. The callback is called once, as for any async command. */
+int cp_async_command_all(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
+int cp_async_command_node(cp_client *c, size_t node, cp_callback *cb, void *privdata,
+                          const char *fmt, ...);
+
 /* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
 redisReply *cp_reply_dup(const redisReply *r);
 

@@ -9,6 +9,7 @@
  */
 #include "lib/events.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -102,7 +103,10 @@ int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsign
     return submit(c, p, off, cb, privdata, flags);
 }
 
-int cp_async_command(cp_client *pc, cp_callback *cb, void *privdata, const char *fmt, ...) {
+/* An async command in the printf form, to its keys' node (CP__TO_KEYS), every master or one
+ * node. */
+static int command_to(cp_client *pc, int to, cp_callback *cb, void *privdata, const char *fmt,
+                      va_list ap) {
     cp__client *c = cp__client_of(pc);
     int rc = may_send(c);
     if (rc != 0)
@@ -113,13 +117,36 @@ int cp_async_command(cp_client *pc, cp_callback *cb, void *privdata, const char 
     if (p == NULL)
         return cp__client_err(c, CP_ENOMEM, "out of memory");
     size_t off = p->arena.len;
+    rc = to == CP__TO_KEYS ? cp__pipeline_appendv(p, fmt, ap)
+                           : cp__pipeline_append_to(p, to, fmt, ap);
+    if (rc != 0)
+        return refused(c, rc, rc == CP_EINVAL && to >= 0 ? "no such node" : cp_strerror(rc));
+    return submit(c, p, off, cb, privdata, 0);
+}
+
+int cp_async_command(cp_client *pc, cp_callback *cb, void *privdata, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    rc = cp__pipeline_appendv(p, fmt, ap);
+    int rc = command_to(pc, CP__TO_KEYS, cb, privdata, fmt, ap);
     va_end(ap);
-    if (rc != 0)
-        return refused(c, rc, cp_strerror(rc));
-    return submit(c, p, off, cb, privdata, 0);
+    return rc;
+}
+
+int cp_async_command_all(cp_client *pc, cp_callback *cb, void *privdata, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = command_to(pc, CP__TO_ALL, cb, privdata, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cp_async_command_node(cp_client *pc, size_t node, cp_callback *cb, void *privdata,
+                          const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = command_to(pc, node > INT_MAX ? INT_MAX : (int)node, cb, privdata, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 redisReply *cp_reply_dup(const redisReply *r) {

@@ -393,7 +393,7 @@ int cp_append(cp_pipeline *p, const char *fmt, ...) {
 }
 
 int cp__pipeline_append_to(cp_pipeline *p, int to, const char *fmt, va_list ap) {
-    if (p->executed || (to >= 0 && to >= p->c->nnodes))
+    if (to >= 0 && to >= p->c->nnodes)
         return CP_EINVAL;
     p->next_node = to;
     int rc = cp__pipeline_appendv(p, fmt, ap);
@@ -402,6 +402,8 @@ int cp__pipeline_append_to(cp_pipeline *p, int to, const char *fmt, va_list ap) 
 }
 
 int cp_append_all(cp_pipeline *p, const char *fmt, ...) {
+    if (p->executed)
+        return CP_EINVAL;
     va_list ap;
     va_start(ap, fmt);
     int rc = cp__pipeline_append_to(p, CP__TO_ALL, fmt, ap);
@@ -410,6 +412,8 @@ int cp_append_all(cp_pipeline *p, const char *fmt, ...) {
 }
 
 int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...) {
+    if (p->executed)
+        return CP_EINVAL;
     va_list ap;
     va_start(ap, fmt);
     int rc = cp__pipeline_append_to(p, node > INT_MAX ? INT_MAX : (int)node, fmt, ap);

@@ -155,8 +155,8 @@ static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
  * for a batch that is already running (async) as well as a new one. */
 int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap);
 
-/* cp__pipeline_appendv to `to`: CP__TO_ALL (every master) or a node index. CP_EINVAL for a node
- * the client does not have. */
+/* cp__pipeline_appendv to `to`: CP__TO_ALL (every master) or a node index, for a new pipeline or
+ * a running async batch. CP_EINVAL for a node the client does not have. */
 int cp__pipeline_append_to(cp_pipeline *p, int to, const char *fmt, va_list ap);
 int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
                              int slot);

@@ -168,6 +168,23 @@ static void on_dbsize(cp_client *c, const cp_response *r, void *data) {
         g->dbsize = r->reply->integer;
 }
 
+typedef struct replies {
+    int n, bad, arrays, nints;
+    long long ints[16];
+} replies;
+
+static void on_any(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    replies *k = data;
+    k->n++;
+    if (r->outcome != CP_DONE || r->reply->type == REDIS_REPLY_ERROR)
+        k->bad++;
+    else if (r->reply->type == REDIS_REPLY_ARRAY && r->reply->elements == 3)
+        k->arrays++;
+    else if (r->reply->type == REDIS_REPLY_INTEGER && k->nints < 16)
+        k->ints[k->nints++] = r->reply->integer;
+}
+
 /* The async API fans out too (once the map is there). */
 static void every_master_async(void **state) {
     cp_fixture *f = *state;
@@ -192,6 +209,29 @@ static void every_master_async(void **state) {
         cp_loop_run_once(l, 10);
     assert_int_equal(g.n, 2);
     assert_int_equal(g.dbsize, KEYS);
+    /* Explicitly to every master (one reply each), and to each node in turn (their DBSIZEs add
+     * up to the keys). */
+    replies all = {0};
+    assert_int_equal(cp_async_command_all(c, on_any, &all, "PING"), 0);
+    long long sum = 0;
+    int masters = 0;
+    for (size_t i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.role != CP_NODE_MASTER)
+            continue;
+        masters++;
+        assert_int_equal(cp_async_command_node(c, i, on_any, &all, "DBSIZE"), 0);
+    }
+    assert_int_equal(cp_async_command_node(c, cp_node_count(c), on_any, &all, "PING"), CP_EINVAL);
+    for (int i = 0; i < 1000 && all.n < 1 + masters; i++)
+        cp_loop_run_once(l, 10);
+    assert_int_equal(all.n, 1 + masters);
+    assert_int_equal(all.bad, 0);
+    assert_int_equal(all.arrays, 1);
+    for (int i = 0; i < all.nints; i++)
+        sum += all.ints[i];
+    assert_int_equal(sum, KEYS);
     cp_free(c);
     cp_loop_free(l);
 }
