@@ -466,15 +466,6 @@ static void assert_never_blocked(const worker *w) {
 #endif
 }
 
-/* The master whose initial range is the lo-th (0, 1, 2): the fixture assigns ranges in order. */
-static size_t master_at(cp_fixture *f, int lo) {
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
-        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER && lo-- == 0)
-            return i;
-    fail_msg("no such master");
-    return 0;
-}
-
 /* ---- the scenarios ----------------------------------------------------------------------- */
 
 /* a. Slots 5211..5460 (master 0's highest) move to master 1 and back, twice. */
@@ -483,7 +474,7 @@ static void async_through_resharding(void **state) {
     crew *cr = &the_crew;
     start(cr, f, NULL, 5211, 5460, 8000, 2000);
     cp__sleep_ms(300);
-    size_t m0 = master_at(f, 0), m1 = master_at(f, 1);
+    size_t m0 = cp_fixture_master(f, 0), m1 = cp_fixture_master(f, 1);
     char err[512];
     for (int round = 0; round < 4; round++) {
         int rc = round % 2 == 0 ? cp_topo_migrate_slots(f->topo, m0, m1, 250, err, sizeof(err))
@@ -525,7 +516,7 @@ static void async_master_stopped(void **state) {
     crew *cr = &the_crew;
     start(cr, f, NULL, 0, 5460, 20000, 2000); /* "hot" = master 0's slots: watched */
     cp__sleep_ms(500);
-    size_t m0 = master_at(f, 0);
+    size_t m0 = cp_fixture_master(f, 0);
     char err[512];
     long other0[MAX_WORKERS], watched0[MAX_WORKERS], other1[MAX_WORKERS], watched1[MAX_WORKERS];
     assert_int_equal(cp_topo_kill(f->topo, m0, SIGSTOP, err, sizeof(err)), 0);
@@ -543,7 +534,7 @@ static void async_master_stopped(void **state) {
      * stalled client when the figures above are low. */
     for (int k = 1; k <= 2; k++) {
         uint64_t p0 = cp__now_ns();
-        redisContext *hc = cp_fixture_conn(f, cp_topo_proc(f->topo, master_at(f, k))->port);
+        redisContext *hc = cp_fixture_conn(f, cp_topo_proc(f->topo, cp_fixture_master(f, k))->port);
         redisReply *pong = hc != NULL ? redisCommand(hc, "PING") : NULL;
         print_message("master %d answered PING in %.1f ms while master 0 was stopped%s\n", k,
                       (double)(cp__now_ns() - p0) / 1e6, pong != NULL ? "" : " (no answer)");
@@ -595,7 +586,7 @@ static void async_master_killed(void **state) {
     crew *cr = &the_crew;
     start(cr, f, NULL, 5461, 10922, 10000, 2000); /* watched: master 1's slots */
     cp__sleep_ms(500);
-    size_t m1 = master_at(f, 1);
+    size_t m1 = cp_fixture_master(f, 1);
     char err[512];
     assert_int_equal(cp_topo_kill(f->topo, m1, SIGKILL, err, sizeof(err)), 0);
     uint64_t killed = cp__now_ns();

@@ -305,15 +305,6 @@ static void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
-static size_t master_on(cp_fixture *f, int lo) {
-    /* The master whose initial range starts at slot lo: the fixture assigns ranges in order. */
-    size_t m = 0;
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
-        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER && lo-- == 0)
-            m = i;
-    return m;
-}
-
 static void pipelines_through_resharding(void **state) {
     cp_fixture *f = *state;
     /* Masters 0: 0-5460, 1: 5461-10922, 2: 10923-16383. migrate_slots moves the highest slots
@@ -325,7 +316,7 @@ static void pipelines_through_resharding(void **state) {
              .hot_hi = {5460, 10922}};
     worker *w = calloc(THREADS, sizeof(*w));
     start(w, &r);
-    size_t m0 = master_on(f, 0), m1 = master_on(f, 1);
+    size_t m0 = cp_fixture_master(f, 0), m1 = cp_fixture_master(f, 1);
     char err[512];
     sleep_ms(300);
     for (int round = 0; round < 4; round++) {
@@ -398,7 +389,7 @@ static void pipelines_through_master_crash(void **state) {
     char err[512];
     sleep_ms(500);
     /* Not the first endpoint: the fixture's checker reads through that one afterwards. */
-    size_t victim = master_on(f, 1);
+    size_t victim = cp_fixture_master(f, 1);
     assert_int_equal(cp_topo_kill(f->topo, victim, SIGKILL, err, sizeof(err)), 0);
     /* Long enough for the replica to be promoted (cluster-node-timeout 2 s) and traffic to go on
      * against it. Every batch ends: the workers could not get past a hung exec. */

@@ -196,15 +196,6 @@ static void refused_units(void **state) {
     cp_free(c);
 }
 
-/* The master whose initial range is the lo-th (0, 1, 2): the fixture assigns ranges in order. */
-static size_t master_at(cp_fixture *f, int lo) {
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
-        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER && lo-- == 0)
-            return i;
-    fail_msg("no such master");
-    return 0;
-}
-
 /* A slot moves behind the client's back; a unit for it then meets MOVED on its queued command
  * and EXECABORT. After a WATCH answered on the old connection it is handed back as the server
  * answered (that WATCH does not hold on the other node); unwatched, it is re-sent to the new
@@ -219,7 +210,8 @@ static void unit_after_moved(void **state) {
     assert_int_equal(cp_append(p, "SET {%s}before 1", tag), 0);
     assert_int_equal(cp_exec(p), 0); /* the map is read; WATCH holds on master 0's connection */
     cp_pipeline_reset(p);
-    if (cp_topo_migrate_slots(f->topo, master_at(f, 0), master_at(f, 1), 1, err, sizeof(err)))
+    if (cp_topo_migrate_slots(f->topo, cp_fixture_master(f, 0), cp_fixture_master(f, 1), 1, err,
+                              sizeof(err)))
         fail_msg("migrate: %s", err);
 
     assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -239,7 +231,8 @@ static void unit_after_moved(void **state) {
     assert_int_equal(cp_refresh(c), 0); /* the first MOVED's refresh, done before the move */
     cp_stats before, st;
     cp_get_stats(c, &before);
-    if (cp_topo_migrate_slots(f->topo, master_at(f, 0), master_at(f, 2), 1, err, sizeof(err)))
+    if (cp_topo_migrate_slots(f->topo, cp_fixture_master(f, 0), cp_fixture_master(f, 2), 1, err,
+                              sizeof(err)))
         fail_msg("migrate: %s", err);
     assert_int_equal(cp_append(p, "MULTI"), 0);
     assert_int_equal(cp_append(p, "INCR {%s}n", tag2), 0);
@@ -269,7 +262,7 @@ typedef struct migrator {
 
 static void *migrate(void *arg) {
     migrator *m = arg;
-    size_t m0 = master_at(m->f, 0), m1 = master_at(m->f, 1);
+    size_t m0 = cp_fixture_master(m->f, 0), m1 = cp_fixture_master(m->f, 1);
     for (int round = 0; round < 4 && !atomic_load(&m->stop); round++) {
         int rc = round % 2 == 0
                      ? cp_topo_migrate_slots(m->f->topo, m0, m1, 250, m->err, sizeof(m->err))

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,4 +240,11 @@ int cp_fixture_teardown(void **state) {
     int rc = cp_fixture_stop(*state);
     *state = NULL;
     return rc;
+}
+
+size_t cp_fixture_master(const cp_fixture *f, int k) {
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
+        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER && k-- == 0)
+            return i;
+    return SIZE_MAX;
 }

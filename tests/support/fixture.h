@@ -92,6 +92,10 @@ redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...);
 /* The cached connection to 127.0.0.1:port (AUTH'd), or NULL. Owned by f. */
 redisContext *cp_fixture_conn(cp_fixture *f, int port);
 
+/* The process index of the k-th master (k = 0, 1, ...) in the order the fixture gave out the
+ * slot ranges (master 0 holds the lowest slots at start); SIZE_MAX when there is no such one. */
+size_t cp_fixture_master(const cp_fixture *f, int k);
+
 /* cmocka setup/teardown pairs: *state becomes the cp_fixture. Setups return -1 on failure. */
 int cp_fixture_setup_cluster3(void **state);   /* 3 masters, no replicas */
 int cp_fixture_setup_twemproxy2(void **state); /* 1 nutcracker in front of 2 redis-servers */
