@@ -117,14 +117,31 @@ typedef struct cp_options {
      * may be freed at any time, from any thread, but must be idle while this one is created.
      * NULL: read it. */
     const struct cp_client *commands_from;
+    /* Cluster mode: where read-only commands go (CP_READ_*; docs/commands.md, "Replica
+     * reads"). Anything but CP_READ_MASTER sends READONLY on every connection, right behind
+     * AUTH. Ignored in single-endpoint mode. */
+    int read_from;
 } cp_options;
+
+/* read_from. Replicas may answer with data older than their master's, also older than this
+ * client's own earlier writes; a pipeline's order per key holds only for reads on the master. */
+typedef enum cp_read_from {
+    CP_READ_MASTER = 0,        /* every command on the slot's master (the default) */
+    CP_READ_REPLICA,           /* reads only on the slot's replicas: one that fails is replaced
+                                  by another of the shard; with none left a read waits for one
+                                  within the retry budget, then ends CP_NOT_EXECUTED
+                                  (CP_ETOPOLOGY); never routed to the master (a MOVED is
+                                  followed to the master it names) */
+    CP_READ_REPLICA_PREFERRED /* reads on a replica while the shard has a usable one, else on
+                                  the master; a read that fails on a replica goes to the master */
+} cp_read_from;
 
 /* Split MGET/MSET/DEL/EXISTS/UNLINK/TOUCH whose keys span slots into one sub-command per slot and
  * reassemble one reply. NOT atomic: part may run and part may not (see docs/pipeline.md). */
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL }
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL, 0 }
 
 #define CP_DEFAULT_MAX_PENDING 65536
 

@@ -356,6 +356,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     out->masters = ctx.masters;
     spec->io_timeout_ms = cfg->io_timeout_ms;
     spec->retry_budget_ms = cfg->retry_budget_ms;
+    spec->read_from = cfg->read_from;
     spec->threads = cfg->threads;
     spec->clients = cfg->clients;
     spec->batch = cfg->pipeline > 0 ? (size_t)cfg->pipeline : 1;

@@ -645,6 +645,7 @@ static int setup_client(wctx *x, cp__client_state *cs) {
     if (s->mode == CP__TARGET_CLUSTER) {
         opt.seeds = s->seeds;
         opt.commands_from = s->commands;
+        opt.read_from = s->read_from;
     } else {
         const cp__node_addr *a = &s->endpoints[cs->endpoint];
         snprintf(ep, sizeof(ep), strchr(a->host, ':') ? "[%s]:%d" : "%s:%d", a->host, a->port);

@@ -169,6 +169,10 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_LIKE(cp_cli_def_retry_budget, BC(retry_budget_ms),
                 "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
                 "connections) before giving up on them\n(default: the library's, 3000)"),
+    CP_CLI_LIKE(cp_cli_def_read_from, BC(read_from),
+                "cluster: where GETs go: master (default), replica (never\nthe master) or "
+                "replica-preferred (the master when a\nshard has no usable replica); READONLY "
+                "on every connection"),
     CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify), "do not check GET replies"),
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
@@ -233,6 +237,9 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
            (unsigned long long)cfg->keys,
            cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", sizes, dist,
            cfg->verify ? "" : ", no verify");
+    if (cfg->read_from != CP_READ_MASTER)
+        printf("reads        on replicas (%s)\n",
+               cfg->read_from == CP_READ_REPLICA ? "replica" : "replica-preferred");
     printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
            grouped((double)r->ops, a, sizeof(a)), r->seconds, grouped(r->ops_per_sec, b, sizeof(b)),
            (unsigned long long)r->gets, (unsigned long long)r->sets, (unsigned long long)r->misses);

@@ -46,6 +46,16 @@ static int parse_layout(const char *cmd, const cp_cli_flag *f, const char *val, 
     return 0;
 }
 
+static int parse_read_from(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    static const char *const names[] = {"master", "replica", "replica-preferred"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(val, names[i]) == 0) {
+            *(int *)dst = i; /* CP_READ_MASTER, CP_READ_REPLICA, CP_READ_REPLICA_PREFERRED */
+            return 0;
+        }
+    return cp_cli_flag_error(cmd, f, "'%s' is not master, replica or replica-preferred", val);
+}
+
 /* ---- the workload set ------------------------------------------------------------------------
  */
 
@@ -85,6 +95,10 @@ const cp_cli_flag cp_cli_def_key_dist = CP_CLI_FN(
     "spread S in keys,\ndefault K/2 and K/6)");
 const cp_cli_flag cp_cli_def_key_layout = CP_CLI_FN(
     "--key-layout", "L", parse_layout, 0, "spread (default) or per-master (see bench --help)");
+const cp_cli_flag cp_cli_def_read_from =
+    CP_CLI_FN("--read-from", "R", parse_read_from, 0,
+              "cluster: where GETs go: master (default), replica or\nreplica-preferred "
+              "(READONLY on every connection)");
 const cp_cli_flag cp_cli_def_retry_budget =
     CP_CLI_NUM("--retry-budget", "MS", CP_CLI_INT, 0, 3600000, 0,
                "time a batch may spend retrying after errors (default: the library's, 3000)");

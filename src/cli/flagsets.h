@@ -30,6 +30,7 @@ extern const cp_cli_flag cp_cli_def_ratio;
 extern const cp_cli_flag cp_cli_def_key_dist;     /* cp__dist (uniform, zipf, gaussian, ...) */
 extern const cp_cli_flag cp_cli_def_key_layout;   /* cp__key_layout */
 extern const cp_cli_flag cp_cli_def_retry_budget; /* int ms */
+extern const cp_cli_flag cp_cli_def_read_from;    /* int cp_read_from */
 extern const cp_cli_flag cp_cli_def_no_verify;    /* bool, set false */
 extern const cp_cli_flag cp_cli_def_quiet;        /* int, set 1; -q */
 extern const cp_cli_flag cp_cli_def_out;          /* const char *, a directory */

@@ -49,6 +49,7 @@ int cp__client_node(cp__client *c, const char *host, int port) {
     snprintf(n->host, sizeof(n->host), "%s", host);
     n->port = port;
     n->master = -1;
+    n->reader = -1;
     cp__conn_init(&n->conn);
     return c->nnodes++;
 }
@@ -207,7 +208,13 @@ cp__client *cp__client_create(const cp_options *opt) {
             return c;
         }
     }
+    if (opt->read_from < CP_READ_MASTER || opt->read_from > CP_READ_REPLICA_PREFERRED) {
+        cp__client_err(c, CP_EINVAL, "read_from must be one of CP_READ_*");
+        return c;
+    }
     c->cluster = opt->seeds != NULL;
+    c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;
+    c->copts.readonly = c->read_from != CP_READ_MASTER;
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return c;
     if (!c->cluster) {

@@ -63,7 +63,10 @@ typedef struct cp__node {
     int is_master; /* per the last slot map */
     int watched;   /* a WATCH was answered on its connection, no EXEC/DISCARD since */
     int master;    /* a replica per the last slot map: its master's index; else -1 */
-    cp__queue q;   /* commands waiting to be written, in order */
+    int healthy;   /* the last slot map does not call it failed */
+    int reader;    /* a master, reads on replicas: the replica serving them (readfrom.h), or -1 */
+    uint64_t read_down_until; /* a replica whose connection failed: no reads before then */
+    cp__queue q;              /* commands waiting to be written, in order */
 } cp__node;
 
 /* MOVED for a slot while more of its commands are still in flight on the old node: commands
@@ -99,7 +102,9 @@ typedef struct cp__client {
     char *username, *password;
     int max_redirects, retry_budget_ms;
     unsigned flags;
-    size_t max_pending; /* limit for async sends and cp_exec_async */
+    int read_from;          /* cp_read_from; CP_READ_MASTER in single-endpoint mode */
+    uint64_t read_recheck_at; /* a reader was lost: re-read the map after this (0: no need) */
+    size_t max_pending;     /* limit for async sends and cp_exec_async */
     size_t pending;     /* commands whose caller has not heard of their outcome yet */
     char (*seed_host)[CP__HOSTLEN];
     int *seed_port;

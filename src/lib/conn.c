@@ -80,7 +80,25 @@ static int push_auth(cp__conn *c) {
     return rc == 0 ? 0 : set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
 }
 
-/* The socket is connected: TLS next, else AUTH, else ready. */
+static const char readonly_cmd[] = "*1\r\n$8\r\nREADONLY\r\n";
+
+/* The socket (and TLS) is up: AUTH and READONLY go first when the options ask for them, and
+ * the connection is ready once they are answered; else it is ready now. 0 or CP_ENOMEM. */
+static int handshake(cp__conn *c) {
+    if (c->opts->password == NULL && !c->opts->readonly) {
+        c->state = CP__CONN_READY;
+        return 0;
+    }
+    c->state = CP__CONN_AUTH;
+    if (c->opts->password != NULL && push_auth(c) != 0)
+        return CP_ENOMEM;
+    if (c->opts->readonly && cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1,
+                                           CP__TAG_READONLY, NULL) != 0)
+        return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
+    return 0;
+}
+
+/* The socket is connected: TLS next, else the handshake. */
 static int connected(cp__conn *c) {
     freeaddrinfo(c->ai_list);
     c->ai_list = c->ai_next = NULL;
@@ -92,12 +110,7 @@ static int connected(cp__conn *c) {
         c->state = CP__CONN_TLS;
         return cp__conn_progress(c, CP__EV_WRITE);
     }
-    if (c->opts->password == NULL) {
-        c->state = CP__CONN_READY;
-        return 0;
-    }
-    c->state = CP__CONN_AUTH;
-    return push_auth(c);
+    return handshake(c);
 }
 
 int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o) {
@@ -188,12 +201,7 @@ int cp__conn_progress(cp__conn *c, int events) {
             return 0;
         }
         c->last_io_ns = cp__now_ns();
-        if (c->opts->password == NULL) {
-            c->state = CP__CONN_READY;
-            return 0;
-        }
-        c->state = CP__CONN_AUTH;
-        return push_auth(c);
+        return handshake(c);
     }
     return 0;
 }
@@ -333,16 +341,20 @@ int cp__conn_fill(cp__conn *c) {
     }
 }
 
-/* The AUTH reply: the connection is ready, or refused. */
-static int auth_answered(cp__conn *c, const redisReply *r) {
+/* A handshake reply (AUTH or READONLY): the connection is ready after the last one, or
+ * refused. */
+static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
     int ok = r->type == REDIS_REPLY_STATUS;
     if (!ok)
-        set_err(c, CP_EAUTH, "AUTH refused by %s:%d: %.60s", c->host, c->port,
+        set_err(c, tag == CP__TAG_AUTH ? CP_EAUTH : CP_ECONNECT, "%s refused by %s:%d: %.60s",
+                tag == CP__TAG_AUTH ? "AUTH" : "READONLY", c->host, c->port,
                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     cp__arena_reset(&c->own);
     if (!ok)
-        return CP_EAUTH;
-    c->state = CP__CONN_READY;
+        return c->err;
+    int more = c->fcount > 0 && c->fifo[c->fhead].tag == CP__TAG_READONLY;
+    if (!more)
+        c->state = CP__CONN_READY;
     return 1;
 }
 
@@ -367,9 +379,9 @@ int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_are
     c->fhead = (c->fhead + 1) & (c->fcap - 1);
     c->fcount--;
     *reply = r;
-    if (*tag == CP__TAG_AUTH) {
+    if (*tag == CP__TAG_AUTH || *tag == CP__TAG_READONLY) {
         *reply = NULL;
-        return auth_answered(c, r);
+        return handshake_answered(c, *tag, r);
     }
     if (*arena == NULL && c->fcount == 0)
         cp__arena_reset(&c->own); /* dropped replies: nothing in the own arena is needed */

@@ -11,9 +11,9 @@
  *
  * Nothing here blocks. Connecting is a state machine driven by readiness: CONNECTING (the
  * non-blocking connect(2) is under way; the owner arms the connect timeout), TLS (the handshake,
- * wanting to read or to write), AUTH (the AUTH request is written first thing and its reply read
- * here; requests wait until it is answered, so a refused password never lets one through
- * unauthenticated) and READY. Only name resolution can block: numeric addresses never do, a
+ * wanting to read or to write), AUTH (the handshake: AUTH, then READONLY for a client that reads
+ * from replicas, written first thing and their replies read here; requests wait until both are
+ * answered, so a refused password never lets one through unauthenticated) and READY. Only name resolution can block: numeric addresses never do, a
  * host name goes through getaddrinfo(3).
  * Owned by its client; one thread.
  */
@@ -40,6 +40,7 @@ typedef struct cp__connopts {
     const char *username, *password;
     int connect_timeout_ms, io_timeout_ms;
     struct ssl_ctx_st *tls; /* TLS context (owned by the client), NULL for plain TCP */
+    int readonly;           /* send READONLY after AUTH: the client reads from replicas */
 } cp__connopts;
 
 typedef struct cp__inflight {
@@ -50,12 +51,13 @@ typedef struct cp__inflight {
 
 /* Tags the connection uses itself (its owner never sees them). */
 #define CP__TAG_AUTH 0xFFFFFFFEu
+#define CP__TAG_READONLY 0xFFFFFFFDu
 
 typedef enum cp__conn_state {
     CP__CONN_CLOSED = 0,
     CP__CONN_CONNECTING, /* connect(2) in progress: wants to write */
     CP__CONN_TLS,        /* handshake in progress: wants what tls_want says */
-    CP__CONN_AUTH,       /* AUTH written or buffered, its answer not read yet */
+    CP__CONN_AUTH,       /* the handshake's requests (AUTH, READONLY) not all answered yet */
     CP__CONN_READY
 } cp__conn_state;
 
@@ -160,9 +162,10 @@ int cp__conn_fill(cp__conn *c);
 
 /* Next complete reply: returns 1 and sets *reply (built in the request's arena), *tag and
  * *arena (popped from the FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes
- * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, or CP_EAUTH when the
- * connection's AUTH was refused. The AUTH reply itself is consumed here (state AUTH -> READY);
- * *tag is then CP__TAG_AUTH and *reply NULL, so the owner can move waiting requests in. */
+ * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, CP_EAUTH when the
+ * connection's AUTH was refused, or CP_ECONNECT when READONLY was. The handshake's replies are
+ * consumed here (state AUTH -> READY after the last); *tag is then CP__TAG_AUTH or
+ * CP__TAG_READONLY and *reply NULL, so the owner can move waiting requests in. */
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_arena **arena);
 
 /* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */

@@ -20,6 +20,7 @@
 
 #include "lib/cmdtable.h"
 #include "lib/fence.h"
+#include "lib/readfrom.h"
 #include "lib/refresh.h"
 
 #include <stdio.h>
@@ -193,15 +194,22 @@ static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
     }
 }
 
-/* The node serving the command, or -1 when its slot has no known owner. */
+/* The node serving the command; -1 when its slot has no known owner, CP__READ_NONE for a read
+ * that only a replica may serve when the shard has none usable. */
 static inline int node_of(cp_pipeline *p, const cp__cmd *cmd) {
     cp__client *c = p->c;
     if (cmd->slot == CP__SLOT_NODE)
         return cmd->node;
     if (!c->cluster)
         return 0;
-    if (cmd->slot >= 0)
-        return cp__routes_lookup(&c->routes, cmd->slot);
+    if (cmd->slot >= 0) {
+        int n = cp__routes_lookup(&c->routes, cmd->slot);
+        /* A read under read_from (never a transaction's member: the unit stays on the master). */
+        if (c->read_from != CP_READ_MASTER && n >= 0 &&
+            (cmd->flags & (CP__F_READONLY | CP__F_TX)) == CP__F_READONLY)
+            n = cp__readfrom_node(c, n);
+        return n;
+    }
     return cp__client_any_node(c); /* keyless: any master */
 }
 
@@ -334,8 +342,13 @@ static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     kick_refresh(c, now);
     if (now >= p->deadline) {
         int err = c->refresh.err ? c->refresh.err : CP_ETOPOLOGY;
-        cp__pipeline_set_err(p, err, "no node serves slot %d: %s", cmd->slot,
-                             c->refresh.errstr[0] ? c->refresh.errstr : "no slot map");
+        if (n == CP__READ_NONE)
+            cp__pipeline_set_err(p, err = CP_ETOPOLOGY,
+                                 "slot %d: no replica to read from (read_from replica)",
+                                 cmd->slot);
+        else
+            cp__pipeline_set_err(p, err, "no node serves slot %d: %s", cmd->slot,
+                                 c->refresh.errstr[0] ? c->refresh.errstr : "no slot map");
         give_up(p, tag, 0, err);
         return;
     }
@@ -432,6 +445,7 @@ static void fail_node(cp__client *c, int n, int code, const char *why) {
     }
     c->nodes[n].watched = 0; /* the connection's WATCHes went with it */
     c->need_refresh = 1;
+    cp__readfrom_failed(c, n, now); /* reads it served go elsewhere from now on */
     for (size_t i = 0; i < t.nf; i++) {
         if (t.fifo[i].tag >= CP__TAG_INTERNAL || t.fifo[i].arena == NULL)
             continue;
@@ -673,8 +687,10 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
             c->stats.clusterdown++;
             c->need_refresh = 1;
             p->node_failed = 1;
-        } else
+        } else {
             c->stats.loading++;
+            cp__readfrom_failed(c, n, now); /* a replica still loading: read elsewhere */
+        }
         /* Kept so that a command given up at the end of the budget shows why. */
         cmd->reply = r;
         if (cp__now_ns() >= p->deadline)
@@ -703,8 +719,8 @@ static void drain(cp__client *c, int n) {
             fail_node(c, n, got, c->nodes[n].conn.errstr);
             return;
         }
-        if (arena == NULL) { /* AUTH answered (commands may go in now), or a dropped reply */
-            if (tag == CP__TAG_AUTH)
+        if (arena == NULL) { /* the handshake answered (commands may go in now), or a dropped reply */
+            if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
                 pump(c, n);
             continue;
         }

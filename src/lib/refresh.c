@@ -4,6 +4,9 @@
  */
 #include "lib/refresh.h"
 
+#include "lib/readfrom.h"
+#include "util/clock.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,15 +96,19 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
     for (int i = 0; i < c->nnodes; i++) {
         c->nodes[i].is_master = 0;
         c->nodes[i].master = -1;
+        c->nodes[i].healthy = 0;
     }
-    for (int i = 0; i < m->nnodes; i++)
+    for (int i = 0; i < m->nnodes; i++) {
+        c->nodes[map[i]].healthy = m->nodes[i].healthy;
         if (m->nodes[i].master < 0)
             c->nodes[map[i]].is_master = 1;
         else
             c->nodes[map[i]].master = map[m->nodes[i].master];
+    }
     for (int s = 0; s < CP_SLOTS; s++)
         c->routes.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
     cp__routes_rebuild(&c->routes);
+    cp__readfrom_pick(c, cp__now_ns());
     if (map != idx)
         free(map);
     return 0;

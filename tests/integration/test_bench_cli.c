@@ -43,6 +43,7 @@ static void test_bad_flags_exit_2(void **state) {
         {{"bench", T, "--key-dist", "zipf:0", NULL}, "--key-dist"},
         {{"bench", T, "--key-dist", "pareto", NULL}, "--key-dist"},
         {{"bench", T, "--key-layout", "tagged", NULL}, "--key-layout"},
+        {{"bench", T, "--read-from", "slave", NULL}, "--read-from"},
         {{"bench", "--proxy", "127.0.0.1:1", "--key-layout", "per-master", NULL}, "cluster"},
         {{"bench", T, "--key-layout", "per-master", "--value-size", "30", NULL}, "--value-size"},
         {{"bench", T, "--value-size", "0", NULL}, "--value-size"},
