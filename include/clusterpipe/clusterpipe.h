@@ -227,6 +227,49 @@ redisReply *cp_command_all(cp_client *c, const char *fmt, ...);
 redisReply *cp_command(cp_client *c, const char *fmt, ...);
 redisReply *cp_command_argv(cp_client *c, int argc, const char **argv, const size_t *argvlen);
 
+/* ---- cluster SCAN ---------------------------------------------------------------------------- *
+ *
+ * Every key of the cluster, in batches: SCAN on every master, with Redis's SCAN guarantee for
+ * the whole cluster while slots migrate: a key present from the first cp_scan_next to the last
+ * is returned at least once. A key may come more than once (drop repeats yourself), and a key
+ * added or deleted meanwhile may or may not come. Slots that moved, or may have, during their
+ * master's walk are listed again slot by slot at the masters serving them now (CLUSTER
+ * GETKEYSINSLOT, MATCH and TYPE applied by the client). docs/commands.md, "Cluster SCAN", says what
+ * holds and what does not (failover, interrupted resharding) and what it costs. A blocking client
+ * only. */
+typedef struct cp_scan cp_scan;
+
+/* A new scan of the client's cluster (or of its endpoint, in single-endpoint mode: SCAN there,
+ * Redis's own guarantee). match: a glob pattern (NULL: every key); count: SCAN's COUNT hint
+ * (<= 0: the server's default); type: SCAN's TYPE, e.g. "hash" (NULL: any). Strings are copied.
+ * Does no I/O (never blocks). NULL when c is NULL, when out of memory (c->err CP_ENOMEM), or for
+ * an event-loop client (c->err CP_EINVAL: the scan waits for slots that are moving, and the
+ * async API has no timer for that). Free with cp_scan_free, before the client. */
+cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const char *type);
+
+/* The next batch: blocks for one round trip or more (a SCAN to one master, or the listing of some
+ * slots), bounded by the client's timeouts, and while a slot to list again is still migrating
+ * by its retry budget (it pauses 1 to 64 ms between tries). Returns 1 with *keys a non-empty
+ * array reply of key strings (the caller frees it with freeReplyObject), 0 when the scan is
+ * complete (*keys NULL), or a negative CP_E* code with c->err / c->errstr set: a master that
+ * does not answer (CP_ETIMEDOUT, CP_ECONNECT, ...) or refuses a command (CP_ESERVER) ends the
+ * call, never the scan short; calling again retries the step that failed. CP_ETIMEDOUT also
+ * when a slot could not be listed whole for the retry budget (it stayed half-migrated while its
+ * nodes kept migrating keys, or they disagree who serves it). CP_EINVAL for a NULL keys. */
+int cp_scan_next(cp_scan *s, redisReply **keys);
+
+/* What the scan did so far. Never blocks. */
+typedef struct cp_scan_stats {
+    uint64_t keys;         /* keys returned, repeats included */
+    uint64_t scan_calls;   /* SCAN commands answered */
+    uint64_t slots_reread; /* slots listed again, key by key, because they moved or might have */
+    uint64_t keys_reread;  /* keys returned by those listings */
+} cp_scan_stats;
+void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out);
+
+/* Frees the scan (NULL is fine). Never blocks. */
+void cp_scan_free(cp_scan *s);
+
 /* Counters since cp_connect; the bench reads them to report redirects and retries. */
 typedef struct cp_stats {
     uint64_t moved, ask, tryagain, clusterdown, loading, io_retries, refreshes;

@@ -18,10 +18,6 @@ static void own_loop_free(void *l) {
     cp_loop_free(l);
 }
 
-static int is_blocking(const cp__client *c) {
-    return c->own_loop != NULL && c->loop == c->own_loop;
-}
-
 /* One turn of the client's own loop; a loop that cannot poll ends everything in flight. */
 static void turn(cp__client *c) {
     if (cp_loop_run_once(c->own_loop, -1) < 0) {
@@ -68,7 +64,7 @@ int cp_refresh(cp_client *pc) {
     cp__client *c = cp__client_of(pc);
     if (!c->cluster)
         return 0;
-    if (!is_blocking(c))
+    if (!cp__client_blocking(c))
         return cp__client_err(c, CP_EINVAL, "cp_refresh: not a blocking client");
     unsigned gen = c->refresh.generation;
     cp__exec_refresh_now(c);
@@ -98,7 +94,7 @@ static int result(cp_pipeline *p) {
 
 int cp_exec(cp_pipeline *p) {
     cp__client *c = p->c;
-    if (!is_blocking(c)) {
+    if (!cp__client_blocking(c)) {
         cp__pipeline_set_err(p, CP_EINVAL, "cp_exec: not a blocking client (use cp_exec_async)");
         return CP_EINVAL;
     }
@@ -129,7 +125,7 @@ static redisReply *run_single(cp__client *c) {
 }
 
 static int ensure_single(cp__client *c) {
-    if (!is_blocking(c))
+    if (!cp__client_blocking(c))
         return cp__client_err(c, CP_EINVAL, "cp_command: not a blocking client");
     if (c->single == NULL && (c->single = cp_pipeline_new(&c->pub)) == NULL)
         return cp__client_err(c, CP_ENOMEM, "out of memory");

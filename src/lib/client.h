@@ -148,6 +148,11 @@ static inline cp__client *cp__client_of(cp_client *c) {
     return (cp__client *)c;
 }
 
+/* 1 for a blocking client (cp_connect) still on its own loop: the blocking calls are its. */
+static inline int cp__client_blocking(const cp__client *c) {
+    return c->own_loop != NULL && c->loop == c->own_loop;
+}
+
 /* Records an error on the client. Returns code. */
 int cp__client_err(cp__client *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -25,6 +25,17 @@ static void check(const cp__slotmap *m) {
             abort();
 }
 
+static cp__nodesview view; /* 80 KB: not on the fuzzer's stack */
+
+static void check_view(const cp__nodesview *v) {
+    check(&v->map);
+    if (v->myself < -1 || v->myself >= v->map.nnodes)
+        abort();
+    for (int s = 0; s < CP_SLOTS; s++)
+        if (v->moving[s] > CP__SLOT_IMPORTING || v->peer[s] < -1 || v->peer[s] >= v->map.nnodes)
+            abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cp__reader rd = {0};
     cp__reply_arena a = {0};
@@ -40,6 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (cp__topo_parse_slots(reply, "asked", &m, err, sizeof(err)) == 0) {
                 check(&m);
                 cp__slotmap_free(&m);
+            }
+            if (reply->type == REDIS_REPLY_STRING &&
+                cp__topo_parse_nodes(reply->str, (size_t)reply->len, "asked", &view, err,
+                                     sizeof(err)) == 0) {
+                check_view(&view);
+                cp__slotmap_free(&view.map);
             }
         }
     }

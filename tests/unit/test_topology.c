@@ -2,7 +2,9 @@
  *
  * Topology parsing on replies captured from a real redis-server 7.0 (tests/data/cluster_*.resp):
  * two masters with one replica each and slots 9001-9099 and 16001-16383 unassigned; and a
- * single node that does not know its own address (empty ip/endpoint). Also malformed input.
+ * single node that does not know its own address (empty ip/endpoint). CLUSTER NODES text from
+ * the same server with 3 masters and a replica each, one master migrating slots 100 and 200 to
+ * another, which imports 100 and 16000 (tests/data/cluster_nodes_*.txt). Also malformed input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,12 +155,157 @@ static void malformed(void **state) {
     }
 }
 
+/* The index of the node at 127.0.0.1:port. */
+static int at_port(const cp__slotmap *m, int port) {
+    for (int i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].port == port)
+            return i;
+    fail_msg("no node at port %d", port);
+    return -1;
+}
+
+static void nodes_view(cp__nodesview *v, const char *file) {
+    size_t len;
+    char *text = cp_test_read_data(file, &len);
+    char err[128];
+    assert_non_null(text);
+    assert_int_equal(cp__topo_parse_nodes(text, len, "asked", v, err, sizeof(err)), 0);
+    free(text);
+}
+
+/* The migrating side: 6 nodes, replicas linked to their masters (a replica may come before its
+ * master), myself's MIGRATING marks and nothing else marked. */
+static void nodes_migrating(void **state) {
+    (void)state;
+    cp__nodesview *v = malloc(sizeof(*v));
+    nodes_view(v, "cluster_nodes_migrating.txt");
+    const cp__slotmap *m = &v->map;
+    assert_int_equal(m->nnodes, 6);
+    int a = at_port(m, 17120), b = at_port(m, 17121), c = at_port(m, 17122);
+    assert_int_equal(v->myself, a);
+    assert_string_equal(m->nodes[a].id, "741d58f28fe68d0d4bf8f7357c8b0f558459ea38");
+    assert_string_equal(m->nodes[a].host, "127.0.0.1");
+    assert_int_equal(m->nodes[a].master, -1);
+    assert_int_equal(m->nodes[at_port(m, 17123)].master, a);
+    assert_int_equal(m->nodes[at_port(m, 17124)].master, b);
+    assert_int_equal(m->nodes[at_port(m, 17125)].master, c);
+    assert_int_equal(m->owner[0], a);
+    assert_int_equal(m->owner[5460], a);
+    assert_int_equal(m->owner[5461], b);
+    assert_int_equal(m->owner[10921], b);
+    assert_int_equal(m->owner[16383], c);
+    assert_int_equal(cp__slotmap_covered(m), CP_SLOTS);
+    int marked = 0;
+    for (int s = 0; s < CP_SLOTS; s++)
+        marked += v->moving[s] != 0;
+    assert_int_equal(marked, 2);
+    assert_int_equal(v->moving[100], CP__SLOT_MIGRATING);
+    assert_int_equal(v->moving[200], CP__SLOT_MIGRATING);
+    assert_int_equal(v->peer[100], b);
+    assert_int_equal(v->peer[101], -1);
+    cp__slotmap_free(&v->map);
+    free(v);
+}
+
+/* The importing side: marks name the source, the slot still belongs to it. */
+static void nodes_importing(void **state) {
+    (void)state;
+    cp__nodesview *v = malloc(sizeof(*v));
+    nodes_view(v, "cluster_nodes_importing.txt");
+    int a = at_port(&v->map, 17120), b = at_port(&v->map, 17121), c = at_port(&v->map, 17122);
+    assert_int_equal(v->myself, b);
+    assert_int_equal(v->moving[100], CP__SLOT_IMPORTING);
+    assert_int_equal(v->peer[100], a);
+    assert_int_equal(v->map.owner[100], a);
+    assert_int_equal(v->moving[16000], CP__SLOT_IMPORTING);
+    assert_int_equal(v->peer[16000], c);
+    assert_int_equal(v->moving[200], 0);
+    cp__slotmap_free(&v->map);
+    free(v);
+}
+
+/* Lines a server may write: CRLF, no trailing newline, an address it does not know yet, a
+ * hostname after the address, a node without an address (left out, its slots unowned), one in
+ * handshake, a failed one, a migration peer the view lacks. */
+static void nodes_odd(void **state) {
+    (void)state;
+    static const char text[] =
+        "aaaa :7001@17001 myself,master - 0 0 1 connected 0-99 [5->-dddd] [6->-zzzz]\r\n"
+        "bbbb 10.0.0.2:7002@17002,host-b master - 0 0 2 connected 100 102-200\n"
+        "cccc :0@0 master,fail,noaddr - 0 0 3 disconnected 300-399\n"
+        "dddd 10.0.0.4:7004 master,fail - 0 0 4 disconnected 400\n"
+        "eeee 10.0.0.5:7005@17005 handshake - 0 0 0 disconnected\n"
+        "ffff 10.0.0.6:7006@17006 slave cccc 0 0 3 connected";
+    cp__nodesview *v = malloc(sizeof(*v));
+    char err[128];
+    assert_int_equal(cp__topo_parse_nodes(text, strlen(text), "asked", v, err, sizeof(err)), 0);
+    const cp__slotmap *m = &v->map;
+    assert_int_equal(m->nnodes, 4); /* cccc and eeee left out */
+    assert_int_equal(v->myself, 0);
+    assert_string_equal(m->nodes[0].host, "asked");
+    assert_int_equal(m->nodes[0].port, 7001);
+    assert_string_equal(m->nodes[1].host, "10.0.0.2");
+    assert_int_equal(m->nodes[1].port, 7002);
+    assert_int_equal(m->owner[99], 0);
+    assert_int_equal(m->owner[100], 1);
+    assert_int_equal(m->owner[101], -1);
+    assert_int_equal(m->owner[200], 1);
+    assert_int_equal(m->owner[300], -1);
+    assert_int_equal(m->owner[400], 2);
+    assert_int_equal(m->nodes[2].healthy, 0);
+    assert_int_equal(m->nodes[1].healthy, 1);
+    assert_int_equal(m->nodes[3].master, -1); /* its master has no address */
+    assert_int_equal(v->moving[5], CP__SLOT_MIGRATING);
+    assert_int_equal(v->peer[5], 2);
+    assert_int_equal(v->moving[6], CP__SLOT_MIGRATING);
+    assert_int_equal(v->peer[6], -1);
+    cp__slotmap_free(&v->map);
+    /* Nothing at all: no node, no myself. */
+    assert_int_equal(cp__topo_parse_nodes("", 0, "asked", v, err, sizeof(err)), 0);
+    assert_int_equal(v->map.nnodes, 0);
+    assert_int_equal(v->myself, -1);
+    cp__slotmap_free(&v->map);
+    free(v);
+}
+
+static void nodes_malformed(void **state) {
+    (void)state;
+    static const char *bad[] = {
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1\n",                 /* 7 fields */
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected 16384\n", /* slot too big */
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected 5-3\n",   /* backwards */
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected 5-\n",
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected x\n",
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected [5->-]\n",
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected [5=>-bbbb]\n",
+        "aaaa 1.2.3.4:7001@17001 myself,master - 0 0 1 connected [99999->-bbbb]\n",
+        "aaaa 1.2.3.4:x@17001 myself,master - 0 0 1 connected\n",                   /* port */
+        "aaaa 1.2.3.4:70000@17001 myself,master - 0 0 1 connected\n",               /* port */
+        "aaaa 1.2.3.4@17001 myself,master - 0 0 1 connected\n",                     /* no port */
+        "aaaa 1.2.3.4:1@1 master - 0 0 1 c\naaaa 1.2.3.5:1@1 master - 0 0 1 c\n",   /* twice */
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1.2.3.4:1@1 master - 0 0 1 c\n", /* id */
+    };
+    cp__nodesview *v = malloc(sizeof(*v));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[128];
+        if (cp__topo_parse_nodes(bad[i], strlen(bad[i]), "h", v, err, sizeof(err)) != CP_EPROTO)
+            fail_msg("accepted: %s", bad[i]);
+        assert_non_null(strstr(err, "malformed"));
+        assert_null(v->map.nodes);
+    }
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shards_with_replicas),
         cmocka_unit_test(slots_with_replicas),
         cmocka_unit_test(empty_host_means_asked),
         cmocka_unit_test(malformed),
+        cmocka_unit_test(nodes_migrating),
+        cmocka_unit_test(nodes_importing),
+        cmocka_unit_test(nodes_odd),
+        cmocka_unit_test(nodes_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
