@@ -439,6 +439,24 @@ int cp__template_expand(const cp__template *t, const cp__tmpl_subst *sub, char *
     return t->argc;
 }
 
+size_t cp__template_arg(const cp__template *t, int k, const cp__tmpl_subst *sub, char *out,
+                        size_t cap) {
+    const cp__tmpl_arg *a = &t->arg[k];
+    const cp__tmpl_piece whole = {a->ph, a->other, a->off, a->len};
+    const cp__tmpl_piece *pc = a->ph == CP__PH_MIXED ? &t->piece[a->first] : &whole;
+    int npc = a->ph == CP__PH_MIXED ? a->n : 1;
+    size_t o = 0;
+    for (int i = 0; i < npc; i++) {
+        size_t n;
+        const char *b = piece_bytes(t, pc[i].ph, pc[i].other, pc[i].off, pc[i].len, sub, &n);
+        if (n > cap - o)
+            n = cap - o;
+        memcpy(out + o, b, n);
+        o += n;
+    }
+    return o;
+}
+
 /* ---- sets ------------------------------------------------------------------------------------ */
 
 static int parse_weights(const char *s, int n, unsigned *w, char *err, size_t errlen) {

@@ -134,6 +134,11 @@ size_t cp__template_scratch(const cp__template *t, size_t keymax, size_t valmax)
 int cp__template_expand(const cp__template *t, const cp__tmpl_subst *sub, char *scratch,
                         const char **argv, size_t *argvlen);
 
+/* Argument k alone into out (cut to cap bytes): e.g. the key a mismatching reply was for.
+ * Returns its length. */
+size_t cp__template_arg(const cp__template *t, int k, const cp__tmpl_subst *sub, char *out,
+                        size_t cap);
+
 /* ---- a set of templates ------------------------------------------------------------------- */
 
 typedef struct cp__cmdset {
