@@ -60,6 +60,14 @@ static json_t *latency_json(const cp__hist *h) {
     return lat;
 }
 
+void cp__bench_json_templates(json_t *o, const cp__cmdset *set) {
+    json_t *texts = json_array();
+    for (int k = 0; k < set->n; k++)
+        json_array_append_new(texts, json_string(set->t[k].text));
+    json_object_set_new(o, "commands", texts);
+    json_object_set_new(o, "command_ratio", json_string(set->ratio));
+}
+
 /* "commands" of a --command run: each template's part. */
 static json_t *commands_json(const cp__bench_config *cfg, const cp__bench_result *r) {
     json_t *a = json_array();
@@ -111,13 +119,8 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     snprintf(buf, sizeof(buf), "%u:%u", cfg->ratio_set, cfg->ratio_get);
     /* a --command run has no SET:GET mix: its commands and their weights instead */
     json_object_set_new(wl, "ratio", cfg->commands ? json_null() : json_string(buf));
-    if (cfg->commands != NULL) {
-        json_t *texts = json_array();
-        for (int k = 0; k < cfg->commands->n; k++)
-            json_array_append_new(texts, json_string(cfg->commands->t[k].text));
-        json_object_set_new(wl, "commands", texts);
-        json_object_set_new(wl, "command_ratio", json_string(cfg->commands->ratio));
-    }
+    if (cfg->commands != NULL)
+        cp__bench_json_templates(wl, cfg->commands);
     json_object_set_new(wl, "keys", json_integer((json_int_t)cfg->keys));
     /* value_size stays a number (the one size; with several, their mean over the keys, rounded):
      * value_sizes spells the sizes as --value-size takes them. */

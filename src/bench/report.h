@@ -26,6 +26,10 @@
 json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
                        const cp__bench_result *r);
 
+/* Sets o's "commands" (the --command templates as given) and "command_ratio" (their weights,
+ * "3,1") from set: the workload of a bench object, the settings of compare and scenario. */
+void cp__bench_json_templates(json_t *o, const cp__cmdset *set);
+
 /* Writes one header line and one row of the main numbers (and, after an empty line, the
  * timeline) as CSV to path atomically. Returns 0 or CP_EIO with err set. */
 int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__bench_config *cfg,

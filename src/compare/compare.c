@@ -905,11 +905,7 @@ static json_t *settings_json(const cp__compare_opts *o) {
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
     if (s != NULL && o->commands != NULL) {
-        json_t *texts = json_array();
-        for (int k = 0; k < o->commands->n; k++)
-            json_array_append_new(texts, json_string(o->commands->t[k].text));
-        json_object_set_new(s, "commands", texts);
-        json_object_set_new(s, "command_ratio", json_string(o->commands->ratio));
+        cp__bench_json_templates(s, o->commands);
     }
     return s;
 }
