@@ -285,10 +285,15 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
                     "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
                     "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
+    char ratio[CP__COMMANDS_MAX * 6 + 4]; /* --command: the weights, quoted */
+    if (cfg->commands != NULL)
+        snprintf(ratio, sizeof(ratio), "\"%s\"", cfg->commands->ratio);
+    else
+        snprintf(ratio, sizeof(ratio), "%u:%u", cfg->ratio_set, cfg->ratio_get);
     cp__sbuf_printf(
-        &b, "%s,%s,%d,%d,%d,%u:%u,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+        &b, "%s,%s,%d,%d,%d,%s,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
         cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
-        cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
+        cfg->threads, cfg->clients, cfg->pipeline, ratio,
         (unsigned long long)cfg->keys, (long long)value_size_number(&cfg->value_size), dist,
         (unsigned long long)r->ops, r->seconds, r->ops_per_sec,
         cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
@@ -316,6 +321,30 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                         (unsigned long long)r->timeline[i].ops,
                         (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us,
                         r->timeline[i].p50_us, r->timeline[i].p999_us);
+    if (cfg->commands != NULL && r->ncommands > 0) { /* --command: a row per command */
+        cp__sbuf_printf(&b, "\ncommand,name,weight,ops,failed_ops,unknown_ops,misses,"
+                            "verify_checked,verify_mismatches,p50_us,p99_us,p999_us\n");
+        for (size_t k = 0; k < r->ncommands; k++) {
+            const cp__template *tp = &cfg->commands->t[k];
+            const cp__bench_cmd_result *c = &r->commands[k];
+            cp__sbuf_puts(&b, "\"");
+            for (const char *p = tp->text; *p != '\0'; p++) { /* "" inside a quoted field */
+                if (*p == '"')
+                    cp__sbuf_puts(&b, "\"\"");
+                else
+                    cp__sbuf_printf(&b, "%c", *p);
+            }
+            cp__sbuf_printf(&b, "\",%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.1f,%.1f\n",
+                            tp->name, cfg->commands->weight[k], (unsigned long long)c->ops,
+                            (unsigned long long)c->failed_ops,
+                            (unsigned long long)c->unknown_ops, (unsigned long long)c->misses,
+                            (unsigned long long)c->verify_checked,
+                            (unsigned long long)c->verify_mismatches,
+                            cp__hist_percentile_us(&c->latency, 50),
+                            cp__hist_percentile_us(&c->latency, 99),
+                            cp__hist_percentile_us(&c->latency, 99.9));
+        }
+    }
     return write_sbuf(path, &b, err, errlen);
 }
 

@@ -4,8 +4,10 @@
  * its share of the clients (per master a lane: a cp_client + a cp_pipeline), composes each
  * lane's batch from its queue (lanes.c), runs it with cp_exec_async, and accounts every finished
  * command (account.c): per-request latency from cp_timing, outcomes, verification of GET
- * replies, the second it ended in (seconds.c). Routing, redirects and retries are entirely the
- * library's.
+ * replies, the second it ended in (seconds.c). A --command run composes each request from its
+ * template (template.c) instead, checks replies as the template says and counts each template's
+ * part too; the choice is made once per batch, so the GET/SET path does not test for it per
+ * request. Routing, redirects and retries are entirely the library's.
  *
  * The worker is an event-loop adapter of its own (cp_event_ops over its epoll): the library
  * says when to watch an fd for writing and when to wake it up. Syscalls are the cost that
