@@ -171,7 +171,8 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_LIKE(cp_cli_def_retry_budget, BC(retry_budget_ms),
                 "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
                 "connections) before giving up on them\n(default: the library's, 3000)"),
-    CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify), "do not check GET replies"),
+    CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify),
+                "do not check replies (GETs; with --command its reads and\ncounters)"),
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
     CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
