@@ -142,7 +142,7 @@ static void point_at(const cp__compare_opts *o, int k, point *pt) {
 /* The cases of a point: GET and pipelined GET (the published pair), or under a sweep the one
  * case at the point's pipeline depth, named after the point. Returns how many. */
 typedef struct bench_case {
-    char call[48];
+    char call[48]; /* as a point's label (the report keeps 31 bytes of it) */
     int pipeline;
 } bench_case;
 
@@ -152,9 +152,9 @@ static int cases_of(const cp__compare_opts *o, const point *pt, bench_case out[2
         snprintf(out[0].call, sizeof(out[0].call), "%s", pt->label);
         return 1;
     }
-    char what[32] = "GET"; /* --command: the commands' label instead */
+    char what[22] = "GET"; /* --command: the commands' label; with "pipelined " in 31 bytes */
     if (o->commands != NULL)
-        cp__cmdset_label(o->commands, what, sizeof(what) - 10);
+        cp__cmdset_label(o->commands, what, sizeof(what));
     out[0].pipeline = 1;
     snprintf(out[0].call, sizeof(out[0].call), "%s", what);
     out[1].pipeline = pt->pipeline;
@@ -308,7 +308,7 @@ static void mark_point(const cmp *r, json_t *run, const point *pt) {
  * so the report shows it as failed instead of silently missing. */
 static void add_failed_run(cmp *r, const char *setup, const point *pt, const bench_case *c,
                            int iteration, const char *why) {
-    char name[96];
+    char name[160]; /* "<setup> <call type>" */
     snprintf(name, sizeof(name), "%s %s", setup, c->call);
     json_t *run = json_object();
     json_object_set_new(run, "name", json_string(name));
@@ -431,7 +431,7 @@ static void take_connections(void *ud) {
 static void write_hgrm(cmp *r, json_t *obj, const char *name, int k, const cp__bench_result *res) {
     if (r->o->hgrm_dir == NULL)
         return;
-    char file[128], path[4096], err[ERRLEN] = "";
+    char file[200], path[4096], err[ERRLEN] = "";
     snprintf(file, sizeof(file), "%s-%d.hgrm", name, k);
     for (char *p = file; *p; p++)
         if (*p == ' ' || *p == '=' || *p == '/')
@@ -497,7 +497,7 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
     if (obj == NULL) {
         add_failed_run(r, setup, pt, c, k, "out of memory");
     } else {
-        char name[96];
+        char name[160];
         snprintf(name, sizeof(name), "%s %s", setup, c->call);
         json_object_set_new(obj, "name", json_string(name));
         json_object_set_new(obj, "setup", json_string(setup));

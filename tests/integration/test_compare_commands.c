@@ -41,7 +41,7 @@ static const char *str(const json_t *o, const char *k) {
     const char *s = json_string_value(json_object_get(o, k));
     if (s == NULL)
         fail_msg("'%s' is not a string", k);
-    return s;
+    return s != NULL ? s : "";
 }
 
 /* The run's commands[] against the templates, and each command's .hgrm against its JSON. */
