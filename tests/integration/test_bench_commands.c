@@ -8,8 +8,8 @@
  * client: the schedule's bound), the reads and counters verified and the writes only counted, no
  * redirect (the __tag__ keys are routed by __key__'s slot), a .hgrm per command that parses and
  * holds the JSON's percentiles; every placeholder's bytes as the servers store them; a corrupted
- * hash field, a corrupted value read by a GET template and a counter something else decrements
- * are caught (exit 1); bad templates and weights exit 2 with the reason. Single-threaded test
+ * hash field, a list element of another key, a corrupted value read by a GET template and a
+ * counter something else decrements are caught (exit 1); bad templates and weights exit 2 with the reason. Single-threaded test
  * code.
  */
 #include <setjmp.h>
@@ -410,6 +410,16 @@ static void test_corrupted(void **state) {
     const json_t *sample = json_array_get(json_object_get(json_object_get(j, "verify"), "samples"), 0);
     assert_string_equal(json_string_value(json_object_get(sample, "command")), "HGET");
     json_decref(j);
+
+    /* a list whose element is another key's value: LRANGE checks every element */
+    redisReply *lr = cp_fixture_command(f, "RPUSH {key:11}:l %b", val, sizeof(val));
+    freeReplyObject(lr);
+    const char *lrange[] = {"bench",      "--dir",      f->dir,      "--keys",    "200",
+                            "--key-dist", "sequential", "--clients", "2",         "--requests",
+                            "200",        "--command",  "LRANGE __tag__:l 0 -1",  NULL};
+    run_ok(&run, lrange, 1);
+    assert_non_null(strstr(run.err, "mismatch: LRANGE key {key:11}:l"));
+    assert_non_null(strstr(run.out, "mismatches 1"));
 
     /* a GET template of load's values: one value overwritten */
     const char *load[] = {"load", "--dir", f->dir, "--keys", "200", "--no-check", NULL};
