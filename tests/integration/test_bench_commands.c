@@ -433,6 +433,23 @@ static void test_corrupted(void **state) {
     assert_non_null(strstr(run.err, "mismatch: GET key key:3"));
     assert_non_null(strstr(run.out, "mismatches 1"));
 
+    /* error replies are counted against their own command: INCR on load's strings */
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "e.json"));
+    const char *errs[] = {"bench",       "--dir",      f->dir,      "--keys",      "200",
+                          "--key-dist",  "sequential", "--clients", "2",           "--requests",
+                          "200",         "--no-verify", "--command", "INCR __key__", "--command",
+                          "GET __key__", "--json",     jpath,       NULL};
+    run_ok(&run, errs, 1);
+    assert_non_null(strstr(run.err, "not an integer"));
+    j = load_json(jpath);
+    assert_int_equal(num(command_of(j, 0), "failed_ops"), 100);
+    assert_int_equal(num(command_of(j, 0), "error_replies"), 100);
+    assert_int_equal(num(command_of(j, 0), "ops"), 0);
+    assert_int_equal(num(command_of(j, 1), "failed_ops"), 0);
+    assert_int_equal(num(command_of(j, 1), "ops"), 100);
+    assert_int_equal(num(j, "failed_ops"), 100);
+    json_decref(j);
+
     /* a counter something else decrements: INCR's replies go down */
     const char *ctr[] = {"bench",     "--dir",          f->dir,    "--keys", "1",
                          "--clients", "1",              "--requests", "6",   "--command",
