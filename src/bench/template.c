@@ -178,7 +178,6 @@ static int add_piece(cp__template *t, cp__ph ph, size_t off, size_t len, char *e
         pc->other = (uint8_t)t->nother++;
         break;
     default:
-        t->lit_bytes += len;
         break;
     }
     return 0;
@@ -555,7 +554,6 @@ int cp__cmdset_new(const char *const *texts, int n, const char *ratio, cp__cmdse
         s->weight[k] = 1;
         s->any_other |= s->t[k].nother > 0;
         s->any_counter |= s->t[k].check == CP__CHECK_COUNTER;
-        s->any_data |= s->t[k].ndata > 0;
     }
     if (ratio != NULL && parse_weights(ratio, n, s->weight, err, errlen) != 0) {
         free(s);

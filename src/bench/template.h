@@ -93,7 +93,6 @@ typedef struct cp__template {
     cp__tmpl_piece piece[CP__TEMPLATE_PIECES_MAX];
     int npieces;
     unsigned nkey, ndata, ntag, nother; /* occurrences of each placeholder */
-    size_t lit_bytes;                   /* literal bytes of the expansion */
     bool by_slot;              /* routed by __key__'s slot (cp_append_argv_slot) */
     cp__tmpl_check check;      /* what a reply is checked for (with verification on) */
     bool read;                 /* CP__CHECK_VALUE or VALUES: a read, its nil replies are misses */
@@ -146,7 +145,7 @@ typedef struct cp__cmdset {
     cp__template t[CP__COMMANDS_MAX];
     unsigned weight[CP__COMMANDS_MAX];
     char ratio[CP__COMMANDS_MAX * 6]; /* the weights as --command-ratio spells them: "3,1" */
-    bool any_other, any_counter, any_data;
+    bool any_other, any_counter; /* a template has __otherkey__, one is a counter */
     /* The template of request m of each period of a client's stream: the weights divided by
      * their greatest common divisor give the period, and at every step the template furthest
      * behind its share goes next, so any prefix of a stream holds each template's share to

@@ -108,7 +108,7 @@ typedef struct wctx {
     cp__lanes ls;        /* the clients' key streams */
     /* --command runs (NULL otherwise): the command being composed's mixed arguments, the __tag__
      * and the __otherkey__ keys of its request (keystride bytes each, prefix written once), and
-     * the counters' last replies (CTR_SLOTS entries, see check_counter) */
+     * the counters' last replies (CTR_SLOTS entries, see counter_wrong) */
     char *scratch, *tagbuf, *otherbuf;
     const char **other;
     size_t *otherlen;

@@ -4,7 +4,8 @@
  * 3-master cluster and a real twemproxy given as external endpoints (fixtures, stopped by PID):
  * every case runs the templates (call types named after them), the table gets a part per command
  * with each command's ops/s and latency on both setups, the runs carry each command's part and
- * its .hgrm in OUT/latency, and the reproducing bench commands carry the templates. scenario
+ * its .hgrm in OUT/latency, the reproducing bench commands carry the templates and report.md
+ * says what ran. scenario
  * reshard on its own twemproxy runs the templates as its load, records each command's part and
  * says that nothing was read back. Single-threaded test code.
  */
@@ -125,6 +126,13 @@ static void test_compare_commands(void **state) {
     char *md = cp__read_file(path, 1u << 20, &len);
     assert_non_null(md);
     assert_non_null(strstr(md, "Per command, pipelined HSET/HGET ("));
+    free(md);
+    /* report.md says what ran */
+    snprintf(path, sizeof(path), "%s/report.md", out);
+    md = cp__read_file(path, 1u << 20, &len);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "then the commands `" HSET "`, `" HGET "` (weights 1,2)"));
+    assert_non_null(strstr(md, "the other commands only counted"));
     free(md);
     cp_clirun_free(&run);
     assert_int_equal(cp__rm_rf(out), 0);
