@@ -9,8 +9,8 @@
  * redirect (the __tag__ keys are routed by __key__'s slot), a .hgrm per command that parses and
  * holds the JSON's percentiles; every placeholder's bytes as the servers store them; a corrupted
  * hash field, a list element of another key, a corrupted value read by a GET template and a
- * counter something else decrements are caught (exit 1); bad templates and weights exit 2 with the reason. Single-threaded test
- * code.
+ * counter something else decrements are caught (exit 1); bad templates and weights exit 2 with the
+ * reason. Single-threaded test code.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +24,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 #include "hgrm.h"
+#include "jsoncheck.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -45,28 +46,8 @@ static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
 
-static void run_ok(cp_clirun *run, const char *const *args, int want) {
-    int rc = cp_clirun_run(run, args);
-    if (rc != want)
-        fail_msg("%s exited %d, want %d: %s%s", args[0], rc, want, run->out, run->err);
-}
-
-static json_t *load_json(const char *path) {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (j == NULL)
-        fail_msg("%s: %s", path, je.text);
-    return j;
-}
-
-static double num(const json_t *o, const char *k) {
-    const json_t *v = json_object_get(o, k);
-    if (!json_is_number(v))
-        fail_msg("'%s' is not a number", k);
-    return json_number_value(v);
-}
-
-/* ---- the servers ------------------------------------------------------------------------------ */
+/* ---- the servers ------------------------------------------------------------------------------
+ */
 
 /* The ports of the servers that hold the data: the cluster's masters or twemproxy's shards. */
 static int data_servers(const cp_fixture *f, int *ports, int max) {
@@ -128,11 +109,11 @@ static const json_t *command_of(const json_t *j, size_t k) {
 }
 
 static double checked(const json_t *c) {
-    return num(json_object_get(c, "verify"), "checked");
+    return cp_json_num(json_object_get(c, "verify"), "checked");
 }
 
 static double mismatches(const json_t *c) {
-    return num(json_object_get(c, "verify"), "mismatches");
+    return cp_json_num(json_object_get(c, "verify"), "mismatches");
 }
 
 /* ---- the workload on both architectures ----------------------------------------------------- */
@@ -171,9 +152,9 @@ static void run_workloads(cp_fixture *f, int cluster) {
     char requests[16], clients[16];
     snprintf(requests, sizeof(requests), "%d", REQUESTS);
     snprintf(clients, sizeof(clients), "%d", CLIENTS);
-    const char *args[64] = {"bench",    "--dir",      f->dir, "--keys",     "300",
-                            "--clients", clients,     "--pipeline", "4",    "--requests",
-                            requests,   "--json",     jpath,  "--hdr-file", hpath};
+    const char *args[64] = {"bench",     "--dir",  f->dir,       "--keys",     "300",
+                            "--clients", clients,  "--pipeline", "4",          "--requests",
+                            requests,    "--json", jpath,        "--hdr-file", hpath};
     int a = 15, wsum = 0;
     char ratio[64] = "";
     for (int k = 0; k < NCMD; k++) {
@@ -186,26 +167,26 @@ static void run_workloads(cp_fixture *f, int cluster) {
     args[a++] = "--command-ratio";
     args[a++] = ratio;
     args[a] = NULL;
-    run_ok(&run, args, 0);
+    cp_clirun_expect(&run, args, 0);
     assert_non_null(strstr(run.out, "commands     verified: HGET (2), LRANGE (4), "
                                     "ZRANGEBYSCORE (6), INCR (7); counted only: HSET (1), "
                                     "LPUSH (3), ZADD (5), EVALSHA (8)"));
-    json_t *j = load_json(jpath);
+    json_t *j = cp_json_load(jpath);
     assert_string_equal(json_string_value(json_object_get(j, "topology")),
                         cluster ? "cluster" : "twemproxy");
-    assert_int_equal(num(j, "failed_ops"), 0);
-    assert_int_equal(num(j, "unknown_ops"), 0);
-    assert_int_equal(num(json_object_get(j, "verify"), "mismatches"), 0);
-    assert_int_equal(num(j, "ops"), REQUESTS);
+    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
+    assert_int_equal(cp_json_num(j, "unknown_ops"), 0);
+    assert_int_equal(cp_json_num(json_object_get(j, "verify"), "mismatches"), 0);
+    assert_int_equal(cp_json_num(j, "ops"), REQUESTS);
     const json_t *wl = json_object_get(j, "workload");
     assert_string_equal(json_string_value(json_object_get(wl, "command_ratio")), ratio);
     assert_true(json_is_null(json_object_get(wl, "ratio")));
     /* keyed by __key__'s slot: every command went to the right master the first time */
-    assert_int_equal(num(json_object_get(j, "redirects"), "moved"), 0);
+    assert_int_equal(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
     double ops_sum = 0;
     for (int k = 0; k < NCMD; k++) {
         const json_t *c = command_of(j, (size_t)k);
-        double ops = num(c, "ops");
+        double ops = cp_json_num(c, "ops");
         ops_sum += ops;
         assert_string_equal(json_string_value(json_object_get(c, "command")), cmds[k].text);
         /* the servers ran exactly what the JSON counts */
@@ -217,9 +198,9 @@ static void run_workloads(cp_fixture *f, int cluster) {
         if (fabs(ops - want) >= CLIENTS)
             fail_msg("%s: %.0f ops, its weight %d of %d makes %.1f", cmds[k].text, ops,
                      cmds[k].weight, wsum, want);
-        assert_int_equal(num(c, "weight"), cmds[k].weight);
+        assert_int_equal(cp_json_num(c, "weight"), cmds[k].weight);
         assert_int_equal(json_is_true(json_object_get(c, "verified")), cmds[k].verified);
-        assert_int_equal(num(c, "failed_ops"), 0);
+        assert_int_equal(cp_json_num(c, "failed_ops"), 0);
         assert_int_equal(mismatches(c), 0);
         if (cmds[k].verified)
             assert_true(checked(c) > 0);
@@ -236,10 +217,10 @@ static void run_workloads(cp_fixture *f, int cluster) {
     assert_int_equal(ops_sum, REQUESTS);
     /* the reads: a value written by an earlier HSET, or a miss; every read is one or the other */
     const json_t *hget = command_of(j, 1);
-    assert_int_equal(checked(hget) + num(hget, "misses"), num(hget, "ops"));
+    assert_int_equal(checked(hget) + cp_json_num(hget, "misses"), cp_json_num(hget, "ops"));
     assert_true(checked(hget) > 0);
     /* the script ran with __data__: its SET per EVALSHA */
-    assert_int_equal(server_calls(f, "set"), num(command_of(j, 7), "ops"));
+    assert_int_equal(server_calls(f, "set"), cp_json_num(command_of(j, 7), "ops"));
     cp_hgrm_check_json(hpath, json_object_get(j, "latency_us"), REQUESTS);
     json_decref(j);
     cp_clirun_free(&run);
@@ -295,11 +276,11 @@ static void test_placeholders(void **state) {
                           "--json",
                           jpath,
                           NULL};
-    run_ok(&run, args, 0);
-    json_t *j = load_json(jpath);
+    cp_clirun_expect(&run, args, 0);
+    json_t *j = cp_json_load(jpath);
     for (size_t k = 0; k < 3; k++) /* 1,1,1: each client's 60 requests take turns */
-        assert_int_equal(num(command_of(j, k), "ops"), 40);
-    assert_int_equal(num(json_object_get(j, "redirects"), "moved"), 0);
+        assert_int_equal(cp_json_num(command_of(j, k), "ops"), 40);
+    assert_int_equal(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
     json_decref(j);
     int sets = 0, hashes = 0, others = 0, elsewhere = 0;
     char seen_other[40] = {0};
@@ -350,17 +331,18 @@ static void test_placeholders(void **state) {
     int distinct = 0;
     for (int n = 0; n < 40; n++)
         distinct += seen_other[n];
-    assert_true(distinct > 20);  /* about 80 draws from 40 keys */
+    assert_true(distinct > 20);   /* about 80 draws from 40 keys */
     assert_true(elsewhere >= 38); /* draws of their own, not __key__ again */
     /* a multi-key command over keys of several slots: split by the library, all answered */
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "m.json"));
-    const char *mget[] = {"bench",     "--dir",      f->dir, "--keys", "40",     "--requests",
-                          "400",       "--command",  "MGET __key__ __otherkey__ __otherkey__",
-                          "--json",    jpath,        NULL};
-    run_ok(&run, mget, 0);
-    j = load_json(jpath);
-    assert_int_equal(num(command_of(j, 0), "ops"), 400);
-    assert_int_equal(num(j, "failed_ops"), 0);
+    const char *mget[] = {"bench",  "--dir",     f->dir,
+                          "--keys", "40",        "--requests",
+                          "400",    "--command", "MGET __key__ __otherkey__ __otherkey__",
+                          "--json", jpath,       NULL};
+    cp_clirun_expect(&run, mget, 0);
+    j = cp_json_load(jpath);
+    assert_int_equal(cp_json_num(command_of(j, 0), "ops"), 400);
+    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
     json_decref(j);
     cp_clirun_free(&run);
 }
@@ -375,15 +357,24 @@ static void set_field(cp_fixture *f, const char *key, const char *field, const c
     freeReplyObject(r);
 }
 
+/* bench over keys key:0 .. key:199, each once (sequential, two clients, one request per key),
+ * with the flags in extra (NULL-terminated: the templates, --json ...); exits want. */
+static void each_key_once(cp_clirun *run, cp_fixture *f, const char *const *extra, int want) {
+    const char *args[32] = {"bench", "--dir",      f->dir,       "--keys",     "200", "--clients",
+                            "2",     "--key-dist", "sequential", "--requests", "200"};
+    int a = 11;
+    for (int k = 0; extra[k] != NULL && a < 31; k++)
+        args[a++] = extra[k];
+    args[a] = NULL;
+    cp_clirun_expect(run, args, want);
+}
+
 static void test_corrupted(void **state) {
     cp_fixture *f = *state;
     cp_clirun run;
     cp_clirun_init(&run);
     /* every hash written once with its key's value */
-    const char *hset[] = {"bench",      "--dir",     f->dir, "--keys",     "200",
-                          "--key-dist", "sequential", "--clients", "2", "--requests", "200",
-                          "--command",  "HSET __tag__:h f __data__", NULL};
-    run_ok(&run, hset, 0);
+    each_key_once(&run, f, (const char *[]){"--command", "HSET __tag__:h f __data__", NULL}, 0);
     /* then key:7's field gets key:8's value, key:9's a plain string */
     cp__valuefmt vf;
     assert_int_equal(cp__valuefmt_init(&vf, 64, 12, true), 0);
@@ -394,67 +385,69 @@ static void test_corrupted(void **state) {
     set_field(f, "{key:9}:h", "f", "garbage", 7);
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "c.json"));
-    const char *hget[] = {"bench",      "--dir",      f->dir,   "--keys",    "200",
-                          "--key-dist", "sequential", "--clients", "2",      "--requests",
-                          "200",        "--command",  "HGET __tag__:h f",    "--json",
-                          jpath,        NULL};
-    run_ok(&run, hget, 1);
+    each_key_once(&run, f, (const char *[]){"--command", "HGET __tag__:h f", "--json", jpath, NULL},
+                  1);
     assert_non_null(strstr(run.err, "mismatch: HGET key {key:7}:h"));
     assert_non_null(strstr(run.err, "wrong key"));
     assert_non_null(strstr(run.err, "mismatch: HGET key {key:9}:h"));
     assert_non_null(strstr(run.err, "bad format"));
-    json_t *j = load_json(jpath);
+    json_t *j = cp_json_load(jpath);
     assert_int_equal(mismatches(command_of(j, 0)), 2);
     assert_int_equal(checked(command_of(j, 0)), 200);
-    assert_int_equal(num(json_object_get(j, "verify"), "mismatches"), 2);
-    const json_t *sample = json_array_get(json_object_get(json_object_get(j, "verify"), "samples"), 0);
-    assert_string_equal(json_string_value(json_object_get(sample, "command")), "HGET");
+    assert_int_equal(cp_json_num(json_object_get(j, "verify"), "mismatches"), 2);
+    const json_t *sample =
+        json_array_get(json_object_get(json_object_get(j, "verify"), "samples"), 0);
+    assert_string_equal(cp_json_str(sample, "command"), "HGET");
     json_decref(j);
 
     /* a list whose element is another key's value: LRANGE checks every element */
-    redisReply *lr = cp_fixture_command(f, "RPUSH {key:11}:l %b", val, sizeof(val));
-    freeReplyObject(lr);
-    const char *lrange[] = {"bench",      "--dir",      f->dir,      "--keys",    "200",
-                            "--key-dist", "sequential", "--clients", "2",         "--requests",
-                            "200",        "--command",  "LRANGE __tag__:l 0 -1",  NULL};
-    run_ok(&run, lrange, 1);
+    redisReply *r = cp_fixture_command(f, "RPUSH {key:11}:l %b", val, sizeof(val));
+    freeReplyObject(r);
+    each_key_once(&run, f, (const char *[]){"--command", "LRANGE __tag__:l 0 -1", NULL}, 1);
     assert_non_null(strstr(run.err, "mismatch: LRANGE key {key:11}:l"));
     assert_non_null(strstr(run.out, "mismatches 1"));
 
     /* a GET template of load's values: one value overwritten */
     const char *load[] = {"load", "--dir", f->dir, "--keys", "200", "--no-check", NULL};
-    run_ok(&run, load, 0);
-    redisReply *r = cp_fixture_command(f, "SET key:3 not-a-value");
+    cp_clirun_expect(&run, load, 0);
+    r = cp_fixture_command(f, "SET key:3 not-a-value");
     freeReplyObject(r);
-    const char *get[] = {"bench",      "--dir",      f->dir,    "--keys",  "200",
-                         "--key-dist", "sequential", "--clients", "1",     "--requests",
-                         "200",        "--command",  "GET __key__",        NULL};
-    run_ok(&run, get, 1);
+    each_key_once(&run, f, (const char *[]){"--command", "GET __key__", NULL}, 1);
     assert_non_null(strstr(run.err, "mismatch: GET key key:3"));
     assert_non_null(strstr(run.out, "mismatches 1"));
 
     /* error replies are counted against their own command: INCR on load's strings */
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "e.json"));
-    const char *errs[] = {"bench",       "--dir",      f->dir,      "--keys",      "200",
-                          "--key-dist",  "sequential", "--clients", "2",           "--requests",
-                          "200",         "--no-verify", "--command", "INCR __key__", "--command",
-                          "GET __key__", "--json",     jpath,       NULL};
-    run_ok(&run, errs, 1);
+    each_key_once(&run, f,
+                  (const char *[]){"--no-verify", "--command", "INCR __key__", "--command",
+                                   "GET __key__", "--json", jpath, NULL},
+                  1);
     assert_non_null(strstr(run.err, "not an integer"));
-    j = load_json(jpath);
-    assert_int_equal(num(command_of(j, 0), "failed_ops"), 100);
-    assert_int_equal(num(command_of(j, 0), "error_replies"), 100);
-    assert_int_equal(num(command_of(j, 0), "ops"), 0);
-    assert_int_equal(num(command_of(j, 1), "failed_ops"), 0);
-    assert_int_equal(num(command_of(j, 1), "ops"), 100);
-    assert_int_equal(num(j, "failed_ops"), 100);
+    j = cp_json_load(jpath);
+    assert_int_equal(cp_json_num(command_of(j, 0), "failed_ops"), 100);
+    assert_int_equal(cp_json_num(command_of(j, 0), "error_replies"), 100);
+    assert_int_equal(cp_json_num(command_of(j, 0), "ops"), 0);
+    assert_int_equal(cp_json_num(command_of(j, 1), "failed_ops"), 0);
+    assert_int_equal(cp_json_num(command_of(j, 1), "ops"), 100);
+    assert_int_equal(cp_json_num(j, "failed_ops"), 100);
     json_decref(j);
 
     /* a counter something else decrements: INCR's replies go down */
-    const char *ctr[] = {"bench",     "--dir",          f->dir,    "--keys", "1",
-                         "--clients", "1",              "--requests", "6",   "--command",
-                         "INCR __tag__:c", "--command", "DECRBY __tag__:c 5", NULL};
-    run_ok(&run, ctr, 1);
+    const char *ctr[] = {"bench",
+                         "--dir",
+                         f->dir,
+                         "--keys",
+                         "1",
+                         "--clients",
+                         "1",
+                         "--requests",
+                         "6",
+                         "--command",
+                         "INCR __tag__:c",
+                         "--command",
+                         "DECRBY __tag__:c 5",
+                         NULL};
+    cp_clirun_expect(&run, ctr, 1);
     assert_non_null(strstr(run.err, "mismatch: INCR key {key:0}:c"));
     assert_non_null(strstr(run.err, "counter did not grow"));
     assert_non_null(strstr(run.out, "mismatches 2")); /* 1, then -3, then -7 */
@@ -499,9 +492,8 @@ static void test_bad_templates_exit_2(void **state) {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int rc = cp_clirun_run(&run, cases[i].args);
         if (rc != 2 || strstr(run.err, cases[i].why) == NULL)
-            fail_msg("case %zu (%s %s): exit %d, stderr '%s', want 2 and '%s'", i,
-                     cases[i].args[0], cases[i].args[3] ? cases[i].args[3] : "", rc, run.err,
-                     cases[i].why);
+            fail_msg("case %zu (%s %s): exit %d, stderr '%s', want 2 and '%s'", i, cases[i].args[0],
+                     cases[i].args[3] ? cases[i].args[3] : "", rc, run.err, cases[i].why);
     }
     /* 17 --command: more than the 16 a run takes */
     const char *many[40] = {"bench", "--proxy", "127.0.0.1:1"};

@@ -19,6 +19,7 @@
 #include "clirun.h"
 #include "fixture.h"
 #include "hgrm.h"
+#include "jsoncheck.h"
 #include "testutil.h"
 #include "util/file.h"
 
@@ -30,37 +31,36 @@
 #define HSET "HSET __tag__:h f __data__"
 #define HGET "HGET __tag__:h f"
 
-static json_t *load_json(const char *path) {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (j == NULL)
-        fail_msg("%s: %s", path, je.text);
-    return j;
-}
-
-static const char *str(const json_t *o, const char *k) {
-    const char *s = json_string_value(json_object_get(o, k));
-    if (s == NULL)
-        fail_msg("'%s' is not a string", k);
-    return s != NULL ? s : "";
+/* The text file dir/name holds every one of the NULL-terminated needles. */
+static void file_has(const char *dir, const char *name, const char *const *needles) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    size_t len = 0;
+    char *text = cp__read_file(path, 1u << 20, &len);
+    if (text == NULL)
+        fail_msg("%s: cannot be read", path);
+    for (size_t i = 0; needles[i] != NULL; i++)
+        if (strstr(text, needles[i]) == NULL)
+            fail_msg("%s does not say '%s'", path, needles[i]);
+    free(text);
 }
 
 /* The run's commands[] against the templates, and each command's .hgrm against its JSON. */
 static void check_run_commands(const char *out, const json_t *run) {
     const json_t *cmds = json_object_get(run, "commands");
     if (json_array_size(cmds) != 2)
-        fail_msg("%s: %zu commands", str(run, "name"), json_array_size(cmds));
+        fail_msg("%s: %zu commands", cp_json_str(run, "name"), json_array_size(cmds));
     const char *texts[2] = {HSET, HGET};
     double ops = 0;
     for (size_t k = 0; k < 2; k++) {
         const json_t *c = json_array_get(cmds, k);
-        assert_string_equal(str(c, "command"), texts[k]);
+        assert_string_equal(cp_json_str(c, "command"), texts[k]);
         assert_int_equal(json_is_true(json_object_get(c, "verified")), k == 1);
         double n = json_number_value(json_object_get(c, "ops"));
         assert_true(n > 0);
         ops += n;
         char path[4200];
-        snprintf(path, sizeof(path), "%s/latency/%s", out, str(c, "hgrm"));
+        snprintf(path, sizeof(path), "%s/latency/%s", out, cp_json_str(c, "hgrm"));
         cp_hgrm_check_json(path, json_object_get(c, "latency_us"), (unsigned long long)n);
     }
     assert_int_equal(ops, json_number_value(json_object_get(run, "ops")));
@@ -78,11 +78,11 @@ static void test_compare_commands(void **state) {
     char *out = cp_test_mkdtemp("cmpcmd");
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *args[] = {"compare",   "--cluster",       cl->endpoints, "--proxy",  tw->endpoints,
-                          "--out",     out,               "--threads",   "2",        "--requests",
-                          "3000",      "--keys",          "1000",        "--repeat", "1",
-                          "--command", HSET,              "--command",   HGET,       "--command-ratio",
-                          "1,2",       "-q",              NULL};
+    const char *args[] = {"compare",   "--cluster", cl->endpoints, "--proxy",  tw->endpoints,
+                          "--out",     out,         "--threads",   "2",        "--requests",
+                          "3000",      "--keys",    "1000",        "--repeat", "1",
+                          "--command", HSET,        "--command",   HGET,       "--command-ratio",
+                          "1,2",       "-q",        NULL};
     int rc = cp_clirun_run(&run, args);
     if (rc != 0)
         fail_msg("compare exited %d: %s%s", rc, run.out, run.err);
@@ -96,16 +96,16 @@ static void test_compare_commands(void **state) {
     assert_null(strstr(run.out, "FAILED"));
     char path[4200];
     snprintf(path, sizeof(path), "%s/results.json", out);
-    json_t *doc = load_json(path);
+    json_t *doc = cp_json_load(path);
     const json_t *set = json_object_get(doc, "settings");
     assert_string_equal(json_string_value(json_array_get(json_object_get(set, "commands"), 1)),
                         HGET);
-    assert_string_equal(str(set, "command_ratio"), "1,2");
+    assert_string_equal(cp_json_str(set, "command_ratio"), "1,2");
     const json_t *runs = json_object_get(doc, "runs");
     assert_int_equal(json_array_size(runs), 4);
     for (size_t i = 0; i < 4; i++) {
         const json_t *r = json_array_get(runs, i);
-        const char *call = str(r, "call_type");
+        const char *call = cp_json_str(r, "call_type");
         assert_true(strcmp(call, "HSET/HGET") == 0 || strcmp(call, "pipelined HSET/HGET") == 0);
         check_run_commands(out, r);
     }
@@ -120,20 +120,11 @@ static void test_compare_commands(void **state) {
     }
     assert_int_equal(reproduced, 4);
     json_decref(doc);
-    /* table.md holds what was printed */
-    snprintf(path, sizeof(path), "%s/table.md", out);
-    size_t len = 0;
-    char *md = cp__read_file(path, 1u << 20, &len);
-    assert_non_null(md);
-    assert_non_null(strstr(md, "Per command, pipelined HSET/HGET ("));
-    free(md);
-    /* report.md says what ran */
-    snprintf(path, sizeof(path), "%s/report.md", out);
-    md = cp__read_file(path, 1u << 20, &len);
-    assert_non_null(md);
-    assert_non_null(strstr(md, "then the commands `" HSET "`, `" HGET "` (weights 1,2)"));
-    assert_non_null(strstr(md, "the other commands only counted"));
-    free(md);
+    /* table.md holds what was printed, report.md says what ran */
+    file_has(out, "table.md", (const char *[]){"Per command, pipelined HSET/HGET (", NULL});
+    file_has(out, "report.md",
+             (const char *[]){"then the commands `" HSET "`, `" HGET "` (weights 1,2)",
+                              "the other commands only counted", NULL});
     cp_clirun_free(&run);
     assert_int_equal(cp__rm_rf(out), 0);
     free(out);
@@ -146,17 +137,16 @@ static void test_scenario_commands(void **state) {
     char *out = cp_test_mkdtemp("scncmd");
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *args[] = {"scenario",  "reshard",   "--only",    "twemproxy", "--out",
-                          out,         "--keys",    "2000",      "--duration", "3",
-                          "--warmup",  "1",         "--threads", "1",         "--clients",
-                          "2",         "--command", HSET,        "--command",  HGET,
-                          "-q",        NULL};
+    const char *args[] = {"scenario",  "reshard", "--only",     "twemproxy", "--out",     out,
+                          "--keys",    "2000",    "--duration", "3",         "--warmup",  "1",
+                          "--threads", "1",       "--clients",  "2",         "--command", HSET,
+                          "--command", HGET,      "-q",         NULL};
     int rc = cp_clirun_run(&run, args);
     if (rc != 0)
         fail_msg("scenario exited %d: %s%s", rc, run.out, run.err);
     char path[4200];
     snprintf(path, sizeof(path), "%s/results.json", out);
-    json_t *doc = load_json(path);
+    json_t *doc = cp_json_load(path);
     const json_t *set = json_object_get(doc, "settings");
     assert_string_equal(json_string_value(json_array_get(json_object_get(set, "commands"), 0)),
                         HSET);
@@ -164,7 +154,7 @@ static void test_scenario_commands(void **state) {
     const json_t *cases = json_object_get(doc, "cases");
     assert_int_equal(json_array_size(cases), 1);
     const json_t *c = json_array_get(cases, 0);
-    assert_string_equal(str(c, "name"), "twemproxy");
+    assert_string_equal(cp_json_str(c, "name"), "twemproxy");
     assert_null(json_object_get(c, "error"));
     assert_null(json_object_get(c, "readback")); /* no versions tracked: nothing read back */
     assert_non_null(json_object_get(c, "summary"));
@@ -178,15 +168,11 @@ static void test_scenario_commands(void **state) {
         assert_int_equal(
             json_number_value(json_object_get(json_object_get(x, "verify"), "mismatches")), 0);
     }
-    assert_true(strstr(str(bench, "command_line"), "--command '" HSET "'") != NULL);
+    assert_true(strstr(cp_json_str(bench, "command_line"), "--command '" HSET "'") != NULL);
     json_decref(doc);
-    snprintf(path, sizeof(path), "%s/report.md", out);
-    size_t len = 0;
-    char *md = cp__read_file(path, 1u << 20, &len);
-    assert_non_null(md);
-    assert_non_null(strstr(md, "the commands `" HSET "`, `" HGET "` (weights 1,1)"));
-    assert_non_null(strstr(md, "nothing is read back"));
-    free(md);
+    file_has(out, "report.md",
+             (const char *[]){"the commands `" HSET "`, `" HGET "` (weights 1,1)",
+                              "nothing is read back", NULL});
     cp_clirun_free(&run);
     assert_int_equal(cp__rm_rf(out), 0);
     free(out);
