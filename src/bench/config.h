@@ -141,12 +141,12 @@ typedef struct cp__bench_mismatch {
 
 /* One --command's part of a run. */
 typedef struct cp__bench_cmd_result {
-    uint64_t ops;                            /* ended CP_DONE with a non-error reply */
-    uint64_t failed_ops, error_replies;      /* as the run's */
+    uint64_t ops;                       /* ended CP_DONE with a non-error reply */
+    uint64_t failed_ops, error_replies; /* as the run's */
     uint64_t unknown_ops;
-    uint64_t reads, misses;                  /* read templates: replies; of them nil or empty */
+    uint64_t reads, misses; /* read templates: replies; of them nil or empty */
     uint64_t verify_checked, verify_mismatches;
-    cp__hist latency;                        /* per request */
+    cp__hist latency; /* per request */
 } cp__bench_cmd_result;
 
 typedef struct cp__bench_result {

@@ -6,9 +6,9 @@
  * interval only, the per-second timeline, the environment and, for --command runs, each
  * template's part.
  *
- * The result owns its timeline and commands (cp__bench_result_free). Admin connections used for INFO CPU are
- * opened and closed here. Runs on the calling thread, which also receives the progress callback;
- * never prints.
+ * The result owns its timeline and commands (cp__bench_result_free). Admin connections used for
+ * INFO CPU are opened and closed here. Runs on the calling thread, which also receives the progress
+ * callback; never prints.
  */
 #include "bench/engine.h"
 

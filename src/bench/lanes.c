@@ -61,8 +61,7 @@ int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n) {
         if (b->kidx == NULL || b->kver == NULL)
             return CP_ENOMEM;
     }
-    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->op != NULL ? 0
-                                                                                       : CP_ENOMEM;
+    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->op != NULL ? 0 : CP_ENOMEM;
 }
 
 void cp__reqbuf_free(cp__reqbuf *b) {
@@ -164,7 +163,7 @@ static inline __attribute__((always_inline)) size_t generate(cp__lanes *ls, cp__
     int op = templated ? (int)cp__cmdset_pick(s->cmds, n)
                        : cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
     int set = !templated && op; /* version tracking: GET/SET runs only (engine.c) */
-    int lane = -1; /* known for load's keys; else from the key's slot below */
+    int lane = -1;              /* known for load's keys; else from the key's slot below */
     uint64_t idx = g->chunk != NULL ? next_load_key(ls, g, &lane) : cp__keygen_next(&g->kg);
     uint32_t version = s->version;
     if (s->acked != NULL) { /* SETs only to this client's keys (config.h), fresh versions */
@@ -225,7 +224,7 @@ static void push(cp__lanes *ls, cp__reqbuf *q, const cp__req *r, size_t klen) {
 }
 
 static inline __attribute__((always_inline)) void fill(cp__lanes *ls, cp__group *g, int lane,
-                                                        const int templated) {
+                                                       const int templated) {
     size_t batch = ls->spec->batch, cap = ls->qcap;
     while (g->queue[lane].n < batch) {
         cp__req r;

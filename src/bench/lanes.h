@@ -2,10 +2,10 @@
  *
  * Key streams and lane queues of the bench workers (private to src/bench/): each client (a
  * cp__group) draws its requests from its own key stream (distribution, quota, SET:GET ratio or
- * the --command schedule; load: its range of keys in slot order) and places each in the queue of the lane that serves
- * the key's slot (one lane per master in cluster mode, one in proxy mode); a lane takes its next
- * batch from the front of its queue. A cp__lanes is the per-thread part: the key being
- * generated, the slot-to-lane table, load's sort scratch, the next SET version.
+ * the --command schedule; load: its range of keys in slot order) and places each in the queue of
+ * the lane that serves the key's slot (one lane per master in cluster mode, one in proxy mode); a
+ * lane takes its next batch from the front of its queue. A cp__lanes is the per-thread part: the
+ * key being generated, the slot-to-lane table, load's sort scratch, the next SET version.
  *
  * Ownership: cp__lanes_init / cp__lanes_free and cp__group_init / cp__group_free pair up; a
  * group owns its queues and load chunk. A batch taken from a queue is a view of the queue's

@@ -2,8 +2,8 @@
  *
  * Bench reports: the "clusterpipe.bench/1" JSON object (the contract in docs/architecture.md) built
  * with jansson (with a part per command for --command runs), a CSV rendering of the same numbers
- * and the .hgrm distributions (the run's, and each command's), written atomically with util/file.h (a
- * reader never sees a partial file under the final name).
+ * and the .hgrm distributions (the run's, and each command's), written atomically with util/file.h
+ * (a reader never sees a partial file under the final name).
  *
  * cp__bench_json returns a new reference the caller json_decref()s; nothing else allocates
  * beyond the call. Pure with respect to the run: reads the result, never changes it. Any thread.
@@ -293,12 +293,11 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
     cp__sbuf_printf(
         &b, "%s,%s,%d,%d,%d,%s,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
         cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
-        cfg->threads, cfg->clients, cfg->pipeline, ratio,
-        (unsigned long long)cfg->keys, (long long)value_size_number(&cfg->value_size), dist,
-        (unsigned long long)r->ops, r->seconds, r->ops_per_sec,
-        cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
-        cp__hist_percentile_us(&r->latency, 99), cp__hist_percentile_us(&r->latency, 99.9),
-        cp__hist_max_us(&r->latency));
+        cfg->threads, cfg->clients, cfg->pipeline, ratio, (unsigned long long)cfg->keys,
+        (long long)value_size_number(&cfg->value_size), dist, (unsigned long long)r->ops,
+        r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
+        cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
+        cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
     sb_num(&b, r->has_cpu_redis, r->cpu_redis);
     sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
     sb_num(&b, r->has_cpu_client, r->cpu_client);
@@ -334,15 +333,13 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                 else
                     cp__sbuf_printf(&b, "%c", *p);
             }
-            cp__sbuf_printf(&b, "\",%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.1f,%.1f\n",
-                            tp->name, cfg->commands->weight[k], (unsigned long long)c->ops,
-                            (unsigned long long)c->failed_ops,
-                            (unsigned long long)c->unknown_ops, (unsigned long long)c->misses,
-                            (unsigned long long)c->verify_checked,
-                            (unsigned long long)c->verify_mismatches,
-                            cp__hist_percentile_us(&c->latency, 50),
-                            cp__hist_percentile_us(&c->latency, 99),
-                            cp__hist_percentile_us(&c->latency, 99.9));
+            cp__sbuf_printf(
+                &b, "\",%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.1f,%.1f\n", tp->name,
+                cfg->commands->weight[k], (unsigned long long)c->ops,
+                (unsigned long long)c->failed_ops, (unsigned long long)c->unknown_ops,
+                (unsigned long long)c->misses, (unsigned long long)c->verify_checked,
+                (unsigned long long)c->verify_mismatches, cp__hist_percentile_us(&c->latency, 50),
+                cp__hist_percentile_us(&c->latency, 99), cp__hist_percentile_us(&c->latency, 99.9));
         }
     }
     return write_sbuf(path, &b, err, errlen);

@@ -119,7 +119,8 @@ static int split(const char *s, cp__template *t, uint16_t *off, uint16_t *len, c
     }
 }
 
-/* ---- placeholders ----------------------------------------------------------------------------- */
+/* ---- placeholders -----------------------------------------------------------------------------
+ */
 
 static const struct {
     const char *name;
@@ -154,8 +155,7 @@ static size_t placeholder_at(const char *a, size_t len, size_t i) {
     return k - j;
 }
 
-static int add_piece(cp__template *t, cp__ph ph, size_t off, size_t len, char *err,
-                     size_t errlen) {
+static int add_piece(cp__template *t, cp__ph ph, size_t off, size_t len, char *err, size_t errlen) {
     if (t->npieces == CP__TEMPLATE_PIECES_MAX)
         return fail(err, errlen, "more than %d placeholders and literal pieces",
                     CP__TEMPLATE_PIECES_MAX);
@@ -197,7 +197,8 @@ static int scan_arg(cp__template *t, int k, size_t off, size_t len, char *err, s
         }
         cp__ph ph = CP__PH_LIT;
         for (size_t p = 0; p < sizeof(placeholders) / sizeof(placeholders[0]); p++)
-            if (strlen(placeholders[p].name) == n && memcmp(a + i + 2, placeholders[p].name, n) == 0)
+            if (strlen(placeholders[p].name) == n &&
+                memcmp(a + i + 2, placeholders[p].name, n) == 0)
                 ph = placeholders[p].ph;
         if (ph == CP__PH_LIT)
             return fail(err, errlen,
@@ -237,7 +238,8 @@ static const cp__tmpl_piece *pieces_of(const cp__template *t, int k, int *n) {
     return &t->piece[t->arg[k].first];
 }
 
-/* Argument k names a key made from __key__ alone: __key__ or __tag__ in it, no other placeholder. */
+/* Argument k names a key made from __key__ alone: __key__ or __tag__ in it, no other placeholder.
+ */
 static bool derived_from_key(const cp__template *t, int k) {
     int n, any = 0;
     const cp__tmpl_piece *pc = pieces_of(t, k, &n);
@@ -287,8 +289,8 @@ static bool name_in(const char *name, const char *const *list) {
 }
 
 static void set_check(cp__template *t) {
-    static const char *const one[] = {"GET",  "GETEX",  "GETDEL",    "GETSET",
-                                      "HGET", "LINDEX", "LMOVE",     "RPOPLPUSH", NULL};
+    static const char *const one[] = {"GET",    "GETEX", "GETDEL",    "GETSET", "HGET",
+                                      "LINDEX", "LMOVE", "RPOPLPUSH", NULL};
     static const char *const pops[] = {"LPOP", "RPOP", "SPOP", "SRANDMEMBER", NULL};
     static const char *const many[] = {"LRANGE", "SMEMBERS", "HVALS", "HMGET", NULL};
     static const char *const zsets[] = {"ZRANGE",    "ZRANGEBYSCORE",    "ZRANGEBYLEX",

@@ -72,31 +72,31 @@ typedef enum cp__tmpl_check {
 } cp__tmpl_check;
 
 typedef struct cp__tmpl_piece {
-    uint8_t ph;       /* cp__ph, never MIXED */
-    uint8_t other;    /* CP__PH_OTHERKEY: which of the template's other keys */
+    uint8_t ph;        /* cp__ph, never MIXED */
+    uint8_t other;     /* CP__PH_OTHERKEY: which of the template's other keys */
     uint16_t off, len; /* CP__PH_LIT: bytes lit[off, off + len) */
 } cp__tmpl_piece;
 
 typedef struct cp__tmpl_arg {
-    uint8_t ph;         /* a whole-argument cp__ph, or CP__PH_MIXED */
-    uint8_t other;      /* CP__PH_OTHERKEY */
-    uint16_t off, len;  /* CP__PH_LIT */
-    uint16_t first, n;  /* CP__PH_MIXED: pieces[first, first + n) */
+    uint8_t ph;        /* a whole-argument cp__ph, or CP__PH_MIXED */
+    uint8_t other;     /* CP__PH_OTHERKEY */
+    uint16_t off, len; /* CP__PH_LIT */
+    uint16_t first, n; /* CP__PH_MIXED: pieces[first, first + n) */
 } cp__tmpl_arg;
 
 typedef struct cp__template {
-    char text[CP__TEMPLATE_LEN_MAX + 1];     /* as given */
-    char name[CP__COMMAND_NAME_MAX + 1];     /* the command, upper case: "HSET" */
-    char lit[CP__TEMPLATE_LEN_MAX + 1];      /* the arguments' bytes, unquoted */
+    char text[CP__TEMPLATE_LEN_MAX + 1]; /* as given */
+    char name[CP__COMMAND_NAME_MAX + 1]; /* the command, upper case: "HSET" */
+    char lit[CP__TEMPLATE_LEN_MAX + 1];  /* the arguments' bytes, unquoted */
     int argc;
     cp__tmpl_arg arg[CP__TEMPLATE_ARGS_MAX];
     cp__tmpl_piece piece[CP__TEMPLATE_PIECES_MAX];
     int npieces;
     unsigned nkey, ndata, ntag, nother; /* occurrences of each placeholder */
-    bool by_slot;              /* routed by __key__'s slot (cp_append_argv_slot) */
-    cp__tmpl_check check;      /* what a reply is checked for (with verification on) */
-    bool read;                 /* CP__CHECK_VALUE or VALUES: a read, its nil replies are misses */
-    int first, stride;         /* CP__CHECK_VALUES: array elements first, first + stride, ... */
+    bool by_slot;                       /* routed by __key__'s slot (cp_append_argv_slot) */
+    cp__tmpl_check check;               /* what a reply is checked for (with verification on) */
+    bool read;         /* CP__CHECK_VALUE or VALUES: a read, its nil replies are misses */
+    int first, stride; /* CP__CHECK_VALUES: array elements first, first + stride, ... */
 } cp__template;
 
 /* Parses one template (see the top of this file). Returns 0, or CP_EINVAL with the reason in err
@@ -145,7 +145,7 @@ typedef struct cp__cmdset {
     cp__template t[CP__COMMANDS_MAX];
     unsigned weight[CP__COMMANDS_MAX];
     char ratio[CP__COMMANDS_MAX * 6]; /* the weights as --command-ratio spells them: "3,1" */
-    bool any_other, any_counter; /* a template has __otherkey__, one is a counter */
+    bool any_other, any_counter;      /* a template has __otherkey__, one is a counter */
     /* The template of request m of each period of a client's stream: the weights divided by
      * their greatest common divisor give the period, and at every step the template furthest
      * behind its share goes next, so any prefix of a stream holds each template's share to

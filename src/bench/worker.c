@@ -471,9 +471,8 @@ static void finish_templates(wctx *x, flight *fl) {
         if (t->read) {
             tl.gets++;
             parts[k].reads++;
-            if (r->type == REDIS_REPLY_NIL ||
-                (t->check == CP__CHECK_VALUES && r->type == REDIS_REPLY_ARRAY &&
-                 r->elements == 0)) {
+            if (r->type == REDIS_REPLY_NIL || (t->check == CP__CHECK_VALUES &&
+                                               r->type == REDIS_REPLY_ARRAY && r->elements == 0)) {
                 tl.misses++;
                 parts[k].misses++;
                 continue;
@@ -1077,8 +1076,8 @@ void cp__worker_init(cp__worker *w, const cp__run_spec *spec, cp__gate *gate, in
     w->ncs = nclients * spec->lanes;
     w->cs = calloc((size_t)w->ncs, sizeof(*w->cs));
     w->groups = calloc((size_t)nclients, sizeof(*w->groups));
-    if (spec->cmds != NULL && (w->acct.cmd = calloc((size_t)spec->cmds->n,
-                                                    sizeof(*w->acct.cmd))) != NULL)
+    if (spec->cmds != NULL &&
+        (w->acct.cmd = calloc((size_t)spec->cmds->n, sizeof(*w->acct.cmd))) != NULL)
         for (int k = 0; k < spec->cmds->n; k++)
             cp__hist_init(&w->acct.cmd[k].latency);
     if (w->cs == NULL || w->groups == NULL || (spec->cmds != NULL && w->acct.cmd == NULL)) {

@@ -112,8 +112,8 @@ static const cp_cli_cmd scenario_cmd = {
     .name = "scenario",
     .usage = "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
              "                            [--duration S] [--warmup S] [--down S]\n"
-             "                            [--ratio SET:GET | --command T ... [--command-ratio W,...]]\n"
-             "                            [--threads T] [--clients C]\n"
+             "                            [--ratio SET:GET | --command T ...]\n"
+             "                            [--command-ratio W,...] [--threads T] [--clients C]\n"
              "                            [--pipeline P] [--value-size B] [--retry-budget MS]\n"
              "                            [--only cluster|twemproxy]\n"
              "                            [--persistence | --no-persistence] [-q]\n"

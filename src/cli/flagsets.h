@@ -38,7 +38,8 @@ extern const cp_cli_flag cp_cli_def_out;          /* const char *, a directory *
 extern const cp_cli_flag cp_cli_def_dir;          /* const char *, a topology directory */
 extern const cp_cli_flag cp_cli_def_password;     /* const char * */
 
-/* ---- --command and --command-ratio of bench, compare and scenario ------------------------------ */
+/* ---- --command and --command-ratio of bench, compare and scenario ------------------------------
+ */
 
 /* What the two flags were given: the templates in order (pointing into argv) and the weights. */
 typedef struct cp_cli_commands {

@@ -94,8 +94,9 @@ static void workload(cp__sbuf *b, const json_t *doc) {
         cp__sbuf_puts(b, ", then the commands ");
         for (size_t k = 0; k < json_array_size(cmds); k++)
             cp__sbuf_printf(b, "%s`%s`", k ? ", " : "", json_string_value(json_array_get(cmds, k)));
-        cp__sbuf_printf(b, " (weights %s) with one request in flight per connection, and "
-                           "pipelined",
+        cp__sbuf_printf(b,
+                        " (weights %s) with one request in flight per connection, and "
+                        "pipelined",
                         str2(doc, "settings", "command_ratio", NULL, NULL)
                             ? str2(doc, "settings", "command_ratio", NULL, NULL)
                             : "?");

@@ -245,10 +245,18 @@ static int table_commands(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
         mdtable t;
         memset(&t, 0, sizeof(t));
         t.ncols = 12;
-        static const char *const head[12] = {
-            "#",          "command",           "check",           "twemproxy ops/s",
-            "cluster ops/s", "ops/s ratio",    "twemproxy p50 (us)", "cluster p50 (us)",
-            "twemproxy p99 (us)", "cluster p99 (us)", "p99 ratio",   "runs"};
+        static const char *const head[12] = {"#",
+                                             "command",
+                                             "check",
+                                             "twemproxy ops/s",
+                                             "cluster ops/s",
+                                             "ops/s ratio",
+                                             "twemproxy p50 (us)",
+                                             "cluster p50 (us)",
+                                             "twemproxy p99 (us)",
+                                             "cluster p99 (us)",
+                                             "p99 ratio",
+                                             "runs"};
         for (int c = 0; c < 12; c++) {
             md_set(&t, 0, c, head[c]);
             t.right[c] = c == 0 || (c >= 3 && c <= 10);
@@ -289,8 +297,9 @@ static int table_commands(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
                 snprintf(buf, sizeof(buf), "FAILED: %.0f failed, %.0f mismatched", failed, mism);
             md_set(&t, r, 11, buf);
         }
-        cp__sbuf_printf(b, "\nPer command, %s (each command's own ops/s and latency within its "
-                           "runs; ratio: cluster / twemproxy):\n\n",
+        cp__sbuf_printf(b,
+                        "\nPer command, %s (each command's own ops/s and latency within its "
+                        "runs; ratio: cluster / twemproxy):\n\n",
                         k->call);
         md_emit(&t, b);
         tables++;

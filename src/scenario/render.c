@@ -433,8 +433,8 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
         "Each setup ran alone on this machine: %s keys of %s bytes loaded, then %s s of "
         "%s (%s threads, %s connections, pipeline %s); after %s s %s. %s\n\n",
         fint(num(set, "keys")).s, fint(num(set, "value_size")).s, fnum(num(set, "duration"), 0).s,
-        mix, fint(num(set, "threads")).s, fint(num(set, "clients")).s,
-        fint(num(set, "pipeline")).s, fnum(num(set, "warmup"), 0).s,
+        mix, fint(num(set, "threads")).s, fint(num(set, "clients")).s, fint(num(set, "pipeline")).s,
+        fnum(num(set, "warmup"), 0).s,
         reshard ? "a fifth shard was added: Redis Cluster got a new master and a fifth of the "
                   "slots moved to it live (from each of the 4 masters); twemproxy got a fifth "
                   "server in every proxy's config and its 4 proxies were restarted one by one "

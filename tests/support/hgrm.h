@@ -40,7 +40,8 @@ double cp_hgrm_value_at(const cp_hgrm *h, double p);
 /* Checks the .hgrm file at path against a bench JSON latency_us object {p50, p90, p99, p999,
  * max, mean, min} of `count` requests (a cmocka failure at the first difference): HdrHistogram's
  * layout, p50 and p90 on the rows at 50% and 90%, p99 and p99.9 between the rows around them
- * (the rows are HdrHistogram's levels, not these percentiles), the same max, mean, min and count. */
+ * (the rows are HdrHistogram's levels, not these percentiles), the same max, mean, min and count.
+ */
 void cp_hgrm_check_json(const char *path, const json_t *latency_us, unsigned long long count);
 
 #endif

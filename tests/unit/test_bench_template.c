@@ -46,7 +46,7 @@ static void expand_is(const cp__template *t, const char *key, const char *data, 
     size_t taglen = cp__key_tag(key, strlen(key), tag);
     const char *other[2] = {o1, o2};
     size_t otherlen[2] = {o1 ? strlen(o1) : 0, o2 ? strlen(o2) : 0};
-    cp__tmpl_subst sub = {key, strlen(key), data, data ? strlen(data) : 0,
+    cp__tmpl_subst sub = {key, strlen(key), data,  data ? strlen(data) : 0,
                           tag, taglen,      other, otherlen};
     assert_true(cp__template_scratch(t, strlen(key), data ? strlen(data) : 0) <= sizeof(scratch));
     const char *argv[CP__TEMPLATE_ARGS_MAX];
@@ -250,11 +250,16 @@ static void test_weights(void **state) {
     static const struct {
         const char *ratio, *why;
     } bad[] = {
-        {"3", "has 1 weight for 2"},          {"3,1,1", "more weights than"},
-        {"3,0", "in [1, 10000]"},             {"3,10001", "in [1, 10000]"},
-        {"3,x", "is not a list of weights"},  {"3,", "is not a list of weights"},
-        {"", "is not a list of weights"},     {"-3,1", "is not a list of weights"},
-        {"3:1", "is not a list of weights"},  {"3,1 ", "is not a list of weights"},
+        {"3", "has 1 weight for 2"},
+        {"3,1,1", "more weights than"},
+        {"3,0", "in [1, 10000]"},
+        {"3,10001", "in [1, 10000]"},
+        {"3,x", "is not a list of weights"},
+        {"3,", "is not a list of weights"},
+        {"", "is not a list of weights"},
+        {"-3,1", "is not a list of weights"},
+        {"3:1", "is not a list of weights"},
+        {"3,1 ", "is not a list of weights"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = '\0';
@@ -303,9 +308,12 @@ static void test_flags_and_label(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_like_redis_cli), cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_placeholders),         cmocka_unit_test(test_routing_and_checks),
-        cmocka_unit_test(test_weights),              cmocka_unit_test(test_flags_and_label),
+        cmocka_unit_test(test_split_like_redis_cli),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_placeholders),
+        cmocka_unit_test(test_routing_and_checks),
+        cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_flags_and_label),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
