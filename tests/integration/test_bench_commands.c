@@ -34,18 +34,6 @@
 
 #define SCRIPT "return redis.call('SET', KEYS[1], ARGV[1])"
 
-static int setup_cluster(void **state) {
-    return cp_fixture_setup_cluster3(state);
-}
-
-static int setup_twemproxy(void **state) {
-    return cp_fixture_setup_twemproxy2(state);
-}
-
-static int teardown(void **state) {
-    return cp_fixture_teardown(state);
-}
-
 /* ---- the servers ------------------------------------------------------------------------------
  */
 
@@ -510,10 +498,14 @@ static void test_bad_templates_exit_2(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_cluster_workloads, setup_cluster, teardown),
-        cmocka_unit_test_setup_teardown(test_twemproxy_workloads, setup_twemproxy, teardown),
-        cmocka_unit_test_setup_teardown(test_placeholders, setup_cluster, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupted, setup_cluster, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_workloads, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_twemproxy_workloads, cp_fixture_setup_twemproxy2,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_placeholders, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupted, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
         cmocka_unit_test(test_bad_templates_exit_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

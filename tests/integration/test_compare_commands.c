@@ -31,6 +31,13 @@
 #define HSET "HSET __tag__:h f __data__"
 #define HGET "HGET __tag__:h f"
 
+/* dir/results.json, loaded. */
+static json_t *results_of(const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    return cp_json_load(path);
+}
+
 /* The text file dir/name holds every one of the NULL-terminated needles. */
 static void file_has(const char *dir, const char *name, const char *const *needles) {
     char path[4200];
@@ -83,9 +90,7 @@ static void test_compare_commands(void **state) {
                           "3000",      "--keys",    "1000",        "--repeat", "1",
                           "--command", HSET,        "--command",   HGET,       "--command-ratio",
                           "1,2",       "-q",        NULL};
-    int rc = cp_clirun_run(&run, args);
-    if (rc != 0)
-        fail_msg("compare exited %d: %s%s", rc, run.out, run.err);
+    cp_clirun_expect(&run, args, 0);
     /* the published tables, by call type, then a table per call type, a row per command */
     assert_non_null(strstr(run.out, "| twemproxy | pipelined HSET/HGET |"));
     assert_non_null(strstr(run.out, "| cluster   | HSET/HGET           |"));
@@ -94,9 +99,7 @@ static void test_compare_commands(void **state) {
     assert_non_null(strstr(run.out, "| 1 | " HSET " | counted  |"));
     assert_non_null(strstr(run.out, "| 2 | " HGET "          | verified |"));
     assert_null(strstr(run.out, "FAILED"));
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    json_t *doc = cp_json_load(path);
+    json_t *doc = results_of(out);
     const json_t *set = json_object_get(doc, "settings");
     assert_string_equal(json_string_value(json_array_get(json_object_get(set, "commands"), 1)),
                         HGET);
@@ -141,12 +144,8 @@ static void test_scenario_commands(void **state) {
                           "--keys",    "2000",    "--duration", "3",         "--warmup",  "1",
                           "--threads", "1",       "--clients",  "2",         "--command", HSET,
                           "--command", HGET,      "-q",         NULL};
-    int rc = cp_clirun_run(&run, args);
-    if (rc != 0)
-        fail_msg("scenario exited %d: %s%s", rc, run.out, run.err);
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    json_t *doc = cp_json_load(path);
+    cp_clirun_expect(&run, args, 0);
+    json_t *doc = results_of(out);
     const json_t *set = json_object_get(doc, "settings");
     assert_string_equal(json_string_value(json_array_get(json_object_get(set, "commands"), 0)),
                         HSET);
