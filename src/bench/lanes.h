@@ -54,7 +54,6 @@ typedef struct cp__group {
     uint32_t lane_cur[CP__NODES_MAX], lane_end[CP__NODES_MAX];
     size_t left;
     int turn;
-    cp__keygen okg;         /* --command with __otherkey__: the stream of those keys */
     uint64_t drawn;         /* load: keys taken from kg so far */
     uint64_t quota, issued; /* requests generated */
     uint64_t sent;          /* requests started by its lanes (--rate) */
@@ -62,6 +61,7 @@ typedef struct cp__group {
     cp__reqbuf *queue;      /* lanes entries: each lane's queue (owned) */
     bool has_carry;
     cp__req carry;
+    cp__keygen okg; /* --command with __otherkey__: the stream of those keys (last: cold) */
 } cp__group;
 
 /* A key's lane comes from a table of 64-slot blocks (see lanes.c). */
