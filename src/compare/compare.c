@@ -904,9 +904,8 @@ static json_t *settings_json(const cp__compare_opts *o) {
     }
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
-    if (s != NULL && o->commands != NULL) {
+    if (s != NULL && o->commands != NULL)
         cp__bench_json_templates(s, o->commands);
-    }
     return s;
 }
 
