@@ -35,13 +35,28 @@ void cp__acct_failure(cp__acct *a, cp_pipeline *p, cp_outcome oc, const redisRep
     }
 }
 
+void cp__acct_cmd_failure(cp__acct *a, unsigned k, cp_outcome oc, const redisReply *r) {
+    cp__bench_cmd_result *c = &a->cmd[k];
+    if (oc == CP_UNKNOWN) {
+        c->unknown_ops++;
+        return;
+    }
+    c->failed_ops++;
+    if (oc == CP_DONE && r != NULL && r->type == REDIS_REPLY_ERROR)
+        c->error_replies++;
+}
+
 void cp__acct_mismatch(cp__acct *a, cp__sec_slot *sl, const cp__nodemap *map,
-                       const cp__node_addr *ep, const char *key, size_t keylen, const char *what) {
+                       const cp__node_addr *ep, const char *key, size_t keylen, const char *what,
+                       const char *command) {
     a->mismatches++;
     sl->mismatches++;
     if (a->nmismatch >= CP__BENCH_MISMATCH_SAMPLES)
         return;
     cp__bench_mismatch *m = &a->mismatch[a->nmismatch++];
+    if (keylen > CP__KEY_MAX_LEN)
+        keylen = CP__KEY_MAX_LEN;
+    snprintf(m->command, sizeof(m->command), "%s", command != NULL ? command : "");
     memcpy(m->key, key, keylen);
     m->key[keylen] = '\0';
     m->slot = cp_keyslot(key, keylen);

@@ -2,13 +2,14 @@
  *
  * The bench's shared types (private to src/bench/, seen by src/cli/ and src/scenario/ through
  * engine.h): what to benchmark (cp__bench_target), how (cp__bench_config), and what came out
- * (cp__bench_result with its per-second timeline and mismatch samples). Types and constants
- * only: the functions that fill and read them live in target.c, engine.c and report.c. This
- * header includes nothing of src/bench/ above hist.h and keyspace.h, so every module may use it.
+ * (cp__bench_result with its per-second timeline, mismatch samples and, for --command runs, a
+ * part per command). Types and constants only: the functions that fill and read them live in
+ * target.c, engine.c and report.c. This header includes nothing of src/bench/ above hist.h,
+ * keyspace.h and template.h, so every module may use it.
  *
  * Ownership: all of these are caller-allocated plain structs; strings they point to are
- * borrowed and must outlive the run. A cp__bench_result owns its timeline (heap), released by
- * cp__bench_result_free (engine.h). No threads here.
+ * borrowed and must outlive the run. A cp__bench_result owns its timeline and its commands (heap),
+ * released by cp__bench_result_free (engine.h). No threads here.
  */
 #ifndef CLUSTERPIPE_BENCH_CONFIG_H
 #define CLUSTERPIPE_BENCH_CONFIG_H
@@ -22,6 +23,7 @@
 
 #include "bench/hist.h"
 #include "bench/keyspace.h"
+#include "bench/template.h"
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 
@@ -72,6 +74,10 @@ typedef struct cp__bench_config {
     double duration_s;  /* used when requests == 0 */
     unsigned ratio_set; /* SET:GET mix, e.g. 1:10; not both 0 */
     unsigned ratio_get;
+    /* --command: the templates the run sends instead of GETs and SETs, with their weights
+     * (bench/template.h; borrowed, must outlive the run). NULL (the default): GET and SET by
+     * ratio_set:ratio_get. */
+    const cp__cmdset *commands;
     uint64_t keys;              /* key space [0, keys) */
     cp__value_sizes value_size; /* SET value bytes: one size, or a key's (keyspace.h) */
     cp__dist dist;              /* key distribution */
@@ -131,7 +137,18 @@ typedef struct cp__bench_mismatch {
     unsigned slot; /* cp_keyslot(key) */
     char node[80]; /* "host:port" that owns the slot (cluster), the proxy endpoint (proxy) */
     char what[32]; /* cp__verify_result_str(...) or "not a string" */
+    char command[CP__COMMAND_NAME_MAX + 1]; /* --command runs: its name ("HGET"); else "" */
 } cp__bench_mismatch;
+
+/* One --command's part of a run. */
+typedef struct cp__bench_cmd_result {
+    uint64_t ops;                       /* ended CP_DONE with a non-error reply */
+    uint64_t failed_ops, error_replies; /* as the run's */
+    uint64_t unknown_ops;
+    uint64_t reads, misses; /* read templates: replies; of them nil or empty */
+    uint64_t verify_checked, verify_mismatches;
+    cp__hist latency; /* per request */
+} cp__bench_cmd_result;
 
 typedef struct cp__bench_result {
     /* Placement as it happened: the union of the CPUs the worker threads were allowed, read
@@ -139,8 +156,8 @@ typedef struct cp__bench_result {
     char client_threads_cpus[256];
     /* counts */
     uint64_t ops;           /* requests that ended CP_DONE with a non-error reply */
-    uint64_t gets, sets;    /* of which GET, SET */
-    uint64_t misses;        /* GET replies nil (not a mismatch) */
+    uint64_t gets, sets;    /* of which GET, SET (--command runs: reads, and no SETs) */
+    uint64_t misses;        /* GET replies nil (not a mismatch); --command: reads nil or empty */
     uint64_t failed_ops;    /* not executed, or answered with an error reply */
     uint64_t error_replies; /* of failed_ops: error replies */
     uint64_t unknown_ops;   /* written, connection broke before the answer */
@@ -169,6 +186,11 @@ typedef struct cp__bench_result {
     /* timeline: ntimeline entries, heap-owned (cp__bench_result_free) */
     cp__bench_second *timeline;
     size_t ntimeline;
+
+    /* --command runs: one entry per template, in --command order, heap-owned
+     * (cp__bench_result_free); NULL and 0 otherwise. Their sums are the run's counts above. */
+    cp__bench_cmd_result *commands;
+    size_t ncommands;
 
     /* environment, for reproducibility */
     int masters;            /* cluster masters seen (cluster mode), proxies (proxy mode) */

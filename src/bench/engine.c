@@ -3,11 +3,12 @@
  * `bench` runs: configuration defaults and checks, and cp__bench_run, which resolves the target
  * (target.c), sets up CPU sources for every component, runs the workers (run.c) and gathers one
  * cp__bench_result: counts, merged latency histogram, library counters, CPU over the measured
- * interval only, the per-second timeline and the environment.
+ * interval only, the per-second timeline, the environment and, for --command runs, each
+ * template's part.
  *
- * The result owns its timeline (cp__bench_result_free). Admin connections used for INFO CPU are
- * opened and closed here. Runs on the calling thread, which also receives the progress callback;
- * never prints.
+ * The result owns its timeline and commands (cp__bench_result_free). Admin connections used for
+ * INFO CPU are opened and closed here. Runs on the calling thread, which also receives the progress
+ * callback; never prints.
  */
 #include "bench/engine.h"
 
@@ -79,6 +80,10 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
             cfg->dist.centre, (unsigned long long)cfg->keys);
     if (cfg->acked_versions != NULL && (!cfg->verify || cfg->keys < (uint64_t)cfg->clients))
         BAD("version tracking needs verification and --keys >= --clients");
+    if (cfg->acked_versions != NULL && cfg->commands != NULL)
+        BAD("per-key version tracking follows SETs: not with --command");
+    if (cfg->commands != NULL && (cfg->commands->n < 1 || cfg->commands->n > CP__COMMANDS_MAX))
+        BAD("between 1 and %d --command are needed", CP__COMMANDS_MAX);
     size_t maxkey = cp__key_max_len_of(cfg->key_prefix, cfg->key_layout, cfg->keys);
     if (maxkey == 0)
         BAD("bad key prefix");
@@ -276,9 +281,32 @@ static void finish_cpu(bench_ctx *b) {
         out->has_cpu_client = false;
 }
 
+/* A --command run: every worker's part of each template. With one template its latencies are
+ * the run's (the workers record them once). */
+static void gather_commands(cp__worker *w, int n, cp__bench_result *out) {
+    for (int t = 0; t < n; t++)
+        for (size_t k = 0; k < out->ncommands; k++) {
+            const cp__bench_cmd_result *a = &w[t].acct.cmd[k];
+            cp__bench_cmd_result *c = &out->commands[k];
+            c->ops += a->ops;
+            c->failed_ops += a->failed_ops;
+            c->error_replies += a->error_replies;
+            c->unknown_ops += a->unknown_ops;
+            c->reads += a->reads;
+            c->misses += a->misses;
+            c->verify_checked += a->verify_checked;
+            c->verify_mismatches += a->verify_mismatches;
+            cp__hist_merge(&c->latency, &a->latency);
+        }
+    if (out->ncommands == 1)
+        out->commands[0].latency = out->latency;
+}
+
 /* Adds every worker's counts, samples and histogram into the result. */
 static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *out) {
     uint64_t end = start_ns, first_fail = 0, last_fail = 0;
+    if (out->commands != NULL)
+        gather_commands(w, n, out);
     for (int t = 0; t < n; t++) {
         cp__worker *x = &w[t];
         out->ops += x->acct.ops;
@@ -365,6 +393,7 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->duration_ns = cfg->requests > 0 ? 0 : (uint64_t)(cfg->duration_s * 1e9);
     spec->ratio_set = cfg->ratio_set;
     spec->ratio_get = cfg->ratio_get;
+    spec->cmds = cfg->commands;
     spec->keys = cfg->keys;
     spec->dist = cfg->dist;
     spec->seed = cfg->seed;
@@ -374,6 +403,17 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->acked = cfg->acked_versions;
     spec->cpus = cfg->cpus;
 
+    if (cfg->commands != NULL) {
+        out->commands = calloc((size_t)cfg->commands->n, sizeof(*out->commands));
+        if (out->commands == NULL) {
+            snprintf(err, errlen, "out of memory");
+            rc = CP_ENOMEM;
+            goto done;
+        }
+        out->ncommands = (size_t)cfg->commands->n;
+        for (size_t k = 0; k < out->ncommands; k++)
+            cp__hist_init(&out->commands[k].latency);
+    }
     read_versions(t, &ctx, out);
     b.cfg = cfg;
     b.out = out;
@@ -410,6 +450,9 @@ void cp__bench_result_free(cp__bench_result *r) {
     free(r->timeline);
     r->timeline = NULL;
     r->ntimeline = 0;
+    free(r->commands);
+    r->commands = NULL;
+    r->ncommands = 0;
 }
 
 int cp__bench_result_failed(const cp__bench_result *r) {

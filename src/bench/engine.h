@@ -45,7 +45,8 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
 int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__bench_result *out,
                   char *err, size_t errlen);
 
-/* Frees what the result owns (the timeline); safe on a zeroed or already freed result. */
+/* Frees what the result owns (the timeline, the commands); safe on a zeroed or already freed
+ * result. */
 void cp__bench_result_free(cp__bench_result *r);
 
 /* 1 when the run should be reported as failed (exit code 1): failed or unknown ops, or

@@ -54,22 +54,21 @@ int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n) {
     b->keys = malloc(n * ls->keystride);
     b->keylen = malloc(n);
     b->slot = malloc(n * sizeof(*b->slot));
-    b->isset = malloc(n);
+    b->op = malloc(n);
     if (ls->spec->acked != NULL) {
         b->kidx = malloc(n * sizeof(*b->kidx));
         b->kver = malloc(n * sizeof(*b->kver));
         if (b->kidx == NULL || b->kver == NULL)
             return CP_ENOMEM;
     }
-    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->isset != NULL ? 0
-                                                                                       : CP_ENOMEM;
+    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->op != NULL ? 0 : CP_ENOMEM;
 }
 
 void cp__reqbuf_free(cp__reqbuf *b) {
     free(b->keys);
     free(b->keylen);
     free(b->slot);
-    free(b->isset);
+    free(b->op);
     free(b->kidx);
     free(b->kver);
 }
@@ -154,12 +153,17 @@ static uint64_t next_load_key(cp__lanes *ls, cp__group *g, int *lane) {
     return g->chunk[g->lane_cur[l]++];
 }
 
-/* The group's next request; its key is left in ls->keybuf. */
-static size_t generate(cp__lanes *ls, cp__group *g, cp__req *r) {
+/* The group's next request; its key is left in ls->keybuf. `templated` is a constant where
+ * this is inlined (cp__lanes_fill): a --command run picks the request's template from the
+ * schedule, a GET/SET run SET or GET from the ratio, each without testing which it is. */
+static inline __attribute__((always_inline)) size_t generate(cp__lanes *ls, cp__group *g,
+                                                             cp__req *r, const int templated) {
     const cp__run_spec *s = ls->spec;
     uint64_t n = g->issued++;
-    int set = cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
-    int lane = -1; /* known for load's keys; else from the key's slot below */
+    int op = templated ? (int)cp__cmdset_pick(s->cmds, n)
+                       : cp__ratio_is_set(n, s->ratio_set, s->ratio_get);
+    int set = !templated && op; /* version tracking: GET/SET runs only (engine.c) */
+    int lane = -1;              /* known for load's keys; else from the key's slot below */
     uint64_t idx = g->chunk != NULL ? next_load_key(ls, g, &lane) : cp__keygen_next(&g->kg);
     uint32_t version = s->version;
     if (s->acked != NULL) { /* SETs only to this client's keys (config.h), fresh versions */
@@ -182,7 +186,7 @@ static size_t generate(cp__lanes *ls, cp__group *g, cp__req *r) {
     *r = (cp__req){.idx = idx,
                    .version = version,
                    .slot = (uint16_t)slot,
-                   .set = (uint8_t)set,
+                   .op = (uint8_t)op,
                    .lane = lane >= 0 ? lane : slot_lane(ls, slot)};
     return klen;
 }
@@ -193,7 +197,7 @@ static void move_reqs(const cp__lanes *ls, cp__reqbuf *dst, size_t di, const cp_
     memmove(dst->keys + di * ls->keystride, src->keys + si * ls->keystride, n * ls->keystride);
     memmove(dst->keylen + di, src->keylen + si, n);
     memmove(dst->slot + di, src->slot + si, n * sizeof(*src->slot));
-    memmove(dst->isset + di, src->isset + si, n);
+    memmove(dst->op + di, src->op + si, n);
     if (src->kidx != NULL) {
         memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
         memmove(dst->kver + di, src->kver + si, n * sizeof(*src->kver));
@@ -212,14 +216,15 @@ static void push(cp__lanes *ls, cp__reqbuf *q, const cp__req *r, size_t klen) {
     memcpy(q->keys + i * ls->keystride, ls->keybuf, klen);
     q->keylen[i] = (uint8_t)klen;
     q->slot[i] = r->slot;
-    q->isset[i] = r->set;
+    q->op[i] = r->op;
     if (q->kidx != NULL) {
         q->kidx[i] = r->idx;
         q->kver[i] = r->version;
     }
 }
 
-void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
+static inline __attribute__((always_inline)) void fill(cp__lanes *ls, cp__group *g, int lane,
+                                                       const int templated) {
     size_t batch = ls->spec->batch, cap = ls->qcap;
     while (g->queue[lane].n < batch) {
         cp__req r;
@@ -228,7 +233,7 @@ void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
             r = g->carry;
             klen = cp__key_format_digits(ls->spec->kf, r.idx, ls->keybuf);
         } else if (g->issued < g->quota) {
-            klen = generate(ls, g, &r);
+            klen = generate(ls, g, &r, templated);
         } else {
             return;
         }
@@ -240,6 +245,14 @@ void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
         }
         push(ls, to, &r, klen);
     }
+}
+
+/* One test per call (a batch), not per request: fill is inlined twice. */
+void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
+    if (ls->spec->cmds != NULL)
+        fill(ls, g, lane, 1);
+    else
+        fill(ls, g, lane, 0);
 }
 
 /* Takes up to a batch of requests from the front of a lane's queue as its executing batch. The
@@ -260,7 +273,7 @@ void cp__lanes_take(const cp__lanes *ls, cp__reqbuf *q, cp__reqbuf *batch) {
     *batch = (cp__reqbuf){.keys = q->keys + h * ls->keystride,
                           .keylen = q->keylen + h,
                           .slot = q->slot + h,
-                          .isset = q->isset + h,
+                          .op = q->op + h,
                           .kidx = q->kidx != NULL ? q->kidx + h : NULL,
                           .kver = q->kver != NULL ? q->kver + h : NULL,
                           .n = n};
@@ -272,7 +285,7 @@ int cp__lanes_init(cp__lanes *ls, const cp__run_spec *s, int thread_lanes) {
     memset(ls, 0, sizeof(*ls));
     ls->spec = s;
     ls->keystride = cp__key_max_len(s->kf, s->keys);
-    size_t req_bytes = ls->keystride + 4; /* a queued request: key, length, slot, SET or GET */
+    size_t req_bytes = ls->keystride + 4; /* a queued request: key, length, slot, its op */
     if (s->acked != NULL)
         req_bytes += sizeof(uint64_t) + sizeof(uint32_t); /* kidx, kver */
     ls->qcap = queue_cap(s->batch, thread_lanes, req_bytes);
@@ -299,6 +312,12 @@ int cp__group_init(cp__lanes *ls, cp__group *g, int gindex) {
     g->gindex = gindex;
     if (cp__keygen_init(&g->kg, &s->dist, s->keys, s->seed, (uint64_t)gindex,
                         (uint64_t)s->clients) != 0)
+        return CP_EINVAL;
+    /* __otherkey__: a stream of its own (another seed), so the requests' keys stay those of a
+     * run without it */
+    if (s->cmds != NULL && s->cmds->any_other &&
+        cp__keygen_init(&g->okg, &s->dist, s->keys, s->seed ^ 0x6f746865726b6579ull,
+                        (uint64_t)gindex, (uint64_t)s->clients) != 0)
         return CP_EINVAL;
     if (s->exact_cover && ls->lanes > 1) { /* load into a cluster: slot order */
         g->quota = cp__keygen_share(&g->kg);

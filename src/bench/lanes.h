@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Key streams and lane queues of the bench workers (private to src/bench/): each client (a
- * cp__group) draws its requests from its own key stream (distribution, quota, SET:GET ratio;
- * load: its range of keys in slot order) and places each in the queue of the lane that serves
- * the key's slot (one lane per master in cluster mode, one in proxy mode); a lane takes its next
- * batch from the front of its queue. A cp__lanes is the per-thread part: the key being
- * generated, the slot-to-lane table, load's sort scratch, the next SET version.
+ * cp__group) draws its requests from its own key stream (distribution, quota, SET:GET ratio or
+ * the --command schedule; load: its range of keys in slot order) and places each in the queue of
+ * the lane that serves the key's slot (one lane per master in cluster mode, one in proxy mode); a
+ * lane takes its next batch from the front of its queue. A cp__lanes is the per-thread part: the
+ * key being generated, the slot-to-lane table, load's sort scratch, the next SET version.
  *
  * Ownership: cp__lanes_init / cp__lanes_free and cp__group_init / cp__group_free pair up; a
  * group owns its queues and load chunk. A batch taken from a queue is a view of the queue's
@@ -28,7 +28,7 @@ typedef struct cp__reqbuf {
     char *keys;
     uint8_t *keylen;
     uint16_t *slot; /* the key's slot (cluster): computed once for the lane, given to the library */
-    uint8_t *isset; /* SET (1) or GET (0) */
+    uint8_t *op;    /* SET (1) or GET (0); --command runs: the template's index */
     uint64_t *kidx; /* acked tracking only: key index, and the version the SET writes */
     uint32_t *kver; /* or the GET expects at least (acknowledged before it was sent) */
     size_t head;    /* a queue's first request (a batch always starts at 0) */
@@ -40,7 +40,7 @@ typedef struct cp__req {
     uint64_t idx;
     uint32_t version;
     uint16_t slot;
-    uint8_t set;
+    uint8_t op; /* as cp__reqbuf.op */
     int lane;
 } cp__req;
 
@@ -61,6 +61,7 @@ typedef struct cp__group {
     cp__reqbuf *queue;      /* lanes entries: each lane's queue (owned) */
     bool has_carry;
     cp__req carry;
+    cp__keygen okg; /* --command with __otherkey__: the stream of those keys (last: cold) */
 } cp__group;
 
 /* A key's lane comes from a table of 64-slot blocks (see lanes.c). */

@@ -48,6 +48,7 @@ typedef struct cp__run_spec {
     int mset_keys; /* load: adjacent keys of one slot go out as one MSET of up to this many keys
                       (load writes a cluster in slot order); <= 1: one SET per key */
     unsigned ratio_set, ratio_get;
+    const cp__cmdset *cmds; /* --command: the templates instead of GET/SET; NULL: GET/SET */
     uint64_t keys;
     cp__dist dist;
     uint64_t seed;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Bench reports: the "clusterpipe.bench/1" JSON object (the contract in docs/architecture.md) built
- * with jansson, and a CSV rendering of the same numbers, written atomically with util/file.h (a
- * reader never sees a partial file under the final name).
+ * with jansson (with a part per command for --command runs), a CSV rendering of the same numbers
+ * and the .hgrm distributions (the run's, and each command's), written atomically with util/file.h
+ * (a reader never sees a partial file under the final name).
  *
  * cp__bench_json returns a new reference the caller json_decref()s; nothing else allocates
  * beyond the call. Pure with respect to the run: reads the result, never changes it. Any thread.
@@ -46,6 +47,59 @@ static json_t *str_or_null(const char *s) {
     return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
 }
 
+/* latency_us: {p50, p90, p99, p999, max, mean, min} of h. */
+static json_t *latency_json(const cp__hist *h) {
+    json_t *lat = json_object();
+    json_object_set_new(lat, "p50", json_real(cp__hist_percentile_us(h, 50)));
+    json_object_set_new(lat, "p90", json_real(cp__hist_percentile_us(h, 90)));
+    json_object_set_new(lat, "p99", json_real(cp__hist_percentile_us(h, 99)));
+    json_object_set_new(lat, "p999", json_real(cp__hist_percentile_us(h, 99.9)));
+    json_object_set_new(lat, "max", json_real(cp__hist_max_us(h)));
+    json_object_set_new(lat, "mean", json_real(cp__hist_mean_us(h)));
+    json_object_set_new(lat, "min", json_real(cp__hist_min_us(h)));
+    return lat;
+}
+
+void cp__bench_json_templates(json_t *o, const cp__cmdset *set) {
+    json_t *texts = json_array();
+    for (int k = 0; k < set->n; k++)
+        json_array_append_new(texts, json_string(set->t[k].text));
+    json_object_set_new(o, "commands", texts);
+    json_object_set_new(o, "command_ratio", json_string(set->ratio));
+}
+
+/* "commands" of a --command run: each template's part. */
+static json_t *commands_json(const cp__bench_config *cfg, const cp__bench_result *r) {
+    json_t *a = json_array();
+    const cp__cmdset *set = cfg->commands;
+    for (size_t k = 0; k < r->ncommands && (int)k < set->n; k++) {
+        const cp__template *t = &set->t[k];
+        const cp__bench_cmd_result *c = &r->commands[k];
+        json_t *o = json_object();
+        json_object_set_new(o, "command", json_string(t->text));
+        json_object_set_new(o, "name", json_string(t->name));
+        json_object_set_new(o, "weight", json_integer(set->weight[k]));
+        json_object_set_new(o, "ops", json_integer((json_int_t)c->ops));
+        json_object_set_new(o, "ops_per_sec",
+                            json_real(r->seconds > 0 ? (double)c->ops / r->seconds : 0));
+        json_object_set_new(o, "failed_ops", json_integer((json_int_t)c->failed_ops));
+        json_object_set_new(o, "error_replies", json_integer((json_int_t)c->error_replies));
+        json_object_set_new(o, "unknown_ops", json_integer((json_int_t)c->unknown_ops));
+        json_object_set_new(o, "routing", json_string(t->by_slot ? "key slot" : "key specs"));
+        json_object_set_new(o, "check", json_string(cp__tmpl_check_str(t->check)));
+        json_object_set_new(o, "verified", json_boolean(cfg->verify && t->check != CP__CHECK_NONE));
+        json_object_set_new(o, "verify",
+                            json_pack("{s:I,s:I}", "checked", (json_int_t)c->verify_checked,
+                                      "mismatches", (json_int_t)c->verify_mismatches));
+        json_object_set_new(o, "reads", t->read ? json_integer((json_int_t)c->reads) : json_null());
+        json_object_set_new(o, "misses",
+                            t->read ? json_integer((json_int_t)c->misses) : json_null());
+        json_object_set_new(o, "latency_us", latency_json(&c->latency));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
                        const cp__bench_result *r) {
     json_t *o = json_object();
@@ -63,7 +117,10 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(wl, "clients", json_integer(cfg->clients));
     json_object_set_new(wl, "pipeline", json_integer(cfg->pipeline));
     snprintf(buf, sizeof(buf), "%u:%u", cfg->ratio_set, cfg->ratio_get);
-    json_object_set_new(wl, "ratio", json_string(buf));
+    /* a --command run has no SET:GET mix: its commands and their weights instead */
+    json_object_set_new(wl, "ratio", cfg->commands ? json_null() : json_string(buf));
+    if (cfg->commands != NULL)
+        cp__bench_json_templates(wl, cfg->commands);
     json_object_set_new(wl, "keys", json_integer((json_int_t)cfg->keys));
     /* value_size stays a number (the one size; with several, their mean over the keys, rounded):
      * value_sizes spells the sizes as --value-size takes them. */
@@ -94,15 +151,7 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(o, "seconds", json_real(r->seconds));
     json_object_set_new(o, "ops_per_sec", json_real(r->ops_per_sec));
 
-    json_t *lat = json_object();
-    json_object_set_new(lat, "p50", json_real(cp__hist_percentile_us(&r->latency, 50)));
-    json_object_set_new(lat, "p90", json_real(cp__hist_percentile_us(&r->latency, 90)));
-    json_object_set_new(lat, "p99", json_real(cp__hist_percentile_us(&r->latency, 99)));
-    json_object_set_new(lat, "p999", json_real(cp__hist_percentile_us(&r->latency, 99.9)));
-    json_object_set_new(lat, "max", json_real(cp__hist_max_us(&r->latency)));
-    json_object_set_new(lat, "mean", json_real(cp__hist_mean_us(&r->latency)));
-    json_object_set_new(lat, "min", json_real(cp__hist_min_us(&r->latency)));
-    json_object_set_new(o, "latency_us", lat);
+    json_object_set_new(o, "latency_us", latency_json(&r->latency));
 
     bool has_total = r->has_cpu_redis && r->has_cpu_proxy && r->has_cpu_client;
     double total = r->cpu_redis + r->cpu_proxy + r->cpu_client;
@@ -149,6 +198,8 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
         json_object_set_new(m, "slot", json_integer(r->mismatch[i].slot));
         json_object_set_new(m, "node", json_string(r->mismatch[i].node));
         json_object_set_new(m, "what", json_string(r->mismatch[i].what));
+        if (r->mismatch[i].command[0] != '\0')
+            json_object_set_new(m, "command", json_string(r->mismatch[i].command));
         json_array_append_new(samples, m);
     }
     json_object_set_new(vf, "samples", samples);
@@ -200,6 +251,8 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(mach, "cpu_model", str_or_null(r->cpu_model));
     json_object_set_new(o, "machine", mach);
     json_object_set_new(o, "command_line", str_or_null(cfg->command_line));
+    if (cfg->commands != NULL && r->commands != NULL)
+        json_object_set_new(o, "commands", commands_json(cfg, r));
     return o;
 }
 
@@ -237,15 +290,19 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
                     "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
                     "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
+    char ratio[CP__COMMANDS_MAX * 6 + 4]; /* --command: the weights, quoted */
+    if (cfg->commands != NULL)
+        snprintf(ratio, sizeof(ratio), "\"%s\"", cfg->commands->ratio);
+    else
+        snprintf(ratio, sizeof(ratio), "%u:%u", cfg->ratio_set, cfg->ratio_get);
     cp__sbuf_printf(
-        &b, "%s,%s,%d,%d,%d,%u:%u,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+        &b, "%s,%s,%d,%d,%d,%s,%llu,%lld,%s,%llu,%.6f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
         cp__bench_target_topology(t), t->mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
-        cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
-        (unsigned long long)cfg->keys, (long long)value_size_number(&cfg->value_size), dist,
-        (unsigned long long)r->ops, r->seconds, r->ops_per_sec,
-        cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
-        cp__hist_percentile_us(&r->latency, 99), cp__hist_percentile_us(&r->latency, 99.9),
-        cp__hist_max_us(&r->latency));
+        cfg->threads, cfg->clients, cfg->pipeline, ratio, (unsigned long long)cfg->keys,
+        (long long)value_size_number(&cfg->value_size), dist, (unsigned long long)r->ops,
+        r->seconds, r->ops_per_sec, cp__hist_percentile_us(&r->latency, 50),
+        cp__hist_percentile_us(&r->latency, 90), cp__hist_percentile_us(&r->latency, 99),
+        cp__hist_percentile_us(&r->latency, 99.9), cp__hist_max_us(&r->latency));
     sb_num(&b, r->has_cpu_redis, r->cpu_redis);
     sb_num(&b, r->has_cpu_proxy, r->cpu_proxy);
     sb_num(&b, r->has_cpu_client, r->cpu_client);
@@ -268,11 +325,67 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                         (unsigned long long)r->timeline[i].ops,
                         (unsigned long long)r->timeline[i].errors, r->timeline[i].p99_us,
                         r->timeline[i].p50_us, r->timeline[i].p999_us);
+    if (cfg->commands != NULL && r->ncommands > 0) { /* --command: a row per command */
+        cp__sbuf_printf(&b, "\ncommand,name,weight,ops,failed_ops,unknown_ops,misses,"
+                            "verify_checked,verify_mismatches,p50_us,p99_us,p999_us\n");
+        for (size_t k = 0; k < r->ncommands; k++) {
+            const cp__template *tp = &cfg->commands->t[k];
+            const cp__bench_cmd_result *c = &r->commands[k];
+            cp__sbuf_puts(&b, "\"");
+            for (const char *p = tp->text; *p != '\0'; p++) { /* "" inside a quoted field */
+                if (*p == '"')
+                    cp__sbuf_puts(&b, "\"\"");
+                else
+                    cp__sbuf_printf(&b, "%c", *p);
+            }
+            cp__sbuf_printf(
+                &b, "\",%s,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.1f,%.1f\n", tp->name,
+                cfg->commands->weight[k], (unsigned long long)c->ops,
+                (unsigned long long)c->failed_ops, (unsigned long long)c->unknown_ops,
+                (unsigned long long)c->misses, (unsigned long long)c->verify_checked,
+                (unsigned long long)c->verify_mismatches, cp__hist_percentile_us(&c->latency, 50),
+                cp__hist_percentile_us(&c->latency, 99), cp__hist_percentile_us(&c->latency, 99.9));
+        }
+    }
+    return write_sbuf(path, &b, err, errlen);
+}
+
+int cp__bench_write_hgrm_of(const char *path, const cp__hist *h, char *err, size_t errlen) {
+    cp__sbuf b = CP__SBUF_INIT;
+    cp__hist_hgrm(h, 5, &b);
     return write_sbuf(path, &b, err, errlen);
 }
 
 int cp__bench_write_hgrm(const char *path, const cp__bench_result *r, char *err, size_t errlen) {
-    cp__sbuf b = CP__SBUF_INIT;
-    cp__hist_hgrm(&r->latency, 5, &b);
-    return write_sbuf(path, &b, err, errlen);
+    return cp__bench_write_hgrm_of(path, &r->latency, err, errlen);
+}
+
+void cp__bench_hgrm_command_path(const char *path, size_t k, const char *name, char *buf,
+                                 size_t cap) {
+    size_t len = strlen(path);
+    if (len >= 5 && strcmp(path + len - 5, ".hgrm") == 0)
+        len -= 5;
+    char clean[CP__COMMAND_NAME_MAX + 1];
+    size_t n = 0;
+    for (; name[n] != '\0' && n < CP__COMMAND_NAME_MAX; n++) {
+        unsigned char c = (unsigned char)name[n];
+        clean[n] = (char)(((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                           (c >= '0' && c <= '9') || c == '_')
+                              ? c
+                              : '-');
+    }
+    clean[n] = '\0';
+    snprintf(buf, cap, "%.*s-%zu-%s.hgrm", (int)len, path, k + 1, clean);
+}
+
+int cp__bench_write_command_hgrms(const char *path, const cp__bench_config *cfg,
+                                  const cp__bench_result *r, char *err, size_t errlen) {
+    for (size_t k = 0; cfg->commands != NULL && k < r->ncommands; k++) {
+        char file[4200];
+        cp__bench_hgrm_command_path(path, k, cfg->commands->t[k].name, file, sizeof(file));
+        int rc = cp__bench_write_hgrm_of(file, &r->commands[k].latency, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }

@@ -4,8 +4,10 @@
  * its share of the clients (per master a lane: a cp_client + a cp_pipeline), composes each
  * lane's batch from its queue (lanes.c), runs it with cp_exec_async, and accounts every finished
  * command (account.c): per-request latency from cp_timing, outcomes, verification of GET
- * replies, the second it ended in (seconds.c). Routing, redirects and retries are entirely the
- * library's.
+ * replies, the second it ended in (seconds.c). A --command run composes each request from its
+ * template (template.c) instead, checks replies as the template says and counts each template's
+ * part too; the choice is made once per batch, so the GET/SET path does not test for it per
+ * request. Routing, redirects and retries are entirely the library's.
  *
  * The worker is an event-loop adapter of its own (cp_event_ops over its epoll): the library
  * says when to watch an fd for writing and when to wake it up. Syscalls are the cost that
@@ -104,7 +106,22 @@ typedef struct wctx {
     unsigned rr;         /* sweep: the lane it starts at, turn by turn */
     uint64_t next_start; /* --rate: earliest slot of an idle lane (0: none) */
     cp__lanes ls;        /* the clients' key streams */
+    /* --command runs (NULL otherwise): the command being composed's mixed arguments, the __tag__
+     * and the __otherkey__ keys of its request (keystride bytes each, prefix written once), and
+     * the counters' last replies (CTR_SLOTS entries, see counter_wrong) */
+    char *scratch, *tagbuf, *otherbuf;
+    const char **other;
+    size_t *otherlen;
+    struct ctr_entry *ctr;
 } wctx;
+
+/* Counters: the last reply a client got for a (key, template), in a table of CTR_SLOTS entries
+ * per worker thread, keyed by a hash of the three (a collision only forgets an entry). */
+#define CTR_SLOTS 16384u
+typedef struct ctr_entry {
+    uint64_t id; /* 0: empty */
+    long long last;
+} ctr_entry;
 
 /* ---- the library's hooks over this worker's epoll ---------------------------------------------
  * The loop pointer is the lane (cp__client_state); a connection's slot holds the events it is
@@ -204,10 +221,11 @@ static void close_seconds(wctx *x, uint64_t now) {
 /* ---- batches -------------------------------------------------------------------------------- */
 
 static void record_mismatch(wctx *x, cp__client_state *cs, const char *key, size_t keylen,
-                            const char *what) {
+                            const char *what, const char *command) {
     const cp__run_spec *s = x->spec;
     cp__acct_mismatch(&x->w->acct, x->slot, s->map,
-                      s->map != NULL ? NULL : &s->endpoints[cs->endpoint], key, keylen, what);
+                      s->map != NULL ? NULL : &s->endpoints[cs->endpoint], key, keylen, what,
+                      command);
 }
 
 /* Checks the value of GET number i of the batch against its key. */
@@ -218,13 +236,13 @@ static void verify_get(wctx *x, flight *fl, size_t i, const redisReply *r, cp__t
     size_t klen = fl->batch.keylen[i];
     t->checked++;
     if (r->type != REDIS_REPLY_STRING) {
-        record_mismatch(x, cs, key, klen, "not a string");
+        record_mismatch(x, cs, key, klen, "not a string", NULL);
         return;
     }
     uint32_t version = 0;
     cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
     if (vr != CP__VERIFY_OK)
-        record_mismatch(x, cs, key, klen, cp__verify_result_str(vr));
+        record_mismatch(x, cs, key, klen, cp__verify_result_str(vr), NULL);
     else if (s->acked != NULL && version < fl->batch.kver[i])
         t->stale++;
 }
@@ -233,8 +251,14 @@ static void verify_get(wctx *x, flight *fl, size_t i, const redisReply *r, cp__t
  * loop: a command's latency counts from when the schedule sent its batch, so waiting for a
  * stalled node shows in the percentiles instead of delaying the next sends (coordinated
  * omission). */
+static void finish_templates(wctx *x, flight *fl);
+
 static void finish_batch(wctx *x, flight *fl) {
     const cp__run_spec *s = x->spec;
+    if (s->cmds != NULL) { /* once per batch */
+        finish_templates(x, fl);
+        return;
+    }
     cp_pipeline *p = fl->p;
     cp__hist *hist = &x->slot->hist;
     size_t n = cp_count(p);
@@ -268,7 +292,7 @@ static void finish_batch(wctx *x, flight *fl) {
             continue;
         }
         t.ops++;
-        if (fl->batch.isset[i]) {
+        if (fl->batch.op[i]) {
             t.sets++;
             if (s->acked != NULL && r->type == REDIS_REPLY_STATUS) /* one writer per key */
                 atomic_store_explicit(&s->acked[fl->batch.kidx[i]], fl->batch.kver[i],
@@ -283,6 +307,184 @@ static void finish_batch(wctx *x, flight *fl) {
     }
     cp__hist_record_n_ns(hist, run_ns, run); /* the main thread merges the seconds' histograms */
     cp__acct_add(&x->w->acct, x->slot, &t);
+    cp_pipeline_reset(p);
+}
+
+/* ---- --command runs ---------------------------------------------------------------------------
+ * Each request of a batch is its template (batch.op) expanded for its key; its reply is checked
+ * as the template says (template.h) and counted in the template's own part as well as in the
+ * run's totals. */
+
+/* The request's placeholders, the __otherkey__ keys drawn now from its client's own stream. */
+static void subst_of(wctx *x, const cp__template *t, cp__group *g, const char *key, size_t klen,
+                     cp__tmpl_subst *sub) {
+    const cp__run_spec *s = x->spec;
+    *sub = (cp__tmpl_subst){key, klen, NULL, 0, NULL, 0, x->other, x->otherlen};
+    if (t->ndata > 0) {
+        cp__value_fill(s->vf, key, klen, s->version, x->valbuf);
+        sub->data = x->valbuf;
+        sub->datalen = cp__value_len(s->vf, key, klen);
+    }
+    if (t->ntag > 0) {
+        sub->taglen = cp__key_tag(key, klen, x->tagbuf);
+        sub->tag = x->tagbuf;
+    }
+    for (unsigned j = 0; j < t->nother; j++)
+        x->otherlen[j] = cp__key_format_digits(s->kf, cp__keygen_next(&g->okg),
+                                               x->otherbuf + j * x->ls.keystride);
+}
+
+static size_t compose_templates(wctx *x, flight *fl) {
+    const cp__cmdset *set = x->spec->cmds;
+    const cp__reqbuf b = fl->batch;
+    for (size_t i = 0; i < b.n; i++) {
+        const cp__template *t = &set->t[b.op[i]];
+        cp__tmpl_subst sub;
+        subst_of(x, t, fl->cs->g, b.keys + i * x->ls.keystride, b.keylen[i], &sub);
+        int argc = cp__template_expand(t, &sub, x->scratch, x->argv, x->argvlen);
+        int rc = t->by_slot ? cp_append_argv_slot(fl->p, argc, x->argv, x->argvlen, b.slot[i])
+                            : cp_append_argv(fl->p, argc, x->argv, x->argvlen);
+        if (rc != 0) { /* out of memory: run what is appended */
+            cp__acct_note_error(&x->w->acct, "%s", "out of memory composing a batch");
+            fl->batch.n = i;
+            return i;
+        }
+    }
+    return b.n;
+}
+
+/* A reply of template t for request i that is not what it should be. The sample names the key
+ * the command was for (its first argument, made from __key__). */
+static void template_mismatch(wctx *x, flight *fl, size_t i, const cp__template *t,
+                              const char *what) {
+    const char *key = fl->batch.keys + i * x->ls.keystride;
+    size_t klen = fl->batch.keylen[i];
+    char tag[CP__KEY_MAX_LEN + 2], arg[CP__KEY_MAX_LEN];
+    cp__tmpl_subst sub = {key, klen, NULL, 0, tag, cp__key_tag(key, klen, tag), NULL, NULL};
+    size_t alen = cp__template_arg(t, 1, &sub, arg, sizeof(arg));
+    x->w->acct.cmd[fl->batch.op[i]].verify_mismatches++;
+    record_mismatch(x, fl->cs, arg, alen, what, t->name);
+}
+
+/* A string of the reply: a value of __key__? NULL when it is, else why not. */
+static const char *value_wrong(wctx *x, flight *fl, size_t i, const redisReply *r) {
+    if (r->type != REDIS_REPLY_STRING)
+        return "not a string";
+    cp__verify_result vr =
+        cp__value_verify(x->spec->vf, r->str, r->len, fl->batch.keys + i * x->ls.keystride,
+                         fl->batch.keylen[i], NULL);
+    return vr == CP__VERIFY_OK ? NULL : cp__verify_result_str(vr);
+}
+
+/* A counter's reply: an integer, and (closed loop, where a client's commands for a key end in
+ * the order they were sent) above the last this client got for the key from this template. */
+static const char *counter_wrong(wctx *x, flight *fl, size_t i, const redisReply *r) {
+    if (r->type != REDIS_REPLY_INTEGER)
+        return "not an integer";
+    if (x->open_loop)
+        return NULL;
+    uint64_t id = cp__key_hash(fl->batch.keys + i * x->ls.keystride, fl->batch.keylen[i]);
+    id ^= ((uint64_t)fl->cs->g->gindex + 1) * 0x9e3779b97f4a7c15ull;
+    id = (id * CP__COMMANDS_MAX + fl->batch.op[i]) | 1;
+    ctr_entry *e = &x->ctr[(id >> 1) & (CTR_SLOTS - 1)];
+    int back = e->id == id && r->integer <= e->last;
+    e->id = id;
+    e->last = r->integer;
+    return back ? "counter did not grow" : NULL;
+}
+
+/* Checks the reply of request i (template t; not nil, not an empty array). */
+static void check_template(wctx *x, flight *fl, size_t i, const cp__template *t,
+                           const redisReply *r, cp__tally *tl) {
+    const char *why = NULL;
+    tl->checked++;
+    x->w->acct.cmd[fl->batch.op[i]].verify_checked++;
+    switch (t->check) {
+    case CP__CHECK_VALUE:
+        why = value_wrong(x, fl, i, r);
+        break;
+    case CP__CHECK_VALUES:
+        if (r->type != REDIS_REPLY_ARRAY) {
+            why = "not an array";
+            break;
+        }
+        for (size_t e = (size_t)t->first; e < r->elements && why == NULL; e += (size_t)t->stride)
+            if (r->element[e]->type != REDIS_REPLY_NIL)
+                why = value_wrong(x, fl, i, r->element[e]);
+        break;
+    case CP__CHECK_COUNTER:
+        why = counter_wrong(x, fl, i, r);
+        break;
+    case CP__CHECK_NONE:
+        break;
+    }
+    if (why != NULL)
+        template_mismatch(x, fl, i, t, why);
+}
+
+/* finish_batch for a --command run: the same accounting, and each template's part. With one
+ * template its latencies are the run's (the engine copies them), else each run of equal
+ * latencies of one template is one update of its histogram. */
+static void finish_templates(wctx *x, flight *fl) {
+    const cp__run_spec *s = x->spec;
+    const cp__cmdset *set = s->cmds;
+    cp_pipeline *p = fl->p;
+    cp__hist *hist = &x->slot->hist;
+    cp__bench_cmd_result *parts = x->w->acct.cmd;
+    int per_cmd = set->n > 1;
+    size_t n = cp_count(p);
+    cp__tally tl = {0};
+    uint64_t run_ns = 0, run = 0, crun_ns = 0, crun = 0;
+    unsigned ck = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned k = fl->batch.op[i];
+        const cp__template *t = &set->t[k];
+        cp_outcome oc = cp_get_outcome(p, i);
+        const redisReply *r = cp_reply(p, i);
+        if (oc != CP_DONE || r == NULL || r->type == REDIS_REPLY_ERROR) {
+            cp__acct_failure(&x->w->acct, p, oc, r, 1);
+            cp__acct_cmd_failure(&x->w->acct, k, oc, r);
+            tl.errors++;
+            continue;
+        }
+        uint64_t sent, done;
+        if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
+            if (fl->intended_ns != 0 && fl->intended_ns < sent)
+                sent = fl->intended_ns;
+            uint64_t lat = done - sent;
+            if (lat != run_ns) {
+                cp__hist_record_n_ns(hist, run_ns, run);
+                run_ns = lat;
+                run = 0;
+            }
+            run++;
+            if (per_cmd && (k != ck || lat != crun_ns)) {
+                cp__hist_record_n_ns(&parts[ck].latency, crun_ns, crun);
+                ck = k;
+                crun_ns = lat;
+                crun = 0;
+            }
+            crun++;
+        }
+        tl.ops++;
+        parts[k].ops++;
+        if (t->read) {
+            tl.gets++;
+            parts[k].reads++;
+            if (r->type == REDIS_REPLY_NIL || (t->check == CP__CHECK_VALUES &&
+                                               r->type == REDIS_REPLY_ARRAY && r->elements == 0)) {
+                tl.misses++;
+                parts[k].misses++;
+                continue;
+            }
+        }
+        if (s->verify && t->check != CP__CHECK_NONE)
+            check_template(x, fl, i, t, r, &tl);
+    }
+    cp__hist_record_n_ns(hist, run_ns, run);
+    if (per_cmd)
+        cp__hist_record_n_ns(&parts[ck].latency, crun_ns, crun);
+    cp__acct_add(&x->w->acct, x->slot, &tl);
     cp_pipeline_reset(p);
 }
 
@@ -331,12 +533,14 @@ static size_t compose_batch(wctx *x, cp__client_state *cs, flight *fl) {
     }
     if (fl->cmdkeys != NULL)
         return compose_mset(x, fl);
+    if (s->cmds != NULL)
+        return compose_templates(x, fl);
     cp__reqbuf b = fl->batch;
     for (size_t i = 0; i < b.n; i++) {
         const char *key = b.keys + i * x->ls.keystride;
         size_t klen = b.keylen[i];
         int rc;
-        if (b.isset[i]) {
+        if (b.op[i]) {
             cp__value_fill(s->vf, key, klen, b.kver != NULL ? b.kver[i] : s->version, x->valbuf);
             const char *argv[3] = {"SET", key, x->valbuf};
             size_t lens[3] = {3, klen, cp__value_len(s->vf, key, klen)};
@@ -634,6 +838,22 @@ static int setup_err(cp__worker *w, int code, const char *fmt, const char *a, co
     return code;
 }
 
+/* Appends a PING for the lane's master (cluster: the node of that address; a master the client
+ * does not know by it gets a PING wherever the library sends one) or the proxy. */
+static int warm_ping(wctx *x, cp__client_state *cs, cp_pipeline *p) {
+    const cp__run_spec *s = x->spec;
+    if (s->map != NULL) {
+        const cp__node_addr *m = &s->map->masters[cs->lane];
+        for (size_t i = 0; i < cp_node_count(cs->c); i++) {
+            cp_node_info ni;
+            if (cp_node_get(cs->c, i, &ni) == 0 && ni.port == m->port &&
+                strcmp(ni.host, m->host) == 0)
+                return cp_append_node(p, i, "PING");
+        }
+    }
+    return cp_append(p, "PING");
+}
+
 /* Connects lane cs and runs one untimed GET on its master (or the proxy), so its connection is
  * open and authenticated before the measured interval, and an unusable target fails here (the
  * lanes of a client together probe every master). */
@@ -646,6 +866,8 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         opt.seeds = s->seeds;
         opt.commands_from = s->commands;
         opt.read_from = s->read_from;
+        if (s->cmds != NULL && s->cmds->any_other) /* MGET __key__ __otherkey__ and the like */
+            opt.flags |= CP_OPT_SPLIT_MULTIKEY;
     } else {
         const cp__node_addr *a = &s->endpoints[cs->endpoint];
         snprintf(ep, sizeof(ep), strchr(a->host, ':') ? "[%s]:%d" : "%s:%d", a->host, a->port);
@@ -675,11 +897,14 @@ static int setup_client(wctx *x, cp__client_state *cs) {
         (fl->owned && cp__reqbuf_alloc(&x->ls, &fl->batch, s->batch) != 0))
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");
 
-    /* The lane's master (cluster) or the proxy. */
+    /* The lane's master (cluster) or the proxy. A --command run sends a PING there instead of
+     * a GET, so that the servers' count of each of its commands is the run's. */
     char key[CP__KEY_MAX_LEN];
     uint64_t probe = s->map != NULL ? s->probe_keys[cs->lane] : 0;
     int warm = 0;
-    if (probe != UINT64_MAX) {
+    if (s->cmds != NULL) {
+        warm = warm_ping(x, cs, fl->p) == 0;
+    } else if (probe != UINT64_MAX) {
         size_t klen = cp__key_format(s->kf, probe, key);
         const char *argv[2] = {"GET", key};
         size_t lens[2] = {3, klen};
@@ -701,15 +926,46 @@ static int setup_client(wctx *x, cp__client_state *cs) {
 }
 
 /* The loop's own allocations and the clients' streams; a failure is the worker's setup error. */
+/* A --command run's scratch (see wctx). Returns 0 or CP_ENOMEM. */
+static int setup_templates(wctx *x) {
+    const cp__cmdset *set = x->spec->cmds;
+    size_t scratch = 1, nother = 1, ks = x->ls.keystride;
+    for (int k = 0; k < set->n; k++) {
+        size_t n = cp__template_scratch(&set->t[k], ks, x->spec->vf->value_size);
+        scratch = n > scratch ? n : scratch;
+        nother = set->t[k].nother > nother ? set->t[k].nother : nother;
+    }
+    x->scratch = malloc(scratch);
+    x->tagbuf = malloc(ks + 2);
+    x->otherbuf = malloc(nother * ks);
+    x->other = malloc(nother * sizeof(*x->other));
+    x->otherlen = malloc(nother * sizeof(*x->otherlen));
+    if (set->any_counter)
+        x->ctr = calloc(CTR_SLOTS, sizeof(*x->ctr));
+    if (x->scratch == NULL || x->tagbuf == NULL || x->otherbuf == NULL || x->other == NULL ||
+        x->otherlen == NULL || (set->any_counter && x->ctr == NULL))
+        return CP_ENOMEM;
+    for (size_t j = 0; j < nother; j++) { /* only the digits change */
+        memcpy(x->otherbuf + j * ks, x->spec->kf->prefix, x->spec->kf->prefix_len);
+        x->other[j] = x->otherbuf + j * ks;
+    }
+    return 0;
+}
+
 static void setup_loop(wctx *x) {
     cp__worker *w = x->w;
     const cp__run_spec *s = x->spec;
     x->epfd = epoll_create1(EPOLL_CLOEXEC);
     size_t per_cmd = s->mset_keys > 1 ? (size_t)s->mset_keys : 1; /* keys per command, at most */
+    size_t nargs = 1 + 2 * per_cmd;
+    if (s->cmds != NULL)
+        nargs = CP__TEMPLATE_ARGS_MAX;
     x->valbuf = malloc(s->vf->value_size * per_cmd + 1);
-    x->argv = malloc((1 + 2 * per_cmd) * sizeof(*x->argv));
-    x->argvlen = malloc((1 + 2 * per_cmd) * sizeof(*x->argvlen));
+    x->argv = malloc(nargs * sizeof(*x->argv));
+    x->argvlen = malloc(nargs * sizeof(*x->argvlen));
     int lanes_rc = cp__lanes_init(&x->ls, s, w->ncs);
+    if (lanes_rc == 0 && s->cmds != NULL)
+        lanes_rc = setup_templates(x);
     x->open_loop = s->rate > 0 && s->mset_keys <= 1;
     x->capfinished = w->ncs > 0 ? w->ncs : 1;
     x->finished = malloc((size_t)x->capfinished * sizeof(*x->finished));
@@ -800,6 +1056,12 @@ void *cp__worker_main(void *arg) {
     free(x.argv);
     free(x.argvlen);
     free(x.finished);
+    free(x.scratch);
+    free(x.tagbuf);
+    free(x.otherbuf);
+    free(x.other);
+    free(x.otherlen);
+    free(x.ctr);
     cp__lanes_free(&x.ls);
     cp__sec_end(&w->ring);
     return NULL;
@@ -815,7 +1077,11 @@ void cp__worker_init(cp__worker *w, const cp__run_spec *spec, cp__gate *gate, in
     w->ncs = nclients * spec->lanes;
     w->cs = calloc((size_t)w->ncs, sizeof(*w->cs));
     w->groups = calloc((size_t)nclients, sizeof(*w->groups));
-    if (w->cs == NULL || w->groups == NULL) {
+    if (spec->cmds != NULL &&
+        (w->acct.cmd = calloc((size_t)spec->cmds->n, sizeof(*w->acct.cmd))) != NULL)
+        for (int k = 0; k < spec->cmds->n; k++)
+            cp__hist_init(&w->acct.cmd[k].latency);
+    if (w->cs == NULL || w->groups == NULL || (spec->cmds != NULL && w->acct.cmd == NULL)) {
         w->setup_err = CP_ENOMEM;
         snprintf(w->setup_errstr, sizeof(w->setup_errstr), "out of memory");
     }
@@ -832,4 +1098,6 @@ void cp__worker_free(cp__worker *w) {
     for (int i = 0; w->groups != NULL && i < w->nclients; i++)
         cp__group_free(&w->groups[i], w->spec->lanes);
     free(w->groups);
+    free(w->acct.cmd);
+    w->acct.cmd = NULL;
 }

@@ -122,6 +122,7 @@ _Static_assert(offsetof(cp__bench_config, ratio_get) ==
 typedef struct bench_opts {
     cp__bench_config cfg;
     cp_cli_target tf;
+    cp_cli_commands cmds;
     const char *json, *csv, *hdr;
     int quiet;
 } bench_opts;
@@ -147,6 +148,7 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_LIKE(cp_cli_def_requests, BC(requests), "total requests (default 100000)"),
     CP_CLI_LIKE(cp_cli_def_duration, BC(duration_s), NULL),
     CP_CLI_LIKE(cp_cli_def_ratio, BC(ratio_set), "operation mix (default 0:1, only GETs)"),
+    {.kind = CP_CLI_INCLUDE, .include = cp_cli_command_flags, .off = BO(cmds)},
     CP_CLI_LIKE(cp_cli_def_keys, BC(keys), "key space key:0 .. key:K-1 (default 100000)"),
     CP_CLI_LIKE(cp_cli_def_key_dist, BC(dist), NULL),
     CP_CLI_LIKE(cp_cli_def_key_layout, BC(key_layout),
@@ -170,16 +172,19 @@ static const cp_cli_flag bench_rows[] = {
                 "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
                 "connections) before giving up on them\n(default: the library's, 3000)"),
     CP_CLI_LIKE(cp_cli_def_read_from, BC(read_from),
-                "cluster: where GETs go: master (default), replica (never\nthe master) or "
+                "cluster: where reads go: master (default), replica (never\nthe master) or "
                 "replica-preferred (the master when a\nshard has no usable replica); READONLY "
                 "on every connection"),
-    CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify), "do not check GET replies"),
+    CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify),
+                "do not check replies (GETs; with --command its reads and\ncounters)"),
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
     CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
     CP_CLI_STR("--hdr-file", "FILE", BO(hdr),
                "write the latency distribution of every request in\nHdrHistogram's .hgrm "
-               "percentile text (atomically; values\nin microseconds, as the JSON's latency_us)"),
+               "percentile text (atomically; values\nin microseconds, as the JSON's latency_us); "
+               "with\n--command also each command's, FILE without .hgrm then\n-N-NAME.hgrm "
+               "(lat.hgrm: lat-1-HSET.hgrm, ...)"),
     CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
     CP_CLI_END,
 };
@@ -188,10 +193,11 @@ static const cp_cli_cmd bench_cmd = {
     .name = "bench",
     .usage = "usage: clusterpipe bench TARGET [options]\n"
              "\n"
-             "Runs GET/SET traffic with T threads x C clients x P requests in flight per\n"
-             "connection, checks every GET reply against its key, and reports throughput,\n"
-             "per-request latency, CPU per component (redis, proxy, client) over the measured\n"
-             "interval, redirects, retries and failures.\n"
+             "Runs GET/SET traffic (or the --command templates) with T threads x C clients x P\n"
+             "requests in flight per connection, checks every GET reply against its key, and\n"
+             "reports throughput, per-request latency, CPU per component (redis, proxy,\n"
+             "client) over the measured interval, redirects, retries and failures; with\n"
+             "--command also each command's ops, latency, errors and checks.\n"
              "\n",
     .rows = bench_rows,
     .epilog = "\n"
@@ -224,25 +230,72 @@ static void print_cpu(const char *name, bool has, double s, uint64_t ops) {
         printf("  %-7s %.3f s", name, s);
 }
 
+/* A --command run's part per command: which were verified, then a row each. */
+static void print_commands(const cp__bench_config *cfg, const cp__bench_result *r) {
+    const cp__cmdset *set = cfg->commands;
+    char line[2][1024];
+    size_t len[2] = {0, 0};
+    for (int k = 0; k < set->n; k++) {
+        int v = cfg->verify && set->t[k].check != CP__CHECK_NONE;
+        len[v] += (size_t)snprintf(line[v] + len[v], sizeof(line[v]) - len[v], "%s%s (%d)",
+                                   len[v] ? ", " : "", set->t[k].name, k + 1);
+        if (len[v] >= sizeof(line[v]))
+            len[v] = sizeof(line[v]) - 1;
+    }
+    printf("commands     verified: %s; counted only: %s\n", len[1] ? line[1] : "none",
+           len[0] ? line[0] : "none");
+    printf("  # %-36s %6s %12s %8s %8s %10s %10s %9s %9s %9s\n", "command", "weight", "ops",
+           "failed", "misses", "checked", "mismatches", "p50 us", "p99 us", "p99.9 us");
+    for (size_t k = 0; k < r->ncommands; k++) {
+        const cp__template *t = &set->t[k];
+        const cp__bench_cmd_result *c = &r->commands[k];
+        char ops[32], miss[32] = "-", chk[32] = "-", mism[32] = "-";
+        if (t->read)
+            snprintf(miss, sizeof(miss), "%llu", (unsigned long long)c->misses);
+        if (cfg->verify && t->check != CP__CHECK_NONE) {
+            snprintf(chk, sizeof(chk), "%llu", (unsigned long long)c->verify_checked);
+            snprintf(mism, sizeof(mism), "%llu", (unsigned long long)c->verify_mismatches);
+        }
+        int cut = strlen(t->text) > 36;
+        printf("%3zu %-*.*s%s %6u %12s %8llu %8s %10s %10s %9.1f %9.1f %9.1f\n", k + 1,
+               cut ? 33 : 36, cut ? 33 : 36, t->text, cut ? "..." : "", set->weight[k],
+               grouped((double)c->ops, ops, sizeof(ops)),
+               (unsigned long long)(c->failed_ops + c->unknown_ops), miss, chk, mism,
+               cp__hist_percentile_us(&c->latency, 50), cp__hist_percentile_us(&c->latency, 99),
+               cp__hist_percentile_us(&c->latency, 99.9));
+    }
+}
+
 static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg,
                           const cp__bench_result *r) {
-    char a[32], b[32], dist[64], sizes[256];
+    char a[32], b[32], dist[64], sizes[256], mix[160];
     cp__dist_format(&cfg->dist, dist, sizeof(dist));
     cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
+    if (cfg->commands != NULL)
+        snprintf(mix, sizeof(mix), "commands %d (ratio %s)", cfg->commands->n,
+                 cfg->commands->ratio);
+    else
+        snprintf(mix, sizeof(mix), "ratio %u:%u", cfg->ratio_set, cfg->ratio_get);
     printf("clusterpipe bench: %s, %d %s, %s\n", cp__bench_target_topology(t), r->masters,
            t->mode == CP__TARGET_CLUSTER ? "masters" : "endpoints", t->endpoints);
-    printf("workload     threads %d, clients %d, pipeline %d, ratio %u:%u, keys %llu%s, value "
-           "%s B, %s%s\n",
-           cfg->threads, cfg->clients, cfg->pipeline, cfg->ratio_set, cfg->ratio_get,
-           (unsigned long long)cfg->keys,
+    printf("workload     threads %d, clients %d, pipeline %d, %s, keys %llu%s, value %s B, "
+           "%s%s\n",
+           cfg->threads, cfg->clients, cfg->pipeline, mix, (unsigned long long)cfg->keys,
            cfg->key_layout == CP__KEYS_PER_MASTER ? " (per-master)" : "", sizes, dist,
            cfg->verify ? "" : ", no verify");
     if (cfg->read_from != CP_READ_MASTER)
         printf("reads        on replicas (%s)\n",
                cfg->read_from == CP_READ_REPLICA ? "replica" : "replica-preferred");
-    printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
-           grouped((double)r->ops, a, sizeof(a)), r->seconds, grouped(r->ops_per_sec, b, sizeof(b)),
-           (unsigned long long)r->gets, (unsigned long long)r->sets, (unsigned long long)r->misses);
+    if (cfg->commands != NULL)
+        printf("throughput   %s ops in %.3f s = %s ops/s (reads %llu, misses %llu)\n",
+               grouped((double)r->ops, a, sizeof(a)), r->seconds,
+               grouped(r->ops_per_sec, b, sizeof(b)), (unsigned long long)r->gets,
+               (unsigned long long)r->misses);
+    else
+        printf("throughput   %s ops in %.3f s = %s ops/s (gets %llu, sets %llu, misses %llu)\n",
+               grouped((double)r->ops, a, sizeof(a)), r->seconds,
+               grouped(r->ops_per_sec, b, sizeof(b)), (unsigned long long)r->gets,
+               (unsigned long long)r->sets, (unsigned long long)r->misses);
     printf("latency us   p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
            cp__hist_percentile_us(&r->latency, 50), cp__hist_percentile_us(&r->latency, 90),
            cp__hist_percentile_us(&r->latency, 99), cp__hist_percentile_us(&r->latency, 99.9),
@@ -262,12 +315,29 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
            (unsigned long long)r->unknown_ops);
     printf("verify       %s checked %llu, mismatches %llu\n", cfg->verify ? "on," : "off,",
            (unsigned long long)r->verify_checked, (unsigned long long)r->verify_mismatches);
+    if (cfg->commands != NULL)
+        print_commands(cfg, r);
     for (size_t i = 0; i < r->nmismatch; i++)
-        fprintf(stderr, "clusterpipe bench: mismatch: key %s (slot %u, node %s): %s\n",
-                r->mismatch[i].key, r->mismatch[i].slot, r->mismatch[i].node, r->mismatch[i].what);
+        fprintf(stderr, "clusterpipe bench: mismatch: %s%skey %s (slot %u, node %s): %s\n",
+                r->mismatch[i].command, r->mismatch[i].command[0] ? " " : "", r->mismatch[i].key,
+                r->mismatch[i].slot, r->mismatch[i].node, r->mismatch[i].what);
     if (r->first_error[0] != '\0')
         fprintf(stderr, "clusterpipe bench: first error: %s\n", r->first_error);
 }
+
+/* Each command's .hgrm file (--hdr-file of a --command run), named in its JSON object. */
+static void name_command_hgrms(json_t *j, const char *hdr_path, const cp__bench_config *cfg) {
+    json_t *a = json_object_get(j, "commands");
+    for (size_t k = 0; k < json_array_size(a) && cfg->commands != NULL; k++) {
+        char file[4200];
+        cp__bench_hgrm_command_path(hdr_path, k, cfg->commands->t[k].name, file, sizeof(file));
+        const char *base = strrchr(file, '/');
+        json_object_set_new(json_array_get(a, k), "hgrm", json_string(base ? base + 1 : file));
+    }
+}
+
+/* bench once the flags are parsed (o->cfg.commands built, owned by the caller). */
+static int run_bench(const bench_opts *o, int argc, char **argv);
 
 int cp_cli_bench(int argc, char **argv) {
     const char *cmd = "bench";
@@ -281,7 +351,24 @@ int cp_cli_bench(int argc, char **argv) {
         return cp_cli_usage_error(cmd, "give either --requests or --duration, not both");
     if (cp_cli_given(&seen, "--duration"))
         o.cfg.requests = 0;
+    if (o.cmds.n > 0 && cp_cli_given(&seen, "--ratio"))
+        return cp_cli_usage_error(cmd, "--ratio is the GET/SET mix: with --command, give the "
+                                       "commands' weights with --command-ratio");
     o.tf.tls |= o.tf.insecure;
+    cp__cmdset *cmds = NULL;
+    rc = cp_cli_commands_build(cmd, &o.cmds, &cmds);
+    if (rc != CP_EXIT_OK)
+        return rc;
+    o.cfg.commands = cmds;
+    rc = run_bench(&o, argc, argv);
+    cp__cmdset_free(cmds);
+    return rc;
+}
+
+static int run_bench(const bench_opts *op, int argc, char **argv) {
+    const char *cmd = "bench";
+    const bench_opts o = *op;
+    int rc;
     cp__bench_config cfg = o.cfg;
     const cp_cli_target tf = o.tf;
     const char *json_path = o.json, *csv_path = o.csv, *hdr_path = o.hdr;
@@ -328,6 +415,8 @@ int cp_cli_bench(int argc, char **argv) {
             json_t *j = cp__bench_json(&t, &cfg, r);
             if (j != NULL && cp_cli_interrupted)
                 json_object_set_new(j, "interrupted", json_true());
+            if (j != NULL && hdr_path != NULL && !cp_cli_interrupted)
+                name_command_hgrms(j, hdr_path, &cfg);
             if (j == NULL || cp__json_write_file(json_path, j, err, sizeof(err)) != 0) {
                 fprintf(stderr, "clusterpipe bench: --json: %s\n", j ? err : "out of memory");
                 rc = CP_EXIT_FAIL;
@@ -343,7 +432,9 @@ int cp_cli_bench(int argc, char **argv) {
         }
         if (hdr_path != NULL && cp_cli_interrupted)
             fprintf(stderr, "clusterpipe bench: --hdr-file not written: the run was interrupted\n");
-        else if (hdr_path != NULL && cp__bench_write_hgrm(hdr_path, r, err, sizeof(err)) != 0) {
+        else if (hdr_path != NULL &&
+                 (cp__bench_write_hgrm(hdr_path, r, err, sizeof(err)) != 0 ||
+                  cp__bench_write_command_hgrms(hdr_path, &cfg, r, err, sizeof(err)) != 0)) {
             fprintf(stderr, "clusterpipe bench: --hdr-file: %s\n", err);
             rc = CP_EXIT_FAIL;
         }

@@ -43,6 +43,7 @@ typedef struct compare_cli {
     cp_cli_pids pids;   /* every process the experiment started */
     cp__placement placement;
     cp__sweep sweep;
+    cp_cli_commands cmds;
 } compare_cli;
 
 static int parse_sweep(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
@@ -128,6 +129,7 @@ static const cp_cli_flag compare_rows[] = {
                 "uniform (default), sequential, zipf:S, gaussian or\ngaussian:C,S (centre C, "
                 "spread S, in keys)"),
     CP_CLI_LIKE(cp_cli_def_no_verify, CO(verify), NULL),
+    {.kind = CP_CLI_INCLUDE, .include = cp_cli_command_flags, .off = offsetof(compare_cli, cmds)},
     {.like = &cp_cli_def_cluster,
      .off = CO(cluster_eps),
      .arg = "H:P,...",
@@ -175,7 +177,7 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--requests N] [--keys K]\n"
              "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
              "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
-             "                           [--no-verify]\n"
+             "                           [--no-verify] [--command T ... [--command-ratio W,...]]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
              "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
@@ -185,7 +187,9 @@ static const cp_cli_cmd compare_cmd = {
              "runs GET and pipelined GET, stops it, then does the same with a 4-master Redis\n"
              "Cluster, one setup at a time so they never share the CPU. Prints the table (time,\n"
              "Redis / client / twemproxy / total CPU-seconds, ops/s, p50/p99, CPU us per op, and\n"
-             "the cluster/twemproxy ratio per call type) and writes into DIR: results.json,\n"
+             "the cluster/twemproxy ratio per call type; with --command the cases run those\n"
+             "commands, plain and pipelined, and a table per command follows) and writes into\n"
+             "DIR: results.json,\n"
              "latency/*.hgrm (every run's latency distribution, HdrHistogram's text),\n"
              "table.md, charts (PNG and SVG, drawn with gnuplot) and report.md.\n"
              "\n",
@@ -242,6 +246,8 @@ static void on_spawn(void *ud, const cp_proc *p) {
     cp_cli_pids_add(&((compare_cli *)ud)->pids, p->pid, p->start_time);
 }
 
+static int run_compare(compare_cli *c, int argc, char **argv);
+
 int cp_cli_compare(int argc, char **argv) {
     static compare_cli c; /* static: the hooks' state; one compare per process */
     memset(&c, 0, sizeof(c));
@@ -261,12 +267,26 @@ int cp_cli_compare(int argc, char **argv) {
         return cp_cli_usage_error("compare", "%s", err);
     c.o.placement = &c.placement;
     c.o.sweep = &c.sweep;
-    if (cp__compare_opts_check(&c.o, err, sizeof(err)) != 0)
+    cp__cmdset *cmds = NULL;
+    rc = cp_cli_commands_build("compare", &c.cmds, &cmds);
+    if (rc != CP_EXIT_OK)
+        return rc;
+    c.o.commands = cmds;
+    rc = run_compare(&c, argc, argv);
+    cp__cmdset_free(cmds);
+    return rc;
+}
+
+/* compare once the flags are parsed (c->o.commands built, owned by the caller). */
+static int run_compare(compare_cli *c, int argc, char **argv) {
+    char err[ERRLEN] = "";
+    int rc;
+    if (cp__compare_opts_check(&c->o, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
 
     char outdir[4096];
-    if (c.out) {
-        snprintf(outdir, sizeof(outdir), "%s", c.out);
+    if (c->out) {
+        snprintf(outdir, sizeof(outdir), "%s", c->out);
     } else {
         time_t now = time(NULL);
         struct tm tm;
@@ -283,29 +303,29 @@ int cp_cli_compare(int argc, char **argv) {
         fprintf(stderr, "clusterpipe compare: %s\n", err);
         return CP_EXIT_FAIL;
     }
-    c.o.hgrm_dir = hgrm_dir;
+    c->o.hgrm_dir = hgrm_dir;
     cp_cli_install_signals();
     char command[8192];
     cp_cli_join_command(argc, argv, command, sizeof(command));
-    c.o.command_line = command;
-    c.o.version = CP_VERSION;
-    c.o.log = c.quiet ? NULL : log_line;
-    c.o.warn = warn_line;
-    c.o.bench_progress = bench_progress;
-    c.o.load_progress = load_progress;
-    c.o.on_spawn = on_spawn;
-    c.o.ud = &c;
-    c.o.cancel = &cp_cli_interrupted;
+    c->o.command_line = command;
+    c->o.version = CP_VERSION;
+    c->o.log = c->quiet ? NULL : log_line;
+    c->o.warn = warn_line;
+    c->o.bench_progress = bench_progress;
+    c->o.load_progress = load_progress;
+    c->o.on_spawn = on_spawn;
+    c->o.ud = c;
+    c->o.cancel = &cp_cli_interrupted;
 
     json_t *doc = NULL;
-    rc = cp__compare_run(&c.o, &doc, err, sizeof(err));
-    clear_progress(&c);
+    rc = cp__compare_run(&c->o, &doc, err, sizeof(err));
+    clear_progress(c);
     if (doc == NULL) {
         fprintf(stderr, "clusterpipe compare: %s\n", err[0] ? err : cp_strerror(rc));
         return rc == CP_EINVAL ? CP_EXIT_USAGE : CP_EXIT_FAIL;
     }
     int failed = rc != 0;
-    if (cp_cli_pids_check(&c.pids, "compare") > 0) {
+    if (cp_cli_pids_check(&c->pids, "compare") > 0) {
         failed = 1;
         json_object_set_new(doc, "failed", json_true());
     }
@@ -322,7 +342,7 @@ int cp_cli_compare(int argc, char **argv) {
         return CP_EXIT_FAIL;
     }
     /* a chart failure is reported but does not fail the measurement */
-    cp_cli_render(outdir, doc, c.quiet, 1, &cp_cli_interrupted);
+    cp_cli_render(outdir, doc, c->quiet, 1, &cp_cli_interrupted);
     json_decref(doc);
     if (failed)
         fprintf(stderr,

@@ -65,6 +65,8 @@ typedef struct scenario_cli {
     cp__scn_opts o;
     const char *out;
     int quiet;
+    cp_cli_commands cmds;
+    cp__cmdset *set; /* built from cmds (freed by the caller of parse) */
 } scenario_cli;
 
 #define SO(field) offsetof(scenario_cli, o.field)
@@ -87,6 +89,7 @@ static const cp_cli_flag scenario_rows[] = {
             "failover: restart the killed server S seconds after the\nkill, and not before a "
             "cluster replica took over (default 8)"),
     CP_CLI_LIKE(cp_cli_def_ratio, SO(ratio_set), "mix of the load (default 1:9)"),
+    {.kind = CP_CLI_INCLUDE, .include = cp_cli_command_flags, .off = offsetof(scenario_cli, cmds)},
     CP_CLI_LIKE(cp_cli_def_threads, SO(threads), "client threads (default 4)"),
     CP_CLI_LIKE(cp_cli_def_clients, SO(clients), "connections in total (default 16)"),
     CP_CLI_LIKE(cp_cli_def_pipeline, SO(pipeline), "requests in flight per connection (default 4)"),
@@ -109,7 +112,8 @@ static const cp_cli_cmd scenario_cmd = {
     .name = "scenario",
     .usage = "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
              "                            [--duration S] [--warmup S] [--down S]\n"
-             "                            [--ratio SET:GET] [--threads T] [--clients C]\n"
+             "                            [--ratio SET:GET | --command T ...]\n"
+             "                            [--command-ratio W,...] [--threads T] [--clients C]\n"
              "                            [--pipeline P] [--value-size B] [--retry-budget MS]\n"
              "                            [--only cluster|twemproxy]\n"
              "                            [--persistence | --no-persistence] [-q]\n"
@@ -133,8 +137,10 @@ static const cp_cli_cmd scenario_cmd = {
              "case: failed and unknown requests, the error window, the throughput dip against\n"
              "the warm-up median, how long the change took, the share of keys a reshard made\n"
              "unreachable, and acknowledged writes lost (every SET's version is tracked per key;\n"
-             "every key is read back at the end). Writes into DIR: results.json, timeline.png,\n"
-             "timeline.svg (via gnuplot), report.md.\n"
+             "every key is read back at the end). With --command the load runs those commands\n"
+             "instead (no versions are tracked and nothing is read back: no stale reads or lost\n"
+             "writes). Writes into DIR: results.json, timeline.png, timeline.svg (via gnuplot),\n"
+             "report.md.\n"
              "\n",
     .options = "options:",
     .rows = scenario_rows,
@@ -177,9 +183,17 @@ static int parse(int argc, char **argv, scenario_cli *c) {
         cp__scn_opts_init(&c->o, CP__SCN_FAILOVER);
     else
         return cp_cli_usage_error(cmd, "'%s' is not a scenario (reshard or failover)", argv[1]);
-    int rc = cp_cli_parse(&scenario_cmd, argc, argv, 2, c, NULL);
+    cp_cli_seen seen;
+    int rc = cp_cli_parse(&scenario_cmd, argc, argv, 2, c, &seen);
     if (rc != CP_CLI_GO)
         return rc;
+    if (c->cmds.n > 0 && cp_cli_given(&seen, "--ratio"))
+        return cp_cli_usage_error(cmd, "--ratio is the SET:GET mix: with --command, give the "
+                                       "commands' weights with --command-ratio");
+    rc = cp_cli_commands_build(cmd, &c->cmds, &c->set);
+    if (rc != CP_EXIT_OK)
+        return rc;
+    c->o.commands = c->set;
     char err[ERRLEN];
     if (cp__scn_opts_check(&c->o, err, sizeof(err)) != 0)
         return cp_cli_usage_error(cmd, "%s", err);
@@ -223,15 +237,23 @@ static void print_cases(const json_t *doc) {
     }
 }
 
+static int run_scenario(const scenario_cli *sc, int argc, char **argv);
+
 int cp_cli_scenario(int argc, char **argv) {
     static scenario_cli sc; /* static: with the options; one scenario per process */
     memset(&sc, 0, sizeof(sc));
     int rc = parse(argc, argv, &sc);
-    if (rc != CP_CLI_GO)
-        return rc;
-    cp__scn_opts o = sc.o;
-    const char *out = sc.out;
-    int quiet = sc.quiet;
+    if (rc == CP_CLI_GO)
+        rc = run_scenario(&sc, argc, argv);
+    cp__cmdset_free(sc.set);
+    return rc;
+}
+
+/* The scenario once parse() has filled sc. */
+static int run_scenario(const scenario_cli *sc, int argc, char **argv) {
+    cp__scn_opts o = sc->o;
+    const char *out = sc->out;
+    int quiet = sc->quiet;
     char outdir[4096], err[ERRLEN] = "";
     if (out != NULL) {
         snprintf(outdir, sizeof(outdir), "%s", out);

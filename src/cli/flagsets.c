@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * The shared flag definitions (flagsets.h) and the parsers of their structured values (SET:GET
- * mix, key distribution, key layout). Constant data; the parsers write only their destination and
- * print only usage errors. Single-threaded.
+ * mix, key distribution, key layout, command templates). Constant data; the parsers write only
+ * their destination and print only usage errors; cp_cli_commands_build allocates the set it
+ * returns. Single-threaded.
  */
 #include "cli/flagsets.h"
+
+#include "cli/cli.h"
 
 #include "bench/engine.h"
 #include "bench/keyspace.h"
@@ -13,6 +16,8 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int parse_ratio(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
@@ -37,6 +42,23 @@ static int parse_value_size(const char *cmd, const cp_cli_flag *f, const char *v
     char why[256];
     if (cp__value_sizes_parse(val, dst, why, sizeof(why)) != 0)
         return cp_cli_flag_error(cmd, f, "%s", why);
+    return 0;
+}
+
+/* --command: appended to the list, each template refused at once when it cannot be parsed. */
+static int parse_command(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    cp_cli_commands *c = dst;
+    if (c->n == CP__COMMANDS_MAX)
+        return cp_cli_flag_error(cmd, f, "at most %d of them", CP__COMMANDS_MAX);
+    cp__template *t = malloc(sizeof(*t));
+    if (t == NULL)
+        return cp_cli_flag_error(cmd, f, "out of memory");
+    char why[256];
+    int rc = cp__template_parse(val, t, why, sizeof(why));
+    free(t);
+    if (rc != 0)
+        return cp_cli_flag_error(cmd, f, "'%s': %s", val, why);
+    c->text[c->n++] = val;
     return 0;
 }
 
@@ -97,7 +119,7 @@ const cp_cli_flag cp_cli_def_key_layout = CP_CLI_FN(
     "--key-layout", "L", parse_layout, 0, "spread (default) or per-master (see bench --help)");
 const cp_cli_flag cp_cli_def_read_from =
     CP_CLI_FN("--read-from", "R", parse_read_from, 0,
-              "cluster: where GETs go: master (default), replica or\nreplica-preferred "
+              "cluster: where reads go: master (default), replica or\nreplica-preferred "
               "(READONLY on every connection)");
 const cp_cli_flag cp_cli_def_retry_budget =
     CP_CLI_NUM("--retry-budget", "MS", CP_CLI_INT, 0, 3600000, 0,
@@ -115,6 +137,44 @@ const cp_cli_flag cp_cli_def_out = CP_CLI_STR("--out", "DIR", 0, "output directo
 const cp_cli_flag cp_cli_def_dir =
     CP_CLI_STR("--dir", "DIR", 0, "a topology started by 'clusterpipe up'");
 const cp_cli_flag cp_cli_def_password = CP_CLI_STR("--password", "PW", 0, "AUTH password");
+
+/* ---- --command and --command-ratio -----------------------------------------------------------
+ */
+
+#define CMDS(field) offsetof(cp_cli_commands, field)
+
+const cp_cli_flag cp_cli_command_flags[] = {
+    CP_CLI_FN("--command", "TEMPLATE", parse_command, 0,
+              "run this Redis command instead of GET/SET (repeatable, up\n"
+              "to 16): split as redis-cli splits ('...' and \"...\" group),\n"
+              "with placeholders __key__ (the key drawn), __data__ (its\n"
+              "verifiable value), __tag__ (__key__ as a hash-tagged prefix:\n"
+              "__tag__:h is a key in __key__'s slot) and __otherkey__\n"
+              "(another key of the key space); e.g. 'HSET __tag__:h f\n"
+              "__data__' and 'HGET __tag__:h f'. Reads of __key__'s values\n"
+              "and counters (INCR) are verified, other commands counted"),
+    CP_CLI_STR("--command-ratio", "W,...", CMDS(ratio),
+               "weights of the --command templates, one each (default\nequal), e.g. 3,1"),
+    CP_CLI_END,
+};
+
+int cp_cli_commands_build(const char *cmd, const cp_cli_commands *c, cp__cmdset **out) {
+    *out = NULL;
+    if (c->n == 0) {
+        if (c->ratio != NULL)
+            return cp_cli_usage_error(cmd, "--command-ratio needs --command");
+        return CP_EXIT_OK;
+    }
+    char err[512];
+    int rc = cp__cmdset_new(c->text, c->n, c->ratio, out, err, sizeof(err));
+    if (rc == CP_ENOMEM) {
+        fprintf(stderr, "clusterpipe %s: out of memory\n", cmd);
+        return CP_EXIT_FAIL;
+    }
+    if (rc != 0) /* each template was checked as it was parsed: the weights are wrong */
+        return cp_cli_usage_error(cmd, "%s%s", c->ratio != NULL ? "--command-ratio: " : "", err);
+    return CP_EXIT_OK;
+}
 
 /* ---- TARGET, AUTH and TLS --------------------------------------------------------------------
  */

@@ -3,13 +3,15 @@
  * The flags several subcommands share, each declared once with its name, kind, bounds (the
  * workload's from bench/limits.h) and a generic help text: the workload set that bench, load,
  * compare and scenario bind with a `like` row (landing wherever each command keeps the value,
- * with its own help text when it says more), and the TARGET set that bench and load include
+ * with its own help text when it says more), the --command pair that bench, compare and scenario
+ * include whole (landing in a cp_cli_commands), and the TARGET set that bench and load include
  * whole (landing in a cp_cli_target). Static const data and their row parsers; the parsers
  * write only the value they are given and print only usage errors. Single-threaded.
  */
 #ifndef CLUSTERPIPE_CLI_FLAGSETS_H
 #define CLUSTERPIPE_CLI_FLAGSETS_H
 
+#include "bench/template.h"
 #include "cli/flags.h"
 
 /* compare and scenario load their dataset themselves: at most this many keys */
@@ -36,6 +38,26 @@ extern const cp_cli_flag cp_cli_def_quiet;        /* int, set 1; -q */
 extern const cp_cli_flag cp_cli_def_out;          /* const char *, a directory */
 extern const cp_cli_flag cp_cli_def_dir;          /* const char *, a topology directory */
 extern const cp_cli_flag cp_cli_def_password;     /* const char * */
+
+/* ---- --command and --command-ratio of bench, compare and scenario ------------------------------
+ */
+
+/* What the two flags were given: the templates in order (pointing into argv) and the weights. */
+typedef struct cp_cli_commands {
+    const char *text[CP__COMMANDS_MAX];
+    int n;
+    const char *ratio;
+} cp_cli_commands;
+
+/* An include table (CP_CLI_INCLUDE at offsetof(..., the cp_cli_commands)): --command TEMPLATE
+ * (repeatable, each checked as it is parsed) and --command-ratio W,... */
+extern const cp_cli_flag cp_cli_command_flags[];
+
+/* The templates of c as the engine takes them: *out NULL when no --command was given. Returns
+ * CP_EXIT_OK, or CP_EXIT_USAGE after printing why (a weight count that does not match, weights
+ * without --command, out of memory as a failure: CP_EXIT_FAIL). The caller frees *out with
+ * cp__cmdset_free. */
+int cp_cli_commands_build(const char *cmd, const cp_cli_commands *c, cp__cmdset **out);
 
 /* ---- TARGET, AUTH and TLS of bench and load -------------------------------------------------- */
 

@@ -142,17 +142,23 @@ static void point_at(const cp__compare_opts *o, int k, point *pt) {
 /* The cases of a point: GET and pipelined GET (the published pair), or under a sweep the one
  * case at the point's pipeline depth, named after the point. Returns how many. */
 typedef struct bench_case {
-    const char *call;
+    char call[48]; /* as a point's label (the report keeps 31 bytes of it) */
     int pipeline;
 } bench_case;
 
-static int cases_of(const point *pt, bench_case out[2]) {
+static int cases_of(const cp__compare_opts *o, const point *pt, bench_case out[2]) {
     if (pt->label[0] != '\0') {
-        out[0] = (bench_case){pt->label, pt->pipeline};
+        out[0].pipeline = pt->pipeline;
+        snprintf(out[0].call, sizeof(out[0].call), "%s", pt->label);
         return 1;
     }
-    out[0] = (bench_case){"GET", 1};
-    out[1] = (bench_case){"pipelined GET", pt->pipeline};
+    char what[22] = "GET"; /* --command: the commands' label; with "pipelined " in 31 bytes */
+    if (o->commands != NULL)
+        cp__cmdset_label(o->commands, what, sizeof(what));
+    out[0].pipeline = 1;
+    snprintf(out[0].call, sizeof(out[0].call), "%s", what);
+    out[1].pipeline = pt->pipeline;
+    snprintf(out[1].call, sizeof(out[1].call), "pipelined %s", what);
     return 2;
 }
 
@@ -171,6 +177,7 @@ static void bench_config(const cp__compare_opts *o, const point *pt, int pipelin
     cfg->value_size = pt->value_size;
     cfg->dist = o->dist;
     cfg->verify = o->verify;
+    cfg->commands = o->commands;
     cfg->seed = seed;
     cfg->progress = o->bench_progress;
     cfg->progress_ud = o->ud;
@@ -301,7 +308,7 @@ static void mark_point(const cmp *r, json_t *run, const point *pt) {
  * so the report shows it as failed instead of silently missing. */
 static void add_failed_run(cmp *r, const char *setup, const point *pt, const bench_case *c,
                            int iteration, const char *why) {
-    char name[96];
+    char name[160]; /* "<setup> <call type>" */
     snprintf(name, sizeof(name), "%s %s", setup, c->call);
     json_t *run = json_object();
     json_object_set_new(run, "name", json_string(name));
@@ -323,7 +330,7 @@ static void fail_points(cmp *r, const char *setup, int from, int to, const char 
         point pt;
         point_at(r->o, p, &pt);
         bench_case cases[2];
-        int nc = cases_of(&pt, cases);
+        int nc = cases_of(r->o, &pt, cases);
         for (int k = 1; k <= r->o->repeat; k++)
             for (int c = 0; c < nc; c++)
                 add_failed_run(r, setup, &pt, &cases[c], k, why);
@@ -335,11 +342,13 @@ static void bench_command(const cp__compare_opts *o, const point *pt, const char
                           int pipeline, char *buf, size_t len) {
     char dist[64];
     cp__dist_format(&o->dist, dist, sizeof(dist));
-    snprintf(buf, len,
-             "clusterpipe bench %s --threads %d --clients %d --pipeline %d --requests %" PRIu64
-             " --keys %" PRIu64 " --value-size %s --key-dist %s%s",
-             target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes, dist,
-             o->verify ? "" : " --no-verify");
+    int n = snprintf(buf, len,
+                     "clusterpipe bench %s --threads %d --clients %d --pipeline %d --requests "
+                     "%" PRIu64 " --keys %" PRIu64 " --value-size %s --key-dist %s%s",
+                     target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes,
+                     dist, o->verify ? "" : " --no-verify");
+    if (o->commands != NULL && n > 0 && (size_t)n < len)
+        cp__cmdset_flags(o->commands, buf + n, len - (size_t)n);
 }
 
 static void add_command(cmp *r, const char *text) {
@@ -422,7 +431,7 @@ static void take_connections(void *ud) {
 static void write_hgrm(cmp *r, json_t *obj, const char *name, int k, const cp__bench_result *res) {
     if (r->o->hgrm_dir == NULL)
         return;
-    char file[128], path[4096], err[ERRLEN] = "";
+    char file[200], path[4096], err[ERRLEN] = "";
     snprintf(file, sizeof(file), "%s-%d.hgrm", name, k);
     for (char *p = file; *p; p++)
         if (*p == ' ' || *p == '=' || *p == '/')
@@ -434,12 +443,25 @@ static void write_hgrm(cmp *r, json_t *obj, const char *name, int k, const cp__b
         return;
     }
     json_object_set_new(obj, "hgrm", json_string(file));
+    /* --command: each command's beside it, named in its commands[] entry */
+    json_t *cmds = json_object_get(obj, "commands");
+    for (size_t c = 0; c < json_array_size(cmds) && c < res->ncommands; c++) {
+        char one[160], onepath[4200];
+        cp__bench_hgrm_command_path(file, c, r->o->commands->t[c].name, one, sizeof(one));
+        snprintf(onepath, sizeof(onepath), "%s/%s", r->o->hgrm_dir, one);
+        if (cp__bench_write_hgrm_of(onepath, &res->commands[c].latency, err, sizeof(err)) != 0) {
+            warn(r, "%s: %s", onepath, err);
+            r->failed = 1;
+            return;
+        }
+        json_object_set_new(json_array_get(cmds, c), "hgrm", json_string(one));
+    }
 }
 
 static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const char *target_flags,
                      const point *pt, const bench_case *c, int k) {
     const cp__compare_opts *o = r->o;
-    char cmdline[1024], err[ERRLEN] = "";
+    char cmdline[12288], err[ERRLEN] = "";
     bench_command(o, pt, target_flags, c->pipeline, cmdline, sizeof(cmdline));
     if (k == 1)
         add_command(r, cmdline);
@@ -475,7 +497,7 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
     if (obj == NULL) {
         add_failed_run(r, setup, pt, c, k, "out of memory");
     } else {
-        char name[96];
+        char name[160];
         snprintf(name, sizeof(name), "%s %s", setup, c->call);
         json_object_set_new(obj, "name", json_string(name));
         json_object_set_new(obj, "setup", json_string(setup));
@@ -510,7 +532,7 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
 static void run_point(cmp *r, const char *setup, const cp__bench_target *t,
                       const char *target_flags, const point *pt) {
     bench_case cases[2];
-    int nc = cases_of(pt, cases);
+    int nc = cases_of(r->o, pt, cases);
     for (int k = 1; k <= r->o->repeat; k++)
         for (int c = 0; c < nc; c++) {
             if (cancelled(r))
@@ -882,6 +904,8 @@ static json_t *settings_json(const cp__compare_opts *o) {
     }
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
+    if (s != NULL && o->commands != NULL)
+        cp__bench_json_templates(s, o->commands);
     return s;
 }
 

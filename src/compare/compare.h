@@ -66,6 +66,9 @@ typedef struct cp__compare_opts {
     cp__value_sizes value_size; /* --value-size: one size, or a key's (bench/keyspace.h) */
     cp__dist dist;
     bool verify;
+    /* --command: the templates every case runs instead of GETs (borrowed); NULL: GETs. The
+     * call types are then named after them ("HGET", "pipelined HGET"; several: "HSET/HGET"). */
+    const cp__cmdset *commands;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in

@@ -89,7 +89,20 @@ static void workload(cp__sbuf *b, const json_t *doc) {
         cp__sbuf_printf(b, " of %.0f bytes", vs);
     if (!isnan(keys))
         cp__sbuf_puts(b, ")");
-    cp__sbuf_puts(b, ", then GET (one request in flight per connection) and pipelined GET");
+    const json_t *cmds = json_object_get(json_object_get(doc, "settings"), "commands");
+    if (json_array_size(cmds) > 0) { /* --command: the templates instead of GETs */
+        cp__sbuf_puts(b, ", then the commands ");
+        for (size_t k = 0; k < json_array_size(cmds); k++)
+            cp__sbuf_printf(b, "%s`%s`", k ? ", " : "", json_string_value(json_array_get(cmds, k)));
+        cp__sbuf_printf(b,
+                        " (weights %s) with one request in flight per connection, and "
+                        "pipelined",
+                        str2(doc, "settings", "command_ratio", NULL, NULL)
+                            ? str2(doc, "settings", "command_ratio", NULL, NULL)
+                            : "?");
+    } else {
+        cp__sbuf_puts(b, ", then GET (one request in flight per connection) and pipelined GET");
+    }
     if (!isnan(pl))
         cp__sbuf_printf(b, " (%.0f in flight per connection)", pl);
     char parts[256] = "";
@@ -106,6 +119,9 @@ static void workload(cp__sbuf *b, const json_t *doc) {
     const json_t *verify = json_object_get(json_object_get(doc, "settings"), "verify");
     if (json_is_false(verify))
         cp__sbuf_puts(b, ". Replies were not verified (`--no-verify`).");
+    else if (json_array_size(cmds) > 0)
+        cp__sbuf_puts(b, ". Replies of reads of the keys' values and of counters were checked, "
+                         "the other commands only counted (the tables per command say which).");
     else
         cp__sbuf_puts(b, ". Every GET reply was checked against the key it was asked for.");
     cp__sbuf_puts(b, "\n\n");

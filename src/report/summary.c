@@ -160,6 +160,41 @@ static void case_names(const json_t *run, const char *name, cp__rpt_case *c) {
         snprintf(c->call, sizeof(c->call), "%s", name[sp] ? name + sp + 1 : name);
 }
 
+/* Case c's commands (--command runs): the first run that has them names them (one that could
+ * not run has none), every run adds its values. */
+static void case_commands(const json_t *const *runs, size_t nruns, cp__rpt_case *c) {
+    const json_t *first = NULL;
+    for (size_t j = 0; j < nruns && json_array_size(first) == 0; j++)
+        first = json_object_get(runs[j], "commands");
+    c->ncmds = json_array_size(first) < CP__RPT_MAX_COMMANDS ? json_array_size(first)
+                                                             : CP__RPT_MAX_COMMANDS;
+    for (size_t k = 0; k < c->ncmds; k++) {
+        cp__rpt_cmd *m = &c->cmd[k];
+        const json_t *e = json_array_get(first, k);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *text = json_string_value(json_object_get(e, "command"));
+        snprintf(m->name, sizeof(m->name), "%s", name ? name : "?");
+        snprintf(m->text, sizeof(m->text), "%s", text ? text : "?");
+        m->verified = json_is_true(json_object_get(e, "verified"));
+        double ops[256], p50[256], p99[256];
+        for (size_t j = 0; j < nruns; j++) {
+            const json_t *x = json_array_get(json_object_get(runs[j], "commands"), k);
+            const json_t *lat = json_object_get(x, "latency_us");
+            ops[j] = num_or_nan(json_object_get(x, "ops_per_sec"));
+            p50[j] = num_or_nan(json_object_get(lat, "p50"));
+            p99[j] = num_or_nan(json_object_get(lat, "p99"));
+            double f = num_or_nan(json_object_get(x, "failed_ops"));
+            double u = num_or_nan(json_object_get(x, "unknown_ops"));
+            double mm = num_or_nan(json_object_get(json_object_get(x, "verify"), "mismatches"));
+            m->failed += (isnan(f) ? 0 : f) + (isnan(u) ? 0 : u);
+            m->mismatches += isnan(mm) ? 0 : mm;
+        }
+        cp__rpt_stat_of(ops, nruns, &m->ops_per_sec);
+        cp__rpt_stat_of(p50, nruns, &m->p50);
+        cp__rpt_stat_of(p99, nruns, &m->p99);
+    }
+}
+
 /* Fills the stats of case c from the runs named c->name. */
 static void case_stats(const json_t *runs, cp__rpt_case *c) {
     double vals[CP__NMETRIC][256];
@@ -193,6 +228,8 @@ static void case_stats(const json_t *runs, cp__rpt_case *c) {
     c->nruns = k;
     for (int m = 0; m < CP__NMETRIC; m++)
         cp__rpt_stat_of(vals[m], k, &c->m[m]);
+    if (k > 0)
+        case_commands(members, k, c);
     /* The representative run: the one whose time is nearest the median (the first run when
      * no run has a time), so the latency curve drawn belongs to a typical repeat. */
     c->median_run = k ? members[0] : NULL;

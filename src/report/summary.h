@@ -2,9 +2,10 @@
  *
  * Summary of a compare run (private to src/report/): groups the runs of a
  * "clusterpipe.compare/1" document into cases (setup x call type, e.g. "twemproxy" x "GET"),
- * reduces each metric over the case's repeats to median, min and max, and provides the math the
- * table and report share: cluster/twemproxy ratios of medians and "is this difference inside
- * the noise" (min-max spreads overlap).
+ * reduces each metric over the case's repeats to median, min and max (for --command runs also
+ * each command's ops/s and latency), and provides the math the table and report share:
+ * cluster/twemproxy ratios of medians and "is this difference inside the noise" (min-max spreads
+ * overlap).
  *
  * A value that is absent or JSON null in a run (proxy CPU of an external deployment, a run that
  * could not start) is not a zero: it is left out, and a metric with no value at all is "n/a"
@@ -54,6 +55,17 @@ typedef struct cp__rpt_metric_desc {
 const cp__rpt_metric_desc *cp__rpt_metric_info(cp__rpt_metric m);
 
 #define CP__RPT_MAX_CASES 32
+#define CP__RPT_MAX_COMMANDS 16 /* --command templates per run (bench/template.h) */
+
+/* One --command of a case: its part of the runs (their "commands"[k]), over the repeats. */
+typedef struct cp__rpt_cmd {
+    char name[32];             /* "HSET" */
+    char text[64];             /* the template, cut to fit */
+    int verified;              /* its replies were checked (in the first run that has it) */
+    cp__rpt_stat ops_per_sec;  /* the command's own ops/s within its runs */
+    cp__rpt_stat p50, p99;     /* its latency_us */
+    double failed, mismatches; /* failed + unknown ops, verify mismatches: summed over runs */
+} cp__rpt_cmd;
 
 typedef struct cp__rpt_case {
     char name[64];  /* "twemproxy GET" */
@@ -69,6 +81,8 @@ typedef struct cp__rpt_case {
     cp__rpt_stat m[CP__NMETRIC];
     const json_t *median_run; /* borrowed: the run whose time is closest to the median (its
                                  latency curve is the one drawn) */
+    size_t ncmds;             /* --command runs: the commands of the first run (0: GET runs) */
+    cp__rpt_cmd cmd[CP__RPT_MAX_COMMANDS];
 } cp__rpt_case;
 
 typedef struct cp__rpt_summary {

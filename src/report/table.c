@@ -226,6 +226,87 @@ static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
     return r;
 }
 
+/* --command runs: per call type, a row per command with its ops/s and latency on each setup and
+ * the cluster/twemproxy ratios. Returns the number of tables. */
+static int table_commands(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
+    static const char *const setups[2] = {"twemproxy", "cluster"};
+    int tables = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *k = &s->cases[i];
+        if (k->ncmds == 0)
+            continue;
+        int seen = 0; /* one table per call type: at its first case */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(s->cases[j].call, k->call) == 0 && s->cases[j].ncmds > 0;
+        if (seen)
+            continue;
+        const cp__rpt_case *by[2] = {cp__rpt_find(s, setups[0], k->call),
+                                     cp__rpt_find(s, setups[1], k->call)};
+        mdtable t;
+        memset(&t, 0, sizeof(t));
+        t.ncols = 12;
+        static const char *const head[12] = {"#",
+                                             "command",
+                                             "check",
+                                             "twemproxy ops/s",
+                                             "cluster ops/s",
+                                             "ops/s ratio",
+                                             "twemproxy p50 (us)",
+                                             "cluster p50 (us)",
+                                             "twemproxy p99 (us)",
+                                             "cluster p99 (us)",
+                                             "p99 ratio",
+                                             "runs"};
+        for (int c = 0; c < 12; c++) {
+            md_set(&t, 0, c, head[c]);
+            t.right[c] = c == 0 || (c >= 3 && c <= 10);
+        }
+        size_t n = k->ncmds;
+        for (int x = 0; x < 2; x++)
+            if (by[x] != NULL && by[x]->ncmds > n)
+                n = by[x]->ncmds;
+        for (size_t c = 0; c < n && c + 1 < MD_ROWS; c++) {
+            int r = (int)c + 1;
+            const cp__rpt_cmd *m[2] = {NULL, NULL};
+            for (int x = 0; x < 2; x++)
+                m[x] = by[x] != NULL && c < by[x]->ncmds ? &by[x]->cmd[c] : NULL;
+            const cp__rpt_cmd *any = m[0] != NULL ? m[0] : m[1];
+            char buf[MD_CELL];
+            snprintf(buf, sizeof(buf), "%zu", c + 1);
+            md_set(&t, r, 0, buf);
+            md_set(&t, r, 1, any != NULL ? any->text : "?");
+            md_set(&t, r, 2, any != NULL && any->verified ? "verified" : "counted");
+            static const cp__rpt_stat none = {NAN, NAN, NAN, 0};
+            for (int x = 0; x < 2; x++) {
+                md_stat(&t, r, 3 + x, m[x] ? &m[x]->ops_per_sec : &none, 0, spread);
+                md_stat(&t, r, 6 + x, m[x] ? &m[x]->p50 : &none, -1, spread);
+                md_stat(&t, r, 8 + x, m[x] ? &m[x]->p99 : &none, -1, spread);
+            }
+            fmt_ratio(buf, sizeof(buf),
+                      m[0] && m[1] ? cp__rpt_ratio(&m[1]->ops_per_sec, &m[0]->ops_per_sec) : NAN);
+            md_set(&t, r, 5, buf);
+            fmt_ratio(buf, sizeof(buf), m[0] && m[1] ? cp__rpt_ratio(&m[1]->p99, &m[0]->p99) : NAN);
+            md_set(&t, r, 10, buf);
+            double failed = 0, mism = 0;
+            for (int x = 0; x < 2; x++)
+                if (m[x] != NULL)
+                    failed += m[x]->failed, mism += m[x]->mismatches;
+            if (failed == 0 && mism == 0)
+                snprintf(buf, sizeof(buf), "ok");
+            else
+                snprintf(buf, sizeof(buf), "FAILED: %.0f failed, %.0f mismatched", failed, mism);
+            md_set(&t, r, 11, buf);
+        }
+        cp__sbuf_printf(b,
+                        "\nPer command, %s (each command's own ops/s and latency within its "
+                        "runs; ratio: cluster / twemproxy):\n\n",
+                        k->call);
+        md_emit(&t, b);
+        tables++;
+    }
+    return tables;
+}
+
 /* The noise test compares, per call type, the min-max spreads of the four headline metrics:
  * overlapping spreads mean the repeats cannot tell the two setups apart on that metric. */
 void cp__rpt_noise(const cp__rpt_summary *s, cp__sbuf *b) {
@@ -299,5 +380,6 @@ char *cp__rpt_table_md(const cp__rpt_summary *s) {
     cp__sbuf_puts(&b, "\n");
     cp__rpt_noise(s, &b);
     cp__sbuf_puts(&b, "\n");
+    table_commands(s, spread, &b);
     return cp__sbuf_take(&b);
 }

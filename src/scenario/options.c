@@ -66,7 +66,9 @@ int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen) {
     c.keys = o->keys;
     c.value_size = o->value_size;
     c.dist = o->dist;
+    c.commands = o->commands;
     _Atomic uint32_t dummy;
-    c.acked_versions = &dummy; /* checked, never used */
+    if (o->commands == NULL)
+        c.acked_versions = &dummy; /* checked, never used */
     return cp__bench_config_check(&c, err, errlen);
 }

@@ -415,23 +415,40 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
     const json_t *set = json_object_get(doc, "settings");
     cp__sbuf_printf(&b, "# clusterpipe scenario %s: %s\n\n", str(doc, "scenario"),
                     reshard ? "adding a fifth shard under load" : "killing a server under load");
+    /* --command: the templates, and what is not measured without SETs */
+    const json_t *cmds = json_object_get(set, "commands");
+    char traffic[1024] = "";
+    size_t tl = 0;
+    for (size_t k = 0; k < json_array_size(cmds) && tl < sizeof(traffic); k++)
+        tl += (size_t)snprintf(traffic + tl, sizeof(traffic) - tl, "%s`%s`", k ? ", " : "",
+                               json_string_value(json_array_get(cmds, k)));
+    char mix[1200];
+    if (json_array_size(cmds) > 0)
+        snprintf(mix, sizeof(mix), "the commands %.1024s (weights %s)", traffic,
+                 str(set, "command_ratio"));
+    else
+        snprintf(mix, sizeof(mix), "verified SET:GET %s traffic", str(set, "ratio"));
     cp__sbuf_printf(
         &b,
         "Each setup ran alone on this machine: %s keys of %s bytes loaded, then %s s of "
-        "verified SET:GET %s traffic (%s threads, %s connections, pipeline %s); after %s s %s. "
-        "Every GET reply is checked to belong to its key, every SET's version is tracked per "
-        "key, and afterwards every key is read back and compared with its last acknowledged "
-        "version.\n\n",
+        "%s (%s threads, %s connections, pipeline %s); after %s s %s. %s\n\n",
         fint(num(set, "keys")).s, fint(num(set, "value_size")).s, fnum(num(set, "duration"), 0).s,
-        str(set, "ratio"), fint(num(set, "threads")).s, fint(num(set, "clients")).s,
-        fint(num(set, "pipeline")).s, fnum(num(set, "warmup"), 0).s,
+        mix, fint(num(set, "threads")).s, fint(num(set, "clients")).s, fint(num(set, "pipeline")).s,
+        fnum(num(set, "warmup"), 0).s,
         reshard ? "a fifth shard was added: Redis Cluster got a new master and a fifth of the "
                   "slots moved to it live (from each of the 4 masters); twemproxy got a fifth "
                   "server in every proxy's config and its 4 proxies were restarted one by one "
                   "(nutcracker cannot reload its config or move keys)"
                 : "one master (Redis Cluster, one replica per master) or one server (twemproxy, "
                   "with auto_eject_hosts true and false) was killed with SIGKILL, and restarted "
-                  "later");
+                  "later",
+        json_array_size(cmds) > 0
+            ? "Replies of reads of the keys' values and of counters are checked (the bench's "
+              "JSON says which command was verified); without SETs no version is tracked and "
+              "nothing is read back, so stale reads and lost writes are not measured."
+            : "Every GET reply is checked to belong to its key, every SET's version is tracked "
+              "per key, and afterwards every key is read back and compared with its last "
+              "acknowledged version.");
     if (!reshard)
         cp__sbuf_printf(&b,
                         "The killed server was restarted %s s after the kill (the cluster's not "

@@ -423,6 +423,7 @@ static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target,
     cfg.duration_s = CALIBRATION_S;
     cfg.ratio_set = o->ratio_set;
     cfg.ratio_get = o->ratio_get;
+    cfg.commands = o->commands;
     cfg.keys = o->keys;
     cfg.value_size = o->value_size;
     cfg.dist = o->dist;
@@ -481,26 +482,32 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         return;
     }
 
-    _Atomic uint32_t *acked = malloc(o->keys * sizeof(*acked));
-    uint32_t *snap = malloc(o->keys * sizeof(*snap));
+    /* SET:GET: every SET's version per key (--command: none, see scenario.h) */
+    int track = o->commands == NULL;
+    _Atomic uint32_t *acked = track ? malloc(o->keys * sizeof(*acked)) : NULL;
+    uint32_t *snap = track ? malloc(o->keys * sizeof(*snap)) : NULL;
     bench_thread *b = calloc(1, sizeof(*b));
-    if (acked == NULL || snap == NULL || b == NULL) {
+    if ((track && (acked == NULL || snap == NULL)) || b == NULL) {
         free(acked);
         free(snap);
         free(b);
         case_error(c, failed, "memory", "cannot allocate the version table");
         return;
     }
-    for (uint64_t k = 0; k < o->keys; k++)
+    for (uint64_t k = 0; track && k < o->keys; k++)
         atomic_init(&acked[k], 1); /* the load wrote version 1 everywhere */
-    char cmdline[1024], ratearg[48] = "";
+    char cmdline[12288], ratearg[48] = "", mix[10240];
     if (rate > 0)
         snprintf(ratearg, sizeof(ratearg), " --rate %.0f", rate);
+    if (o->commands != NULL)
+        cp__cmdset_flags(o->commands, mix, sizeof(mix));
+    else
+        snprintf(mix, sizeof(mix), " --ratio %u:%u", o->ratio_set, o->ratio_get);
     snprintf(cmdline, sizeof(cmdline),
-             "clusterpipe bench --dir DIR --threads %d --clients %d --pipeline %d --duration %g "
-             "--ratio %u:%u --keys %" PRIu64 " --value-size %s --key-dist %s%s",
-             o->threads, o->clients, o->pipeline, o->duration_s, o->ratio_set, o->ratio_get,
-             o->keys, sizes, dist, ratearg);
+             "clusterpipe bench --dir DIR --threads %d --clients %d --pipeline %d --duration %g"
+             "%s --keys %" PRIu64 " --value-size %s --key-dist %s%s",
+             o->threads, o->clients, o->pipeline, o->duration_s, mix, o->keys, sizes, dist,
+             ratearg);
     b->target = &target;
     cp__bench_config_init(&b->cfg);
     b->cfg.threads = o->threads;
@@ -510,6 +517,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     b->cfg.duration_s = o->duration_s;
     b->cfg.ratio_set = o->ratio_set;
     b->cfg.ratio_get = o->ratio_get;
+    b->cfg.commands = o->commands;
     b->cfg.keys = o->keys;
     b->cfg.value_size = o->value_size;
     b->cfg.dist = o->dist;
@@ -522,11 +530,13 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     b->cfg.cancel = o->cancel;
     s->nev = 0;
     s->event_start = s->event_end = 0;
-    say(s,
-        "%s: %g s of SET:GET %u:%u, %d threads, %d connections, pipeline %d; the event "
-        "after %g s",
-        cd->name, o->duration_s, o->ratio_set, o->ratio_get, o->threads, o->clients, o->pipeline,
-        o->warmup_s);
+    char what[64];
+    if (o->commands != NULL)
+        cp__cmdset_label(o->commands, what, sizeof(what));
+    else
+        snprintf(what, sizeof(what), "SET:GET %u:%u", o->ratio_set, o->ratio_get);
+    say(s, "%s: %g s of %s, %d threads, %d connections, pipeline %d; the event after %g s",
+        cd->name, o->duration_s, what, o->threads, o->clients, o->pipeline, o->warmup_s);
     if (pthread_create(&b->tid, NULL, bench_main, b) != 0) {
         case_error(c, failed, "bench", "cannot start a thread");
         free(acked);
@@ -542,7 +552,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         wait_until(s, b, atomic_load(&b->start_est_ns) + (uint64_t)(o->warmup_s * 1e9), 1) != 0) {
         rc = -1; /* the bench ended early (its error is reported below) or we were stopped */
     } else {
-        for (uint64_t k = 0; k < o->keys; k++) /* keys written after this are "touched" */
+        for (uint64_t k = 0; track && k < o->keys; k++) /* keys written after: "touched" */
             snap[k] = atomic_load_explicit(&acked[k], memory_order_relaxed);
         if (o->kind == CP__SCN_RESHARD)
             rc = cd->kind == CP_TOPO_CLUSTER ? reshard_cluster(s, t, c, err, sizeof(err))
@@ -566,7 +576,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     cp__readback_result rb;
     memset(&rb, 0, sizeof(rb));
     int have_rb = 0;
-    if (b->rc == 0 && !cancelled(s)) {
+    if (track && b->rc == 0 && !cancelled(s)) {
         cp__readback_config rc_cfg;
         cp__readback_config_init(&rc_cfg);
         rc_cfg.keys = o->keys;
@@ -597,7 +607,11 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (bo != NULL)
             json_object_set_new(c, "bench", bo);
         if (r->verify_mismatches > 0 || (have_rb && rb.mismatched > 0))
-            case_error(c, failed, "verification", "replies that do not belong to their key");
+            case_error(c, failed, "verification",
+                       o->commands != NULL
+                           ? "replies that fail their command's check (a value of another key, "
+                             "or a counter that went back: see the bench's commands)"
+                           : "replies that do not belong to their key");
     }
     cp__bench_result_free(r);
     free(acked);
@@ -719,6 +733,10 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     cp__dist_format(&o->dist, dist, sizeof(dist));
     json_object_set_new(set, "value_sizes", json_string(sizes));
     json_object_set_new(set, "key_dist", json_string(dist));
+    if (o->commands != NULL) {
+        cp__bench_json_templates(set, o->commands);
+        json_object_set_new(set, "ratio", json_null()); /* no SET:GET mix ran */
+    }
     json_object_set_new(s.doc, "settings", set);
     json_t *cases = json_array();
     json_object_set_new(s.doc, "cases", cases);

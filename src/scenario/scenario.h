@@ -55,6 +55,11 @@ typedef struct cp__scn_opts {
     int persistence; /* failover: servers keep an append-only file (fsync every second), so
                         a restarted server comes back with what it had written to disk */
     unsigned ratio_set, ratio_get;
+    /* --command: the templates the load runs instead of SET:GET (borrowed); NULL: SET:GET.
+     * Without SETs no per-key version is tracked and nothing is read back afterwards: no stale
+     * reads or lost writes are measured, the rest is (failures, misses of the verified reads,
+     * redirects, the dip). */
+    const cp__cmdset *commands;
     int threads, clients, pipeline;
     int retry_budget_ms;      /* < 0: library default */
     const char *only;         /* NULL: every case; else the cases whose setup is this */

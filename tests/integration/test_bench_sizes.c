@@ -20,6 +20,7 @@
 #include "clirun.h"
 #include "fixture.h"
 #include "hgrm.h"
+#include "jsoncheck.h"
 #include "util/file.h"
 
 #include <jansson.h>
@@ -40,27 +41,6 @@ static int setup_twemproxy(void **state) {
 
 static int teardown(void **state) {
     return cp_fixture_teardown(state);
-}
-
-static void run_ok(cp_clirun *run, const char *const *args, int want) {
-    int rc = cp_clirun_run(run, args);
-    if (rc != want)
-        fail_msg("%s exited %d, want %d: %s%s", args[0], rc, want, run->out, run->err);
-}
-
-static json_t *load_json(const char *path) {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (j == NULL)
-        fail_msg("%s: %s", path, je.text);
-    return j;
-}
-
-static double num(const json_t *o, const char *k) {
-    const json_t *v = json_object_get(o, k);
-    if (!json_is_number(v))
-        fail_msg("'%s' is not a number", k);
-    return json_number_value(v);
 }
 
 /* Every key's length on the servers is the one its bytes pick for `sizes`; returns how many
@@ -86,42 +66,10 @@ static void check_lengths(cp_fixture *f, const char *spec, int keys, int *counts
     cp__valuefmt_free(&vf);
 }
 
-/* The .hgrm file of a run against its JSON: HdrHistogram's layout, the JSON's p50 and p90 on the
- * rows at 50% and 90%, p99 and p99.9 between the rows around them (the rows are HdrHistogram's
- * levels, not these percentiles), the same max and count. */
+/* The .hgrm file of a run against its JSON's latency_us and request count. */
 static void check_hgrm(const char *hpath, const json_t *j) {
-    size_t len = 0;
-    char *text = cp__read_file(hpath, 1u << 24, &len);
-    assert_non_null(text);
-    cp_hgrm h;
-    char err[512];
-    if (cp_hgrm_parse(text, &h, err, sizeof(err)) != 0)
-        fail_msg("%s: %s", hpath, err);
-    const json_t *lat = json_object_get(j, "latency_us");
-    assert_int_equal(h.total, (unsigned long long)num(j, "ops"));
-    assert_true(fabs(h.max - num(lat, "max")) < 0.0005);
-    assert_true(fabs(h.mean - num(lat, "mean")) < 0.0005);
-    assert_int_equal(h.buckets, 29);
-    assert_int_equal(h.subbuckets, 256);
-    assert_true(fabs(cp_hgrm_value_at(&h, 0.5) - num(lat, "p50")) < 0.0005);
-    assert_true(fabs(cp_hgrm_value_at(&h, 0.9) - num(lat, "p90")) < 0.0005);
-    assert_true(fabs(h.rows[0].value - num(lat, "min")) < 0.0005);
-    static const struct {
-        double p;
-        const char *k;
-    } around[] = {{0.99, "p99"}, {0.999, "p999"}};
-    for (size_t a = 0; a < 2; a++) {
-        size_t i = 0;
-        while (i < h.n && h.rows[i].pct < around[a].p)
-            i++;
-        assert_true(i > 0 && i < h.n);
-        double v = num(lat, around[a].k);
-        if (!(h.rows[i - 1].value <= v + 0.0005 && v <= h.rows[i].value + 0.0005))
-            fail_msg("%s %.3f is not between the rows at %.6f (%.3f) and %.6f (%.3f)", around[a].k,
-                     v, h.rows[i - 1].pct, h.rows[i - 1].value, h.rows[i].pct, h.rows[i].value);
-    }
-    cp_hgrm_free(&h);
-    free(text);
+    cp_hgrm_check_json(hpath, json_object_get(j, "latency_us"),
+                       (unsigned long long)cp_json_num(j, "ops"));
 }
 
 /* Writes key's value as if its size were `size` (a well-formed header for the key), or only the
@@ -162,7 +110,7 @@ static void test_cluster_mixed_sizes(void **state) {
     cp_clirun run;
     cp_clirun_init(&run);
     const char *load[] = {"load", "--dir", f->dir, "--keys", "4000", "--value-size", MIXED, NULL};
-    run_ok(&run, load, 0);
+    cp_clirun_expect(&run, load, 0);
     assert_non_null(strstr(run.out, "loaded 4,000 keys of " MIXED " B"));
     assert_non_null(strstr(run.out, "the servers hold 4000 keys, as expected"));
     int counts[3] = {0};
@@ -181,8 +129,8 @@ static void test_cluster_mixed_sizes(void **state) {
                            MIXED,      "--ratio",    "1:3",  "--requests", "30000", "--key-dist",
                            "gaussian", "--clients",  "4",    "--pipeline", "8",     "--json",
                            jpath,      "--hdr-file", hpath,  "--csv",      cpath,   NULL};
-    run_ok(&run, bench, 0);
-    json_t *j = load_json(jpath);
+    cp_clirun_expect(&run, bench, 0);
+    json_t *j = cp_json_load(jpath);
     const json_t *wl = json_object_get(j, "workload");
     assert_string_equal(json_string_value(json_object_get(wl, "value_sizes")), MIXED);
     assert_int_equal(json_integer_value(json_object_get(wl, "value_size")), 1270);
@@ -190,17 +138,17 @@ static void test_cluster_mixed_sizes(void **state) {
     const json_t *v = json_object_get(j, "verify");
     assert_int_equal(json_integer_value(json_object_get(v, "mismatches")), 0);
     assert_true(json_integer_value(json_object_get(v, "checked")) > 20000);
-    assert_true(num(j, "sets") > 7000);
-    assert_int_equal(num(j, "failed_ops"), 0);
+    assert_true(cp_json_num(j, "sets") > 7000);
+    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
     const json_t *tl = json_object_get(j, "timeline");
     assert_true(json_array_size(tl) >= 1);
     for (size_t i = 0; i < json_array_size(tl); i++) {
         const json_t *s = json_array_get(tl, i);
-        if (num(s, "ops") == 0)
+        if (cp_json_num(s, "ops") == 0)
             continue;
-        assert_true(num(s, "p50_us") > 0);
-        assert_true(num(s, "p50_us") <= num(s, "p99_us"));
-        assert_true(num(s, "p99_us") <= num(s, "p999_us"));
+        assert_true(cp_json_num(s, "p50_us") > 0);
+        assert_true(cp_json_num(s, "p50_us") <= cp_json_num(s, "p99_us"));
+        assert_true(cp_json_num(s, "p99_us") <= cp_json_num(s, "p999_us"));
     }
     check_hgrm(hpath, j);
     json_decref(j);
@@ -223,12 +171,12 @@ static void test_cluster_mixed_sizes(void **state) {
     const char *again[] = {"bench", "--dir",      f->dir,       "--keys",    "4000", "--requests",
                            "4000",  "--key-dist", "sequential", "--clients", "2",    "--value-size",
                            MIXED,   "--json",     jpath,        NULL};
-    run_ok(&run, again, 1);
+    cp_clirun_expect(&run, again, 1);
     assert_non_null(strstr(run.out, "mismatches 2"));
     assert_non_null(strstr(run.err, k1));
     assert_non_null(strstr(run.err, k2));
     assert_non_null(strstr(run.err, "wrong size"));
-    j = load_json(jpath);
+    j = cp_json_load(jpath);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 2);
     json_decref(j);
@@ -241,7 +189,7 @@ static void test_twemproxy_range_sizes(void **state) {
     cp_clirun_init(&run);
     const char *spec = "50-3000";
     const char *load[] = {"load", "--dir", f->dir, "--keys", "2000", "--value-size", spec, NULL};
-    run_ok(&run, load, 0);
+    cp_clirun_expect(&run, load, 0);
     assert_non_null(strstr(run.out, "the servers hold 2000 keys, as expected"));
     check_lengths(f, spec, 2000, NULL);
     char jpath[4096], hpath[4096];
@@ -269,8 +217,8 @@ static void test_twemproxy_range_sizes(void **state) {
                            "--hdr-file",
                            hpath,
                            NULL};
-    run_ok(&run, bench, 0);
-    json_t *j = load_json(jpath);
+    cp_clirun_expect(&run, bench, 0);
+    json_t *j = cp_json_load(jpath);
     assert_string_equal(json_string_value(json_object_get(j, "topology")), "twemproxy");
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
@@ -297,10 +245,10 @@ static void test_twemproxy_range_sizes(void **state) {
     const char *again[] = {"bench",      "--dir",  f->dir,       "--keys",     "2000",
                            "--requests", "2000",   "--key-dist", "sequential", "--value-size",
                            spec,         "--json", jpath,        NULL};
-    run_ok(&run, again, 1);
+    cp_clirun_expect(&run, again, 1);
     assert_non_null(strstr(run.err, "key:77"));
     assert_non_null(strstr(run.err, "wrong size"));
-    j = load_json(jpath);
+    j = cp_json_load(jpath);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 1);
     json_decref(j);

@@ -7,6 +7,13 @@
 
 #include "testutil.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/file.h"
@@ -137,4 +144,11 @@ int cp_clirun_finish(cp_clirun *r, pid_t pid, int timeout_s) {
 
 int cp_clirun_run(cp_clirun *r, const char *const *args) {
     return cp_clirun_finish(r, cp_clirun_start(r, args), 120);
+}
+
+void cp_clirun_expect(cp_clirun *r, const char *const *args, int want) {
+    int rc = cp_clirun_run(r, args);
+    if (rc != want)
+        fail_msg("%s exited %d, want %d: %s%s", args[0], rc, want, r->out ? r->out : "",
+                 r->err ? r->err : "");
 }

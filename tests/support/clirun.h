@@ -35,6 +35,9 @@ int cp_clirun_finish(cp_clirun *r, pid_t pid, int timeout_s);
 /* start + finish with a 120 s limit. */
 int cp_clirun_run(cp_clirun *r, const char *const *args);
 
+/* cp_clirun_run, and a cmocka failure showing the output when the exit code is not want. */
+void cp_clirun_expect(cp_clirun *r, const char *const *args, int want);
+
 /* "<scratch>/<name>" into a static buffer (valid until the next call). */
 const char *cp_clirun_path(cp_clirun *r, const char *name);
 

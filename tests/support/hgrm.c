@@ -5,6 +5,16 @@
  */
 #include "hgrm.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "util/file.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +98,48 @@ double cp_hgrm_value_at(const cp_hgrm *h, double p) {
         if (h->rows[i].pct >= p - 1e-12)
             return h->rows[i].value;
     return h->n ? h->rows[h->n - 1].value : 0;
+}
+
+static double lat_num(const json_t *o, const char *k) {
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_number(v))
+        fail_msg("latency_us.%s is not a number", k);
+    return json_number_value(v);
+}
+
+void cp_hgrm_check_json(const char *path, const json_t *lat, unsigned long long count) {
+    size_t len = 0;
+    char *text = cp__read_file(path, 1u << 24, &len);
+    if (text == NULL)
+        fail_msg("%s: cannot be read", path);
+    cp_hgrm h;
+    char err[512];
+    if (cp_hgrm_parse(text, &h, err, sizeof(err)) != 0)
+        fail_msg("%s: %s", path, err);
+    if (h.total != count)
+        fail_msg("%s: %llu values, the JSON has %llu", path, h.total, count);
+    assert_true(fabs(h.max - lat_num(lat, "max")) < 0.0005);
+    assert_true(fabs(h.mean - lat_num(lat, "mean")) < 0.0005);
+    assert_int_equal(h.buckets, 29);
+    assert_int_equal(h.subbuckets, 256);
+    assert_true(fabs(cp_hgrm_value_at(&h, 0.5) - lat_num(lat, "p50")) < 0.0005);
+    assert_true(fabs(cp_hgrm_value_at(&h, 0.9) - lat_num(lat, "p90")) < 0.0005);
+    assert_true(fabs(h.rows[0].value - lat_num(lat, "min")) < 0.0005);
+    static const struct {
+        double p;
+        const char *k;
+    } around[] = {{0.99, "p99"}, {0.999, "p999"}};
+    for (size_t a = 0; a < 2; a++) {
+        size_t i = 0;
+        while (i < h.n && h.rows[i].pct < around[a].p)
+            i++;
+        assert_true(i > 0 && i < h.n);
+        double v = lat_num(lat, around[a].k);
+        if (!(h.rows[i - 1].value <= v + 0.0005 && v <= h.rows[i].value + 0.0005))
+            fail_msg("%s: %s %.3f is not between the rows at %.6f (%.3f) and %.6f (%.3f)", path,
+                     around[a].k, v, h.rows[i - 1].pct, h.rows[i - 1].value, h.rows[i].pct,
+                     h.rows[i].value);
+    }
+    cp_hgrm_free(&h);
+    free(text);
 }

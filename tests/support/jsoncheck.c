@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * JSON reading for assertions (jsoncheck.h). No state; single-threaded.
+ */
+#include "jsoncheck.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+json_t *cp_json_load(const char *path) {
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (j == NULL)
+        fail_msg("%s: %s", path, je.text);
+    return j;
+}
+
+double cp_json_num(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v))
+        fail_msg("'%s' is not a number", key);
+    return json_number_value(v);
+}
+
+const char *cp_json_str(const json_t *o, const char *key) {
+    const char *s = json_string_value(json_object_get(o, key));
+    if (s == NULL)
+        fail_msg("'%s' is not a string", key);
+    return s != NULL ? s : "";
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Reading what the command writes as JSON, for assertions: a file loaded whole, a number or a
+ * string of an object, each a cmocka failure (naming the file or the field) when it is not
+ * there. For the integration tests that drive the binary (clirun.h).
+ *
+ * Ownership: cp_json_load returns a new reference (json_decref); the others borrow. Single-
+ * threaded.
+ */
+#ifndef CLUSTERPIPE_TEST_JSONCHECK_H
+#define CLUSTERPIPE_TEST_JSONCHECK_H
+
+#include <jansson.h>
+
+/* The JSON document in path (fails the test when it cannot be read or parsed). */
+json_t *cp_json_load(const char *path);
+
+/* o[key] as a number (fails the test when it is not one). */
+double cp_json_num(const json_t *o, const char *key);
+
+/* o[key] as a string (fails the test when it is not one; "" then, never NULL). */
+const char *cp_json_str(const json_t *o, const char *key);
+
+#endif
