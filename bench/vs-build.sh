@@ -11,6 +11,9 @@
 # ratios see through that.
 #   usage: bench/vs-build.sh OLD_BUILD_DIR [NEW_BUILD_DIR]   (default new: build)
 #   env:   DEPTHS="10 50"  ROUNDS=10  SECONDS_PER_RUN=3  CLIENTS=10  KEYS=100000  VALUE=64
+#          OLD_ARGS / NEW_ARGS: each side's workload flags, shell-quoted (default "--ratio 0:1")
+# One build against itself with other flags, e.g. a template against the built-in GET path:
+#   NEW_ARGS="--command 'GET __key__'" bench/vs-build.sh build build
 # Example: a worktree of the commit before the change, built the default way:
 #   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cmake -S . -B build && cmake --build build)
 #   bench/vs-build.sh /tmp/old/build
@@ -24,6 +27,8 @@ SECS=${SECONDS_PER_RUN:-3}
 C=${CLIENTS:-10}
 KEYS=${KEYS:-100000}
 VALUE=${VALUE:-64}
+eval "old_args=(${OLD_ARGS:---ratio 0:1})"
+eval "new_args=(${NEW_ARGS:---ratio 0:1})"
 for b in "$OLD" "$NEW"; do
     [[ -x $b ]] || { echo "no $b: build it first" >&2; exit 2; }
 done
@@ -37,7 +42,7 @@ trap '"$NEW" down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
 "$NEW" load --dir "$dir" --keys "$KEYS" --value-size "$VALUE" --key-layout per-master --quiet \
     >/dev/null
 ports=$("$NEW" status --dir "$dir" | awk '$1 == "master" { split($2, a, ":"); print a[2] }')
-echo "old: $OLD ($("$OLD" --version)), new: $NEW ($("$NEW" --version))"
+echo "old: $OLD ($("$OLD" --version)) ${old_args[*]}, new: $NEW ($("$NEW" --version)) ${new_args[*]}"
 echo "cluster: 4 masters; GET, $C connections, ${SECS} s per run, $ROUNDS paired rounds per depth"
 
 # Commands and reads the four masters have processed so far: "commands reads".
@@ -48,11 +53,13 @@ served() {
                  END { print c, r }'
 }
 
-# One run of build $1 at depth $2: appends "ops_per_sec client_us_per_op gets_per_read" to $3.
+# One run of build $1 at depth $2: appends "ops_per_sec client_us_per_op gets_per_read" to $3;
+# the rest of the arguments are the side's workload flags.
 run() {
-    local before after
+    local before after b=$1 p=$2 f=$3
+    shift 3
     before=$(served)
-    "$1" bench --dir "$dir" --clients "$C" --pipeline "$2" --duration "$SECS" --ratio 0:1 \
+    "$b" bench --dir "$dir" --clients "$C" --pipeline "$p" --duration "$SECS" "$@" \
         --keys "$KEYS" --value-size "$VALUE" --key-layout per-master --quiet --csv "$out/run.csv" \
         >"$out/run.out" 2>&1 || { cat "$out/run.out" >&2; exit 1; }
     after=$(served)
@@ -60,7 +67,7 @@ run() {
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         NR == 2 { split(b, x, " "); split(a, y, " ")
                   printf "%s %s %.2f\n", $col["ops_per_sec"], $col["us_per_op_client"],
-                         (y[1] - x[1]) / (y[2] - x[2]); exit }' "$out/run.csv" >>"$3"
+                         (y[1] - x[1]) / (y[2] - x[2]); exit }' "$out/run.csv" >>"$f"
 }
 
 printf '\n%-6s %11s %11s %9s %9s | %s\n' depth "old ops/s" "new ops/s" "old us/op" \
@@ -68,8 +75,11 @@ printf '\n%-6s %11s %11s %9s %9s | %s\n' depth "old ops/s" "new ops/s" "old us/o
 for P in $DEPTHS; do
     : >"$out/old" && : >"$out/new"
     for r in $(seq 1 "$ROUNDS"); do
-        if ((r % 2)); then run "$OLD" "$P" "$out/old"; run "$NEW" "$P" "$out/new"
-        else run "$NEW" "$P" "$out/new"; run "$OLD" "$P" "$out/old"; fi
+        if ((r % 2)); then
+            run "$OLD" "$P" "$out/old" "${old_args[@]}"; run "$NEW" "$P" "$out/new" "${new_args[@]}"
+        else
+            run "$NEW" "$P" "$out/new" "${new_args[@]}"; run "$OLD" "$P" "$out/old" "${old_args[@]}"
+        fi
     done
     paste -d' ' "$out/old" "$out/new" | awk -v p="$P" '
         function t95(df) {   # two-sided 95% quantiles of Student t, df 1..30

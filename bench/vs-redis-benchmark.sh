@@ -30,6 +30,14 @@
 #   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
 #          CP_ARGS="..." (more `clusterpipe bench` flags for its GET rounds, e.g. --threads 2)
+#          HASH_DEPTHS="10" (the HSET and HGET rows' depths; "" skips them)
+# The HSET and HGET rows: redis-benchmark's custom-command form against `bench --command`, at the
+# same connections and depth, each command its own rounds (redis-benchmark runs one command per
+# process): `redis-benchmark --cluster ... HSET h:{tag}:__rand_int__ f V` (V: VALUE bytes; {tag}
+# is its per-master hash tag) against `--command 'HSET __tag__:h f __data__'` (the key's own
+# hash, in its master's slot under the per-master layout; a value of VALUE bytes), then HGET of
+# the same fields, both tools reading what their HSET rounds wrote. The servers' executed
+# commands are counted by INFO commandstats for the command the row measures.
 # Each depth runs ROUNDS interleaved rounds (redis-benchmark, then clusterpipe; every other round
 # the other way round). On a shared machine single runs swing by 10% and more, and the machine's
 # speed drifts within minutes, so the ratios reported are the geometric means of each round's own
@@ -42,6 +50,8 @@ KEYS=${2:-100000}
 C=${3:-10}
 VALUE=${VALUE:-64}
 DEPTHS=${DEPTHS:-"1 10 50"}
+HASH_DEPTHS=${HASH_DEPTHS-10}
+STAT=get # the command whose executions the window counts (INFO commandstats)
 ROUNDS=${ROUNDS:-3}
 WARM=${WARM:-2}
 LOAD_KEYS=${LOAD_KEYS:-0}
@@ -99,7 +109,7 @@ snapshot() {
     local p g=0 s=0 t c
     for p in $ports; do
         g=$((g + $(redis-cli -p "$p" -a "$pw" --no-auth-warning info commandstats |
-            sed -n 's/^cmdstat_get:calls=\([0-9]*\),.*/\1/p')))
+            sed -n "s/^cmdstat_$STAT:calls=\\([0-9]*\\),.*/\\1/p")))
     done
     s=$(server_ticks)
     c=$(awk '{print $14 + $15}' "/proc/$1/stat")
@@ -127,19 +137,23 @@ printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb u
 # One run of clusterpipe bench in the background, measured over the window into file $1; the
 # rest of the arguments go to bench.
 cp_round() {
-    local f=$1
+    local f=$1 mix=(--ratio 0:1)
     shift
+    [[ " $* " == *" --command "* ]] && mix=()
     "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
-        --value-size "$VALUE" --ratio 0:1 --quiet ${CP_ARGS:-} "$@" >"$out" 2>&1 &
+        --value-size "$VALUE" "${mix[@]}" --quiet ${CP_ARGS:-} "$@" >"$out" 2>&1 &
     tool=$!
     window >>"$f"
     wait "$tool" || true; tool=0
     grep -q 'mismatches 0$' "$out" || { echo "clusterpipe bench failed:" >&2; cat "$out" >&2; }
 }
 rb_round() {
-    # more requests than the window can take; stopped by PID once measured
+    # more requests than the window can take; stopped by PID once measured. Arguments: a custom
+    # command instead of -t get.
+    local what=(-t get)
+    (($#)) && what=("$@")
     redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
-        -n 2000000000 -t get -r "$RB_R" -d "$VALUE" -q >"$out" 2>&1 &
+        -n 2000000000 -r "$RB_R" -d "$VALUE" -q "${what[@]}" >"$out" 2>&1 &
     tool=$!
     window >>"$out.rb"
     kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
@@ -190,6 +204,33 @@ for P in $DEPTHS; do
         printf "       spread keys: %10.0f %9.3f | %9s %9s | srv %.3f  (95%% CI: ops %s, cpu %s)\n",
                co, cc, f[1], f[3], cs, f[2], f[4] }'
 done
+# The HSET and HGET rows (see the top): each command its own interleaved rounds.
+hval=$(head -c "$VALUE" /dev/zero | tr '\0' v)
+for P in $HASH_DEPTHS; do
+    for cmd in HSET HGET; do
+        STAT=${cmd,,}
+        if [[ $cmd == HSET ]]; then
+            rb=(HSET "h:{tag}:__rand_int__" f "$hval")
+            tpl='HSET __tag__:h f __data__'
+        else
+            rb=(HGET "h:{tag}:__rand_int__" f)
+            tpl='HGET __tag__:h f'
+        fi
+        : >"$out.rb"; : >"$out.cp"
+        for ((r = 0; r < ROUNDS; r++)); do
+            if ((r % 2 == 0)); then rb_round "${rb[@]}"; fi
+            cp_round "$out.cp" --keys "$KEYS" --key-layout per-master --command "$tpl"
+            if ((r % 2 == 1)); then rb_round "${rb[@]}"; fi
+        done
+        awk -v p="$P $cmd" -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" \
+            -v rs="$(col "$out.rb" 3)" -v co="$(col "$out.cp" 1)" -v cc="$(col "$out.cp" 2)" \
+            -v cs="$(col "$out.cp" 3)" -v pr="$(paired "$out.cp")" 'BEGIN { split(pr, f, " ")
+            printf "%-6s %10.0f %9.3f | %10.0f %9.3f | %9s %9s | %9.3f %9.3f\n", p, ro, rc, co,
+                   cc, f[1], f[3], rs, cs
+            printf "       95%% CI: ops %s, cpu %s\n", f[2], f[4] }'
+    done
+done
+STAT=get
 echo "(ops/s, us/op, srv: medians over the rounds; ops ratio = clusterpipe/redis-benchmark" \
      "throughput, want >= 1.0; cpu ratio = client CPU per op, want <= 0.9: both the geometric" \
      "mean of the rounds' own ratios, with its 95% confidence interval; srv = the four servers'" \
