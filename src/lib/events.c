@@ -9,6 +9,8 @@
  */
 #include "lib/events.h"
 
+#include "lib/batch.h"
+
 #include <stdlib.h>
 
 int cp__events_async_ok(const cp__client *c) {
@@ -41,7 +43,7 @@ static void really_free(cp__client *c);
 
 static void enter(cp__client *c) {
     c->depth++;
-    cp__exec_flush_deferred(c);
+    cp__batch_flush_deferred(c);
 }
 
 /* Seals the turn's open async batch. A transaction whose EXEC did not come this turn is
@@ -54,10 +56,10 @@ static void seal(cp__client *c) {
             cp__exec_add(p, j);
     p->sealed = 1;
     if (p->remaining == 0)
-        cp__exec_wake_soon(c); /* finished already: completed from the timer */
+        cp__batch_wake_soon(c); /* finished already: completed from the timer */
     c->open = NULL;
     if (u >= 0)
-        cp__exec_flush_deferred(c); /* the refusals' callbacks */
+        cp__batch_flush_deferred(c); /* the refusals' callbacks */
 }
 
 static void leave(cp__client *c) {
@@ -65,8 +67,8 @@ static void leave(cp__client *c) {
         c->depth--;
         return;
     }
-    cp__exec_flush_deferred(c); /* callbacks put off by sends made from callbacks */
-    if (c->open != NULL)        /* this turn's async commands: a new batch from now on */
+    cp__batch_flush_deferred(c); /* callbacks put off by sends made from callbacks */
+    if (c->open != NULL)         /* this turn's async commands: a new batch from now on */
         seal(c);
     c->depth--;
     if (c->free_pending) {

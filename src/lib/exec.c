@@ -7,7 +7,8 @@
  * (patch the slot, resend; later commands for the slot wait behind the redirected ones), ASK
  * (ASKING + resend, map untouched), TRYAGAIN/CLUSTERDOWN/LOADING and broken connections (retry
  * rounds with exponential backoff and jitter inside the batch's retry budget). Every command
- * ends with an outcome and, when the server answered, its reply.
+ * ends with an outcome and, when the server answered, its reply; what an outcome sets off (the
+ * callback, the batch's completion) is batch.c's.
  *
  * Nothing here blocks. Connections open without waiting (conn.c); the slot map is re-read
  * in-band, as a command to one node after another (refresh.h gives the order), while commands
@@ -18,6 +19,7 @@
  */
 #include "lib/exec.h"
 
+#include "lib/batch.h"
 #include "lib/cmdtable.h"
 #include "lib/fence.h"
 #include "lib/readfrom.h"
@@ -36,161 +38,12 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 
 static void route(cp_pipeline *p, uint32_t tag, uint64_t now);
 static void kick_refresh(cp__client *c, uint64_t now);
-static void give_up(cp_pipeline *p, uint32_t tag, int written, int err);
-static void txn_lost(cp_pipeline *p, uint32_t tag, int written, int err);
-
-/* ---- batches ------------------------------------------------------------------------------- */
-
-static void link_running(cp_pipeline *p) {
-    cp__client *c = p->c;
-    p->running = 1;
-    p->prev_run = NULL;
-    p->next_run = c->running;
-    if (c->running != NULL)
-        c->running->prev_run = p;
-    c->running = p;
-}
-
-static void unlink_running(cp_pipeline *p) {
-    cp__client *c = p->c;
-    if (p->prev_run != NULL)
-        p->prev_run->next_run = p->next_run;
-    else
-        c->running = p->next_run;
-    if (p->next_run != NULL)
-        p->next_run->prev_run = p->prev_run;
-    p->prev_run = p->next_run = NULL;
-    p->running = 0;
-}
-
-/* A batch with every outcome final: the caller hears of it (cp_exec_async), an async batch
- * goes back to the spare list, a freed one or a refresh request is freed. Runs only inside the
- * loop's calls, never while the batch is being sent or stepped (may_complete): p may be gone
- * after it. */
-static void complete(cp_pipeline *p) {
-    cp__client *c = p->c;
-    unlink_running(p);
-    if (p->kind == CP__BATCH_USER) /* the caller hears of them now (or never: it let go) */
-        c->pending -= p->npending;
-    p->npending = 0;
-    if (p->orphan) {
-        cp__pipeline_destroy(p);
-        return;
-    }
-    if (p->kind == CP__BATCH_REFRESH) {
-        cp__pipeline_destroy(p);
-        return;
-    }
-    if (p->kind == CP__BATCH_ASYNC) {
-        cp_pipeline_reset(p);
-        p->next_spare = c->spare;
-        c->spare = p;
-        return;
-    }
-    if (p->done != NULL) {
-        cp_exec_callback *done = p->done;
-        p->done = NULL;
-        done(p, p->done_data);
-    }
-}
-
-/* Every outcome of the batch is final, and an async batch takes no more commands. */
-static inline int finished(const cp_pipeline *p) {
-    return p->remaining == 0 && (p->kind != CP__BATCH_ASYNC || p->sealed);
-}
-
-/* Some batch has timer work at t (a retry round, a deadline, a completion): the client's
- * lower bound for it, so finding the next wake-up never walks every batch. */
-static inline void wake_at(cp__client *c, uint64_t t) {
-    if (c->batch_wake == 0 || t < c->batch_wake)
-        c->batch_wake = t;
-}
-
-/* Callbacks run only inside the loop's calls and never while a command is being sent (an async
- * send or a pipeline's start, from a callback or not): otherwise they are put off to the end of
- * the loop's call or its next one, so a callback never runs inside the call that sent a
- * command. A batch is not completed while its retries are being stepped either. */
-static inline int may_call_back(const cp__client *c) {
-    return c->depth > 0 && c->sending == 0;
-}
-
-static inline int may_complete(const cp_pipeline *p) {
-    return may_call_back(p->c) && p->c->deferred.n == 0 && p->c->stepping != p;
-}
-
-/* Calls command i's callback (async batches), now or put off (may_call_back). */
-static void notify(cp_pipeline *p, uint32_t i) {
-    cp__client *c = p->c;
-    if (!may_call_back(c) && cp__queue_push(&c->deferred, p, i) == 0) {
-        wake_at(c, 1);
-        return;
-    }
-    if (p->kind == CP__BATCH_ASYNC)
-        c->pending--; /* delivered */
-    cp__cmd *cmd = &p->cmds.v[i];
-    cp__cb cb = p->cbs[i];
-    int err = cmd->outcome == CP_DONE ? 0 : cmd->err;
-    cp_response r = {(cp_outcome)cmd->outcome,
-                     cmd->reply,
-                     err,
-                     err == 0 ? "" : (err == p->err ? p->errstr : cp_strerror(err)),
-                     cmd->sent_ns,
-                     cmd->done_ns};
-    cb.fn(&p->c->pub, &r, cb.data); /* last: it may send commands into this very batch */
-}
-
-/* The command's outcome is final (err: why, when not done). A part may complete its split
- * command. The batch is completed when this was its last command, inside the loop only. */
-static void finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
-    cp__cmd *cmd = cp__get(p, tag);
-    cmd->outcome = (uint8_t)outcome;
-    cmd->err = (int8_t)err;
-    p->remaining--;
-    if (cmd->parent >= 0) {
-        uint32_t parent = (uint32_t)cmd->parent;
-        if (err != 0 && p->cmds.v[parent].err == 0)
-            p->cmds.v[parent].err = (int8_t)err; /* the split command's reason */
-        if (--p->cmds.v[parent].pending == 0) {
-            cp__merge_parts(p, parent);
-            if (p->cbs != NULL)
-                notify(p, parent);
-        }
-    } else if (p->cbs != NULL) {
-        notify(p, tag);
-    }
-    if (p->running && finished(p)) {
-        if (may_complete(p))
-            complete(p);
-        else
-            wake_at(p->c, 1); /* from the loop's next call, or the stepping one's end */
-    }
-}
-
-void cp__exec_wake_soon(cp__client *c) {
-    wake_at(c, 1);
-}
-
-/* Runs the callbacks put off (may_call_back); first and last thing in each of the loop's calls. */
-void cp__exec_flush_deferred(cp__client *c) {
-    while (c->deferred.n > 0) {
-        cp__qent e = cp__queue_pop(&c->deferred);
-        notify(e.p, e.tag);
-    }
-}
-
-/* The command's answer came (anything but a redirect or a retry): its outcome is final. */
-static inline void answered(cp_pipeline *p, uint32_t tag, redisReply *r, uint64_t now) {
-    cp__cmd *cmd = cp__get(p, tag);
-    cmd->reply = r;
-    cmd->done_ns = now;
-    finish(p, tag, CP_DONE, 0);
-}
 
 /* Queues a command on node n, behind what waits there. */
 static void enqueue(cp_pipeline *p, int n, uint32_t tag) {
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-        give_up(p, tag, 0, CP_ENOMEM);
+        cp__batch_give_up(p, tag, 0, CP_ENOMEM);
     }
 }
 
@@ -235,30 +88,18 @@ static int retry_push(cp_pipeline *p, uint32_t tag) {
     return 0;
 }
 
-/* The outcome of a command given up: "unknown" when it was ever written (it may have run),
- * else "not executed". */
-static void give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
-    cp__cmd *cmd = cp__get(p, tag);
-    if (cmd->flags & CP__F_TX) {
-        txn_lost(p, tag, written, err);
-        return;
-    }
-    if (cmd->outcome == CP_PENDING)
-        finish(p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED, err);
-}
-
 /* Puts a command aside for the next retry round, or ends it when the budget is spent. A command
  * for one chosen node is never retried: its caller decides (the refresh asks the next node). */
 static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     uint64_t now = cp__now_ns();
     if (now >= p->deadline || cmd->slot == CP__SLOT_NODE || (cmd->flags & CP__F_TX)) {
-        give_up(p, tag, 0, err ? err : CP_ETIMEDOUT);
+        cp__batch_give_up(p, tag, 0, err ? err : CP_ETIMEDOUT);
         return;
     }
     if (retry_push(p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
-        give_up(p, tag, 0, CP_ENOMEM);
+        cp__batch_give_up(p, tag, 0, CP_ENOMEM);
         return;
     }
     if (cmd->err == 0)
@@ -267,7 +108,7 @@ static void retry_later(cp_pipeline *p, uint32_t tag, int err) {
         p->retry_at = now + backoff_ns(p);
         if (p->retry_at > p->deadline)
             p->retry_at = p->deadline;
-        wake_at(p->c, p->retry_at);
+        cp__batch_wake_at(p->c, p->retry_at);
     }
 }
 
@@ -281,7 +122,7 @@ static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
         p->c->stats.io_retries++;
         retry_later(p, tag, err);
     } else {
-        finish(p, tag, CP_UNKNOWN, err);
+        cp__batch_finish(p, tag, CP_UNKNOWN, err);
     }
 }
 
@@ -299,7 +140,7 @@ static void run_retries(cp_pipeline *p, uint64_t now) {
         if (c->refresh.running && now < p->deadline) {
             p->wait_map = 1; /* released when the map comes (or the refresh fails) */
             p->node_failed = 1;
-            wake_at(c, p->deadline);
+            cp__batch_wake_at(c, p->deadline);
             return;
         }
     }
@@ -330,7 +171,7 @@ static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     int held = cp__fence_hold(c, cmd->slot, p, tag);
     if (held != 0) {
         if (held < 0)
-            give_up(p, tag, 0, CP_ENOMEM);
+            cp__batch_give_up(p, tag, 0, CP_ENOMEM);
         return;
     }
     int n = node_of(p, cmd);
@@ -344,27 +185,26 @@ static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
         int err = c->refresh.err ? c->refresh.err : CP_ETOPOLOGY;
         if (n == CP__READ_NONE)
             cp__pipeline_set_err(p, err = CP_ETOPOLOGY,
-                                 "slot %d: no replica to read from (read_from replica)",
-                                 cmd->slot);
+                                 "slot %d: no replica to read from (read_from replica)", cmd->slot);
         else
             cp__pipeline_set_err(p, err, "no node serves slot %d: %s", cmd->slot,
                                  c->refresh.errstr[0] ? c->refresh.errstr : "no slot map");
-        give_up(p, tag, 0, err);
+        cp__batch_give_up(p, tag, 0, err);
         return;
     }
     if (retry_push(p, tag) != 0) {
-        give_up(p, tag, 0, CP_ENOMEM);
+        cp__batch_give_up(p, tag, 0, CP_ENOMEM);
         return;
     }
     if (c->refresh.running) { /* released when the map comes */
         p->wait_map = 1;
         p->retry_at = 0;
-        wake_at(c, p->deadline);
+        cp__batch_wake_at(c, p->deadline);
     } else if (p->retry_at == 0 && !p->wait_map) { /* the next round asks again */
         p->retry_at = now + backoff_ns(p);
         if (p->retry_at > p->deadline)
             p->retry_at = p->deadline;
-        wake_at(c, p->retry_at);
+        cp__batch_wake_at(c, p->retry_at);
     }
 }
 
@@ -504,7 +344,7 @@ static void pump(cp__client *c, int n) {
                 cmd->sent_ns = now;
             if (rc != 0) {
                 cp__pipeline_set_err(e.p, CP_ENOMEM, "out of memory");
-                give_up(e.p, e.tag, 0, CP_ENOMEM);
+                cp__batch_give_up(e.p, e.tag, 0, CP_ENOMEM);
             } else if (idle) {
                 conn->last_io_ns = now; /* the I/O timeout counts from the first request */
             }
@@ -526,23 +366,6 @@ void cp__exec_pump_all(cp__client *c) {
 }
 
 /* ---- transactions: a MULTI ... EXEC unit goes to one node and ends as one --------------- */
-
-/* A member of unit t failed to get its answer (connection broken, timed out, cancelled). The
- * unit ends with its last member, which the same failure always reaches after the others (they
- * are on one connection, in order): then every member still waiting ends unknown if EXEC was
- * written (it may have run), else not executed (an unfinished MULTI runs nothing). */
-static void txn_lost(cp_pipeline *p, uint32_t tag, int written, int err) {
-    cp__cmd *cmd = cp__get(p, tag);
-    if (written)
-        cmd->flags |= CP__F_WRITTEN;
-    if (!(cmd->flags & CP__F_TXEND))
-        return;
-    const cp__txn *t = cp__txn_of(p, cmd);
-    cp_outcome outcome = (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED;
-    for (uint32_t i = t->first; i <= t->last; i++)
-        if (p->cmds.v[i].outcome == CP_PENDING)
-            finish(p, i, outcome, err);
-}
 
 /* Re-sends unit t, whole and in order, to the node a MOVED or ASK named (ASKING before its
  * first command: the flag lasts through MULTI on the server). */
@@ -571,7 +394,7 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
     cp__cmd *cmd = cp__get(p, tag);
     if (!(cmd->flags & CP__F_TX)) { /* WATCH, answered */
         c->nodes[n].watched = 1;
-        answered(p, tag, r, now);
+        cp__batch_answered(p, tag, r, now);
         return;
     }
     cmd->reply = r;
@@ -610,7 +433,7 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
     }
     for (uint32_t i = t->first; i <= t->last; i++)
         if (p->cmds.v[i].outcome == CP_PENDING)
-            finish(p, i, CP_DONE, 0);
+            cp__batch_finish(p, i, CP_DONE, 0);
 }
 
 /* ---- replies ------------------------------------------------------------------------------- */
@@ -650,7 +473,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
                                      "retry budget spent after %u redirects: %.60s",
                                      (unsigned)cmd->redirects, r->str);
             cmd->reply = r;
-            give_up(p, tag, 0, CP_EREDIRECT); /* unknown if an earlier send was lost */
+            cp__batch_give_up(p, tag, 0, CP_EREDIRECT); /* unknown if an earlier send was lost */
             return;
         }
         cmd->redirects++;
@@ -662,7 +485,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         if (m < 0) {
             cp__pipeline_set_err(p, m, "cannot add node %s:%d", host, port);
             cmd->reply = r;
-            give_up(p, tag, 0, m);
+            cp__batch_give_up(p, tag, 0, m);
             return;
         }
         /* The server's word on the key's slot: retry rounds route by it (a caller's slot given
@@ -698,7 +521,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         retry_later(p, tag, CP_ESERVER);
         return;
     default:
-        answered(p, tag, r, now);
+        cp__batch_answered(p, tag, r, now);
     }
 }
 
@@ -719,7 +542,8 @@ static void drain(cp__client *c, int n) {
             fail_node(c, n, got, c->nodes[n].conn.errstr);
             return;
         }
-        if (arena == NULL) { /* the handshake answered (commands may go in now), or a dropped reply */
+        if (arena ==
+            NULL) { /* the handshake answered (commands may go in now), or a dropped reply */
             if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
                 pump(c, n);
             continue;
@@ -734,7 +558,7 @@ static void drain(cp__client *c, int n) {
             if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
                 txn_reply(c, n, p, tag, r, now);
             else
-                answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+                cp__batch_answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
         } else {
             on_reply(c, n, p, tag, r, now);
         }
@@ -767,7 +591,7 @@ static void refresh_end(cp__client *c, int ok, uint64_t now) {
         if (p->wait_map) {
             p->wait_map = 0;
             p->retry_at = now; /* due: the next cp__exec_timers routes them */
-            wake_at(c, now);
+            cp__batch_wake_at(c, now);
         }
 }
 
@@ -931,7 +755,7 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
         cp__routes_rebuild(&c->routes);
     uint64_t now = cp__now_ns();
     p->deadline = now + (uint64_t)c->retry_budget_ms * 1000000ull;
-    link_running(p);
+    cp__batch_link(p);
     kick_refresh(c, now);
     if (p->kind == CP__BATCH_USER)
         cp__txn_refuse_open(p); /* a MULTI without EXEC: none of it goes */
@@ -964,8 +788,8 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     if (io_now)
         cp__exec_pump_all(c);
     c->sending--;
-    if (p->running && finished(p))
-        wake_at(c, 1); /* completed from the loop's next call */
+    if (p->running && cp__batch_finished(p))
+        cp__batch_wake_at(c, 1); /* completed from the loop's next call */
 }
 
 void cp__exec_add(cp_pipeline *p, uint32_t tag) {
@@ -984,7 +808,8 @@ void cp__exec_add(cp_pipeline *p, uint32_t tag) {
             dispatch(p, CP__PART_TAG | (part0 + j), now);
     } else if (cmd->slot == CP__SLOT_CROSS || cmd->slot == CP__SLOT_REFUSED) {
         p->remaining++;
-        finish(p, tag, CP_NOT_EXECUTED, refusal(p, cmd, tag)); /* called back after the send */
+        cp__batch_finish(p, tag, CP_NOT_EXECUTED,
+                         refusal(p, cmd, tag)); /* called back after the send */
     } else {
         p->remaining++;
         dispatch(p, tag, now);
@@ -1066,28 +891,28 @@ void cp__exec_timers(cp__client *c) {
             continue;
         }
         p->stamp = stamp;
-        int due = finished(p) || (p->retry_at != 0 && now >= p->retry_at) ||
+        int due = cp__batch_finished(p) || (p->retry_at != 0 && now >= p->retry_at) ||
                   (p->wait_map && now >= p->deadline);
         if (!due) {
             if (p->retry_at != 0)
-                wake_at(c, p->retry_at);
+                cp__batch_wake_at(c, p->retry_at);
             else if (p->wait_map)
-                wake_at(c, p->deadline);
+                cp__batch_wake_at(c, p->deadline);
             p = p->next_run;
             continue;
         }
-        if (!finished(p)) {
+        if (!cp__batch_finished(p)) {
             c->stepping = p; /* its last outcome waits for the end of the round: p stays */
             run_retries(p, now);
             c->stepping = NULL;
         }
-        if (finished(p)) {
-            if (!may_complete(p)) { /* callbacks still put off: after them */
-                wake_at(c, 1);
+        if (cp__batch_finished(p)) {
+            if (!cp__batch_may_complete(p)) { /* callbacks still put off: after them */
+                cp__batch_wake_at(c, 1);
                 p = p->next_run;
                 continue;
             }
-            complete(p); /* p may be gone: start over (the stamps skip what was seen) */
+            cp__batch_complete(p); /* p may be gone: start over (the stamps skip what was seen) */
             p = c->running;
             continue;
         }
@@ -1097,7 +922,7 @@ void cp__exec_timers(cp__client *c) {
         if (now >= c->refresh.hedge_at)
             refresh_ask(c, now, 1); /* no answer yet: a connected candidate too */
         else
-            wake_at(c, c->refresh.hedge_at);
+            cp__batch_wake_at(c, c->refresh.hedge_at);
     }
     cp__exec_pump_all(c);
 }
@@ -1112,26 +937,26 @@ void cp__exec_cancel_all(cp__client *c, int code, const char *why) {
             if (f->tag < CP__TAG_INTERNAL && f->arena != NULL) {
                 cp_pipeline *p = cp__pipeline_of_arena(f->arena);
                 cp__pipeline_set_err(p, code, "%s", why);
-                give_up(p, f->tag, cp__conn_was_written(conn, i), code);
+                cp__batch_give_up(p, f->tag, cp__conn_was_written(conn, i), code);
             }
         }
         cp__client_close_node(c, n);
         while (c->nodes[n].q.n > 0) {
             cp__qent e = cp__queue_pop(&c->nodes[n].q);
             cp__pipeline_set_err(e.p, code, "%s", why);
-            give_up(e.p, e.tag, 0, code);
+            cp__batch_give_up(e.p, e.tag, 0, code);
         }
     }
     while (c->nfences > 0) {
         cp__fence *f = &c->fences[c->nfences - 1];
         while (f->held.n > 0) {
             cp__qent e = cp__queue_pop(&f->held);
-            give_up(e.p, e.tag, 0, code);
+            cp__batch_give_up(e.p, e.tag, 0, code);
         }
         free(f->held.v);
         c->nfences--;
     }
-    cp__exec_flush_deferred(c);
+    cp__batch_flush_deferred(c);
     /* Giving up a batch's last command completes it (it may be reused): start over after each. */
 again:
     for (cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
@@ -1143,7 +968,7 @@ again:
         p->nretry = 0;
         cp__pipeline_set_err(p, code, "%s", why);
         for (size_t i = 0; i < nr; i++)
-            give_up(p, p->retry[i], 0, code);
+            cp__batch_give_up(p, p->retry[i], 0, code);
         goto again;
     }
     c->refresh.running = 0;
@@ -1152,7 +977,7 @@ again:
         cp_pipeline *p = c->running;
         p->remaining = 0;
         p->sealed = 1;
-        complete(p);
+        cp__batch_complete(p);
     }
     c->closing = 0;
     c->depth--;

@@ -38,11 +38,4 @@ void cp__exec_refresh_now(cp__client *c);
  * written ones end unknown, the rest not executed. For cp_free and a loop that cannot go on. */
 void cp__exec_cancel_all(cp__client *c, int code, const char *why);
 
-/* Some batch needs the timer at once (a batch finished outside the loop's calls). */
-void cp__exec_wake_soon(cp__client *c);
-
-/* Runs callbacks that were put off because they came outside the loop's calls. The loop's
- * entry points call it first. */
-void cp__exec_flush_deferred(cp__client *c);
-
 #endif
