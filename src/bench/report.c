@@ -290,7 +290,8 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "topology,mode,threads,clients,pipeline,ratio,keys,value_size,key_dist,ops,"
                     "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
-                    "us_per_op_client,us_per_op_total,cpu_replicas_s,us_per_op_replicas,moved,ask,tryagain,clusterdown,io_retries,"
+                    "us_per_op_client,us_per_op_total,cpu_replicas_s,us_per_op_replicas,moved,"
+                    "ask,tryagain,clusterdown,io_retries,"
                     "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
     char ratio[CP__COMMANDS_MAX * 6 + 4]; /* --command: the weights, quoted */
     if (cfg->commands != NULL)

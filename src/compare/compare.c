@@ -863,8 +863,7 @@ typedef struct local_def {
 
 static const local_def TWEMPROXY = {"twemproxy", CP_TOPO_TWEMPROXY, 0, CP_READ_MASTER};
 static const local_def CLUSTER = {"cluster", CP_TOPO_CLUSTER, 0, CP_READ_MASTER};
-static const local_def CLUSTER_REPLICAS = {"cluster-replicas", CP_TOPO_CLUSTER, 1,
-                                           CP_READ_REPLICA};
+static const local_def CLUSTER_REPLICAS = {"cluster-replicas", CP_TOPO_CLUSTER, 1, CP_READ_REPLICA};
 
 /* One local setup for points [from, to) (their shards are the first's): up, load, runs, down.
  * Down happens whatever went wrong in between. */

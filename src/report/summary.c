@@ -29,8 +29,8 @@ static const cp__rpt_metric_desc metrics[CP__NMETRIC] = {
     [CP__M_OPS] = {"ops", "operations", NULL, "ops", 0, 1},
     [CP__M_CPU_REPLICAS] = {"replicas CPU-s", "replicas' CPU", "cpu_seconds", "replicas", 2, 0},
     [CP__M_CPU_MASTERS] = {"masters CPU-s", "masters' CPU", "cpu_seconds", "redis", 2, 0},
-    [CP__M_US_REPLICAS] = {"replicas us/op", "replicas' CPU per op", "cpu_us_per_op", "replicas",
-                           2, 0},
+    [CP__M_US_REPLICAS] = {"replicas us/op", "replicas' CPU per op", "cpu_us_per_op", "replicas", 2,
+                           0},
     [CP__M_US_MASTERS] = {"masters us/op", "masters' CPU per op", "cpu_us_per_op", "redis", 2, 0},
 };
 

@@ -231,12 +231,13 @@ static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
  * the replicas' part, and the masters' CPU per op against the plain cluster's. Returns the
  * number of rows (0: no cluster-replicas runs, nothing written). */
 static int table_replicas(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
-    static const char *const head[10] = {
-        "call type",      "setup",         "ops/s",          "p50 (us)",
-        "p99 (us)",       "masters CPU-s", "replicas CPU-s", "masters us/op",
-        "replicas us/op", "masters us/op vs cluster"};
-    static const cp__rpt_metric cols[7] = {CP__M_OPS_PER_SEC,  CP__M_P50,         CP__M_P99,
-                                           CP__M_CPU_MASTERS,  CP__M_CPU_REPLICAS, CP__M_US_MASTERS,
+    static const char *const head[10] = {"call type",      "setup",
+                                         "ops/s",          "p50 (us)",
+                                         "p99 (us)",       "masters CPU-s",
+                                         "replicas CPU-s", "masters us/op",
+                                         "replicas us/op", "masters us/op vs cluster"};
+    static const cp__rpt_metric cols[7] = {CP__M_OPS_PER_SEC, CP__M_P50,          CP__M_P99,
+                                           CP__M_CPU_MASTERS, CP__M_CPU_REPLICAS, CP__M_US_MASTERS,
                                            CP__M_US_REPLICAS};
     mdtable t;
     memset(&t, 0, sizeof(t));

@@ -50,9 +50,9 @@ static void compare_replica_reads(void **state) {
     cp_clirun_init(&run);
     char out[4096];
     snprintf(out, sizeof(out), "%s", cp_clirun_path(&run, "out"));
-    const char *args[] = {"compare",  "--out",  out,    "--threads", "2",      "--requests",
-                          "20000",    "--keys", "5000", "--repeat",  "1",      "--replica-reads",
-                          NULL};
+    const char *args[] = {"compare",    "--out",           out,      "--threads", "2",
+                          "--requests", "20000",           "--keys", "5000",      "--repeat",
+                          "1",          "--replica-reads", NULL};
     pid_t pid = cp_clirun_start(&run, args);
     int rc = cp_clirun_finish(&run, pid, 240);
     char path[4200];
@@ -68,8 +68,8 @@ static void compare_replica_reads(void **state) {
     json_array_foreach(json_object_get(doc, "topologies"), i, t) {
         json_array_foreach(json_object_get(t, "processes"), k, p) {
             pid_t pp = (pid_t)json_integer_value(json_object_get(p, "pid"));
-            if (cp_orch_pid_alive(pp, (unsigned long long)json_integer_value(
-                                          json_object_get(p, "start_time")))) {
+            if (cp_orch_pid_alive(
+                    pp, (unsigned long long)json_integer_value(json_object_get(p, "start_time")))) {
                 kill(pp, SIGKILL);
                 alive++;
             }
@@ -160,8 +160,10 @@ static void replica_reads_external_refused(void **state) {
     (void)state;
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *args[] = {"compare", "--cluster", "127.0.0.1:1", "--replica-reads", "--out",
-                          cp_clirun_path(&run, "x"), NULL};
+    const char *args[] = {"compare",     "--cluster",
+                          "127.0.0.1:1", "--replica-reads",
+                          "--out",       cp_clirun_path(&run, "x"),
+                          NULL};
     cp_clirun_expect(&run, args, 2);
     assert_non_null(strstr(run.err, "--replica-reads"));
     assert_non_null(strstr(run.err, "--cluster/--proxy"));

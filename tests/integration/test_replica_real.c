@@ -414,9 +414,8 @@ static void bench_replicas_cpu(void **state) {
     cp_free(w);
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "r.json"));
-    const char *bench[] = {"bench",       "--dir",     f->dir,   "--keys", "3000",
-                           "--requests",  "20000",     "--read-from",      "replica",
-                           "--json",      jpath,       NULL};
+    const char *bench[] = {"bench", "--dir",       f->dir,    "--keys", "3000", "--requests",
+                           "20000", "--read-from", "replica", "--json", jpath,  NULL};
     rc = cp_clirun_run(&run, bench);
     if (rc != 0)
         fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
