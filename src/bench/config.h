@@ -182,6 +182,10 @@ typedef struct cp__bench_result {
     /* CPU seconds over the measured interval; has_* false = not measurable (JSON null) */
     double cpu_redis, cpu_proxy, cpu_client;
     bool has_cpu_redis, has_cpu_proxy, has_cpu_client;
+    /* The part of cpu_redis spent by the topology's replicas (JSON cpu_seconds.replicas);
+     * has_cpu_replicas false (null) when it has none, it is external, or one was unreadable. */
+    double cpu_replicas;
+    bool has_cpu_replicas;
 
     /* timeline: ntimeline entries, heap-owned (cp__bench_result_free) */
     cp__bench_second *timeline;

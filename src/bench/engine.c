@@ -253,6 +253,7 @@ static int setup_cpu(bench_ctx *b, const cp__bench_target *t) {
             b->nsrc++;
         }
         nredis += s->comp == CP__CPU_REDIS;
+        out->has_cpu_replicas |= s->replica;
     }
     cp__cpu_source_self(&b->src[b->nsrc++]);
     out->has_cpu_client = true;
@@ -279,6 +280,17 @@ static void finish_cpu(bench_ctx *b) {
         out->has_cpu_proxy = false;
     if (tot.missing[CP__CPU_CLIENT] > 0)
         out->has_cpu_client = false;
+    /* The replicas' part: sources follow the servers one for one (the client's comes last). */
+    out->cpu_replicas = 0;
+    for (int i = 0; i < b->tctx->nservers; i++) {
+        double d;
+        if (!b->tctx->servers[i].replica)
+            continue;
+        if (cp__cpu_source_delta(&b->src[i], &d))
+            out->cpu_replicas += d;
+        else
+            out->has_cpu_replicas = false;
+    }
 }
 
 /* A --command run: every worker's part of each template. With one template its latencies are

@@ -213,6 +213,34 @@ int cp__node_info_cpu(cp_client *c, cp__cpu_times *out) {
     return rc;
 }
 
+int cp__node_repl_offsets(cp_client *c, long long *master_offset, int *online,
+                          long long *min_acked) {
+    redisReply *r = cp_command(c, "INFO replication");
+    if (r == NULL)
+        return c->err ? c->err : CP_EIO;
+    int rc = CP_ESERVER;
+    if (r->type == REDIS_REPLY_STRING) {
+        const char *at = strstr(r->str, "master_repl_offset:");
+        rc = at != NULL ? 0 : CP_EPROTO;
+        *master_offset = at != NULL ? strtoll(at + strlen("master_repl_offset:"), NULL, 10) : 0;
+        *online = 0;
+        *min_acked = *master_offset;
+        /* slave0:ip=127.0.0.1,port=7005,state=online,offset=1234,lag=0 */
+        for (const char *l = r->str; rc == 0 && (l = strstr(l, "\nslave")) != NULL; l++) {
+            const char *end = strchr(l + 1, '\n'), *st = strstr(l, ",state=online,"),
+                       *off = strstr(l, ",offset=");
+            if (end == NULL || st == NULL || st > end || off == NULL || off > end)
+                continue;
+            long long v = strtoll(off + strlen(",offset="), NULL, 10);
+            (*online)++;
+            if (v < *min_acked)
+                *min_acked = v;
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 long long cp__node_dbsize(cp_client *c) {
     redisReply *r = cp_command(c, "DBSIZE");
     if (r == NULL)

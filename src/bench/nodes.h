@@ -65,6 +65,13 @@ cp_client *cp__node_connect(const char *host, int port, const cp_options *auth, 
 /* INFO CPU on c, parsed. Returns 0 or a negative code (CP_E* or -errno from the parser). */
 int cp__node_info_cpu(cp_client *c, cp__cpu_times *out);
 
+/* A master's replication as INFO replication on c gives it: its master_repl_offset, how many
+ * replicas are attached online (slaveN:...,state=online,...) and the lowest offset they
+ * acknowledged (the master's master_repl_offset when none). Returns 0 or a negative CP_E* code
+ * (CP_EPROTO: no master_repl_offset, e.g. c is not a redis server). */
+int cp__node_repl_offsets(cp_client *c, long long *master_offset, int *online,
+                          long long *min_acked);
+
 /* DBSIZE on c. Returns the count (>= 0) or a negative CP_E* code. */
 long long cp__node_dbsize(cp_client *c);
 

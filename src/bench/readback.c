@@ -96,9 +96,10 @@ static void *reader_main(void *arg) {
     reader *rd = arg;
     const cp__readback_config *cfg = rd->cfg;
     cp_options opt = CP_OPTIONS_INIT;
-    if (rd->t->mode == CP__TARGET_CLUSTER)
+    if (rd->t->mode == CP__TARGET_CLUSTER) {
         opt.seeds = rd->t->endpoints;
-    else
+        opt.read_from = cfg->read_from;
+    } else
         opt.endpoint = rd->endpoint;
     cp__bench_target_options(rd->t, &opt); /* password, user and TLS, as every client */
     if (cfg->retry_budget_ms >= 0)

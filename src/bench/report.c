@@ -160,12 +160,14 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(cs, "proxy", num_or_null(r->has_cpu_proxy, r->cpu_proxy));
     json_object_set_new(cs, "client", num_or_null(r->has_cpu_client, r->cpu_client));
     json_object_set_new(cs, "total", num_or_null(has_total, total));
+    json_object_set_new(cs, "replicas", num_or_null(r->has_cpu_replicas, r->cpu_replicas));
     json_object_set_new(o, "cpu_seconds", cs);
     json_t *cu = json_object();
     json_object_set_new(cu, "redis", us_per_op(r->has_cpu_redis, r->cpu_redis, r->ops));
     json_object_set_new(cu, "proxy", us_per_op(r->has_cpu_proxy, r->cpu_proxy, r->ops));
     json_object_set_new(cu, "client", us_per_op(r->has_cpu_client, r->cpu_client, r->ops));
     json_object_set_new(cu, "total", us_per_op(has_total, total, r->ops));
+    json_object_set_new(cu, "replicas", us_per_op(r->has_cpu_replicas, r->cpu_replicas, r->ops));
     json_object_set_new(o, "cpu_us_per_op", cu);
     json_object_set_new(o, "client_threads_cpus",
                         r->client_threads_cpus[0] ? json_string(r->client_threads_cpus)
@@ -288,7 +290,8 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "topology,mode,threads,clients,pipeline,ratio,keys,value_size,key_dist,ops,"
                     "seconds,ops_per_sec,p50_us,p90_us,p99_us,p999_us,max_us,cpu_redis_s,"
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
-                    "us_per_op_client,us_per_op_total,moved,ask,tryagain,clusterdown,io_retries,"
+                    "us_per_op_client,us_per_op_total,cpu_replicas_s,us_per_op_replicas,moved,"
+                    "ask,tryagain,clusterdown,io_retries,"
                     "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
     char ratio[CP__COMMANDS_MAX * 6 + 4]; /* --command: the weights, quoted */
     if (cfg->commands != NULL)
@@ -311,6 +314,8 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
     sb_num(&b, r->has_cpu_proxy && r->ops, r->cpu_proxy * 1e6 / ops);
     sb_num(&b, r->has_cpu_client && r->ops, r->cpu_client * 1e6 / ops);
     sb_num(&b, has_total && r->ops, total * 1e6 / ops);
+    sb_num(&b, r->has_cpu_replicas, r->cpu_replicas);
+    sb_num(&b, r->has_cpu_replicas && r->ops, r->cpu_replicas * 1e6 / ops);
     char sizes[256];
     cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
     cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,\"%s\"\n",

@@ -102,6 +102,7 @@ static int collect_servers(const cp__bench_target *t, cp__target_ctx *ctx) {
             s->pid = p->pid;
             s->comp = p->role == CP_ROLE_PROXY ? CP__CPU_PROXY : CP__CPU_REDIS;
             s->holds_keys = p->role == CP_ROLE_MASTER || p->role == CP_ROLE_SHARD;
+            s->replica = p->role == CP_ROLE_REPLICA;
             s->stats_port = p->stats_port;
         }
         return 0;

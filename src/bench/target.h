@@ -56,6 +56,7 @@ typedef struct cp__server {
     pid_t pid;         /* > 0: local process of a topology (CPU from /proc); 0: remote */
     cp__cpu_comp comp; /* CP__CPU_REDIS or CP__CPU_PROXY */
     bool holds_keys;   /* counted by load's DBSIZE check (masters, twemproxy shards) */
+    bool replica;      /* a cluster replica of the topology: its CPU is also cpu_replicas */
     int stats_port;    /* nutcracker: stats port, else 0 */
 } cp__server;
 

@@ -304,6 +304,8 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
     print_cpu("redis", r->has_cpu_redis, r->cpu_redis, r->ops);
     print_cpu("proxy", r->has_cpu_proxy, r->cpu_proxy, r->ops);
     print_cpu("client", r->has_cpu_client, r->cpu_client, r->ops);
+    if (r->has_cpu_replicas && r->cpu_replicas > 0) /* the part of redis's */
+        print_cpu("(replicas", true, r->cpu_replicas, r->ops), printf(")");
     printf("\n");
     printf("redirects    moved %llu, ask %llu; retries: tryagain %llu, clusterdown %llu, io "
            "%llu\n",

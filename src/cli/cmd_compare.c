@@ -141,6 +141,12 @@ static const cp_cli_flag compare_rows[] = {
              "nothing is started, only the given\nsetups run, the dataset is WRITTEN into them "
              "(SET key:N),\nredis CPU comes from INFO CPU and proxy CPU is n/a"},
     CP_CLI_LIKE(cp_cli_def_password, CO(password), "AUTH for --cluster/--proxy endpoints"),
+    CP_CLI_SET("--replica-reads", CP_CLI_BOOL, 1, CO(replica_reads),
+               "a third setup after the cluster, \"cluster-replicas\": the\nsame 4 masters "
+               "with a replica each, the dataset on the\nreplicas too, every case reading from "
+               "the replicas\n(bench --read-from replica). The tables split its redis\nCPU "
+               "into masters and replicas, beside the cluster's\nmasters. Local setups only "
+               "(not with --cluster/--proxy)"),
     CP_CLI_HEAD("sweeps:"),
     CP_CLI_FN("--sweep", "PARAM=V,...", parse_sweep, offsetof(compare_cli, sweep),
               "run one case per value of PARAM on both architectures:\n"
@@ -178,6 +184,7 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
              "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
              "                           [--no-verify] [--command T ... [--command-ratio W,...]]\n"
+             "                           [--replica-reads]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
              "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"

@@ -23,6 +23,7 @@
 #include "util/fdlimit.h"
 #include "util/errmsg.h"
 #include "bench/load.h"
+#include "bench/nodes.h"
 #include "bench/readback.h"
 #include "bench/report.h"
 #include "bench/target.h"
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define ERRLEN 4096
 #define CP__MAX_SERVERS                                                                            \
@@ -186,13 +188,15 @@ static void bench_config(const cp__compare_opts *o, const point *pt, int pipelin
 }
 
 /* File descriptors the client needs at the largest point: a cluster client connects to every
- * master, a proxy client to one proxy; the rest is the engine's and the process's own. */
+ * master (with --replica-reads to every replica too), a proxy client to one proxy; the rest is
+ * the engine's and the process's own. */
 static uint64_t fds_needed(const cp__compare_opts *o) {
     uint64_t need = 0;
     for (int k = 0; k < npoints(o); k++) {
         point pt;
         point_at(o, k, &pt);
-        uint64_t n = (uint64_t)pt.clients * (uint64_t)(pt.shards + 1);
+        uint64_t servers = (uint64_t)pt.shards * (o->replica_reads ? 2u : 1u);
+        uint64_t n = (uint64_t)pt.clients * (servers + 1);
         need = n > need ? n : need;
     }
     return need + 256;
@@ -218,6 +222,12 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
     if (sweeping(o) && o->sweep->param == CP__SWEEP_SHARDS && (o->cluster_eps || o->proxy_eps)) {
         cp__seterr(err, errlen,
                    "--sweep shards=... starts its own setups: not with "
+                   "--cluster/--proxy");
+        return CP_EINVAL;
+    }
+    if (o->replica_reads && (o->cluster_eps || o->proxy_eps)) {
+        cp__seterr(err, errlen,
+                   "--replica-reads starts its own cluster with a replica per master: not with "
                    "--cluster/--proxy");
         return CP_EINVAL;
     }
@@ -258,6 +268,7 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
 typedef struct cmp {
     const cp__compare_opts *o;
     json_t *doc;
+    int read_from;          /* the setup being run: its cases' cp_options.read_from */
     int failed;             /* any run failed, or a setup did not run */
     char first_err[512];    /* the first problem, for the caller's err */
     char redis_version[64]; /* first seen, for the environment */
@@ -339,14 +350,15 @@ static void fail_points(cmp *r, const char *setup, int from, int to, const char 
 
 /* The `clusterpipe bench` command that reproduces one run by hand (the report's "commands"). */
 static void bench_command(const cp__compare_opts *o, const point *pt, const char *target,
-                          int pipeline, char *buf, size_t len) {
+                          int pipeline, int read_from, char *buf, size_t len) {
     char dist[64];
     cp__dist_format(&o->dist, dist, sizeof(dist));
     int n = snprintf(buf, len,
                      "clusterpipe bench %s --threads %d --clients %d --pipeline %d --requests "
-                     "%" PRIu64 " --keys %" PRIu64 " --value-size %s --key-dist %s%s",
+                     "%" PRIu64 " --keys %" PRIu64 " --value-size %s --key-dist %s%s%s",
                      target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes,
-                     dist, o->verify ? "" : " --no-verify");
+                     dist, o->verify ? "" : " --no-verify",
+                     read_from == CP_READ_REPLICA ? " --read-from replica" : "");
     if (o->commands != NULL && n > 0 && (size_t)n < len)
         cp__cmdset_flags(o->commands, buf + n, len - (size_t)n);
 }
@@ -462,11 +474,12 @@ static void run_case(cmp *r, const char *setup, const cp__bench_target *t, const
                      const point *pt, const bench_case *c, int k) {
     const cp__compare_opts *o = r->o;
     char cmdline[12288], err[ERRLEN] = "";
-    bench_command(o, pt, target_flags, c->pipeline, cmdline, sizeof(cmdline));
+    bench_command(o, pt, target_flags, c->pipeline, r->read_from, cmdline, sizeof(cmdline));
     if (k == 1)
         add_command(r, cmdline);
     cp__bench_config cfg;
     bench_config(o, pt, c->pipeline, (uint64_t)k, &cfg);
+    cfg.read_from = r->read_from;
     cfg.command_line = cmdline;
     ready_probe *probe = calloc(1, sizeof(*probe)); /* large: not on the stack */
     if (probe != NULL && t->topo != NULL) {
@@ -599,6 +612,69 @@ static int load_keys(cmp *r, const cp__bench_target *t, const point *pt, uint64_
     return cp__load_run(t, &cfg, res, err, errlen);
 }
 
+/* How many servers hold each key: 1 + the replicas per master (1 without replicas). */
+static double copies(const cp_topo *topo) {
+    size_t masters = 0, replicas = 0;
+    for (size_t i = 0; i < cp_topo_nprocs(topo); i++) {
+        cp_proc_role role = cp_topo_proc(topo, i)->role;
+        masters += role == CP_ROLE_MASTER || role == CP_ROLE_SHARD;
+        replicas += role == CP_ROLE_REPLICA;
+    }
+    return masters > 0 ? 1.0 + (double)replicas / (double)masters : 1.0;
+}
+
+/* Waits until every master's replicas, all online, have acknowledged the master's replication
+ * offset as it was when the load ended (INFO replication: master_repl_offset, slaveN offset),
+ * so reads on the replicas see the whole dataset, not a lagging part of it. Polls every 50 ms
+ * for at most CP__COMPARE_SYNC_TIMEOUT_S seconds; records the wait in the load entry l
+ * ("replicas_synced_s"). Returns 0 (also when the topology has no replicas), or 1 (warned). */
+static int sync_replicas(cmp *r, const char *setup, const cp__bench_target *t, json_t *l) {
+    const cp_topo *topo = t->topo;
+    if (topo == NULL || copies(topo) <= 1.0)
+        return 0;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < cp_topo_nprocs(topo); i++) {
+        const cp_proc *p = cp_topo_proc(topo, i);
+        if (p->role != CP_ROLE_MASTER)
+            continue;
+        int want = 0;
+        for (size_t k = 0; k < cp_topo_nprocs(topo); k++)
+            want += cp_topo_proc(topo, k)->role == CP_ROLE_REPLICA &&
+                    cp_topo_proc(topo, k)->master == (int)i;
+        char err[ERRLEN] = "";
+        cp_client *c = cp__target_node_connect(t, p->host, p->port, err, sizeof(err));
+        long long target = -1, off = 0, acked = 0;
+        int online = 0, rc = c == NULL ? CP_ECONNECT : 0;
+        for (;;) {
+            if (rc == 0)
+                rc = cp__node_repl_offsets(c, &off, &online, &acked);
+            if (rc == 0 && target < 0)
+                target = off; /* no write comes after the load: this is all of it */
+            if (rc != 0 || (online >= want && acked >= target) || cancelled(r))
+                break;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - t0.tv_sec >= CP__COMPARE_SYNC_TIMEOUT_S)
+                break;
+            nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+        }
+        if (c != NULL)
+            cp_free(c);
+        if (rc != 0 || online < want || acked < target) {
+            warn(r,
+                 "%s: the replicas of %s:%d did not catch up with the load (%d of %d online, "
+                 "offset %lld of %lld)%s%s",
+                 setup, p->host, p->port, online, want, acked, target, err[0] ? ": " : "", err);
+            return 1;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+    json_object_set_new(l, "replicas_synced_s", json_real(waited));
+    say(r, "%s: every replica has the dataset (waited %.2f s)", setup, waited);
+    return 0;
+}
+
 /* A dataset of more than CP__COMPARE_FIT_PROBE_KEYS keys is first loaded in part (its first
  * keys: the full load overwrites them), and the servers' memory per key of that part projects
  * what the whole will take; when that is more than the machine has available, the setup stops
@@ -624,7 +700,8 @@ static int fits(cmp *r, const char *setup, const cp__bench_target *t, const poin
         return 0;
     }
     double per_key = (double)(after - before) / CP__COMPARE_FIT_PROBE_KEYS;
-    double projected = per_key * (double)o->keys;
+    /* every replica holds its master's keys too: masters' memory per key x copies */
+    double projected = per_key * (double)o->keys * copies(t->topo);
     /* the kernel, the client and the other engineer's processes need room too */
     double usable = (double)avail * CP__COMPARE_FIT_SHARE;
     json_array_append_new(json_object_get(r->doc, "fit"),
@@ -656,6 +733,7 @@ static int read_sample(cmp *r, const char *setup, const cp__bench_target *t, con
     cp__readback_config_init(&rc);
     rc.keys = r->o->keys < CP__COMPARE_READBACK_SAMPLE ? r->o->keys : CP__COMPARE_READBACK_SAMPLE;
     rc.value_size = pt->value_size;
+    rc.read_from = r->read_from; /* cluster-replicas: the sample is read from the replicas */
     rc.cancel = r->o->cancel;
     cp__readback_result rb;
     memset(&rb, 0, sizeof(rb));
@@ -720,7 +798,7 @@ static int load(cmp *r, const char *setup, const cp__bench_target *t, const char
     }
     say(r, "%s: loaded %" PRIu64 " keys in %.2f s (%.0f keys/s)%s%s", setup, res.written,
         res.seconds, res.keys_per_sec, res.note[0] ? "; " : "", res.note);
-    if (l != NULL && read_sample(r, setup, t, pt, l) != 0)
+    if (l != NULL && (sync_replicas(r, setup, t, l) != 0 || read_sample(r, setup, t, pt, l) != 0))
         return 1;
     return 0;
 }
@@ -757,7 +835,9 @@ static void record_topology(cmp *r, const char *setup, const cp_topo *t) {
     json_t *procs = json_array();
     for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
         const cp_proc *p = cp_topo_proc(t, i);
-        const char *role = p->role == CP_ROLE_PROXY ? "proxy" : "redis";
+        const char *role = p->role == CP_ROLE_PROXY     ? "proxy"
+                           : p->role == CP_ROLE_REPLICA ? "replica"
+                                                        : "redis";
         /* The CPUs the process may really run on, read back from /proc: placement as it
          * happened, also when none was asked (then every CPU). */
         cpu_set_t cpus;
@@ -773,16 +853,31 @@ static void record_topology(cmp *r, const char *setup, const cp_topo *t) {
         json_pack("{s:s,s:s,s:o}", "setup", setup, "endpoints", eps, "processes", procs));
 }
 
+/* A local setup: what it starts and how it reads. */
+typedef struct local_def {
+    const char *name; /* the runs' "setup" */
+    cp_topo_kind kind;
+    int replicas;  /* cluster: replicas per master */
+    int read_from; /* cp_options.read_from of its cases */
+} local_def;
+
+static const local_def TWEMPROXY = {"twemproxy", CP_TOPO_TWEMPROXY, 0, CP_READ_MASTER};
+static const local_def CLUSTER = {"cluster", CP_TOPO_CLUSTER, 0, CP_READ_MASTER};
+static const local_def CLUSTER_REPLICAS = {"cluster-replicas", CP_TOPO_CLUSTER, 1, CP_READ_REPLICA};
+
 /* One local setup for points [from, to) (their shards are the first's): up, load, runs, down.
  * Down happens whatever went wrong in between. */
-static void local_span(cmp *r, cp_topo_kind kind, int from, int to) {
+static void local_span(cmp *r, const local_def *def, int from, int to) {
     const cp__compare_opts *o = r->o;
-    const char *setup = kind == CP_TOPO_CLUSTER ? "cluster" : "twemproxy";
+    const char *setup = def->name;
+    cp_topo_kind kind = def->kind;
+    r->read_from = def->read_from;
     point first;
     point_at(o, from, &first);
     cp_up_opts up = CP_UP_OPTS_INIT;
     up.kind = kind;
     up.shards = first.shards;
+    up.replicas = def->replicas;
     up.proxies = CP__COMPARE_PROXIES;
     up.ephemeral = 1;
     up.quiet = o->log == NULL;
@@ -796,14 +891,18 @@ static void local_span(cmp *r, cp_topo_kind kind, int from, int to) {
         up.proxy_cpus = pl->has_proxy ? &pl->proxy : NULL;
     }
     char err[ERRLEN] = "", cmd[128];
-    if (kind == CP_TOPO_CLUSTER)
+    if (kind == CP_TOPO_CLUSTER && def->replicas > 0)
+        snprintf(cmd, sizeof(cmd), "clusterpipe up cluster --shards %d --replicas %d --dir DIR",
+                 first.shards, def->replicas);
+    else if (kind == CP_TOPO_CLUSTER)
         snprintf(cmd, sizeof(cmd), "clusterpipe up cluster --shards %d --dir DIR", first.shards);
     else
         snprintf(cmd, sizeof(cmd), "clusterpipe up twemproxy --shards %d --proxies %d --dir DIR",
                  first.shards, CP__COMPARE_PROXIES);
     add_command(r, cmd);
     if (kind == CP_TOPO_CLUSTER)
-        say(r, "%s: starting a %d-master Redis Cluster", setup, first.shards);
+        say(r, "%s: starting a %d-master Redis Cluster%s", setup, first.shards,
+            def->replicas > 0 ? ", a replica per master, reads on the replicas" : "");
     else
         say(r, "%s: starting %d redis-server + %d nutcracker", setup, first.shards,
             CP__COMPARE_PROXIES);
@@ -825,23 +924,25 @@ static void local_span(cmp *r, cp_topo_kind kind, int from, int to) {
     else
         say(r, "%s: stopped", setup);
     cp_topo_free(t);
+    r->read_from = CP_READ_MASTER;
 }
 
 /* Every point on one architecture: one setup for all of them, or one per point when the sweep
  * changes the servers themselves (shards). */
-static void local_setup(cmp *r, cp_topo_kind kind) {
+static void local_setup(cmp *r, const local_def *def) {
     const cp__compare_opts *o = r->o;
-    if (sweeping(o) && o->sweep->param == CP__SWEEP_SHARDS) {
+    if (cancelled(r)) {
+        fail_points(r, def->name, 0, npoints(o), "interrupted");
+    } else if (sweeping(o) && o->sweep->param == CP__SWEEP_SHARDS) {
         for (int k = 0; k < npoints(o); k++) {
             if (cancelled(r)) {
-                fail_points(r, kind == CP_TOPO_CLUSTER ? "cluster" : "twemproxy", k, npoints(o),
-                            "interrupted");
+                fail_points(r, def->name, k, npoints(o), "interrupted");
                 return;
             }
-            local_span(r, kind, k, k + 1);
+            local_span(r, def, k, k + 1);
         }
     } else {
-        local_span(r, kind, 0, npoints(o));
+        local_span(r, def, 0, npoints(o));
     }
 }
 
@@ -904,6 +1005,8 @@ static json_t *settings_json(const cp__compare_opts *o) {
     }
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
+    if (s != NULL && o->replica_reads) /* only then: documents without it stay as they were */
+        json_object_set_new(s, "replica_reads", json_true());
     if (s != NULL && o->commands != NULL)
         cp__bench_json_templates(s, o->commands);
     return s;
@@ -954,11 +1057,10 @@ int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t e
         if (o->cluster_eps && !cancelled(r))
             external_setup(r, "cluster", CP__TARGET_CLUSTER, o->cluster_eps);
     } else {
-        local_setup(r, CP_TOPO_TWEMPROXY); /* down before the cluster starts */
-        if (!cancelled(r))
-            local_setup(r, CP_TOPO_CLUSTER);
-        else
-            fail_points(r, "cluster", 0, npoints(o), "interrupted");
+        local_setup(r, &TWEMPROXY); /* down before the cluster starts */
+        local_setup(r, &CLUSTER);
+        if (o->replica_reads)
+            local_setup(r, &CLUSTER_REPLICAS);
     }
     if (cancelled(r)) {
         r->failed = 1;

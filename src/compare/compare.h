@@ -3,7 +3,8 @@
  * The compare experiment (private to src/compare/; used by `clusterpipe compare`): twemproxy or
  * Redis Cluster, measured on this machine. Locally it brings up twemproxy (4 redis-server + 4
  * nutcracker), loads the dataset, runs GET and pipelined GET (`repeat` times each), tears it down,
- * then does the same with a 4-master cluster, so the two setups never share the CPU; with
+ * then does the same with a 4-master cluster (and, with replica_reads, with that cluster plus a
+ * replica per master, read on the replicas), so the setups never share the CPU; with
  * external endpoints (cluster_eps / proxy_eps) it starts nothing and runs against them. The
  * result is one "clusterpipe.compare/1" document: settings, environment, the topologies and
  * their PIDs, the commands that reproduce each step, the loads and one object per run (the bench
@@ -46,6 +47,8 @@
 #define CP__COMPARE_FIT_SHARE 0.8
 /* Keys read back (and checked) after every load: the first ones, at most this many. */
 #define CP__COMPARE_READBACK_SAMPLE 100000
+/* --replica-reads: the longest wait for the replicas to acknowledge the whole load, seconds. */
+#define CP__COMPARE_SYNC_TIMEOUT_S 60
 
 /* A named scale of the experiment. */
 typedef struct cp__compare_preset {
@@ -69,6 +72,11 @@ typedef struct cp__compare_opts {
     /* --command: the templates every case runs instead of GETs (borrowed); NULL: GETs. The
      * call types are then named after them ("HGET", "pipelined HGET"; several: "HSET/HGET"). */
     const cp__cmdset *commands;
+    /* --replica-reads: a third local setup after the cluster, "cluster-replicas": the same
+     * cluster with one replica per master, its dataset on the replicas too before it is read
+     * back, every case reading from the replicas (bench read_from CP_READ_REPLICA). Local
+     * setups only (cp__compare_opts_check refuses it with --cluster/--proxy). */
+    bool replica_reads;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in

@@ -270,6 +270,40 @@ static void reference(cp__sbuf *b, const cp__rpt_summary *s) {
         direction(b, s);
 }
 
+/* compare --replica-reads: what moving the reads to the replicas did to the masters, per call
+ * type (the masters' CPU per op here against the plain cluster's). Nothing without its runs. */
+static void replica_reads(cp__sbuf *b, const cp__rpt_summary *s) {
+    int any = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *rep = &s->cases[i];
+        const cp__rpt_case *cl = cp__rpt_find(s, "cluster", rep->call);
+        if (strcmp(rep->setup, CP__RPT_SETUP_REPLICAS) != 0 || cl == NULL)
+            continue;
+        if (!any)
+            cp__sbuf_puts(b, "## Reads on replicas\n\n"
+                             "`" CP__RPT_SETUP_REPLICAS "` is the same 4-master cluster with a "
+                             "replica per master, loaded the same way (and the replicas caught "
+                             "up before any read), every read sent to a replica (`bench "
+                             "--read-from replica`). Its Redis CPU is split into the masters' "
+                             "and the replicas' part.\n\n");
+        any = 1;
+        char m0[32], m1[32], r1[32], q[32], ops[32];
+        cp__rpt_fmt_value(m0, sizeof(m0), cl->m[CP__M_US_MASTERS].med, 2);
+        cp__rpt_fmt_value(m1, sizeof(m1), rep->m[CP__M_US_MASTERS].med, 2);
+        cp__rpt_fmt_value(r1, sizeof(r1), rep->m[CP__M_US_REPLICAS].med, 2);
+        cp__rpt_fmt_value(q, sizeof(q), cp__rpt_case_ratio(rep, cl, CP__M_US_MASTERS), 2);
+        cp__rpt_fmt_value(ops, sizeof(ops), cp__rpt_case_ratio(rep, cl, CP__M_OPS_PER_SEC), 2);
+        cp__sbuf_printf(b,
+                        "- %s: the masters spend %s us of CPU per op with reads on the replicas "
+                        "against %s us when they serve the reads (%s%s), the replicas %s us; "
+                        "ops/s %s%s the plain cluster's.\n",
+                        rep->call, m1, m0, q, strcmp(q, "n/a") ? "x" : "", r1, ops,
+                        strcmp(ops, "n/a") ? "x" : "");
+    }
+    if (any)
+        cp__sbuf_puts(b, "\n");
+}
+
 static void environment(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "## Environment\n\n");
     static const struct {
@@ -444,6 +478,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     cp__rpt_sweep_md(&b, doc, s, chart_err);
     how_to_read(&b);
     reference(&b, s);
+    replica_reads(&b, s);
     capacity(&b, doc);
     environment(&b, doc);
     placement(&b, doc);

@@ -27,6 +27,11 @@ static const cp__rpt_metric_desc metrics[CP__NMETRIC] = {
     [CP__M_US_CLIENT] = {"client us/op", "client CPU per op", "cpu_us_per_op", "client", 2, 0},
     [CP__M_US_TOTAL] = {"total us/op", "total CPU per op", "cpu_us_per_op", "total", 2, 0},
     [CP__M_OPS] = {"ops", "operations", NULL, "ops", 0, 1},
+    [CP__M_CPU_REPLICAS] = {"replicas CPU-s", "replicas' CPU", "cpu_seconds", "replicas", 2, 0},
+    [CP__M_CPU_MASTERS] = {"masters CPU-s", "masters' CPU", "cpu_seconds", "redis", 2, 0},
+    [CP__M_US_REPLICAS] = {"replicas us/op", "replicas' CPU per op", "cpu_us_per_op", "replicas", 2,
+                           0},
+    [CP__M_US_MASTERS] = {"masters us/op", "masters' CPU per op", "cpu_us_per_op", "redis", 2, 0},
 };
 
 const cp__rpt_metric_desc *cp__rpt_metric_info(cp__rpt_metric m) {
@@ -110,6 +115,10 @@ double cp__rpt_run_value(const json_t *run, cp__rpt_metric m) {
         return NAN;
     const json_t *obj = d->obj ? json_object_get(run, d->obj) : run;
     double v = num_or_nan(json_object_get(obj, d->key));
+    if (m == CP__M_CPU_MASTERS || m == CP__M_US_MASTERS) { /* redis less the replicas' part */
+        double rep = num_or_nan(json_object_get(obj, "replicas"));
+        return isnan(rep) ? v : v - rep > 0 ? v - rep : 0; /* never -0.00 from rounding */
+    }
     if (!isnan(v) || (m != CP__M_CPU_TOTAL && m != CP__M_US_TOTAL) || !json_is_object(obj))
         return v;
     /* total absent: the sum of the components that were measured */
@@ -211,7 +220,7 @@ static void case_stats(const json_t *runs, cp__rpt_case *c) {
         members[k] = run;
         for (int m = 0; m < CP__NMETRIC; m++)
             vals[m][k] = cp__rpt_run_value(run, (cp__rpt_metric)m);
-        int has_proxy = strcmp(c->setup, "cluster") != 0;
+        int has_proxy = !cp__rpt_setup_is_cluster(c->setup);
         if (isnan(vals[CP__M_CPU_REDIS][k]) || isnan(vals[CP__M_CPU_CLIENT][k]) ||
             (has_proxy && isnan(vals[CP__M_CPU_PROXY][k])))
             c->total_partial = 1;
@@ -287,4 +296,8 @@ const cp__rpt_case *cp__rpt_find(const cp__rpt_summary *s, const char *setup, co
         if (strcmp(s->cases[i].setup, setup) == 0 && strcmp(s->cases[i].call, call) == 0)
             return &s->cases[i];
     return NULL;
+}
+
+int cp__rpt_setup_is_cluster(const char *setup) {
+    return strcmp(setup, "cluster") == 0 || strcmp(setup, CP__RPT_SETUP_REPLICAS) == 0;
 }

@@ -41,6 +41,12 @@ typedef enum cp__rpt_metric {
     CP__M_US_CLIENT,
     CP__M_US_TOTAL,
     CP__M_OPS,
+    /* the replicas' part of the Redis CPU (cpu_*.replicas: compare --replica-reads), and the
+     * masters' (Redis less replicas; all of it for a setup without replicas) */
+    CP__M_CPU_REPLICAS,
+    CP__M_CPU_MASTERS,
+    CP__M_US_REPLICAS,
+    CP__M_US_MASTERS,
     CP__NMETRIC
 } cp__rpt_metric;
 
@@ -131,6 +137,13 @@ int cp__rpt_run_failed(const json_t *run);
  * Returns 0, or CP_EINVAL when there are no runs or more than CP__RPT_MAX_CASES cases (err
  * says which). */
 int cp__rpt_summarize(const json_t *doc, cp__rpt_summary *out, char *err, size_t errlen);
+
+/* The setup compare --replica-reads adds: the cluster with a replica per master, read on the
+ * replicas. */
+#define CP__RPT_SETUP_REPLICAS "cluster-replicas"
+
+/* 1 for a Redis Cluster setup ("cluster", "cluster-replicas"): it has no proxy. */
+int cp__rpt_setup_is_cluster(const char *setup);
 
 /* The case with this setup and call type, NULL when absent. */
 const cp__rpt_case *cp__rpt_find(const cp__rpt_summary *s, const char *setup, const char *call);

@@ -89,7 +89,7 @@ static void md_total(mdtable *t, int row, int col, const cp__rpt_stat *s, int de
 /* A cluster has no proxy: its twemproxy cells are "-" (nothing there), which is different
  * from "n/a" (a proxy that exists but could not be measured) and from a measured 0. */
 static int no_proxy(const cp__rpt_case *k) {
-    return strcmp(k->setup, "cluster") == 0;
+    return cp__rpt_setup_is_cluster(k->setup);
 }
 
 /* ---- the tables ---------------------------------------------------------------------------- */
@@ -223,6 +223,61 @@ static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
     }
     if (r > 0)
         md_emit(&t, b);
+    return r;
+}
+
+/* compare --replica-reads: per call type the plain cluster's row (reads on the masters) and
+ * the cluster-replicas row (reads on the replicas), the Redis CPU split into the masters' and
+ * the replicas' part, and the masters' CPU per op against the plain cluster's. Returns the
+ * number of rows (0: no cluster-replicas runs, nothing written). */
+static int table_replicas(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
+    static const char *const head[10] = {"call type",      "setup",
+                                         "ops/s",          "p50 (us)",
+                                         "p99 (us)",       "masters CPU-s",
+                                         "replicas CPU-s", "masters us/op",
+                                         "replicas us/op", "masters us/op vs cluster"};
+    static const cp__rpt_metric cols[7] = {CP__M_OPS_PER_SEC, CP__M_P50,          CP__M_P99,
+                                           CP__M_CPU_MASTERS, CP__M_CPU_REPLICAS, CP__M_US_MASTERS,
+                                           CP__M_US_REPLICAS};
+    mdtable t;
+    memset(&t, 0, sizeof(t));
+    t.ncols = 10;
+    for (int c = 0; c < 10; c++) {
+        md_set(&t, 0, c, head[c]);
+        t.right[c] = c >= 2;
+    }
+    int r = 0;
+    for (size_t i = 0; i < s->ncases && r + 2 < MD_ROWS; i++) {
+        const cp__rpt_case *rep = &s->cases[i];
+        if (strcmp(rep->setup, CP__RPT_SETUP_REPLICAS) != 0)
+            continue;
+        const cp__rpt_case *rows[2] = {cp__rpt_find(s, "cluster", rep->call), rep};
+        for (int x = 0; x < 2; x++) {
+            const cp__rpt_case *k = rows[x];
+            if (k == NULL)
+                continue;
+            r++;
+            md_set(&t, r, 0, k->call);
+            md_set(&t, r, 1, k->setup);
+            for (int c = 0; c < 7; c++)
+                if (x == 0 && (cols[c] == CP__M_CPU_REPLICAS || cols[c] == CP__M_US_REPLICAS))
+                    md_set(&t, r, 2 + c, "-"); /* no replicas there */
+                else
+                    md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
+                            spread);
+            char buf[MD_CELL] = "-";
+            if (x == 1 && rows[0] != NULL)
+                fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(rep, rows[0], CP__M_US_MASTERS));
+            md_set(&t, r, 9, buf);
+        }
+    }
+    if (r == 0)
+        return 0;
+    cp__sbuf_puts(b, "\nReads on replicas (" CP__RPT_SETUP_REPLICAS ": the cluster with a replica "
+                     "per master, every read sent to a replica) beside the cluster's reads on the "
+                     "masters; masters CPU = Redis CPU less the replicas' (below 1x: the masters "
+                     "work less per op):\n\n");
+    md_emit(&t, b);
     return r;
 }
 
@@ -380,6 +435,7 @@ char *cp__rpt_table_md(const cp__rpt_summary *s) {
     cp__sbuf_puts(&b, "\n");
     cp__rpt_noise(s, &b);
     cp__sbuf_puts(&b, "\n");
+    table_replicas(s, spread, &b);
     table_commands(s, spread, &b);
     return cp__sbuf_take(&b);
 }

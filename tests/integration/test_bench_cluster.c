@@ -344,6 +344,9 @@ static void test_json_report(void **state) {
     assert_true(fabs(num(cs, "total") - num(cs, "redis") - num(cs, "client")) < 1e-9);
     assert_true(fabs(num(cu, "client") - num(cs, "client") * 1e6 / ops) < 1e-6);
     assert_true(num(cu, "total") > 0);
+    /* no replicas in this topology: their part is null, not 0 */
+    assert_true(json_is_null(json_object_get(cs, "replicas")));
+    assert_true(json_is_null(json_object_get(cu, "replicas")));
     json_t *rd = json_object_get(j, "redirects"), *rt = json_object_get(j, "retries");
     assert_true(num(rd, "moved") == 0 && num(rd, "ask") == 0);
     assert_true(num(rt, "tryagain") == 0 && num(rt, "clusterdown") == 0 && num(rt, "io") == 0);

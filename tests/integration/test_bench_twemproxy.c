@@ -131,6 +131,7 @@ static void test_external_proxy(void **state) {
     assert_true(json_is_null(json_object_get(cs, "proxy")));
     assert_true(json_is_null(json_object_get(cs, "total")));
     assert_true(json_is_null(json_object_get(cu, "proxy")));
+    assert_true(json_is_null(json_object_get(cs, "replicas"))); /* external: unknown */
     assert_true(json_number_value(json_object_get(cs, "client")) > 0);
     assert_non_null(strstr(run.out, "n/a"));
     json_decref(j);

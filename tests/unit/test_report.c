@@ -367,6 +367,74 @@ static void test_external_proxy_na(void **state) {
 
 /* ---- io and rendering ------------------------------------------------------------------------ */
 
+/* compare --replica-reads: the cluster-replicas rows, their Redis CPU split into the masters'
+ * (Redis less replicas) and the replicas' part beside the plain cluster's masters, in table.md
+ * and report.md; a document without them gets none of it. */
+static void with_replicas(json_t *run, double seconds, double us) {
+    json_object_set_new(json_object_get(run, "cpu_seconds"), "replicas", json_real(seconds));
+    json_object_set_new(json_object_get(run, "cpu_us_per_op"), "replicas", json_real(us));
+}
+
+static void test_replica_reads_rows(void **state) {
+    (void)state;
+    json_t *plain = four_cases(NAN);
+    cp__rpt_summary s;
+    char err[256];
+    assert_int_equal(cp__rpt_summarize(plain, &s, err, sizeof(err)), 0);
+    char *t0 = cp__rpt_table_md(&s);
+    assert_null(strstr(t0, "Reads on replicas"));
+    assert_null(strstr(t0, "masters"));
+    char *md0 = cp__rpt_report_md(plain, &s, t0, NULL);
+    assert_null(strstr(md0, "Reads on replicas"));
+    free(md0);
+    json_decref(plain);
+
+    json_t *d = four_cases(NAN);
+    /* redis 2 s = 200 us/op of which the replicas 1.5 s = 150 us/op: masters 0.5 s, 50 us/op,
+     * a quarter of the plain cluster's 200 */
+    json_t *g = make_run("cluster-replicas", "GET", 1, 4, 2, NAN, 1, 100, 0);
+    with_replicas(g, 1.5, 150);
+    add(d, g);
+    json_t *pg = make_run("cluster-replicas", "pipelined GET", 10, 3, 1, NAN, 0.5, 700, 0);
+    with_replicas(pg, 1, 100); /* all of it: the masters 0 */
+    add(d, pg);
+    assert_int_equal(cp__rpt_summarize(d, &s, err, sizeof(err)), 0);
+    char *t = cp__rpt_table_md(&s);
+    assert_non_null(t);
+    /* the first tables are the plain document's, with the new setup's rows (no proxy: "-") */
+    const char *end0 = strstr(t0, "| cluster   | pipelined GET |");
+    assert_non_null(end0);
+    assert_non_null(strstr(t, "| cluster-replicas | GET           |"));
+    const char *row = strstr(t, "| cluster-replicas | GET           |");
+    char line[512];
+    snprintf(line, sizeof(line), "%.*s", (int)strcspn(row, "\n"), row);
+    assert_non_null(strstr(line, "|               - |")); /* twemproxy CPU-s */
+    /* the replicas table */
+    const char *rt = strstr(t, "Reads on replicas (cluster-replicas");
+    assert_non_null(rt);
+    assert_non_null(strstr(rt, "| call type     | setup            | ops/s | p50 (us) | p99 (us) "
+                               "| masters CPU-s | replicas CPU-s | masters us/op | replicas us/op "
+                               "| masters us/op vs cluster |"));
+    assert_non_null(strstr(rt, "| GET           | cluster          |  2000 |     66.7 |      200 "
+                               "|          2.00 |              - |        200.00 |              - "
+                               "|                        - |"));
+    assert_non_null(strstr(rt, "| GET           | cluster-replicas |  2500 |     33.3 |      100 "
+                               "|          0.50 |           1.50 |         50.00 |         150.00 "
+                               "|                    0.25x |"));
+    assert_non_null(strstr(rt, "| pipelined GET | cluster-replicas |  3333 |      233 |      700 "
+                               "|          0.00 |           1.00 |          0.00 |         100.00 "
+                               "|                    0.00x |"));
+    char *md = cp__rpt_report_md(d, &s, t, NULL);
+    assert_non_null(strstr(md, "## Reads on replicas"));
+    assert_non_null(strstr(md, "- GET: the masters spend 50.00 us of CPU per op with reads on the "
+                               "replicas against 200.00 us when they serve the reads (0.25x), "
+                               "the replicas 150.00 us; ops/s 1.25x the plain cluster's."));
+    free(md);
+    free(t);
+    free(t0);
+    json_decref(d);
+}
+
 static void test_load_checks_shape(void **state) {
     (void)state;
     char *dir = cp_test_mkdtemp("report-load");
@@ -469,6 +537,7 @@ int main(void) {
         cmocka_unit_test(test_table_columns_and_na),
         cmocka_unit_test(test_noise_sentence),
         cmocka_unit_test(test_external_proxy_na),
+        cmocka_unit_test(test_replica_reads_rows),
         cmocka_unit_test(test_load_checks_shape),
         cmocka_unit_test(test_render_all),
     };
