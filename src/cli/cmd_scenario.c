@@ -266,10 +266,13 @@ static int run_scenario(const scenario_cli *sc, int argc, char **argv) {
         snprintf(outdir, sizeof(outdir), "results/scenario-%s-%s", cp__scn_kind_name(o.kind),
                  stamp);
     }
-    if (cp_cli_make_dirs(outdir, err, sizeof(err)) != 0) {
+    char hgrm_dir[4200];
+    snprintf(hgrm_dir, sizeof(hgrm_dir), "%s/latency", outdir);
+    if (cp_cli_make_dirs(hgrm_dir, err, sizeof(err)) != 0) {
         fprintf(stderr, "clusterpipe scenario: %s\n", err);
         return CP_EXIT_FAIL;
     }
+    o.hgrm_dir = hgrm_dir;
     cp_cli_install_signals();
     static cli_ctx ctx; /* static: the PID arrays; one scenario per process */
     memset(&ctx, 0, sizeof(ctx));

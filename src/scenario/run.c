@@ -406,6 +406,32 @@ static void case_error(json_t *c, int *failed, const char *what, const char *err
     *failed = 1;
 }
 
+/* The case's latency distribution (and each command's) into o->hgrm_dir, named in its bench
+ * object; a file that cannot be written fails the case. */
+static void write_hgrm(scn *s, json_t *c, json_t *bo, const char *name,
+                       const cp__bench_config *cfg, const cp__bench_result *r, int *failed) {
+    if (s->o->hgrm_dir == NULL)
+        return;
+    char file[200], path[4200], err[ERRLEN] = "";
+    snprintf(file, sizeof(file), "%s.hgrm", name);
+    for (char *p = file; *p; p++)
+        if (*p == ' ' || *p == '=' || *p == '/')
+            *p = '-';
+    snprintf(path, sizeof(path), "%s/%s", s->o->hgrm_dir, file);
+    if (cp__bench_write_hgrm(path, r, err, sizeof(err)) != 0 ||
+        cp__bench_write_command_hgrms(path, cfg, r, err, sizeof(err)) != 0) {
+        case_error(c, failed, "hgrm", err);
+        return;
+    }
+    json_object_set_new(bo, "hgrm", json_string(file));
+    json_t *cmds = json_object_get(bo, "commands");
+    for (size_t k = 0; k < json_array_size(cmds) && cfg->commands != NULL; k++) {
+        char one[200];
+        cp__bench_hgrm_command_path(file, k, cfg->commands->t[k].name, one, sizeof(one));
+        json_object_set_new(json_array_get(cmds, k), "hgrm", json_string(one));
+    }
+}
+
 /* Loads the keys, then runs the bench thread with the event in between. Fills c; sets *failed
  * when something could not be done. The topology is up and stays up (the caller stops it). */
 /* The open-loop case's rate: half of what a short closed-loop run of the same workload measured
@@ -604,8 +630,10 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (have_rb)
             json_object_set_new(c, "readback", readback_json(&rb));
         json_t *bo = cp__bench_json(&target, &b->cfg, r);
-        if (bo != NULL)
+        if (bo != NULL) {
             json_object_set_new(c, "bench", bo);
+            write_hgrm(s, c, bo, cd->name, &b->cfg, r, failed);
+        }
         if (r->verify_mismatches > 0 || (have_rb && rb.mismatched > 0))
             case_error(c, failed, "verification",
                        o->commands != NULL

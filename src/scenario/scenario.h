@@ -65,6 +65,10 @@ typedef struct cp__scn_opts {
     const char *only;         /* NULL: every case; else the cases whose setup is this */
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */
+    /* A directory (existing, borrowed) that gets each case's latency distribution as
+     * "<case>.hgrm" (bench --hdr-file's format), and with --command one file per command beside
+     * it, named in the case's bench object ("hgrm", commands[].hgrm); NULL: none. */
+    const char *hgrm_dir;
     /* Progress lines (no newline), the caller prints them. Calling thread only. NULL: none. */
     void (*log)(void *ud, const char *line);
     /* Every process spawned (PID + start time), e.g. for a final "nothing left" check. */

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "clirun.h"
+#include "hgrm.h"
 
 #include "orch/orch.h"
 
@@ -220,6 +221,16 @@ static void test_reshard(void **state) {
     assert_non_null(strstr(md, "**cluster**"));
     assert_non_null(strstr(md, "**twemproxy**"));
     free(md);
+    /* each case's latency distribution as .hgrm in OUT/latency, the JSON's percentiles */
+    for (int k = 0; k < 2; k++) {
+        const json_t *bo = json_object_get(k ? t : c, "bench");
+        const char *file = json_string_value(json_object_get(bo, "hgrm"));
+        assert_non_null(file);
+        char hpath[4200];
+        snprintf(hpath, sizeof(hpath), "%s/out/latency/%s", r.scratch, file);
+        cp_hgrm_check_json(hpath, json_object_get(bo, "latency_us"),
+                           (unsigned long long)json_integer_value(json_object_get(bo, "ops")));
+    }
     json_decref(doc);
     cp_clirun_free(&r);
 }
