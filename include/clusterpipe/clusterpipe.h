@@ -126,14 +126,14 @@ typedef struct cp_options {
 /* read_from. Replicas may answer with data older than their master's, also older than this
  * client's own earlier writes; a pipeline's order per key holds only for reads on the master. */
 typedef enum cp_read_from {
-    CP_READ_MASTER = 0,        /* every command on the slot's master (the default) */
-    CP_READ_REPLICA,           /* reads only on the slot's replicas: one that fails is replaced
-                                  by another of the shard; with none left a read waits for one
-                                  within the retry budget, then ends CP_NOT_EXECUTED
-                                  (CP_ETOPOLOGY); never routed to the master (a MOVED is
-                                  followed to the master it names) */
+    CP_READ_MASTER = 0,       /* every command on the slot's master (the default) */
+    CP_READ_REPLICA,          /* reads only on the slot's replicas: one that fails is replaced
+                                 by another of the shard; with none left a read waits for one
+                                 within the retry budget, then ends CP_NOT_EXECUTED
+                                 (CP_ETOPOLOGY); never routed to the master (a MOVED is
+                                 followed to the master it names) */
     CP_READ_REPLICA_PREFERRED /* reads on a replica while the shard has a usable one, else on
-                                  the master; a read that fails on a replica goes to the master */
+                                 the master; a read that fails on a replica goes to the master */
 } cp_read_from;
 
 /* Split MGET/MSET/DEL/EXISTS/UNLINK/TOUCH whose keys span slots into one sub-command per slot and

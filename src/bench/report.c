@@ -137,10 +137,9 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(wl, "rate", cfg->rate > 0 ? json_real(cfg->rate) : json_null());
     json_object_set_new(wl, "verify", json_boolean(cfg->verify));
     static const char *const read_from[] = {"master", "replica", "replica-preferred"};
-    json_object_set_new(wl, "read_from",
-                        json_string(read_from[cfg->read_from >= 0 && cfg->read_from < 3
-                                                  ? cfg->read_from
-                                                  : 0]));
+    json_object_set_new(
+        wl, "read_from",
+        json_string(read_from[cfg->read_from >= 0 && cfg->read_from < 3 ? cfg->read_from : 0]));
     json_object_set_new(wl, "seed", json_integer((json_int_t)cfg->seed));
     json_object_set_new(wl, "masters", json_integer(r->masters));
     json_object_set_new(o, "workload", wl);

@@ -102,10 +102,10 @@ typedef struct cp__client {
     char *username, *password;
     int max_redirects, retry_budget_ms;
     unsigned flags;
-    int read_from;          /* cp_read_from; CP_READ_MASTER in single-endpoint mode */
+    int read_from;            /* cp_read_from; CP_READ_MASTER in single-endpoint mode */
     uint64_t read_recheck_at; /* a reader was lost: re-read the map after this (0: no need) */
-    size_t max_pending;     /* limit for async sends and cp_exec_async */
-    size_t pending;     /* commands whose caller has not heard of their outcome yet */
+    size_t max_pending;       /* limit for async sends and cp_exec_async */
+    size_t pending;           /* commands whose caller has not heard of their outcome yet */
     char (*seed_host)[CP__HOSTLEN];
     int *seed_port;
     int nseeds;

@@ -92,8 +92,8 @@ static int handshake(cp__conn *c) {
     c->state = CP__CONN_AUTH;
     if (c->opts->password != NULL && push_auth(c) != 0)
         return CP_ENOMEM;
-    if (c->opts->readonly && cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1,
-                                           CP__TAG_READONLY, NULL) != 0)
+    if (c->opts->readonly &&
+        cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1, CP__TAG_READONLY, NULL) != 0)
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
     return 0;
 }

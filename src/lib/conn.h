@@ -13,9 +13,9 @@
  * non-blocking connect(2) is under way; the owner arms the connect timeout), TLS (the handshake,
  * wanting to read or to write), AUTH (the handshake: AUTH, then READONLY for a client that reads
  * from replicas, written first thing and their replies read here; requests wait until both are
- * answered, so a refused password never lets one through unauthenticated) and READY. Only name resolution can block: numeric addresses never do, a
- * host name goes through getaddrinfo(3).
- * Owned by its client; one thread.
+ * answered, so a refused password never lets one through unauthenticated) and READY. Only name
+ * resolution can block: numeric addresses never do, a host name goes through getaddrinfo(3). Owned
+ * by its client; one thread.
  */
 #ifndef CLUSTERPIPE_CONN_H
 #define CLUSTERPIPE_CONN_H

@@ -12,14 +12,14 @@ static int choose(cp__client *c, int m, int not, uint64_t now) {
     int count = 0;
     for (int i = 0; i < c->nnodes; i++) {
         const cp__node *r = &c->nodes[i];
-        count += i != not && r->master == m && r->healthy && r->read_down_until <= now;
+        count += i != not &&r->master == m && r->healthy && r->read_down_until <= now;
     }
     if (count == 0)
         return -1;
     uint32_t k = cp__client_rand(c, (uint32_t)count);
     for (int i = 0; i < c->nnodes; i++) {
         const cp__node *r = &c->nodes[i];
-        if (i != not && r->master == m && r->healthy && r->read_down_until <= now && k-- == 0)
+        if (i != not &&r->master == m && r->healthy && r->read_down_until <= now && k-- == 0)
             return i;
     }
     return -1; /* not reached */

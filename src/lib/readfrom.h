@@ -5,9 +5,9 @@
  * whenever a slot map is applied, among the master's replicas that the map does not call failed
  * (its "loading" is left alone: other nodes say it of a replica whose offset has not reached them
  * by gossip yet, and a replica that really loads answers LOADING, which counts as a failure
- * here) and that have not failed on this client within the last second, at random per client, so the clients
- * of a fleet spread over a shard's replicas while one client keeps reading a slot from one
- * place. A reader whose connection fails is replaced at once by another replica of the shard,
+ * here) and that have not failed on this client within the last second, at random per client, so
+ * the clients of a fleet spread over a shard's replicas while one client keeps reading a slot from
+ * one place. A reader whose connection fails is replaced at once by another replica of the shard,
  * or by none; then replica-preferred reads go to the master and strict replica reads are
  * refused, and the map is re-read once the second is over, which brings a recovered replica
  * back. No I/O. One thread, the client's.

@@ -408,8 +408,8 @@ static void case_error(json_t *c, int *failed, const char *what, const char *err
 
 /* The case's latency distribution (and each command's) into o->hgrm_dir, named in its bench
  * object; a file that cannot be written fails the case. */
-static void write_hgrm(scn *s, json_t *c, json_t *bo, const char *name,
-                       const cp__bench_config *cfg, const cp__bench_result *r, int *failed) {
+static void write_hgrm(scn *s, json_t *c, json_t *bo, const char *name, const cp__bench_config *cfg,
+                       const cp__bench_result *r, int *failed) {
     if (s->o->hgrm_dir == NULL)
         return;
     char file[200], path[4200], err[ERRLEN] = "";

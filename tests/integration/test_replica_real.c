@@ -145,7 +145,9 @@ static size_t check_gets(cp_pipeline *p, const int *idx, size_t n) {
             strcmp(r->str, want) != 0) {
             if (bad++ == 0)
                 print_message("GET rf:%d: outcome %d, %s\n", idx[j], cp_get_outcome(p, j),
-                              r == NULL ? cp_pipeline_errstr(p) : r->str ? r->str : "(nil)");
+                              r == NULL ? cp_pipeline_errstr(p)
+                              : r->str  ? r->str
+                                        : "(nil)");
         }
     }
     return bad;
@@ -380,9 +382,9 @@ static void bench_reads_from_replicas(void **state) {
     freeReplyObject(cp_command_all(w, "WAIT %d 5000", 1));
     cp_free(w);
     reset_stats(f);
-    const char *bench[] = {"bench",   "--dir",      f->dir,    "--keys",      "3000",
-                           "--ratio", "1:9",        "--requests", "10000",    "--pipeline",
-                           "10",      "--read-from", "replica", "-q",         NULL};
+    const char *bench[] = {"bench",   "--dir",       f->dir,       "--keys", "3000",
+                           "--ratio", "1:9",         "--requests", "10000",  "--pipeline",
+                           "10",      "--read-from", "replica",    "-q",     NULL};
     rc = cp_clirun_run(&run, bench);
     if (rc != 0)
         fail_msg("bench exited %d: %s%s", rc, run.out, run.err);
