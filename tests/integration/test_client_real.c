@@ -250,7 +250,29 @@ static void auth_password_and_acl_user(void **state) {
     cp_free(c);
 }
 
-/* CP_OPT_SPLIT_MULTIKEY on a real cluster: MSET/MGET/DEL across slots and masters. */
+/* Async answers of split commands, as text: an array's elements joined by spaces. */
+typedef struct split_seen {
+    int n;
+    char text[2][64];
+} split_seen;
+
+static void on_split_mget(cp_client *c, const cp_response *r, void *data) {
+    split_seen *s = data;
+    (void)c;
+    assert_int_equal(r->outcome, CP_DONE);
+    char *t = s->text[s->n++];
+    size_t len = 0;
+    if (r->reply->type == REDIS_REPLY_INTEGER)
+        snprintf(t, 64, "%lld", r->reply->integer);
+    for (size_t i = 0; r->reply->type == REDIS_REPLY_ARRAY && i < r->reply->elements; i++) {
+        const redisReply *e = r->reply->element[i];
+        len += (size_t)snprintf(t + len, 64 - len, "%s%s", i ? " " : "",
+                                e->type == REDIS_REPLY_NIL ? "(nil)" : e->str);
+    }
+}
+
+/* CP_OPT_SPLIT_MULTIKEY on a real cluster: MSET/MGET/DEL across slots and masters, through
+ * pipelines and async commands. */
 static void split_multikey_real(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
@@ -275,6 +297,21 @@ static void split_multikey_real(void **state) {
     assert_int_equal(cp_reply(p, 3)->integer, 2);
     cp_pipeline_free(p);
     cp_free(c);
+
+    /* The same split through the async API, on the built-in loop. */
+    cp_loop *l = cp_loop_new();
+    cp_client *a = cp_client_new(&o);
+    assert_int_equal(a->err, 0);
+    assert_int_equal(cp_loop_attach(l, a), 0);
+    split_seen seen = {0, {{0}}};
+    assert_int_equal(cp_async_command(a, on_split_mget, &seen, "MGET e d {a}x a nope"), 0);
+    assert_int_equal(cp_async_command(a, on_split_mget, &seen, "EXISTS a b c d e"), 0);
+    assert_int_equal(cp_loop_run(l), 0);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.text[0], "5 4 6 (nil) (nil)"); /* a was deleted above */
+    assert_string_equal(seen.text[1], "2");
+    cp_free(a);
+    cp_loop_free(l);
 }
 
 /* Endpoint mode through nutcracker: the same pipeline calls, replies in order. */
