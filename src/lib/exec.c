@@ -57,9 +57,10 @@ static inline int node_of(cp_pipeline *p, const cp__cmd *cmd) {
         return 0;
     if (cmd->slot >= 0) {
         int n = cp__routes_lookup(&c->routes, cmd->slot);
-        /* A read under read_from (never a transaction's member: the unit stays on the master). */
+        /* A read under read_from; never a transaction's member nor a WATCH (the unit and what
+         * guards it stay on the master). */
         if (c->read_from != CP_READ_MASTER && n >= 0 &&
-            (cmd->flags & (CP__F_READONLY | CP__F_TX)) == CP__F_READONLY)
+            (cmd->flags & (CP__F_READONLY | CP__F_TX | CP__F_WATCH)) == CP__F_READONLY)
             n = cp__readfrom_node(c, n);
         return n;
     }

@@ -6,10 +6,15 @@
 #include "lib/fence.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-static cp__fence *find(cp__client *c, int slot) {
+/* The slot's fence on node n, or with n < 0 its oldest. A slot can have one per node: under
+ * read_from a replica and its master both answer MOVED for it. The array keeps the fences in
+ * the order they were made, so a slot's later commands all wait at its oldest fence and pass
+ * to the next one in their order. */
+static cp__fence *find(cp__client *c, int slot, int n) {
     for (int i = 0; i < c->nfences; i++)
-        if (c->fences[i].slot == slot)
+        if (c->fences[i].slot == slot && (n < 0 || c->fences[i].node == n))
             return &c->fences[i];
     return NULL;
 }
@@ -17,7 +22,9 @@ static cp__fence *find(cp__client *c, int slot) {
 /* Drops fence f and routes what it held (routing may fence nothing new: only MOVED does). */
 static void release(cp__client *c, cp__fence *f, cp__fence_route *route, uint64_t now) {
     cp__queue held = f->held;
-    *f = c->fences[--c->nfences];
+    size_t after = (size_t)(c->fences + c->nfences - (f + 1));
+    memmove(f, f + 1, after * sizeof(*f));
+    c->nfences--;
     while (held.n > 0) {
         cp__qent e = cp__queue_pop(&held);
         route(e.p, e.tag, now);
@@ -26,14 +33,14 @@ static void release(cp__client *c, cp__fence *f, cp__fence_route *route, uint64_
 }
 
 int cp__fence_hold(cp__client *c, int slot, cp_pipeline *p, uint32_t tag) {
-    cp__fence *f = c->nfences > 0 && slot >= 0 ? find(c, slot) : NULL;
+    cp__fence *f = c->nfences > 0 && slot >= 0 ? find(c, slot, -1) : NULL;
     if (f == NULL)
         return 0;
     return cp__queue_push(&f->held, p, tag) != 0 ? CP_ENOMEM : 1;
 }
 
 void cp__fence_moved(cp__client *c, int n, int slot) {
-    if (find(c, slot) != NULL)
+    if (find(c, slot, n) != NULL)
         return;
     cp__conn *conn = &c->nodes[n].conn;
     uint32_t count = 0;
@@ -62,13 +69,12 @@ void cp__fence_moved(cp__client *c, int n, int slot) {
 }
 
 int cp__fence_counts(cp__client *c, int n, int slot) {
-    const cp__fence *f = c->nfences > 0 ? find(c, slot) : NULL;
-    return f != NULL && f->node == n;
+    return c->nfences > 0 && find(c, slot, n) != NULL;
 }
 
 void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uint64_t now) {
-    cp__fence *f = find(c, slot);
-    if (f != NULL && f->node == n && --f->count == 0)
+    cp__fence *f = find(c, slot, n);
+    if (f != NULL && --f->count == 0)
         release(c, f, route, now);
 }
 

@@ -25,6 +25,19 @@ static int choose(cp__client *c, int m, int not, uint64_t now) {
     return -1; /* not reached */
 }
 
+/* The earliest time a replica left out of the reads may serve them again, for a master that
+ * has no reader now (0: no such replica): then the map is read again. */
+static uint64_t recheck_at(const cp__client *c, uint64_t now) {
+    uint64_t at = 0;
+    for (int i = 0; i < c->nnodes; i++) {
+        const cp__node *r = &c->nodes[i];
+        if (r->master >= 0 && r->read_down_until > now && c->nodes[r->master].reader < 0 &&
+            (at == 0 || r->read_down_until < at))
+            at = r->read_down_until;
+    }
+    return at;
+}
+
 void cp__readfrom_pick(cp__client *c, uint64_t now) {
     for (int m = 0; m < c->nnodes; m++) {
         int keep = c->nodes[m].reader; /* the same replica while it is still one, and usable */
@@ -35,6 +48,7 @@ void cp__readfrom_pick(cp__client *c, uint64_t now) {
             c->nodes[m].reader = choose(c, m, -1, now);
         }
     }
+    c->read_recheck_at = c->read_from == CP_READ_MASTER ? 0 : recheck_at(c, now);
 }
 
 void cp__readfrom_failed(cp__client *c, int n, uint64_t now) {
@@ -44,8 +58,7 @@ void cp__readfrom_failed(cp__client *c, int n, uint64_t now) {
     int m = c->nodes[n].master;
     if (c->nodes[m].reader == n)
         c->nodes[m].reader = choose(c, m, n, now);
-    if (c->read_recheck_at == 0 || c->read_recheck_at > now + CP__READ_DOWN_NS)
-        c->read_recheck_at = now + CP__READ_DOWN_NS;
+    c->read_recheck_at = recheck_at(c, now);
 }
 
 int cp__readfrom_fallback(cp__client *c, int master) {

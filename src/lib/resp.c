@@ -396,8 +396,9 @@ cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t host
         return CP__ERR_TRYAGAIN;
     if (starts_with_word(s, len, "CLUSTERDOWN"))
         return CP__ERR_CLUSTERDOWN;
-    if (starts_with_word(s, len, "LOADING"))
-        return CP__ERR_LOADING;
+    if (starts_with_word(s, len, "LOADING") || starts_with_word(s, len, "MASTERDOWN"))
+        return CP__ERR_LOADING; /* MASTERDOWN: a replica cut off from its master, told not to
+                                   serve stale data; it answers again once it has one */
     cp__errkind kind;
     if (starts_with_word(s, len, "MOVED"))
         kind = CP__ERR_MOVED;

@@ -183,6 +183,20 @@ static void reads_land_on_replicas(void **state) {
     assert_int_equal(cp_append(p, "EXEC"), 0);
     assert_int_equal(cp_exec(p), 0);
     assert_string_equal(cp_reply(p, 102)->element[0]->str, "v0");
+    /* A WATCH stays on the master too, where it guards the transaction: a change by another
+     * client between it and EXEC aborts the EXEC. */
+    cp_pipeline_reset(p);
+    assert_int_equal(cp_append(p, "WATCH rf:watched"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+    cp_client *other = connect_to(f, CP_READ_MASTER, 0);
+    freeReplyObject(cp_command(other, "SET rf:watched theirs"));
+    cp_free(other);
+    assert_int_equal(cp_append(p, "MULTI"), 0);
+    assert_int_equal(cp_append(p, "SET rf:watched mine"), 0);
+    assert_int_equal(cp_append(p, "EXEC"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_int_equal(cp_reply(p, 2)->type, REDIS_REPLY_NIL);
     cp_pipeline_free(p);
     cp_free(c);
 
@@ -204,8 +218,10 @@ static void reads_land_on_replicas(void **state) {
     cp_loop_free(l);
 
     assert_int_equal(calls_by_role(f, CP_ROLE_REPLICA, "get"), KEYS + 500);
-    assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "get"), 1); /* the transaction's */
-    assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "set"), 100);
+    assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "get"), 1);   /* the transaction's */
+    assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "set"), 101); /* and the other client's */
+    assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "watch"), 1);
+    assert_int_equal(calls_by_role(f, CP_ROLE_REPLICA, "watch"), 0);
     assert_true(calls_by_role(f, CP_ROLE_REPLICA, "readonly") >= 3);
     free(idx);
 
