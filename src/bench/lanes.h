@@ -57,8 +57,9 @@ typedef struct cp__group {
     uint64_t drawn;         /* load: keys taken from kg so far */
     uint64_t quota, issued; /* requests generated */
     uint64_t sent;          /* requests started by its lanes (--rate) */
-    int lane0;              /* the worker's lanes [lane0, lane0 + lanes) are this client's */
-    cp__reqbuf *queue;      /* lanes entries: each lane's queue (owned) */
+    uint32_t rate_turn; /* --rate: the lane (mod lanes) that the next round of slots starts at */
+    int lane0;          /* the worker's lanes [lane0, lane0 + lanes) are this client's */
+    cp__reqbuf *queue;  /* lanes entries: each lane's queue (owned) */
     bool has_carry;
     cp__req carry;
     cp__keygen okg; /* --command with __otherkey__: the stream of those keys (last: cold) */

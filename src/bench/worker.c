@@ -103,7 +103,6 @@ typedef struct wctx {
     int nfinished, capfinished;
     int open_loop;       /* --rate: batches go out on schedule, whatever the answers do */
     uint64_t soonest;    /* earliest library timer asked for since the last sweep (0: none) */
-    unsigned rr;         /* sweep: the lane it starts at, turn by turn */
     uint64_t next_start; /* --rate: earliest slot of an idle lane (0: none) */
     cp__lanes ls;        /* the clients' key streams */
     /* --command runs (NULL otherwise): the command being composed's mixed arguments, the __tag__
@@ -655,8 +654,9 @@ static void shed(wctx *x, cp__client_state *cs) {
 
 /* Decides what lane cs does next after a batch (or at the start, or when its --rate slot came):
  * stop, wait for its rate slot or for keys, or start the next batch. Closed loop: one batch at a
- * time. Open loop: every batch whose slot has come goes out, whatever is still in flight. */
-static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
+ * time. Open loop: batches whose slot has come go out, whatever is still in flight, at most
+ * `max` of them now. */
+static void lane_next(wctx *x, cp__client_state *cs, uint64_t now, int max) {
     cp__group *g = cs->g;
     for (int sent = 0;; sent++) {
         int stop = cp__gate_stopping(x->w->gate);
@@ -668,7 +668,7 @@ static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
             cs->next_start_ns = x->start_ns + g->sent * x->rate_interval_ns;
             /* Behind schedule, an open-loop lane sends a few batches and lets the loop read
              * replies before it catches up further: the lateness shows in the latencies. */
-            if (now < cs->next_start_ns || sent >= CATCH_UP_MAX) {
+            if (now < cs->next_start_ns || sent >= max) {
                 cs->state = CS_IDLE;
                 if (x->next_start == 0 || cs->next_start_ns < x->next_start)
                     x->next_start = cs->next_start_ns;
@@ -709,10 +709,10 @@ static void lane_next(wctx *x, cp__client_state *cs, uint64_t now) {
     }
 }
 
-/* After lane cs finished a batch: its next one, then any lane of its client that was waiting
- * for the key stream (which cs just moved). */
-static void advance(wctx *x, cp__client_state *cs, uint64_t now) {
-    lane_next(x, cs, now);
+/* After lane cs finished a batch: its next one (at most max of them, open loop), then any lane
+ * of its client that was waiting for the key stream (which cs just moved). */
+static void advance(wctx *x, cp__client_state *cs, uint64_t now, int max) {
+    lane_next(x, cs, now, max);
     cp__group *g = cs->g;
     for (int again = 1; again;) {
         again = 0;
@@ -720,7 +720,7 @@ static void advance(wctx *x, cp__client_state *cs, uint64_t now) {
             cp__client_state *o = &x->w->cs[g->lane0 + l];
             if (o->state != CS_WAIT)
                 continue;
-            lane_next(x, o, now);
+            lane_next(x, o, now, max);
             again |= o->state != CS_WAIT;
         }
     }
@@ -743,7 +743,7 @@ static void advance_finished(wctx *x, uint64_t now) {
             lane_stop(x, cs);
         else if (!x->open_loop && cs->state == CS_EXEC && cs->inflight == 0) {
             cs->state = CS_IDLE;
-            advance(x, cs, now);
+            advance(x, cs, now, CATCH_UP_MAX);
         }
     }
 }
@@ -765,16 +765,33 @@ static void sweep(wctx *x, uint64_t now) {
     }
     advance_finished(x, now);
     x->next_start = 0;
-    /* The lanes of a client share its schedule, and the first one a sweep reaches takes the slot
-     * that came: the sweep starts at another lane each time, so that a stopped master's lane (idle
-     * with batches in flight, its keys always queued) is not always first and does not take more
-     * than its share of the offered load from the lanes of the masters that answer. */
-    int first = (int)(x->rr++ % (unsigned)w->ncs);
-    for (int k = 0; k < w->ncs; k++) {
-        cp__client_state *cs = &w->cs[(first + k) % w->ncs];
-        if ((cs->state == CS_IDLE && x->rate_interval_ns != 0 && now >= cs->next_start_ns) ||
-            (cs->state == CS_WAIT && stop))
-            advance(x, cs, now);
+    /* The lanes of a client share its schedule. The slots that came go round its lanes, one
+     * batch each in turn, starting one lane further each round: a stopped master's lane (idle
+     * with batches in flight, its keys always queued) takes its share of the offered load and
+     * no more, whatever lane it is, and the lanes of the masters that answer take theirs. A lane
+     * without keys passes its turn. */
+    if (x->rate_interval_ns != 0) {
+        int lanes = x->ls.lanes;
+        for (int base = 0; base + lanes <= w->ncs; base += lanes) {
+            cp__group *g = w->cs[base].g;
+            for (int round = 0, moved = 1; moved && round < CATCH_UP_MAX; round++) {
+                moved = 0;
+                uint32_t turn = g->rate_turn++;
+                for (int k = 0; k < lanes; k++) {
+                    cp__client_state *cs = &w->cs[base + (int)((turn + (uint32_t)k) % lanes)];
+                    if (cs->state != CS_IDLE || now < cs->next_start_ns)
+                        continue;
+                    uint64_t before = g->sent;
+                    advance(x, cs, now, 1);
+                    moved |= g->sent != before;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < w->ncs; i++) {
+        cp__client_state *cs = &w->cs[i];
+        if (cs->state == CS_WAIT && stop)
+            advance(x, cs, now, CATCH_UP_MAX);
         else if (cs->state == CS_IDLE && x->rate_interval_ns != 0 &&
                  (x->next_start == 0 || cs->next_start_ns < x->next_start))
             x->next_start = cs->next_start_ns;
@@ -788,7 +805,7 @@ static void run_loop(wctx *x) {
     x->next_sweep = now + SWEEP_NS;
     for (int i = 0; i < w->ncs; i++)
         if (w->cs[i].state == CS_IDLE)
-            advance(x, &w->cs[i], now);
+            advance(x, &w->cs[i], now, CATCH_UP_MAX);
     while (x->active > 0) {
         close_seconds(x, now);
         uint64_t wake = x->next_sweep;
