@@ -385,18 +385,24 @@ static void moved_from_replica(void **state) {
     cp_free(w);
 }
 
+/* `clusterpipe load` of 3,000 keys, on every replica too (WAIT on every master). */
+static void load_cli(cp_fixture *f, cp_clirun *run) {
+    const char *ld[] = {"load", "--dir", f->dir, "--keys", "3000", "-q", NULL};
+    int rc = cp_clirun_run(run, ld);
+    if (rc != 0)
+        fail_msg("load exited %d: %s", rc, run->err);
+    cp_client *w = connect_to(f, CP_READ_MASTER, 0);
+    freeReplyObject(cp_command_all(w, "WAIT %d 5000", 1));
+    cp_free(w);
+}
+
 /* The bench's flag: every GET on a replica, verified, the masters left with the SETs. */
 static void bench_reads_from_replicas(void **state) {
     cp_fixture *f = *state;
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *ld[] = {"load", "--dir", f->dir, "--keys", "3000", "-q", NULL};
-    int rc = cp_clirun_run(&run, ld);
-    if (rc != 0)
-        fail_msg("load exited %d: %s", rc, run.err);
-    cp_client *w = connect_to(f, CP_READ_MASTER, 0);
-    freeReplyObject(cp_command_all(w, "WAIT %d 5000", 1));
-    cp_free(w);
+    load_cli(f, &run);
+    int rc;
     reset_stats(f);
     const char *bench[] = {"bench",   "--dir",       f->dir,       "--keys", "3000",
                            "--ratio", "1:9",         "--requests", "10000",  "--pipeline",
@@ -423,13 +429,8 @@ static void bench_replicas_cpu(void **state) {
     cp_fixture *f = *state;
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *ld[] = {"load", "--dir", f->dir, "--keys", "3000", "-q", NULL};
-    int rc = cp_clirun_run(&run, ld);
-    if (rc != 0)
-        fail_msg("load exited %d: %s", rc, run.err);
-    cp_client *w = connect_to(f, CP_READ_MASTER, 0);
-    freeReplyObject(cp_command_all(w, "WAIT %d 5000", 1));
-    cp_free(w);
+    load_cli(f, &run);
+    int rc;
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "r.json"));
     const char *bench[] = {"bench", "--dir",       f->dir,    "--keys", "3000", "--requests",
