@@ -17,6 +17,7 @@
 #define CP__CMD_EXEC 0x20u    /* EXEC, DISCARD: closes one */
 #define CP__CMD_WATCH 0x40u   /* WATCH: a later EXEC on its node is never re-sent elsewhere */
 #define CP__CMD_ALL 0x80u     /* answers for one node's data: sent to every master, merged */
+#define CP__CMD_SUBALL 0x100u /* SCRIPT, FUNCTION: some subcommands go to every master */
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {

@@ -92,13 +92,13 @@ cp__merge cp__fan_rule(const cp__cmdinfo *ci, int argc, const char *const *argv,
                        const size_t *argvlen) {
     if (ci->flags & CP__CMD_ALL)
         return ci->merge;
-    if (strcmp(ci->name, "SCRIPT") == 0 || strcmp(ci->name, "FUNCTION") == 0) {
-        if (sub_is(argc, argv, argvlen, "LOAD"))
-            return CP__MERGE_SAME;
-        if (sub_is(argc, argv, argvlen, "FLUSH") || sub_is(argc, argv, argvlen, "DELETE") ||
-            sub_is(argc, argv, argvlen, "RESTORE"))
-            return CP__MERGE_OK;
-    }
+    if (!(ci->flags & CP__CMD_SUBALL)) /* a flag, not the name: this runs for every command */
+        return CP__MERGE_NONE;
+    if (sub_is(argc, argv, argvlen, "LOAD"))
+        return CP__MERGE_SAME;
+    if (sub_is(argc, argv, argvlen, "FLUSH") || sub_is(argc, argv, argvlen, "DELETE") ||
+        sub_is(argc, argv, argvlen, "RESTORE"))
+        return CP__MERGE_OK;
     return CP__MERGE_NONE;
 }
 

@@ -2,9 +2,9 @@
  *
  * Every-master commands and node iteration on a real cluster of 3 masters with a replica each:
  * DBSIZE and KEYS answer for the whole cluster (summed, concatenated), SCRIPT LOAD reaches every
- * master so EVALSHA works on every slot, FLUSHDB empties all of it, cp_command_all gives one INFO
- * per master, and the nodes, their roles, masters and slot ranges are what the map says;
- * cp_command_node reaches the node chosen.
+ * master so EVALSHA works on every slot (and FUNCTION LOAD so FCALL does), FLUSHDB empties all of
+ * it, cp_command_all gives one INFO per master, and the nodes, their roles, masters and slot ranges
+ * are what the map says; cp_command_node reaches the node chosen.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +74,25 @@ static void every_master(void **state) {
         const redisReply *e = cp_reply(p, (size_t)i);
         if (e->type != REDIS_REPLY_STRING || atoi(e->str) != i)
             fail_msg("EVALSHA fan:%d: %s", i, e->str ? e->str : "?");
+    }
+    cp_pipeline_reset(p);
+
+    /* FUNCTION LOAD too: a library on every master, so FCALL works on every slot. */
+    r = cp_command(c, "FUNCTION LOAD %s",
+                   "#!lua name=fanlib\n"
+                   "redis.register_function('fanget', function(k) return redis.call('GET', k[1]) "
+                   "end)");
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_STRING || strcmp(r->str, "fanlib") != 0)
+        fail_msg("FUNCTION LOAD: %s", r->str != NULL ? r->str : "?");
+    freeReplyObject(r);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "FCALL fanget 1 fan:%d", i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    for (int i = 0; i < KEYS; i++) {
+        const redisReply *e = cp_reply(p, (size_t)i);
+        if (e->type != REDIS_REPLY_STRING || atoi(e->str) != i)
+            fail_msg("FCALL fan:%d: %s", i, e->str ? e->str : "?");
     }
     cp_pipeline_reset(p);
 
