@@ -51,17 +51,20 @@ static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
 #define LANE_MIXED 0xff /* a block with several owners, or more lanes than a byte holds */
 
 int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n) {
-    b->keys = malloc(n * ls->keystride);
-    b->keylen = malloc(n);
+    const cp__keyfmt *kf = ls->spec->kf;
+    size_t batch = ls->spec->batch;
+    b->keys = malloc(batch * ls->keystride);
+    b->keylen = malloc(batch);
+    b->kidx = malloc(n * sizeof(*b->kidx));
     b->slot = malloc(n * sizeof(*b->slot));
     b->op = malloc(n);
-    if (ls->spec->acked != NULL) {
-        b->kidx = malloc(n * sizeof(*b->kidx));
-        b->kver = malloc(n * sizeof(*b->kver));
-        if (b->kidx == NULL || b->kver == NULL)
-            return CP_ENOMEM;
-    }
-    return b->keys != NULL && b->keylen != NULL && b->slot != NULL && b->op != NULL ? 0 : CP_ENOMEM;
+    if (ls->spec->acked != NULL && (b->kver = malloc(n * sizeof(*b->kver))) == NULL)
+        return CP_ENOMEM;
+    if (b->keys == NULL || b->keylen == NULL || b->kidx == NULL || b->slot == NULL || b->op == NULL)
+        return CP_ENOMEM;
+    for (size_t i = 0; i < batch; i++) /* only the digits change (cp__key_format_digits) */
+        memcpy(b->keys + i * ls->keystride, kf->prefix, kf->prefix_len);
+    return 0;
 }
 
 void cp__reqbuf_free(cp__reqbuf *b) {
@@ -153,11 +156,11 @@ static uint64_t next_load_key(cp__lanes *ls, cp__group *g, int *lane) {
     return g->chunk[g->lane_cur[l]++];
 }
 
-/* The group's next request; its key is left in ls->keybuf. `templated` is a constant where
- * this is inlined (cp__lanes_fill): a --command run picks the request's template from the
- * schedule, a GET/SET run SET or GET from the ratio, each without testing which it is. */
-static inline __attribute__((always_inline)) size_t generate(cp__lanes *ls, cp__group *g,
-                                                             cp__req *r, const int templated) {
+/* The group's next request. `templated` is a constant where this is inlined (cp__lanes_fill):
+ * a --command run picks the request's template from the schedule, a GET/SET run SET or GET from
+ * the ratio, each without testing which it is. */
+static inline __attribute__((always_inline)) void generate(cp__lanes *ls, cp__group *g, cp__req *r,
+                                                           const int templated) {
     const cp__run_spec *s = ls->spec;
     uint64_t n = g->issued++;
     int op = templated ? (int)cp__cmdset_pick(s->cmds, n)
@@ -176,51 +179,47 @@ static inline __attribute__((always_inline)) size_t generate(cp__lanes *ls, cp__
         version =
             set ? ls->next_version++ : atomic_load_explicit(&s->acked[idx], memory_order_relaxed);
     }
-    size_t klen = cp__key_format_digits(s->kf, idx, ls->keybuf);
-    /* The key's slot, found once here (a per-master key's from its tag, any other's hashed): it
-     * picks the lane, groups load's MSETs (compose_mset) and goes to the library with the
-     * command (cp_append_argv_slot), which would otherwise hash the key again. Not needed for
-     * GET and SET through a proxy. */
-    unsigned slot =
-        s->map != NULL || s->mset_keys > 1 ? cp__key_slot(s->kf, idx, ls->keybuf, klen) : 0;
+    /* The key's slot, found once here (a per-master key's from its tag, any other's hashed from
+     * the key written out): it picks the lane, groups load's MSETs (compose_mset) and goes to
+     * the library with the command (cp_append_argv_slot), which would otherwise hash the key
+     * again. Not needed for GET and SET through a proxy. */
+    unsigned slot = 0;
+    if (s->map != NULL || s->mset_keys > 1) {
+        size_t klen = s->kf->ntags != 0 ? 0 : cp__key_format_digits(s->kf, idx, ls->keybuf);
+        slot = cp__key_slot(s->kf, idx, ls->keybuf, klen);
+    }
     *r = (cp__req){.idx = idx,
                    .version = version,
                    .slot = (uint16_t)slot,
                    .op = (uint8_t)op,
                    .lane = lane >= 0 ? lane : slot_lane(ls, slot)};
-    return klen;
 }
 
-/* Moves n requests from src[si..] to dst[di..] (the ranges may overlap). */
-static void move_reqs(const cp__lanes *ls, cp__reqbuf *dst, size_t di, const cp__reqbuf *src,
-                      size_t si, size_t n) {
-    memmove(dst->keys + di * ls->keystride, src->keys + si * ls->keystride, n * ls->keystride);
-    memmove(dst->keylen + di, src->keylen + si, n);
+/* Moves n requests from src[si..] to dst[di..] (the ranges may overlap); not their keys. */
+static void move_reqs(cp__reqbuf *dst, size_t di, const cp__reqbuf *src, size_t si, size_t n) {
+    memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
     memmove(dst->slot + di, src->slot + si, n * sizeof(*src->slot));
     memmove(dst->op + di, src->op + si, n);
-    if (src->kidx != NULL) {
-        memmove(dst->kidx + di, src->kidx + si, n * sizeof(*src->kidx));
+    if (src->kver != NULL)
         memmove(dst->kver + di, src->kver + si, n * sizeof(*src->kver));
-    }
 }
 
 void cp__reqbuf_copy(const cp__lanes *ls, cp__reqbuf *dst, const cp__reqbuf *src) {
-    move_reqs(ls, dst, 0, src, 0, src->n);
+    move_reqs(dst, 0, src, 0, src->n);
+    memcpy(dst->keys, src->keys, src->n * ls->keystride);
+    memcpy(dst->keylen, src->keylen, src->n);
     dst->head = 0;
     dst->n = src->n;
 }
 
 /* Appends a request to a queue (take keeps head + n within its buffers). */
-static void push(cp__lanes *ls, cp__reqbuf *q, const cp__req *r, size_t klen) {
+static void push(cp__reqbuf *q, const cp__req *r) {
     size_t i = q->head + q->n++;
-    memcpy(q->keys + i * ls->keystride, ls->keybuf, klen);
-    q->keylen[i] = (uint8_t)klen;
+    q->kidx[i] = r->idx;
     q->slot[i] = r->slot;
     q->op[i] = r->op;
-    if (q->kidx != NULL) {
-        q->kidx[i] = r->idx;
+    if (q->kver != NULL)
         q->kver[i] = r->version;
-    }
 }
 
 static inline __attribute__((always_inline)) void fill(cp__lanes *ls, cp__group *g, int lane,
@@ -228,12 +227,10 @@ static inline __attribute__((always_inline)) void fill(cp__lanes *ls, cp__group 
     size_t batch = ls->spec->batch, cap = ls->qcap;
     while (g->queue[lane].n < batch) {
         cp__req r;
-        size_t klen;
         if (g->has_carry) {
             r = g->carry;
-            klen = cp__key_format_digits(ls->spec->kf, r.idx, ls->keybuf);
         } else if (g->issued < g->quota) {
-            klen = generate(ls, g, &r, templated);
+            generate(ls, g, &r, templated);
         } else {
             return;
         }
@@ -243,7 +240,7 @@ static inline __attribute__((always_inline)) void fill(cp__lanes *ls, cp__group 
             g->carry = r;
             return;
         }
-        push(ls, to, &r, klen);
+        push(to, &r);
     }
 }
 
@@ -257,24 +254,30 @@ void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane) {
 
 /* Takes up to a batch of requests from the front of a lane's queue as its executing batch. The
  * batch is a view of the queue's buffers (no copy): they keep its requests until the lane's next
- * take, which comes after the batch finished, and only take moves requests. Before taking, the
+ * take, which comes after the batch finished, and only take moves requests. Its keys are
+ * written now, into the queue's key slots, which every take reuses (cache-warm): queued as
+ * bytes, each key was written to the queue's cold tail and read back from it a queue later,
+ * about 5% of the client's CPU per GET at depth 10 in store misses. Before taking, the
  * rest moves to the front of the buffers once the taken prefix is at least as long as it: a move
  * then costs at most one request per request taken, even for a lane that stays full (a hot
  * master under zipf), and the queue touches about twice what it holds instead of cycling through
- * the whole buffer (4,096 requests is 70 KB or more per lane, more than the caches hold for 40
+ * the whole buffer (4,096 requests is 45 KB per lane, more than the caches hold for 40
  * lanes). That step leaves head < n or head == 0, so through the take and the pushes up to the
  * next one head + n stays within the buffers' 2 x cap + batch. */
 void cp__lanes_take(const cp__lanes *ls, cp__reqbuf *q, cp__reqbuf *batch) {
     if (q->head > 0 && q->n <= q->head) {
-        move_reqs(ls, q, 0, q, q->head, q->n);
+        move_reqs(q, 0, q, q->head, q->n);
         q->head = 0;
     }
     size_t h = q->head, n = q->n < ls->spec->batch ? q->n : ls->spec->batch;
-    *batch = (cp__reqbuf){.keys = q->keys + h * ls->keystride,
-                          .keylen = q->keylen + h,
+    for (size_t i = 0; i < n; i++)
+        q->keylen[i] = (uint8_t)cp__key_format_digits(ls->spec->kf, q->kidx[h + i],
+                                                      q->keys + i * ls->keystride);
+    *batch = (cp__reqbuf){.keys = q->keys,
+                          .keylen = q->keylen,
+                          .kidx = q->kidx + h,
                           .slot = q->slot + h,
                           .op = q->op + h,
-                          .kidx = q->kidx != NULL ? q->kidx + h : NULL,
                           .kver = q->kver != NULL ? q->kver + h : NULL,
                           .n = n};
     q->n -= n;
@@ -285,9 +288,9 @@ int cp__lanes_init(cp__lanes *ls, const cp__run_spec *s, int thread_lanes) {
     memset(ls, 0, sizeof(*ls));
     ls->spec = s;
     ls->keystride = cp__key_max_len(s->kf, s->keys);
-    size_t req_bytes = ls->keystride + 4; /* a queued request: key, length, slot, its op */
+    size_t req_bytes = sizeof(uint64_t) + 3; /* a queued request: key index, slot, its op */
     if (s->acked != NULL)
-        req_bytes += sizeof(uint64_t) + sizeof(uint32_t); /* kidx, kver */
+        req_bytes += sizeof(uint32_t); /* kver */
     ls->qcap = queue_cap(s->batch, thread_lanes, req_bytes);
     ls->lanes = s->lanes;
     ls->next_version = 2; /* load writes version 1 */

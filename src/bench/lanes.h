@@ -23,14 +23,18 @@
 #include "bench/nodes.h"
 #include "bench/plan.h"
 
-/* Requests of a batch, or queued for a lane: key bytes (stride keystride) and what each is. */
+/* Requests queued for a lane, or of a batch: each one's key index and what it is. A queue holds
+ * no key bytes (an index is a third of a key's, and the queue's tail is cold memory, see
+ * lanes.c); a take writes its batch's keys (stride keystride) into the queue's key slots, and a
+ * batch's keys are those. */
 typedef struct cp__reqbuf {
-    char *keys;
+    char *keys; /* a batch's keys (a queue: its last batch's), each behind the key prefix */
     uint8_t *keylen;
+    uint64_t *kidx; /* the key's index */
     uint16_t *slot; /* the key's slot (cluster): computed once for the lane, given to the library */
     uint8_t *op;    /* SET (1) or GET (0); --command runs: the template's index */
-    uint64_t *kidx; /* acked tracking only: key index, and the version the SET writes */
-    uint32_t *kver; /* or the GET expects at least (acknowledged before it was sent) */
+    uint32_t *kver; /* acked tracking only: the version the SET writes, or the GET expects at
+                     * least (acknowledged before it was sent) */
     size_t head;    /* a queue's first request (a batch always starts at 0) */
     size_t n;       /* requests, from head */
 } cp__reqbuf;
@@ -101,12 +105,12 @@ void cp__group_free(cp__group *g, int lanes);
 void cp__lanes_fill(cp__lanes *ls, cp__group *g, int lane);
 
 /* Makes up to a batch of requests from the front of queue q the executing *batch (a view of
- * q's buffers, valid until the next take from q). */
+ * q's buffers, its keys written now, valid until the next take from q). */
 void cp__lanes_take(const cp__lanes *ls, cp__reqbuf *q, cp__reqbuf *batch);
 
-/* A request buffer of its own for n requests (0 or CP_ENOMEM; free with cp__reqbuf_free even
- * after a failure), and a copy of a batch into one (src->n <= its size): an open-loop batch in
- * flight outlives its lane's next take. */
+/* A request buffer of its own for n requests and a batch's keys (0 or CP_ENOMEM; free with
+ * cp__reqbuf_free even after a failure), and a copy of a batch into one (src->n <= a batch): an
+ * open-loop batch in flight outlives its lane's next take. */
 int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n);
 void cp__reqbuf_free(cp__reqbuf *b);
 void cp__reqbuf_copy(const cp__lanes *ls, cp__reqbuf *dst, const cp__reqbuf *src);
