@@ -8,8 +8,8 @@
  * does one during whose first walk slots leave every master and come back (views alike before
  * and after: only the masters' MIGRATE counts tell); a stopped master ends the call with an error,
  * never the scan short, and the scan goes on once it answers again; a slot left half-migrated is
- * read from both of its nodes; bad arguments and an event-loop client are refused, and
- * single-endpoint mode scans its endpoint.
+ * read from both of its nodes; bad arguments, and the call of the other kind of client, are
+ * refused, and single-endpoint mode scans its endpoint. test_scan_async.c has the async call.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -512,7 +512,13 @@ static void half_migrated_slot(void **state) {
     cp_free(c);
 }
 
-/* (e) Refused arguments and clients; single-endpoint mode scans its one endpoint. */
+static void no_callback(cp_scan *s, int rc, redisReply *keys, void *privdata) {
+    (void)s, (void)rc, (void)keys, (void)privdata;
+    fail_msg("a refused cp_scan_next_async called back");
+}
+
+/* (e) Refused arguments and clients (cp_scan_next on an event-loop client, the async call on a
+ * blocking one); single-endpoint mode scans its one endpoint. */
 static void bad_arguments(void **state) {
     cp_fixture *f = *state;
     assert_null(cp_scan_new(NULL, NULL, 0, NULL));
@@ -528,8 +534,12 @@ static void bad_arguments(void **state) {
     cp_client *ev = cp_client_new(&opt);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, ev), 0);
-    assert_null(cp_scan_new(ev, NULL, 0, NULL));
+    cp_scan *es = cp_scan_new(ev, NULL, 0, NULL); /* an event-loop client's is async */
+    assert_non_null(es);
+    assert_int_equal(cp_scan_next(es, &keys), CP_EINVAL);
+    assert_null(keys);
     assert_int_equal(ev->err, CP_EINVAL);
+    cp_scan_free(es);
     cp_free(ev);
     cp_loop_free(l);
 
@@ -539,12 +549,17 @@ static void bad_arguments(void **state) {
     assert_non_null(s);
     assert_int_equal(cp_scan_next(s, NULL), CP_EINVAL);
     assert_int_equal(c->err, CP_EINVAL);
+    assert_int_equal(cp_scan_next_async(s, no_callback, NULL), CP_EINVAL); /* blocking client */
+    assert_int_equal(c->err, CP_EINVAL);
     cp_scan_free(s);
     /* A blocking client handed to a loop is no longer one. */
     cp_loop *l2 = cp_loop_new();
     assert_int_equal(cp_loop_attach(l2, c), 0);
-    assert_null(cp_scan_new(c, NULL, 0, NULL));
+    s = cp_scan_new(c, NULL, 0, NULL);
+    assert_non_null(s);
+    assert_int_equal(cp_scan_next(s, &keys), CP_EINVAL);
     assert_int_equal(c->err, CP_EINVAL);
+    cp_scan_free(s);
     cp_free(c);
     cp_loop_free(l2);
 
