@@ -18,9 +18,7 @@
 
 #include <cmocka.h>
 
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +28,7 @@
 #include "orch/orch.h"
 #include "util/clock.h"
 #include "fixture.h"
+#include "slotmover.h"
 
 #define NKEYS 20000
 
@@ -250,34 +249,8 @@ static void glob_matches_server(void **state) {
 }
 
 /* (c) Slots move back and forth between masters 0 and 1 while the scan walks with COUNT 10. */
-typedef struct migrator {
-    cp_fixture *f;
-    atomic_int started, stop, rounds;
-    char err[512];
-} migrator;
-
 #define MOVE_SLOTS 250
 #define MIN_ROUNDS 2
-
-static void *migrate(void *arg) {
-    migrator *m = arg;
-    size_t m0 = cp_fixture_master(m->f, 0), m1 = cp_fixture_master(m->f, 1);
-    atomic_store(&m->started, 1);
-    for (int round = 0; round < 40; round++) {
-        if (round >= MIN_ROUNDS && atomic_load(&m->stop))
-            break;
-        int rc =
-            round % 2 == 0
-                ? cp_topo_migrate_slots(m->f->topo, m0, m1, MOVE_SLOTS, m->err, sizeof(m->err))
-                : cp_topo_migrate_slots(m->f->topo, m1, m0, MOVE_SLOTS, m->err, sizeof(m->err));
-        if (rc != 0) {
-            atomic_store(&m->rounds, -1000);
-            break;
-        }
-        atomic_fetch_add(&m->rounds, 1);
-    }
-    return NULL;
-}
 
 static void scan_through_migration(void **state) {
     cp_fixture *f = *state;
@@ -290,23 +263,19 @@ static void scan_through_migration(void **state) {
     cp_node_info first;
     assert_int_equal(cp_node_get(c, 0, &first), 0);
     assert_int_equal(first.port, cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port);
-    migrator m = {.f = f};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, migrate, &m), 0);
-    while (!atomic_load(&m.started))
-        ;
+    slot_mover m = {0};
+    slot_mover_start(&m, f, cp_fixture_master(f, 0), cp_fixture_master(f, 1), MOVE_SLOTS,
+                     MIN_ROUNDS);
     uint64_t t0 = cp__now_ns();
     cp_scan *s = cp_scan_new(c, NULL, 10, NULL);
     assert_non_null(s);
     one_batch(s, "mv:", NKEYS, seen, &other);
-    while (atomic_load(&m.rounds) == 0)
+    while (slot_mover_rounds(&m) == 0)
         cp__sleep_ms(5);
     int rc = drain(s, "mv:", NKEYS, seen, &other);
-    int during = atomic_load(&m.rounds);
+    int during = slot_mover_rounds(&m);
     double took = (double)(cp__now_ns() - t0) / 1e9;
-    atomic_store(&m.stop, 1);
-    pthread_join(th, NULL);
-    if (atomic_load(&m.rounds) < 0)
+    if (slot_mover_stop(&m) < 0)
         fail_msg("migration: %s", m.err);
     if (rc != 0)
         fail_msg("scan: %s (%s)", cp_err_name(rc), c->errstr);
