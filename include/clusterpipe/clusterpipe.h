@@ -177,7 +177,8 @@ int cp_is_cluster(const cp_client *c);
  * only; CP_EINVAL on an event-loop client, which refreshes by itself). Returns 0 or CP_E*. */
 int cp_refresh(cp_client *c);
 
-/* Commands queued or in flight (async commands and commands of running pipelines). */
+/* Commands queued or in flight (async commands and commands of running pipelines); a
+ * cp_scan_next_async call under way counts one. Never blocks. */
 size_t cp_pending(const cp_client *c);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
@@ -491,7 +492,8 @@ int cp_loop_attach(cp_loop *l, cp_client *c);
  * errno set when poll(2) fails for a reason that waiting cannot fix. */
 int cp_loop_run_once(cp_loop *l, int timeout_ms);
 
-/* Runs until no client on the loop has a command pending. Returns 0 or as cp_loop_run_once. */
+/* Runs until no client on the loop has anything pending (cp_pending: commands, a cluster SCAN
+ * call). Returns 0 or as cp_loop_run_once. */
 int cp_loop_run(cp_loop *l);
 
 #ifdef __cplusplus
