@@ -177,7 +177,8 @@ int cp_is_cluster(const cp_client *c);
  * only; CP_EINVAL on an event-loop client, which refreshes by itself). Returns 0 or CP_E*. */
 int cp_refresh(cp_client *c);
 
-/* Commands queued or in flight (async commands and commands of running pipelines). */
+/* Commands queued or in flight (async commands and commands of running pipelines); a
+ * cp_scan_next_async call under way counts one. Never blocks. */
 size_t cp_pending(const cp_client *c);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
@@ -230,33 +231,56 @@ redisReply *cp_command_argv(cp_client *c, int argc, const char **argv, const siz
 /* ---- cluster SCAN ---------------------------------------------------------------------------- *
  *
  * Every key of the cluster, in batches: SCAN on every master, with Redis's SCAN guarantee for
- * the whole cluster while slots migrate: a key present from the first cp_scan_next to the last
- * is returned at least once. A key may come more than once (drop repeats yourself), and a key
- * added or deleted meanwhile may or may not come. Slots that moved, or may have, during their
- * master's walk are listed again slot by slot at the masters serving them now (CLUSTER
- * GETKEYSINSLOT, MATCH and TYPE applied by the client). docs/commands.md, "Cluster SCAN", says what
- * holds and what does not (failover, interrupted resharding) and what it costs. A blocking client
- * only. */
+ * the whole cluster while slots migrate: a key present from the first call for a batch to the
+ * last is returned at least once. A key may come more than once (drop repeats yourself), and a
+ * key added or deleted meanwhile may or may not come. Slots that moved, or may have, during
+ * their master's walk are listed again slot by slot at the masters serving them now (CLUSTER
+ * GETKEYSINSLOT, MATCH and TYPE applied by the client). docs/commands.md, "Cluster SCAN", says
+ * what holds and what does not (failover, interrupted resharding) and what it costs. A blocking
+ * client asks for each batch with cp_scan_next, which waits; an event-loop client with
+ * cp_scan_next_async, which never waits. */
 typedef struct cp_scan cp_scan;
 
 /* A new scan of the client's cluster (or of its endpoint, in single-endpoint mode: SCAN there,
- * Redis's own guarantee). match: a glob pattern (NULL: every key); count: SCAN's COUNT hint
- * (<= 0: the server's default); type: SCAN's TYPE, e.g. "hash" (NULL: any). Strings are copied.
- * Does no I/O (never blocks). NULL when c is NULL, when out of memory (c->err CP_ENOMEM), or for
- * an event-loop client (c->err CP_EINVAL: the scan waits for slots that are moving, and the
- * async API has no timer for that). Free with cp_scan_free, before the client. */
+ * Redis's own guarantee), on a blocking or an event-loop client. match: a glob pattern (NULL:
+ * every key); count: SCAN's COUNT hint (<= 0: the server's default); type: SCAN's TYPE, e.g.
+ * "hash" (NULL: any). Strings are copied. Does no I/O (never blocks). NULL when c is NULL or
+ * out of memory (c->err CP_ENOMEM). Free with cp_scan_free, before the client. */
 cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const char *type);
 
-/* The next batch: blocks for one round trip or more (a SCAN to one master, or the listing of some
- * slots), bounded by the client's timeouts, and while a slot to list again is still migrating
- * by its retry budget (it pauses 1 to 64 ms between tries). Returns 1 with *keys a non-empty
- * array reply of key strings (the caller frees it with freeReplyObject), 0 when the scan is
- * complete (*keys NULL), or a negative CP_E* code with c->err / c->errstr set: a master that
- * does not answer (CP_ETIMEDOUT, CP_ECONNECT, ...) or refuses a command (CP_ESERVER) ends the
- * call, never the scan short; calling again retries the step that failed. CP_ETIMEDOUT also
- * when a slot could not be listed whole for the retry budget (it stayed half-migrated while its
- * nodes kept migrating keys, or they disagree who serves it). CP_EINVAL for a NULL keys. */
+/* The next batch, on a blocking client: blocks for one round trip or more (a SCAN to one master,
+ * or the listing of some slots), bounded by the client's timeouts, and while a slot to list
+ * again is still migrating by its retry budget (it pauses 1 to 64 ms between tries). Returns 1
+ * with *keys a non-empty array reply of key strings (the caller frees it with freeReplyObject),
+ * 0 when the scan is complete (*keys NULL), or a negative CP_E* code with c->err / c->errstr
+ * set: a master that does not answer (CP_ETIMEDOUT, CP_ECONNECT, ...) or refuses a command
+ * (CP_ESERVER) ends the call, never the scan short; calling again retries the step that failed.
+ * CP_ETIMEDOUT also when a slot could not be listed whole for the retry budget (it stayed
+ * half-migrated while its nodes kept migrating keys, or they disagree who serves it).
+ * CP_EINVAL for a NULL keys, or on an event-loop client (use cp_scan_next_async). */
 int cp_scan_next(cp_scan *s, redisReply **keys);
+
+/* The answer to cp_scan_next_async, called once, from the loop's calls (cp_on_ready,
+ * cp_on_timer) or from cp_free, never inside cp_scan_next_async itself. rc and keys mean what
+ * cp_scan_next's return and *keys mean: 1 with keys a non-empty array the callback owns
+ * (freeReplyObject), 0 when the scan is complete (keys NULL), a negative CP_E* with c->err /
+ * c->errstr set (keys NULL; calling again retries the step that failed; also CP_ELIMIT when a
+ * step's pipeline would pass max_pending, see docs/commands.md); CP_ECANCELED when the
+ * client is being freed (cp_free): the scan then takes only cp_scan_free, which is safe also
+ * once cp_free has returned. The callback may call
+ * cp_scan_next_async again, cp_scan_free, and cp_free. */
+typedef void cp_scan_callback(cp_scan *s, int rc, redisReply *keys, void *privdata);
+
+/* The next batch, on an event-loop client: never blocks. The step's commands go out as
+ * cp_exec_async pipelines, the pause between listings of a slot still migrating waits for the
+ * client's timer, and the slot map is re-read in-band; a stopped master costs its I/O timeout,
+ * and holds back nothing else on the client. One call at a time per scan: it counts as one in
+ * cp_pending until its callback, so cp_loop_run waits for it. Returns 0 (the callback will be
+ * called once), or CP_EINVAL (cb NULL, a call of this scan under way, a blocking client or one
+ * not on a loop, the client being freed); then it is never called. cp_scan_free with a call
+ * under way ends it without its callback (its pipeline finishes on its own, as a freed running
+ * pipeline does). */
+int cp_scan_next_async(cp_scan *s, cp_scan_callback *cb, void *privdata);
 
 /* What the scan did so far. Never blocks. */
 typedef struct cp_scan_stats {
@@ -267,7 +291,8 @@ typedef struct cp_scan_stats {
 } cp_scan_stats;
 void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out);
 
-/* Frees the scan (NULL is fine). Never blocks. */
+/* Frees the scan (NULL is fine), also from its callback or with a cp_scan_next_async call under
+ * way (which then ends without its callback). Never blocks. */
 void cp_scan_free(cp_scan *s);
 
 /* Counters since cp_connect; the bench reads them to report redirects and retries. */
@@ -468,7 +493,8 @@ int cp_loop_attach(cp_loop *l, cp_client *c);
  * errno set when poll(2) fails for a reason that waiting cannot fix. */
 int cp_loop_run_once(cp_loop *l, int timeout_ms);
 
-/* Runs until no client on the loop has a command pending. Returns 0 or as cp_loop_run_once. */
+/* Runs until no client on the loop has anything pending (cp_pending: commands, a cluster SCAN
+ * call). Returns 0 or as cp_loop_run_once. */
 int cp_loop_run(cp_loop *l);
 
 #ifdef __cplusplus

@@ -95,6 +95,20 @@ typedef struct cp__refresh {
     unsigned generation; /* completed refreshes, for callers waiting on one */
 } cp__refresh;
 
+/* Library code woken by the client's one timer (events.h): a cluster SCAN's pause between
+ * listings, its wait for a slot map, a result put off to the loop's next call. The entry is its
+ * owner's; the client links it while it is armed. */
+typedef struct cp__wake {
+    uint64_t at;          /* due from then on (CLOCK_MONOTONIC ns; 1: at once), 0: no time */
+    int after_refresh;    /* also due once the refresh under way when it was armed has ended */
+    unsigned refresh_gen; /* ... c->refresh.generation then */
+    unsigned pass;        /* the run of wakes current when it was armed: not run in that one */
+    int armed;
+    void (*fn)(void *data, int err); /* err: 0 when due, CP_ECANCELED from cp_free */
+    void *data;
+    struct cp__wake *prev, *next;
+} cp__wake;
+
 typedef struct cp__client {
     cp_client pub; /* first: cp_client * and cp__client * convert both ways */
     int cluster;
@@ -138,6 +152,8 @@ typedef struct cp__client {
     unsigned stamp;               /* cp__exec_timers' visit mark */
     uint64_t batch_wake;          /* no batch has timer work before this (0: none has any) */
     cp__queue deferred; /* callbacks put off until the loop's next call (command, batch) */
+    cp__wake *wakes;    /* armed wakes, newest first (events.c) */
+    unsigned wake_pass; /* runs of the due wakes so far */
     /* The blocking layer's own loop (blocking.c), freed through the pointer it left here. */
     void *own_loop;
     void (*own_loop_free)(void *loop);

@@ -5,7 +5,10 @@
  * loop runs callbacks put off since the last one, lets the core work, then seals the turn's
  * async batch, brings every connection's registration in line and arms the one timer. The timer
  * is re-armed only when the next work is due earlier than it fires, and never disarmed while
- * the client is on the loop: one that fires early finds nothing due. One thread, the client's.
+ * the client is on the loop: one that fires early finds nothing due. The same timer wakes
+ * library code that waits for a time or for the slot map (cp__events_wake_*: the async cluster
+ * SCAN's pauses), folded into the next wake-up and run after the core's timer work. One thread,
+ * the client's.
  */
 #include "lib/events.h"
 
@@ -17,10 +20,86 @@ int cp__events_async_ok(const cp__client *c) {
     return c->ops != NULL && (c->own_loop == NULL || c->loop != c->own_loop);
 }
 
+/* ---- library code woken by the timer --------------------------------------------------------- */
+
+static void wake_unlink(cp__client *c, cp__wake *w) {
+    if (w->prev != NULL)
+        w->prev->next = w->next;
+    else
+        c->wakes = w->next;
+    if (w->next != NULL)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+    w->armed = 0;
+}
+
+void cp__events_wake_at(cp__client *c, cp__wake *w, uint64_t at) {
+    if (w->armed)
+        wake_unlink(c, w);
+    w->at = at;
+    w->after_refresh = 0;
+    w->pass = c->wake_pass;
+    w->prev = NULL;
+    w->next = c->wakes;
+    if (c->wakes != NULL)
+        c->wakes->prev = w;
+    c->wakes = w;
+    w->armed = 1;
+}
+
+void cp__events_wake_after_refresh(cp__client *c, cp__wake *w) {
+    cp__events_wake_at(c, w, 0);
+    w->after_refresh = 1;
+    w->refresh_gen = c->refresh.generation;
+}
+
+void cp__events_wake_cancel(cp__client *c, cp__wake *w) {
+    if (w->armed)
+        wake_unlink(c, w);
+}
+
+/* When w is due: its time, or the end of the refresh it waits for (0: neither is known). */
+static uint64_t wake_time(const cp__client *c, const cp__wake *w) {
+    if (w->after_refresh && (!c->refresh.running || c->refresh.generation != w->refresh_gen))
+        return 1;
+    return w->at;
+}
+
+static uint64_t wakes_next(const cp__client *c) {
+    uint64_t next = 0;
+    for (const cp__wake *w = c->wakes; w != NULL; w = w->next) {
+        uint64_t t = wake_time(c, w);
+        if (t != 0 && (next == 0 || t < next))
+            next = t;
+    }
+    return next;
+}
+
+/* Calls the wakes that are due (err 0), or every armed one (err CP_ECANCELED, cp_free). Each
+ * call may arm, cancel or free wakes: the walk starts over after it, and a wake armed during
+ * the run waits for the next one. */
+static void run_wakes(cp__client *c, int err) {
+    unsigned pass = ++c->wake_pass;
+    uint64_t now = cp__now_ns();
+again:
+    for (cp__wake *w = c->wakes; w != NULL; w = w->next) {
+        uint64_t t = wake_time(c, w);
+        if (w->pass == pass || (err == 0 && (t == 0 || t > now)))
+            continue;
+        wake_unlink(c, w);
+        w->fn(w->data, err);
+        goto again;
+    }
+}
+
+/* ---- the loop -------------------------------------------------------------------------------- */
+
 static void arm_timer(cp__client *c) {
     if (c->ops == NULL)
         return;
-    uint64_t wake = cp__exec_next_wake(c);
+    uint64_t wake = cp__exec_next_wake(c), mine = wakes_next(c);
+    if (mine != 0 && (wake == 0 || mine < wake))
+        wake = mine;
     /* Nothing due: an armed timer is left to fire early (harmless) rather than disarmed and
      * armed again around every batch, two calls into the loop per batch. */
     if (wake == 0 || (c->timer_at != 0 && c->timer_at <= wake))
@@ -120,6 +199,8 @@ void cp_on_timer(cp_client *pc) {
     c->timer_at = 0;
     enter(c);
     cp__exec_timers(c);
+    if (!c->free_pending)
+        run_wakes(c, 0);
     leave(c);
 }
 
@@ -149,6 +230,12 @@ int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata) {
 static void really_free(cp__client *c) {
     c->free_pending = 0;
     cp__exec_cancel_all(c, CP_ECANCELED, "the client was freed");
+    /* Then what waits for the timer hears of the end (a SCAN step: its callback), from a client
+     * that takes no more work. */
+    c->closing = 1;
+    c->depth++;
+    run_wakes(c, CP_ECANCELED);
+    c->depth--;
     for (int n = 0; n < c->nnodes; n++) /* every fd cleaned up, then the client leaves */
         cp__client_close_node(c, n);
     if (c->ops != NULL) {

@@ -2,9 +2,10 @@
  *
  * The cluster SCAN (cp_scan_*): every key of every master, with Redis's SCAN guarantee for the
  * whole cluster (a key present from the first call to the last is returned at least once) while
- * slots migrate. A blocking client only. The iterator owns two pipelines on the client (freed
- * with it, before the client), its slot tables and the batch it builds; each batch handed out
- * is the caller's. One thread at a time, the client's.
+ * slots migrate. A blocking client (cp_scan_next) or an event-loop one (cp_scan_next_async).
+ * The iterator owns two pipelines on the client (freed with it, before the client), its slot
+ * tables and the batch it builds; each batch handed out is the caller's. One thread at a time,
+ * the client's.
  *
  * Two phases. A key is certain to be returned when its slot gets a certificate, and the scan
  * ends only when all 16384 slots have one (docs/commands.md, "Cluster SCAN", says what holds).
@@ -30,11 +31,17 @@
  *    MATCH is applied here by the client (glob.h, as the server matches), TYPE by a TYPE per key.
  *    No certificate for the retry budget (cp_options.retry_budget_ms) ends the scan CP_ETIMEDOUT.
  *
+ * One engine, two drivers. The steps are written once (advance): each runs until it needs what
+ * only its driver can do, asks for it (a pipeline run, a pause, a re-read of the slot map) and
+ * goes on from where it stopped (s->sub) with the answer. cp_scan_next drives it with cp_exec,
+ * a sleep and cp_refresh; cp_scan_next_async with cp_exec_async, a wake of the client's timer
+ * (events.h) and the in-band refresh, whose end wakes it too: nothing there blocks.
+ *
  * A step that fails (a node unreachable, an error reply) returns its CP_E* code with the
- * client's errstr and changes nothing: the next cp_scan_next tries the same step again.
+ * client's errstr and starts over at the next call: it tries the same step again.
  */
+#include "lib/events.h"
 #include "lib/glob.h"
-#include "lib/pipeline.h"
 #include "lib/topology.h"
 #include "util/clock.h"
 
@@ -51,6 +58,31 @@
 
 enum { PH_START, PH_MASTERS, PH_REREAD_START, PH_REREAD, PH_DONE };
 enum { M_START, M_SCAN, M_END }; /* one master's walk */
+
+/* What a step asks of its driver, or how the call ends (advance); a negative CP_E* is a step
+ * that failed. */
+enum {
+    STEP_ON = 0, /* inside advance: the step moved on by itself */
+    ASK_RUN,     /* run s->run, its result into s->io */
+    ASK_PAUSE,   /* wait s->pause_ms */
+    ASK_REFRESH, /* re-read the slot map, the result into s->io */
+    GOT_BATCH,   /* s->out is the caller's */
+    GOT_END      /* the scan is complete */
+};
+
+/* Where a step goes on once its driver did what it asked (s->sub). */
+enum {
+    S_BEGIN,     /* a new step */
+    S_REFRESHED, /* start, reread_start: the map was re-read */
+    S_SCANNED,   /* a master's round trip ran */
+    S_PAUSED,    /* phase 2: the pause is over */
+    S_COUNTED,   /* a listing's COUNTKEYSINSLOT round trip ran */
+    S_LISTED,    /* ... its MULTI ... EXEC */
+    S_TYPED      /* ... the TYPE of its keys */
+};
+
+/* What the async driver's wake is for. */
+enum { W_PAUSE, W_REFRESH, W_RESULT };
 
 /* Slots listed at one node in one step (phase 2). */
 typedef struct group {
@@ -69,6 +101,11 @@ struct cp_scan {
     size_t matchlen;
     long count;
     int phase;
+    /* The step under way. */
+    int sub;          /* S_*: where it goes on */
+    int io;           /* what the driver's run or refresh ended with: 0 or CP_E* (errstr set) */
+    cp_pipeline *run; /* ASK_RUN: p or tp */
+    long pause_ms;    /* ASK_PAUSE */
     /* Phase 1. */
     int *masters; /* node indexes, from the map at the first call */
     int nmasters, at, step;
@@ -86,11 +123,27 @@ struct cp_scan {
     int next_slot;        /* where the next chunk starts looking */
     int stalls;           /* listings in a row that certified nothing */
     uint64_t progress_ns; /* the last certificate */
+    /* Phase 2, kept across the round trips of a step. */
+    int pairs;  /* the listing under way is the pairs' (else the chunk's) */
+    int ng;     /* groups the pairs are listed in */
+    int npairs; /* pair candidates tried: */
+    int pslot[PAIRS], pa[PAIRS], pb[PAIRS]; /* slot, source A, target B */
+    uint8_t held[PAIRS];                    /* per candidate: bit 0 A's side holds, bit 1 B's */
+    uint8_t ok[CHUNK];                      /* the chunk's slots its listing certifies */
+    int chunk_view;                         /* view holds the chunk's node's view */
     /* The batch. */
     const redisReply **keys; /* being built: replies in p */
     size_t nkeys, capkeys;
     redisReply *out; /* built, for the caller */
     cp_scan_stats st;
+    /* The async driver: the call under way (cb NULL: none). */
+    cp_scan_callback *cb;
+    void *cb_data;
+    cp__wake wake; /* its pause, its wait for the map, or its result put off */
+    int wait;      /* W_*: which */
+    int result;    /* W_RESULT: what the callback gets, errstr its error's description */
+    char errstr[CP_ERRSTR_LEN];
+    int in_call; /* inside cp_scan_next_async: the callback may not run now */
 };
 
 static int scan_err(cp_scan *s, int code, const char *fmt, ...)
@@ -125,14 +178,6 @@ static int append_node_fmt(cp_pipeline *p, int n, const char *fmt, ...) {
     int rc = cp__pipeline_append_to(p, n, fmt, ap);
     va_end(ap);
     return rc;
-}
-
-/* Runs p: 0 when every command got an answer, else the first failure as the client's error. */
-static int run(cp_scan *s, cp_pipeline *p) {
-    if (cp_exec(p) == 0)
-        return 0;
-    int code = cp_pipeline_err(p);
-    return scan_err(s, code ? code : CP_EPARTIAL, "%s", cp_pipeline_errstr(p));
 }
 
 /* Reply i of p when it is not an error reply; else NULL with the client's error set. */
@@ -224,13 +269,14 @@ static int emit(cp_scan *s) {
 
 /* ---- phase 1: SCAN every master ---- */
 
+/* The map is re-read first (its masters are walked). */
 static int start(cp_scan *s) {
     cp__client *c = s->c;
-    if (c->cluster) {
-        int rc = cp_refresh(&c->pub);
-        if (rc != 0)
-            return rc;
+    if (s->sub == S_BEGIN && c->cluster) {
+        s->sub = S_REFRESHED;
+        return ASK_REFRESH;
     }
+    s->sub = S_BEGIN;
     int *m = malloc(sizeof(int) * (size_t)(c->nnodes > 0 ? c->nnodes : 1));
     if (m == NULL)
         return scan_err(s, CP_ENOMEM, "out of memory");
@@ -244,7 +290,7 @@ static int start(cp_scan *s) {
     }
     s->masters = m;
     s->phase = PH_MASTERS;
-    return 0;
+    return STEP_ON;
 }
 
 static int append_scan(cp_scan *s, int n) {
@@ -302,39 +348,52 @@ static void walk_view(cp_scan *s, const redisReply *r, int n, int at_end) {
     cp__slotmap_free(&s->view->map);
 }
 
+/* The round trip of a master's walk that comes with its MIGRATE count and view: its first SCAN
+ * and the one after its last (a cluster's master only). */
+static int checkpoint(const cp_scan *s) {
+    return s->c->cluster && s->step != M_SCAN;
+}
+
 /* One round trip of master `at`'s walk: its MIGRATE count, view and first SCAN; a SCAN; or the
- * count and view after its last SCAN, with the certificates they give. */
-static int master_step(cp_scan *s) {
-    cp__client *c = s->c;
+ * count and view after its last SCAN. */
+static int master_ask(cp_scan *s) {
     if (s->at == s->nmasters) {
-        s->phase = c->cluster ? PH_REREAD_START : PH_DONE;
-        return 0;
+        s->phase = s->c->cluster ? PH_REREAD_START : PH_DONE;
+        return STEP_ON;
     }
     int n = s->masters[s->at], rc = 0;
-    int checkpoint = c->cluster && s->step != M_SCAN;
     cp_pipeline *p = s->p;
     cp_pipeline_reset(p);
-    if (checkpoint && (rc = append_node_fmt(p, n, "INFO commandstats")) == 0)
+    if (checkpoint(s) && (rc = append_node_fmt(p, n, "INFO commandstats")) == 0)
         rc = append_node_fmt(p, n, "CLUSTER NODES");
     if (rc == 0 && s->step != M_END)
         rc = append_scan(s, n);
     if (rc != 0)
         return scan_err(s, rc, "cannot queue: %s", cp_strerror(rc));
-    if ((rc = run(s, p)) != 0)
-        return rc;
+    s->run = p;
+    s->sub = S_SCANNED;
+    return ASK_RUN;
+}
+
+/* What the round trip answered: the keys, the next cursor, the certificates of a walk's end. */
+static int master_take(cp_scan *s) {
+    cp__client *c = s->c;
+    cp_pipeline *p = s->p;
+    int n = s->masters[s->at], rc = 0, with_view = checkpoint(s);
+    s->sub = S_BEGIN;
     if (s->step == M_END) {
         if (s->calls0 >= 0 && migrate_calls(cp_reply(p, 0)) == s->calls0)
             walk_view(s, cp_reply(p, 1), n, 1);
         s->at++;
         s->step = M_START;
-        return 0;
+        return STEP_ON;
     }
     char next[sizeof(s->cursor)];
-    const redisReply *r = answer(s, p, checkpoint ? 2 : 0, n);
+    const redisReply *r = answer(s, p, with_view ? 2 : 0, n);
     if (r == NULL || (rc = take_scan(s, r, n, next)) != 0 || (rc = emit(s)) != 0)
         return r == NULL ? c->pub.err : rc;
     s->st.scan_calls++;
-    if (s->step == M_START && checkpoint) {
+    if (s->step == M_START && with_view) {
         s->calls0 = migrate_calls(cp_reply(p, 0));
         walk_view(s, cp_reply(p, 1), n, 0);
     }
@@ -343,23 +402,27 @@ static int master_step(cp_scan *s) {
     s->step = !last ? M_SCAN : c->cluster ? M_END : M_START;
     if (last && !c->cluster)
         s->at++;
-    return 0;
+    return STEP_ON;
 }
 
 /* ---- phase 2: list the slots without a certificate ---- */
 
+/* With every slot certified the scan is complete; else the map is re-read and each slot is
+ * first listed at its owner there. */
 static int reread_start(cp_scan *s) {
     cp__client *c = s->c;
-    int left = 0;
-    for (int slot = 0; slot < CP_SLOTS; slot++)
-        left += !s->done[slot];
-    if (left == 0) {
-        s->phase = PH_DONE;
-        return 0;
+    if (s->sub == S_BEGIN) {
+        int left = 0;
+        for (int slot = 0; slot < CP_SLOTS; slot++)
+            left += !s->done[slot];
+        if (left == 0) {
+            s->phase = PH_DONE;
+            return STEP_ON;
+        }
+        s->sub = S_REFRESHED;
+        return ASK_REFRESH;
     }
-    int rc = cp_refresh(&c->pub);
-    if (rc != 0)
-        return rc;
+    s->sub = S_BEGIN;
     int any = cp__client_any_node(c);
     for (int slot = 0; slot < CP_SLOTS; slot++) {
         int owner = c->routes.node[slot];
@@ -370,7 +433,7 @@ static int reread_start(cp_scan *s) {
     s->next_slot = 0;
     s->progress_ns = cp__now_ns();
     s->phase = PH_REREAD;
-    return 0;
+    return STEP_ON;
 }
 
 /* GETKEYSINSLOT's room for a slot whose COUNTKEYSINSLOT said n: twice that (a listing that
@@ -379,48 +442,61 @@ static long long listing_room(long long n) {
     return n < 0 ? 16 : n > LLONG_MAX / 4 ? LLONG_MAX / 2 : n * 2 + 16;
 }
 
-/* Lists each group's slots at its node in two round trips: [INFO commandstats,]
- * COUNTKEYSINSLOT per slot; then MULTI, CLUSTER NODES, GETKEYSINSLOT per slot, EXEC
- * [, INFO commandstats]. The EXEC replies stay in s->p (g->exec_at). */
-static int list_groups(cp_scan *s, group *g, int ng, int with_calls) {
+/* The groups of the listing under way: the pairs' (with their nodes' MIGRATE counts), or the
+ * chunk's one. */
+static int listed_groups(const cp_scan *s) {
+    return s->pairs ? s->ng : 1;
+}
+
+/* Round trip `pass` of listing the groups' slots at their nodes: [INFO commandstats,]
+ * COUNTKEYSINSLOT per slot (0); MULTI, CLUSTER NODES, GETKEYSINSLOT per slot, EXEC
+ * [, INFO commandstats] (1). The EXEC replies stay in s->p (g->exec_at). */
+static int list_pass(cp_scan *s, int pass) {
     cp_pipeline *p = s->p;
-    int rc = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        cp_pipeline_reset(p);
-        for (int j = 0; j < ng && rc == 0; j++) {
-            if (with_calls && pass == 0)
-                rc = append_node_fmt(p, g[j].node, "INFO commandstats");
-            if (rc == 0 && pass == 1)
-                rc = append_node_fmt(p, g[j].node, "MULTI");
-            if (rc == 0 && pass == 1)
-                rc = append_node_fmt(p, g[j].node, "CLUSTER NODES");
+    group *g = s->groups;
+    int ng = listed_groups(s), with_calls = s->pairs, rc = 0;
+    cp_pipeline_reset(p);
+    for (int j = 0; j < ng && rc == 0; j++) {
+        if (with_calls && pass == 0)
+            rc = append_node_fmt(p, g[j].node, "INFO commandstats");
+        if (rc == 0 && pass == 1)
+            rc = append_node_fmt(p, g[j].node, "MULTI");
+        if (rc == 0 && pass == 1)
+            rc = append_node_fmt(p, g[j].node, "CLUSTER NODES");
+        g[j].exec_at = cp_count(p);
+        for (int i = 0; i < g[j].k && rc == 0; i++)
+            rc = pass == 0
+                     ? append_node_fmt(p, g[j].node, "CLUSTER COUNTKEYSINSLOT %d", g[j].slots[i])
+                     : append_node_fmt(p, g[j].node, "CLUSTER GETKEYSINSLOT %d %lld", g[j].slots[i],
+                                       g[j].max[i]);
+        if (rc == 0 && pass == 1) {
             g[j].exec_at = cp_count(p);
-            for (int i = 0; i < g[j].k && rc == 0; i++)
-                rc = pass == 0 ? append_node_fmt(p, g[j].node, "CLUSTER COUNTKEYSINSLOT %d",
-                                                 g[j].slots[i])
-                               : append_node_fmt(p, g[j].node, "CLUSTER GETKEYSINSLOT %d %lld",
-                                                 g[j].slots[i], g[j].max[i]);
-            if (rc == 0 && pass == 1) {
-                g[j].exec_at = cp_count(p);
-                rc = append_node_fmt(p, g[j].node, "EXEC");
-            }
-            if (rc == 0 && with_calls && pass == 1)
-                rc = append_node_fmt(p, g[j].node, "INFO commandstats");
+            rc = append_node_fmt(p, g[j].node, "EXEC");
         }
-        if (rc != 0)
-            return scan_err(s, rc, "cannot queue: %s", cp_strerror(rc));
-        if ((rc = run(s, p)) != 0)
-            return rc;
-        for (int j = 0; j < ng; j++) {
-            if (with_calls)
-                *(pass == 0 ? &g[j].calls0 : &g[j].calls1) =
-                    migrate_calls(cp_reply(p, pass == 0 ? g[j].exec_at - 1 : g[j].exec_at + 1));
-            for (int i = 0; i < g[j].k && pass == 0; i++) {
-                const redisReply *r = answer(s, p, g[j].exec_at + (size_t)i, g[j].node);
-                if (r == NULL)
-                    return s->c->pub.err;
-                g[j].max[i] = listing_room(r->type == REDIS_REPLY_INTEGER ? r->integer : -1);
-            }
+        if (rc == 0 && with_calls && pass == 1)
+            rc = append_node_fmt(p, g[j].node, "INFO commandstats");
+    }
+    if (rc != 0)
+        return scan_err(s, rc, "cannot queue: %s", cp_strerror(rc));
+    s->run = p;
+    s->sub = pass == 0 ? S_COUNTED : S_LISTED;
+    return ASK_RUN;
+}
+
+/* What round trip `pass` answered: the nodes' MIGRATE counts, and each slot's room (0). */
+static int list_take(cp_scan *s, int pass) {
+    cp_pipeline *p = s->p;
+    group *g = s->groups;
+    int ng = listed_groups(s), with_calls = s->pairs;
+    for (int j = 0; j < ng; j++) {
+        if (with_calls)
+            *(pass == 0 ? &g[j].calls0 : &g[j].calls1) =
+                migrate_calls(cp_reply(p, pass == 0 ? g[j].exec_at - 1 : g[j].exec_at + 1));
+        for (int i = 0; i < g[j].k && pass == 0; i++) {
+            const redisReply *r = answer(s, p, g[j].exec_at + (size_t)i, g[j].node);
+            if (r == NULL)
+                return s->c->pub.err;
+            g[j].max[i] = listing_room(r->type == REDIS_REPLY_INTEGER ? r->integer : -1);
         }
     }
     return 0;
@@ -465,41 +541,6 @@ static int add_listed(cp_scan *s, const redisReply *keys) {
             return s->c->pub.err;
     }
     return 0;
-}
-
-/* Keeps the batch's keys whose TYPE is the filter's (routed: a key that moved is found). */
-static int filter_type(cp_scan *s) {
-    if (s->type == NULL || s->nkeys == 0)
-        return 0;
-    cp_pipeline *tp = s->tp;
-    cp_pipeline_reset(tp);
-    for (size_t i = 0; i < s->nkeys; i++) {
-        int rc = cp_append(tp, "TYPE %b", s->keys[i]->str, (size_t)s->keys[i]->len);
-        if (rc != 0)
-            return scan_err(s, rc, "cannot queue TYPE: %s", cp_strerror(rc));
-    }
-    int rc = run(s, tp);
-    if (rc != 0)
-        return rc;
-    size_t kept = 0;
-    for (size_t i = 0; i < s->nkeys; i++) {
-        const redisReply *t = cp_reply(tp, i);
-        if (t->type == REDIS_REPLY_ERROR)
-            return scan_err(s, CP_ESERVER, "TYPE: %.160s", t->str);
-        if (t->str != NULL && strcasecmp(t->str, s->type) == 0)
-            s->keys[kept++] = s->keys[i];
-    }
-    s->nkeys = kept;
-    return 0;
-}
-
-/* The TYPE filter, then the batch: on failure nothing of the step is kept. */
-static int finish_batch(cp_scan *s) {
-    int rc = filter_type(s);
-    if (rc == 0)
-        rc = emit(s);
-    s->nkeys = 0;
-    return rc;
 }
 
 /* A slot listed at n without a certificate: where to list it next, per n's view v (NULL: the
@@ -547,32 +588,6 @@ static void next_chunk(cp_scan *s, group *g) {
         s->next_slot = (g->slots[g->k - 1] + 1) % CP_SLOTS;
 }
 
-/* One chunk listed at its node; certified where the node's view serves the slot unmarked (or
- * nobody serves it, in that view and in the client's map), routed on otherwise. */
-static int list_chunk(cp_scan *s, group *g) {
-    int rc = list_groups(s, g, 1, 0);
-    const redisReply *r = rc == 0 ? listing(s, g) : NULL;
-    if (r == NULL)
-        return s->c->pub.err;
-    cp__nodesview *v = read_view(s, r->element[0], g->node) == 0 ? s->view : NULL;
-    uint8_t ok[CHUNK];
-    for (int i = 0; i < g->k && rc == 0; i++) {
-        int slot = g->slots[i];
-        ok[i] = v != NULL && whole(g, r, i) &&
-                (serves(v, slot) ||
-                 (v->map.owner[slot] < 0 && v->moving[slot] == 0 && s->c->routes.node[slot] < 0));
-        if (ok[i])
-            rc = add_listed(s, r->element[i + 1]);
-    }
-    if (rc == 0)
-        rc = finish_batch(s);
-    for (int i = 0; i < g->k && rc == 0; i++)
-        rc = ok[i] ? (certify(s, g->slots[i]), 0) : route(s, g->node, v, g->slots[i]);
-    if (v != NULL)
-        cp__slotmap_free(&v->map);
-    return rc;
-}
-
 /* The group of node n among g[0..*ng), added when missing. */
 static group *group_of(group *g, int *ng, int n) {
     for (int j = 0; j < *ng; j++)
@@ -582,33 +597,81 @@ static group *group_of(group *g, int *ng, int n) {
     return &g[(*ng)++];
 }
 
+static int typed(cp_scan *s);
+
+/* The TYPE filter's round trip for the keys gathered (routed: a key that moved is found);
+ * without a filter, or keys, straight on to typed(). */
+static int type_ask(cp_scan *s) {
+    s->sub = S_TYPED;
+    if (s->type == NULL || s->nkeys == 0)
+        return typed(s);
+    cp_pipeline *tp = s->tp;
+    cp_pipeline_reset(tp);
+    for (size_t i = 0; i < s->nkeys; i++) {
+        int rc = cp_append(tp, "TYPE %b", s->keys[i]->str, (size_t)s->keys[i]->len);
+        if (rc != 0)
+            return scan_err(s, rc, "cannot queue TYPE: %s", cp_strerror(rc));
+    }
+    s->run = tp;
+    return ASK_RUN;
+}
+
+/* Keeps the batch's keys whose TYPE is the filter's. */
+static int type_take(cp_scan *s) {
+    if (s->type == NULL || s->nkeys == 0)
+        return 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nkeys; i++) {
+        const redisReply *t = cp_reply(s->tp, i);
+        if (t->type == REDIS_REPLY_ERROR)
+            return scan_err(s, CP_ESERVER, "TYPE: %.160s", t->str);
+        if (t->str != NULL && strcasecmp(t->str, s->type) == 0)
+            s->keys[kept++] = s->keys[i];
+    }
+    s->nkeys = kept;
+    return 0;
+}
+
+static int chunk_ask(cp_scan *s) {
+    s->pairs = 0;
+    return list_pass(s, 0);
+}
+
 /* Half-migrated slots certified in pairs: slot i migrates from A to B; both are listed (counts
  * first on both, then both listings, each followed by the node's count again). The slot's keys
  * are A's and B's when neither ran a MIGRATE between its two counts, A's view says MIGRATING
  * to B and B's IMPORTING from A. Each candidate gets one try per time a listing flags it. */
-static int try_pairs(cp_scan *s) {
-    int slots[PAIRS], a[PAIRS], b[PAIRS], k = 0, ng = 0;
+static int pairs_ask(cp_scan *s) {
+    int k = 0, ng = 0;
     for (int slot = 0; slot < CP_SLOTS && k < PAIRS; slot++)
         if (!s->done[slot] && s->pair_to[slot] >= 0) {
-            slots[k] = slot;
-            a[k] = s->pair_from[slot];
-            b[k++] = s->pair_to[slot];
+            s->pslot[k] = slot;
+            s->pa[k] = s->pair_from[slot];
+            s->pb[k++] = s->pair_to[slot];
             s->pair_to[slot] = -1;
         }
-    if (k == 0)
-        return 0;
+    s->npairs = k;
+    if (k == 0) {
+        next_chunk(s, &s->groups[0]);
+        return chunk_ask(s);
+    }
     group *g = s->groups;
     for (int i = 0; i < k; i++)
         for (int e = 0; e < 2; e++) {
-            group *x = group_of(g, &ng, e == 0 ? a[i] : b[i]);
-            x->slots[x->k++] = slots[i];
+            group *x = group_of(g, &ng, e == 0 ? s->pa[i] : s->pb[i]);
+            x->slots[x->k++] = s->pslot[i];
         }
-    int rc = list_groups(s, g, ng, 1);
-    if (rc != 0)
-        return rc;
-    /* Per slot, the sides that hold: bit 0 A's, bit 1 B's. */
-    uint8_t held[PAIRS] = {0};
-    for (int j = 0; j < ng; j++) {
+    s->ng = ng;
+    s->pairs = 1;
+    return list_pass(s, 0);
+}
+
+/* The pairs' listings: per candidate the sides that hold, and the keys of those held by both. */
+static int pairs_listed(cp_scan *s) {
+    group *g = s->groups;
+    int rc = 0;
+    memset(s->held, 0, sizeof(s->held));
+    for (int j = 0; j < s->ng; j++) {
         const redisReply *r = listing(s, &g[j]);
         if (r == NULL)
             return s->c->pub.err;
@@ -618,66 +681,376 @@ static int try_pairs(cp_scan *s) {
         const cp__nodesview *v = s->view;
         for (int pos = 0; pos < g[j].k; pos++) {
             int i = 0, slot = g[j].slots[pos], peer = v->peer[slot];
-            while (slots[i] != slot)
+            while (s->pslot[i] != slot)
                 i++;
-            int is_a = g[j].node == a[i], other = is_a ? b[i] : a[i];
+            int is_a = g[j].node == s->pa[i], other = is_a ? s->pb[i] : s->pa[i];
             if (!whole(&g[j], r, pos) || peer < 0 || client_node(s, v, peer) != other)
                 continue;
             if (is_a && v->moving[slot] == CP__SLOT_MIGRATING && v->map.owner[slot] == v->myself)
-                held[i] |= 1;
+                s->held[i] |= 1;
             if (!is_a && v->moving[slot] == CP__SLOT_IMPORTING)
-                held[i] |= 2;
+                s->held[i] |= 2;
         }
         cp__slotmap_free(&s->view->map);
     }
-    for (int j = 0; j < ng && rc == 0; j++) {
+    for (int j = 0; j < s->ng && rc == 0; j++) {
         const redisReply *r = cp_reply(s->p, g[j].exec_at);
         for (int pos = 0; pos < g[j].k && rc == 0; pos++) {
             int i = 0;
-            while (slots[i] != g[j].slots[pos])
+            while (s->pslot[i] != g[j].slots[pos])
                 i++;
-            if (held[i] == 3)
+            if (s->held[i] == 3)
                 rc = add_listed(s, r->element[pos + 1]);
         }
     }
-    if (rc == 0)
-        rc = finish_batch(s);
-    for (int i = 0; i < k && rc == 0; i++)
-        if (held[i] == 3)
-            certify(s, slots[i]);
-    return rc;
+    return rc != 0 ? rc : type_ask(s);
 }
 
-static int reread_step(cp_scan *s) {
+/* The pairs' certificates; when none came, the chunk is listed in the same step. */
+static int pairs_done(cp_scan *s) {
+    for (int i = 0; i < s->npairs; i++)
+        if (s->held[i] == 3)
+            certify(s, s->pslot[i]);
+    if (s->stalls < 0) { /* it certified some */
+        s->stalls = 0;
+        s->sub = S_BEGIN;
+        return STEP_ON;
+    }
+    next_chunk(s, &s->groups[0]); /* the pairs used the groups */
+    return chunk_ask(s);
+}
+
+/* The chunk listed at its node: certified where the node's view serves the slot unmarked (or
+ * nobody serves it, in that view and in the client's map); their keys go in the batch. */
+static int chunk_listed(cp_scan *s) {
+    group *g = &s->groups[0];
+    const redisReply *r = listing(s, g);
+    if (r == NULL)
+        return s->c->pub.err;
+    cp__nodesview *v = read_view(s, r->element[0], g->node) == 0 ? s->view : NULL;
+    s->chunk_view = v != NULL;
+    int rc = 0;
+    for (int i = 0; i < g->k && rc == 0; i++) {
+        int slot = g->slots[i];
+        s->ok[i] = v != NULL && whole(g, r, i) &&
+                   (serves(v, slot) || (v->map.owner[slot] < 0 && v->moving[slot] == 0 &&
+                                        s->c->routes.node[slot] < 0));
+        if (s->ok[i])
+            rc = add_listed(s, r->element[i + 1]);
+    }
+    return rc != 0 ? rc : type_ask(s);
+}
+
+/* The chunk's certificates, and where its other slots are listed next (per the view). */
+static int chunk_done(cp_scan *s) {
+    group *g = &s->groups[0];
+    cp__nodesview *v = s->chunk_view ? s->view : NULL;
+    int rc = 0;
+    for (int i = 0; i < g->k && rc == 0; i++)
+        rc = s->ok[i] ? (certify(s, g->slots[i]), 0) : route(s, g->node, v, g->slots[i]);
+    if (v != NULL)
+        cp__slotmap_free(&v->map);
+    s->chunk_view = 0;
+    if (rc != 0)
+        return rc;
+    s->stalls++;
+    s->sub = S_BEGIN;
+    return STEP_ON;
+}
+
+/* A listing's batch (TYPE filtered, copied out; on failure nothing of it is kept), then its
+ * certificates. */
+static int typed(cp_scan *s) {
+    int rc = type_take(s);
+    if (rc == 0)
+        rc = emit(s);
+    s->nkeys = 0;
+    if (rc != 0)
+        return rc;
+    return s->pairs ? pairs_done(s) : chunk_done(s);
+}
+
+/* A step of phase 2: the next chunk, after a pause while listings certify nothing, and after
+ * the half-migrated slots' pairs once that lasts. */
+static int reread_begin(cp_scan *s) {
     group *g = &s->groups[0];
     next_chunk(s, g);
     if (g->k == 0) {
         s->phase = PH_DONE;
-        return 0;
+        return STEP_ON;
     }
     if (s->stalls > 0) {
-        uint64_t waited_ms = (cp__now_ns() - s->progress_ns) / 1000000u;
-        if (waited_ms > (uint64_t)s->c->retry_budget_ms)
+        uint64_t now = cp__now_ns(), waited_ms = (now - s->progress_ns) / 1000000u;
+        if (waited_ms > (uint64_t)s->c->retry_budget_ms) {
+            s->progress_ns = now; /* the next call lists again, with a budget of its own */
             return scan_err(s, CP_ETIMEDOUT,
                             "slot %d could not be listed whole at the node serving it for %d ms "
                             "(it stays MIGRATING/IMPORTING, or the nodes disagree who serves it)",
                             g->slots[0], s->c->retry_budget_ms);
-        cp__sleep_ms(s->stalls >= 7 ? PAUSE_MAX_MS : 1L << (s->stalls - 1));
-    }
-    if (s->stalls >= PAIR_AFTER) {
-        int rc = try_pairs(s);
-        if (rc != 0)
-            return rc;
-        if (s->stalls < 0) { /* it certified some */
-            s->stalls = 0;
-            return 0;
         }
-        next_chunk(s, g); /* try_pairs used the groups */
+        s->pause_ms = s->stalls >= 7 ? PAUSE_MAX_MS : 1L << (s->stalls - 1);
+        s->sub = S_PAUSED;
+        return ASK_PAUSE;
     }
-    int rc = list_chunk(s, g);
-    if (rc == 0)
-        s->stalls++;
+    return s->stalls >= PAIR_AFTER ? pairs_ask(s) : chunk_ask(s);
+}
+
+static int reread_step(cp_scan *s) {
+    int rc;
+    switch (s->sub) {
+    case S_BEGIN:
+        return reread_begin(s);
+    case S_PAUSED:
+        return s->stalls >= PAIR_AFTER ? pairs_ask(s) : chunk_ask(s);
+    case S_COUNTED:
+        return (rc = list_take(s, 0)) != 0 ? rc : list_pass(s, 1);
+    case S_LISTED:
+        if ((rc = list_take(s, 1)) != 0)
+            return rc;
+        return s->pairs ? pairs_listed(s) : chunk_listed(s);
+    default: /* S_TYPED */
+        return typed(s);
+    }
+}
+
+/* ---- the engine ---- */
+
+/* The step failed: it starts over at the next call, and nothing of it is kept. */
+static int failed(cp_scan *s, int rc) {
+    s->sub = S_BEGIN;
+    s->nkeys = 0;
+    if (s->chunk_view) {
+        cp__slotmap_free(&s->view->map);
+        s->chunk_view = 0;
+    }
     return rc;
+}
+
+/* Runs the scan until it needs its driver (ASK_*) or has a batch or its end for the caller
+ * (GOT_*), or a step failed (a CP_E*, the client's errstr set). The driver does what was
+ * asked, puts its result in s->io, and calls again. */
+static int advance(cp_scan *s) {
+    while (s->out == NULL) {
+        /* Back from the driver with a failed run or refresh: the step ends with it. */
+        int rc = s->sub != S_BEGIN && s->sub != S_PAUSED ? s->io : 0;
+        if (rc == 0) {
+            switch (s->phase) {
+            case PH_START:
+                rc = start(s);
+                break;
+            case PH_MASTERS:
+                rc = s->sub == S_BEGIN ? master_ask(s) : master_take(s);
+                break;
+            case PH_REREAD_START:
+                rc = reread_start(s);
+                break;
+            case PH_REREAD:
+                rc = reread_step(s);
+                break;
+            default:
+                return GOT_END;
+            }
+        }
+        if (rc < 0)
+            return failed(s, rc);
+        if (rc != STEP_ON)
+            return rc;
+    }
+    return GOT_BATCH;
+}
+
+/* ---- the blocking driver ---- */
+
+/* Runs p: 0 when every command got an answer, else the first failure as the client's error. */
+static int run(cp_scan *s, cp_pipeline *p) {
+    if (cp_exec(p) == 0)
+        return 0;
+    int code = cp_pipeline_err(p);
+    return scan_err(s, code ? code : CP_EPARTIAL, "%s", cp_pipeline_errstr(p));
+}
+
+int cp_scan_next(cp_scan *s, redisReply **keys) {
+    if (s == NULL || keys == NULL) {
+        if (s != NULL)
+            scan_err(s, CP_EINVAL, "cp_scan_next: keys is NULL");
+        return CP_EINVAL;
+    }
+    *keys = NULL;
+    if (!cp__client_blocking(s->c))
+        return scan_err(s, CP_EINVAL,
+                        "cp_scan_next: not a blocking client (cp_scan_next_async on a loop)");
+    for (;;) {
+        int rc = advance(s);
+        switch (rc) {
+        case ASK_RUN:
+            s->io = run(s, s->run);
+            break;
+        case ASK_PAUSE:
+            cp__sleep_ms(s->pause_ms);
+            break;
+        case ASK_REFRESH:
+            s->io = cp_refresh(&s->c->pub);
+            break;
+        case GOT_BATCH:
+            *keys = s->out;
+            s->out = NULL;
+            s->c->pub.err = 0;
+            s->c->pub.errstr[0] = '\0';
+            return 1;
+        case GOT_END:
+            return 0;
+        default:
+            return rc;
+        }
+    }
+}
+
+/* ---- the async driver ---- */
+
+/* 0 when every command of p got an answer, else the first failure as the client's error (as
+ * run() for cp_exec). */
+static int ran_ok(cp_scan *s, const cp_pipeline *p) {
+    for (size_t i = 0; i < cp_count(p); i++)
+        if (cp_get_outcome(p, i) != CP_DONE) {
+            int code = cp_pipeline_err(p);
+            return scan_err(s, code ? code : CP_EPARTIAL, "%s",
+                            code ? cp_pipeline_errstr(p) : "a command did not complete");
+        }
+    return 0;
+}
+
+/* How the refresh the step waited for went, as cp_refresh tells it. */
+static int refresh_result(cp_scan *s) {
+    cp__client *c = s->c;
+    if (c->refresh.err == 0)
+        return 0;
+    return cp__client_err(c, c->refresh.err, "no node gave a slot map: %s",
+                          c->refresh.errstr[0] ? c->refresh.errstr : cp_strerror(c->refresh.err));
+}
+
+/* The call's end: the step under way is over, its callback is called, last (it may free the
+ * scan, or start the next call). */
+static void deliver(cp_scan *s, int rc) {
+    cp__client *c = s->c;
+    redisReply *keys = NULL;
+    if (c->closing && rc != CP_ECANCELED) /* cp_free: the scan is over (a batch stays in it) */
+        rc = scan_err(s, CP_ECANCELED, "the client was freed");
+    if (rc == GOT_BATCH) {
+        keys = s->out;
+        s->out = NULL;
+        c->pub.err = 0;
+        c->pub.errstr[0] = '\0';
+        rc = 1;
+    } else if (rc == GOT_END) {
+        rc = 0;
+    }
+    cp_scan_callback *cb = s->cb;
+    void *data = s->cb_data;
+    s->cb = NULL;
+    c->pending--;
+    cb(s, rc, keys, data);
+}
+
+/* The call ends with rc: now from the loop, or from its next call when this is still inside
+ * cp_scan_next_async (a callback never runs inside the call that asked for it). */
+static void finish(cp_scan *s, int rc) {
+    if (!s->in_call) {
+        deliver(s, rc);
+        return;
+    }
+    s->result = rc;
+    if (rc < 0)
+        snprintf(s->errstr, sizeof(s->errstr), "%s", s->c->pub.errstr);
+    s->wait = W_RESULT;
+    cp__events_wake_at(s->c, &s->wake, 1);
+}
+
+static void ran(cp_pipeline *p, void *data);
+
+/* Runs the steps until one waits for the loop (a pipeline, the timer, the map) or the call
+ * ends. Nothing here waits. */
+static void drive(cp_scan *s) {
+    cp__client *c = s->c;
+    for (;;) {
+        int rc = advance(s);
+        if (rc < 0 || rc == GOT_BATCH || rc == GOT_END) {
+            finish(s, rc);
+            return;
+        }
+        if (c->closing) { /* cp_free is ending everything: the step cannot go on */
+            finish(s, failed(s, scan_err(s, CP_ECANCELED, "the client was freed")));
+            return;
+        }
+        switch (rc) {
+        case ASK_RUN: /* on in ran(), once every command has its outcome */
+            if (cp_exec_async(s->run, ran, s) == 0)
+                return;
+            s->io = scan_err(s, cp_pipeline_err(s->run), "%s", cp_pipeline_errstr(s->run));
+            break;
+        case ASK_PAUSE: /* on in woken() */
+            s->wait = W_PAUSE;
+            cp__events_wake_at(c, &s->wake, cp__now_ns() + (uint64_t)s->pause_ms * 1000000u);
+            return;
+        default: /* ASK_REFRESH: the in-band refresh, every node then the seeds as cp_refresh */
+            cp__exec_refresh_now(c);
+            if (c->refresh.running) { /* on in woken() when it has ended */
+                s->wait = W_REFRESH;
+                cp__events_wake_after_refresh(c, &s->wake);
+                return;
+            }
+            s->io = refresh_result(s); /* it could not start */
+        }
+    }
+}
+
+static void ran(cp_pipeline *p, void *data) {
+    cp_scan *s = data;
+    s->io = ran_ok(s, p);
+    drive(s);
+}
+
+static void woken(void *data, int err) {
+    cp_scan *s = data;
+    if (err != 0) { /* cp_free: the step cannot go on */
+        failed(s, 0);
+        deliver(s, scan_err(s, err, "the client was freed"));
+        return;
+    }
+    switch (s->wait) {
+    case W_RESULT:
+        if (s->result < 0)
+            cp__client_err(s->c, s->result, "%s", s->errstr);
+        deliver(s, s->result);
+        return;
+    case W_REFRESH:
+        s->io = refresh_result(s);
+        break;
+    default:
+        break;
+    }
+    drive(s);
+}
+
+int cp_scan_next_async(cp_scan *s, cp_scan_callback *cb, void *privdata) {
+    if (s == NULL)
+        return CP_EINVAL;
+    cp__client *c = s->c;
+    const char *why = cb == NULL                ? "no callback"
+                      : s->cb != NULL           ? "a call of this scan is under way"
+                      : c->closing              ? "the client is being freed"
+                      : !cp__events_async_ok(c) ? "not an event-loop client on a loop (cp_attach; "
+                                                  "cp_scan_next on a blocking one)"
+                                                : NULL;
+    if (why != NULL)
+        return scan_err(s, CP_EINVAL, "cp_scan_next_async: %s", why);
+    s->cb = cb;
+    s->cb_data = privdata;
+    c->pending++; /* the call is pending until its callback (cp_loop_run waits for it) */
+    s->in_call = 1;
+    drive(s);
+    s->in_call = 0;
+    cp__events_after_call(c); /* the loop hears of what the step started */
+    return 0;
 }
 
 /* ---- the API ---- */
@@ -686,16 +1059,14 @@ cp_scan *cp_scan_new(cp_client *pc, const char *match, long count, const char *t
     if (pc == NULL)
         return NULL;
     cp__client *c = cp__client_of(pc);
-    if (!cp__client_blocking(c)) {
-        cp__client_err(c, CP_EINVAL, "cp_scan_new: not a blocking client (cp_connect)");
-        return NULL;
-    }
     cp_scan *s = calloc(1, sizeof(*s));
     if (s == NULL)
         goto oom;
     s->c = c;
     s->count = count;
     s->calls0 = -1;
+    s->wake.fn = woken;
+    s->wake.data = s;
     strcpy(s->cursor, "0");
     if (match != NULL && strcmp(match, "*") != 0) { /* "*" alone: no filter, as SCAN has it */
         s->matchlen = strlen(match);
@@ -723,41 +1094,6 @@ oom:
     return NULL;
 }
 
-int cp_scan_next(cp_scan *s, redisReply **keys) {
-    if (s == NULL || keys == NULL) {
-        if (s != NULL)
-            scan_err(s, CP_EINVAL, "cp_scan_next: keys is NULL");
-        return CP_EINVAL;
-    }
-    *keys = NULL;
-    while (s->out == NULL) {
-        int rc = 0;
-        switch (s->phase) {
-        case PH_START:
-            rc = start(s);
-            break;
-        case PH_MASTERS:
-            rc = master_step(s);
-            break;
-        case PH_REREAD_START:
-            rc = reread_start(s);
-            break;
-        case PH_REREAD:
-            rc = reread_step(s);
-            break;
-        default:
-            return 0;
-        }
-        if (rc != 0)
-            return rc;
-    }
-    *keys = s->out;
-    s->out = NULL;
-    s->c->pub.err = 0;
-    s->c->pub.errstr[0] = '\0';
-    return 1;
-}
-
 void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out) {
     if (out != NULL)
         *out = s != NULL ? s->st : (cp_scan_stats){0};
@@ -766,7 +1102,13 @@ void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out) {
 void cp_scan_free(cp_scan *s) {
     if (s == NULL)
         return;
-    cp_pipeline_free(s->p);
+    if (s->cb != NULL) { /* an async call under way ends without its callback */
+        cp__events_wake_cancel(s->c, &s->wake);
+        s->c->pending--;
+    }
+    if (s->chunk_view)
+        cp__slotmap_free(&s->view->map);
+    cp_pipeline_free(s->p); /* a running one is detached: it finishes on its own */
     cp_pipeline_free(s->tp);
     freeReplyObject(s->out);
     free(s->match);

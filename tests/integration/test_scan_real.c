@@ -8,8 +8,8 @@
  * does one during whose first walk slots leave every master and come back (views alike before
  * and after: only the masters' MIGRATE counts tell); a stopped master ends the call with an error,
  * never the scan short, and the scan goes on once it answers again; a slot left half-migrated is
- * read from both of its nodes; bad arguments and an event-loop client are refused, and
- * single-endpoint mode scans its endpoint.
+ * read from both of its nodes; bad arguments, and the call of the other kind of client, are
+ * refused, and single-endpoint mode scans its endpoint. test_scan_async.c has the async call.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,9 +18,7 @@
 
 #include <cmocka.h>
 
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +28,7 @@
 #include "orch/orch.h"
 #include "util/clock.h"
 #include "fixture.h"
+#include "slotmover.h"
 
 #define NKEYS 20000
 
@@ -250,34 +249,8 @@ static void glob_matches_server(void **state) {
 }
 
 /* (c) Slots move back and forth between masters 0 and 1 while the scan walks with COUNT 10. */
-typedef struct migrator {
-    cp_fixture *f;
-    atomic_int started, stop, rounds;
-    char err[512];
-} migrator;
-
 #define MOVE_SLOTS 250
 #define MIN_ROUNDS 2
-
-static void *migrate(void *arg) {
-    migrator *m = arg;
-    size_t m0 = cp_fixture_master(m->f, 0), m1 = cp_fixture_master(m->f, 1);
-    atomic_store(&m->started, 1);
-    for (int round = 0; round < 40; round++) {
-        if (round >= MIN_ROUNDS && atomic_load(&m->stop))
-            break;
-        int rc =
-            round % 2 == 0
-                ? cp_topo_migrate_slots(m->f->topo, m0, m1, MOVE_SLOTS, m->err, sizeof(m->err))
-                : cp_topo_migrate_slots(m->f->topo, m1, m0, MOVE_SLOTS, m->err, sizeof(m->err));
-        if (rc != 0) {
-            atomic_store(&m->rounds, -1000);
-            break;
-        }
-        atomic_fetch_add(&m->rounds, 1);
-    }
-    return NULL;
-}
 
 static void scan_through_migration(void **state) {
     cp_fixture *f = *state;
@@ -290,23 +263,19 @@ static void scan_through_migration(void **state) {
     cp_node_info first;
     assert_int_equal(cp_node_get(c, 0, &first), 0);
     assert_int_equal(first.port, cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port);
-    migrator m = {.f = f};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, migrate, &m), 0);
-    while (!atomic_load(&m.started))
-        ;
+    slot_mover m = {0};
+    slot_mover_start(&m, f, cp_fixture_master(f, 0), cp_fixture_master(f, 1), MOVE_SLOTS,
+                     MIN_ROUNDS);
     uint64_t t0 = cp__now_ns();
     cp_scan *s = cp_scan_new(c, NULL, 10, NULL);
     assert_non_null(s);
     one_batch(s, "mv:", NKEYS, seen, &other);
-    while (atomic_load(&m.rounds) == 0)
+    while (slot_mover_rounds(&m) == 0)
         cp__sleep_ms(5);
     int rc = drain(s, "mv:", NKEYS, seen, &other);
-    int during = atomic_load(&m.rounds);
+    int during = slot_mover_rounds(&m);
     double took = (double)(cp__now_ns() - t0) / 1e9;
-    atomic_store(&m.stop, 1);
-    pthread_join(th, NULL);
-    if (atomic_load(&m.rounds) < 0)
+    if (slot_mover_stop(&m) < 0)
         fail_msg("migration: %s", m.err);
     if (rc != 0)
         fail_msg("scan: %s (%s)", cp_err_name(rc), c->errstr);
@@ -512,7 +481,13 @@ static void half_migrated_slot(void **state) {
     cp_free(c);
 }
 
-/* (e) Refused arguments and clients; single-endpoint mode scans its one endpoint. */
+static void no_callback(cp_scan *s, int rc, redisReply *keys, void *privdata) {
+    (void)s, (void)rc, (void)keys, (void)privdata;
+    fail_msg("a refused cp_scan_next_async called back");
+}
+
+/* (e) Refused arguments and clients (cp_scan_next on an event-loop client, the async call on a
+ * blocking one); single-endpoint mode scans its one endpoint. */
 static void bad_arguments(void **state) {
     cp_fixture *f = *state;
     assert_null(cp_scan_new(NULL, NULL, 0, NULL));
@@ -528,8 +503,12 @@ static void bad_arguments(void **state) {
     cp_client *ev = cp_client_new(&opt);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, ev), 0);
-    assert_null(cp_scan_new(ev, NULL, 0, NULL));
+    cp_scan *es = cp_scan_new(ev, NULL, 0, NULL); /* an event-loop client's is async */
+    assert_non_null(es);
+    assert_int_equal(cp_scan_next(es, &keys), CP_EINVAL);
+    assert_null(keys);
     assert_int_equal(ev->err, CP_EINVAL);
+    cp_scan_free(es);
     cp_free(ev);
     cp_loop_free(l);
 
@@ -539,12 +518,17 @@ static void bad_arguments(void **state) {
     assert_non_null(s);
     assert_int_equal(cp_scan_next(s, NULL), CP_EINVAL);
     assert_int_equal(c->err, CP_EINVAL);
+    assert_int_equal(cp_scan_next_async(s, no_callback, NULL), CP_EINVAL); /* blocking client */
+    assert_int_equal(c->err, CP_EINVAL);
     cp_scan_free(s);
     /* A blocking client handed to a loop is no longer one. */
     cp_loop *l2 = cp_loop_new();
     assert_int_equal(cp_loop_attach(l2, c), 0);
-    assert_null(cp_scan_new(c, NULL, 0, NULL));
+    s = cp_scan_new(c, NULL, 0, NULL);
+    assert_non_null(s);
+    assert_int_equal(cp_scan_next(s, &keys), CP_EINVAL);
     assert_int_equal(c->err, CP_EINVAL);
+    cp_scan_free(s);
     cp_free(c);
     cp_loop_free(l2);
 
