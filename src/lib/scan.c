@@ -54,6 +54,7 @@
 #define CHUNK 64        /* slots listed per MULTI in phase 2 */
 #define PAIRS 16        /* half-migrated slots tried per pair certificate */
 #define PAUSE_MAX_MS 64 /* longest pause between phase-2 listings that certified nothing */
+#define TYPE_CHUNK 1024 /* TYPEs per round trip: an async scan stays well under max_pending */
 #define PAIR_AFTER 3    /* such listings in a row before half-migrated slots are tried in pairs */
 
 enum { PH_START, PH_MASTERS, PH_REREAD_START, PH_REREAD, PH_DONE };
@@ -134,7 +135,8 @@ struct cp_scan {
     /* The batch. */
     const redisReply **keys; /* being built: replies in p */
     size_t nkeys, capkeys;
-    redisReply *out; /* built, for the caller */
+    size_t typed_at, typed_kept, typing; /* TYPE filter: keys checked, kept, being checked */
+    redisReply *out;                     /* built, for the caller */
     cp_scan_stats st;
     /* The async driver: the call under way (cb NULL: none). */
     cp_scan_callback *cb;
@@ -599,36 +601,48 @@ static group *group_of(group *g, int *ng, int n) {
 
 static int typed(cp_scan *s);
 
-/* The TYPE filter's round trip for the keys gathered (routed: a key that moved is found);
- * without a filter, or keys, straight on to typed(). */
-static int type_ask(cp_scan *s) {
+/* The TYPE filter's next round trip: the next TYPE_CHUNK keys gathered (routed: a key that
+ * moved is found). Without a filter, or keys left to check, straight on to typed(). */
+static int type_more(cp_scan *s) {
     s->sub = S_TYPED;
-    if (s->type == NULL || s->nkeys == 0)
+    s->typing = 0;
+    if (s->type == NULL || s->typed_at == s->nkeys)
         return typed(s);
     cp_pipeline *tp = s->tp;
     cp_pipeline_reset(tp);
-    for (size_t i = 0; i < s->nkeys; i++) {
+    size_t end = s->nkeys - s->typed_at > TYPE_CHUNK ? s->typed_at + TYPE_CHUNK : s->nkeys;
+    for (size_t i = s->typed_at; i < end; i++) {
         int rc = cp_append(tp, "TYPE %b", s->keys[i]->str, (size_t)s->keys[i]->len);
         if (rc != 0)
             return scan_err(s, rc, "cannot queue TYPE: %s", cp_strerror(rc));
     }
+    s->typing = end - s->typed_at;
     s->run = tp;
     return ASK_RUN;
 }
 
-/* Keeps the batch's keys whose TYPE is the filter's. */
+/* The TYPE filter for the keys gathered, chunk by chunk. */
+static int type_ask(cp_scan *s) {
+    s->typed_at = s->typed_kept = 0;
+    return type_more(s);
+}
+
+/* Keeps the keys of the chunk just asked about whose TYPE is the filter's (moved to the front,
+ * in order); once every chunk is in, those are the batch's keys. */
 static int type_take(cp_scan *s) {
-    if (s->type == NULL || s->nkeys == 0)
+    if (s->type == NULL)
         return 0;
-    size_t kept = 0;
-    for (size_t i = 0; i < s->nkeys; i++) {
+    for (size_t i = 0; i < s->typing; i++) {
         const redisReply *t = cp_reply(s->tp, i);
         if (t->type == REDIS_REPLY_ERROR)
             return scan_err(s, CP_ESERVER, "TYPE: %.160s", t->str);
         if (t->str != NULL && strcasecmp(t->str, s->type) == 0)
-            s->keys[kept++] = s->keys[i];
+            s->keys[s->typed_kept++] = s->keys[s->typed_at + i];
     }
-    s->nkeys = kept;
+    s->typed_at += s->typing;
+    s->typing = 0;
+    if (s->typed_at == s->nkeys)
+        s->nkeys = s->typed_kept;
     return 0;
 }
 
@@ -762,6 +776,8 @@ static int chunk_done(cp_scan *s) {
  * certificates. */
 static int typed(cp_scan *s) {
     int rc = type_take(s);
+    if (rc == 0 && s->type != NULL && s->typed_at < s->nkeys)
+        return type_more(s);
     if (rc == 0)
         rc = emit(s);
     s->nkeys = 0;

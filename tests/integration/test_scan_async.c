@@ -22,7 +22,9 @@
  *  f. a slot left MIGRATING to a node that does not import it: no listing certifies it, the
  *     pauses between listings grow to 64 ms, and the call ends CP_ETIMEDOUT after the retry
  *     budget; once the slot is stable, calling again completes the scan.
- * In a, b, c and f no library call takes longer than 10 ms, measured per call as test_async_real
+ *  g. a TYPE filter on a slot listed again that holds more keys than max_pending: checked a
+ *     chunk of TYPEs at a time, the scan completes with every string and no hash.
+ * In a, b, c, f and g no library call takes longer than 10 ms, measured per call as test_async_real
  * does: the link routes cp_on_ready and cp_on_timer through the wrappers below (-Wl,--wrap,
  * tests/CMakeLists.txt), cp_loop's turn cp_loop_run_once(l, 0) is timed as the one call it is,
  * and so is every cp_scan_next_async the program makes (those from callbacks are inside the
@@ -158,12 +160,15 @@ typedef struct arun {
     size_t nkeys, capkeys;
 } arun;
 
+static int run_max_pending; /* new_run's cp_options.max_pending (0: the default) */
+
 static arun *new_run(const loop_driver *d, cp_fixture *f, int io_timeout_ms, int budget_ms) {
     arun *r = calloc(1, sizeof(*r));
     assert_non_null(r);
     r->d = d;
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
+    o.max_pending = run_max_pending;
     if (io_timeout_ms > 0)
         o.io_timeout_ms = io_timeout_ms;
     if (budget_ms > 0)
@@ -762,6 +767,59 @@ static void async_slot_stuck(void **state) {
     cp_free(bc);
 }
 
+/* ---- g. a TYPE filter on a slot with many keys -------------------------------------------------
+ */
+
+/* A slot listed again whose keys are more than max_pending: the TYPE filter checks them a chunk
+ * at a time, so the scan completes (one pipeline of them all would pass the limit every time,
+ * CP_ELIMIT). At this size, with max_pending 1,500: 3,000 strings and 500 hashes in one slot, a
+ * third of real 16M-key clusters' slot size against a limit 40 times lower. */
+static void async_type_big_slot(void **state) {
+    cp_fixture *f = *state;
+    cp_client *bc = connect_blocking(f);
+    flushall(bc);
+    char prefix[32], tag[16]; /* a hash tag of slot 100, master 0's (half_migrate) */
+    for (int i = 0;; i++) {
+        snprintf(tag, sizeof(tag), "big%d", i);
+        if (cp_keyslot(tag, strlen(tag)) == 100)
+            break;
+    }
+    snprintf(prefix, sizeof(prefix), "{%s}:", tag);
+    load(bc, prefix, 3000);
+    cp_pipeline *p = cp_pipeline_new(bc);
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(cp_append(p, "HSET %sh%d f v", prefix, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_free(p);
+    half_migrate(f, bc, 100); /* listed again; 10 more strings */
+    run_max_pending = 1500;
+    for (size_t i = 0; i < n_loop_drivers; i++) {
+        arun *r = new_run(&loop_drivers[i], f, 0, 0); /* every key kept, in r->keys */
+        r->s = cp_scan_new(r->c, NULL, 1000, "string");
+        int rc = drain_async(r, 1);
+        if (rc != 0)
+            fail_msg("%s: %s (%s)", r->d->name, cp_err_name(rc), r->errstr);
+        cp_scan_stats st;
+        cp_scan_get_stats(r->s, &st);
+        assert_true(st.slots_reread >= 1);
+        /* the 3,000 strings and half_migrate's 10, each at least once; no hash */
+        size_t n = unique(r->keys, r->nkeys), strings = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (strstr(r->keys[k], "}:h") != NULL)
+                fail_msg("%s: the hash %s passed the TYPE filter", r->d->name, r->keys[k]);
+            strings += strncmp(r->keys[k], prefix, strlen(prefix)) == 0;
+        }
+        assert_int_equal(strings, 3000);
+        assert_int_equal(n, 3010);
+        r->nkeys = n;
+        assert_sane(r);
+        assert_never_blocked(r);
+        free_run(r);
+    }
+    run_max_pending = 0;
+    cp_free(bc);
+}
+
 /* ---- e. refused calls; the end -------------------------------------------------------------- */
 
 static void async_refused(void **state) {
@@ -828,6 +886,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(async_slot_stuck, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(async_stopped_master, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(async_type_big_slot, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
     };
     int failed = cmocka_run_group_tests(shared, cp_fixture_setup_cluster3, cp_fixture_teardown);
