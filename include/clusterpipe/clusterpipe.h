@@ -265,10 +265,10 @@ int cp_scan_next(cp_scan *s, redisReply **keys);
  * cp_scan_next's return and *keys mean: 1 with keys a non-empty array the callback owns
  * (freeReplyObject), 0 when the scan is complete (keys NULL), a negative CP_E* with c->err /
  * c->errstr set (keys NULL; calling again retries the step that failed; also CP_ELIMIT when a
- * step's pipeline, up to about 1,100 commands, would pass max_pending: docs/commands.md); CP_ECANCELED when the
- * client is being freed (cp_free): the scan then takes only cp_scan_free, which is safe also
- * once cp_free has returned. The callback may call
- * cp_scan_next_async again, cp_scan_free, and cp_free. */
+ * step's pipeline, up to about 1,100 commands, would pass max_pending: docs/commands.md);
+ * CP_ECANCELED when the client is being freed (cp_free): the scan then takes only cp_scan_free,
+ * which is safe also once cp_free has returned. The callback may call cp_scan_next_async again,
+ * cp_scan_free, and cp_free. */
 typedef void cp_scan_callback(cp_scan *s, int rc, redisReply *keys, void *privdata);
 
 /* The next batch, on an event-loop client: never blocks. The step's commands go out as
