@@ -20,7 +20,6 @@
 #include "lib/exec.h"
 
 #include "lib/batch.h"
-#include "lib/cmdtable.h"
 #include "lib/fence.h"
 #include "lib/readfrom.h"
 #include "lib/refresh.h"
@@ -30,11 +29,6 @@
 #include <string.h>
 
 static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
-
-#define REFRESH_SPACING_NS 50000000ull /* between refreshes that MOVED or failures ask for */
-#define REFRESH_RETRY_NS 100000000ull  /* after a refresh no node answered */
-#define REFRESH_HEDGE_NS 200000000ull  /* no answer this long: ask the next candidate too */
-#define REFRESH_MAX_OUT 3              /* refresh requests out at once, hedges included */
 
 static void route(cp_pipeline *p, uint32_t tag, uint64_t now);
 static void kick_refresh(cp__client *c, uint64_t now);
@@ -570,154 +564,37 @@ static void drain(cp__client *c, int n) {
         fail_node(c, n, rc, c->nodes[n].conn.errstr);
 }
 
-/* ---- the in-band slot-map refresh ---------------------------------------------------------- */
+/* ---- the in-band slot-map refresh: refresh.c decides and builds, this sends ------------ */
 
-static void refresh_ask(cp__client *c, uint64_t now, int hedge);
+static void refresh_send(cp__client *c, uint64_t now, int hedge);
 
-/* The refresh is over (a map, or every candidate failed): commands waiting for it go on. */
-static void refresh_end(cp__client *c, int ok, uint64_t now) {
-    c->refresh.running = 0;
-    c->refresh.hedge_at = 0;
-    c->refresh.round++; /* answers still out belong to a round that is over */
-    c->refresh.generation++;
-    c->last_refresh_ns = now;
-    c->refresh.not_before = now + (ok ? REFRESH_SPACING_NS : REFRESH_RETRY_NS);
-    if (ok) {
-        c->need_refresh = 0;
-    } else {
-        cp__client_err(c, c->refresh.err ? c->refresh.err : CP_ETOPOLOGY,
-                       "no node gave a slot map: %s", c->refresh.errstr);
-    }
-    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run)
-        if (p->wait_map) {
-            p->wait_map = 0;
-            p->retry_at = now; /* due: the next cp__exec_timers routes them */
-            cp__batch_wake_at(c, now);
-        }
-}
-
-/* The server's command table (its key specs route every command), read once per client beside
- * the first map, in-band from the node that gave it. Until it comes, and for an endpoint that
- * refuses COMMAND, routing uses the built-in table. */
 static void cmdtab_answered(cp_client *pc, const cp_response *r, void *data) {
-    cp__client *c = cp__client_of(pc);
     (void)data;
-    if (c->closing)
-        return;
-    if (r->outcome != CP_DONE) {
-        c->cmdtab_state = 0; /* asked again after the next map */
-        return;
-    }
-    char err[CP_ERRSTR_LEN];
-    cp__cmdtable *t = NULL;
-    int rc = cp__cmdtable_parse(r->reply, &t, err, sizeof(err));
-    if (rc == 0) {
-        c->cmdtab = t;
-        c->cmdtab_state = 2;
-        c->stats.command_tables++;
-    } else {
-        c->cmdtab_state = rc == CP_ENOMEM ? 0 : 3;
-    }
+    cp__cmdtab_took(cp__client_of(pc), r);
 }
 
-static void cmdtab_ask(cp__client *c, int n) {
-    static const char req[] = "*1\r\n$7\r\nCOMMAND\r\n";
-    if (c->cmdtab_state != 0 || c->closing)
-        return;
-    cp_pipeline *p = cp_pipeline_new(&c->pub);
-    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
-        cp_append_formatted(p, req, sizeof(req) - 1) != 0) {
-        cp_pipeline_free(p);
-        return;
-    }
-    p->kind = CP__BATCH_REFRESH;
-    p->capcbs = 1;
-    p->cbs[0] = (cp__cb){cmdtab_answered, NULL};
-    p->cmds.v[0].slot = CP__SLOT_NODE;
-    p->cmds.v[0].node = n;
-    p->cmds.v[0].flags |= CP__F_READONLY;
-    c->cmdtab_state = 1;
-    cp__exec_start(p, 0);
-}
-
-/* The answer to one refresh request: a map ends the round; a failure asks the next candidate
- * (unless others are still out: then their answers decide). Answers of an earlier round are
- * dropped. */
 static void refresh_answered(cp_client *pc, const cp_response *r, void *data) {
     cp__client *c = cp__client_of(pc);
-    uint64_t id = (uint64_t)(uintptr_t)data;
-    int n = (int)(id & 0xffffffffu);
-    if (!c->refresh.running || (unsigned)(id >> 32) != (c->refresh.round & 0xffffffffu) ||
-        c->closing)
-        return;
-    c->refresh.out--;
-    int rc = cp__refresh_answer(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
     uint64_t now = cp__now_ns();
+    int node = -1, rc = cp__refresh_took(c, data, r, now, &node);
     if (rc == 0) {
-        refresh_end(c, 1, now);
-        cmdtab_ask(c, n);
-        return;
+        refresh_send(c, now, 0);
+    } else if (rc == 1 && node >= 0) {
+        cp_pipeline *p = cp__cmdtab_ask(c, node, cmdtab_answered);
+        if (p != NULL)
+            cp__exec_start(p, 0);
     }
-    if (rc == 1)
-        c->refresh.next--; /* the same node again, with CLUSTER SLOTS */
-    if (rc == CP_ENOMEM)
-        c->refresh.next = c->refresh.ncand;
-    refresh_ask(c, now, 0);
 }
 
-/* Sends the refresh request to the next candidate, in a one-command batch of its own (freed
- * when it completes). A hedge: if no answer comes within REFRESH_HEDGE_NS, the timer also asks
- * the next candidate that has a ready connection, so a stalled node costs that long, not the
- * I/O timeout; hedges open no connections (a client connecting to many seeds at once would
- * multiply its sockets). With no candidate left, the round ends once no request is out. */
-static void refresh_ask(cp__client *c, uint64_t now, int hedge) {
-    if (c->closing || !c->refresh.running)
-        return;
-    int n = c->refresh.out >= REFRESH_MAX_OUT ? -2
-            : hedge                           ? cp__refresh_next_ready(c)
-                                              : cp__refresh_next(c);
-    if (n < 0) {
-        if (!hedge && n == -1 && c->refresh.out == 0)
-            refresh_end(c, 0, now);
-        c->refresh.hedge_at = 0;
-        return;
-    }
-    cp_pipeline *p = cp_pipeline_new(&c->pub);
-    size_t len;
-    const char *req = cp__refresh_request(c, &len);
-    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
-        cp_append_formatted(p, req, len) != 0) {
-        cp_pipeline_free(p);
-        c->refresh.err = CP_ENOMEM;
-        if (c->refresh.out == 0)
-            refresh_end(c, 0, now);
-        return;
-    }
-    p->kind = CP__BATCH_REFRESH;
-    p->capcbs = 1;
-    uint64_t id = ((uint64_t)(c->refresh.round & 0xffffffffu) << 32) | (uint32_t)n;
-    p->cbs[0] = (cp__cb){refresh_answered, (void *)(uintptr_t)id};
-    p->cmds.v[0].slot = CP__SLOT_NODE;
-    p->cmds.v[0].node = n;
-    p->cmds.v[0].flags |= CP__F_READONLY;
-    c->stats.refreshes++;
-    c->refresh.out++;
-    c->refresh.hedge_at = now + REFRESH_HEDGE_NS;
-    cp__exec_start(p, 0);
+static void refresh_send(cp__client *c, uint64_t now, int hedge) {
+    cp_pipeline *p = cp__refresh_ask(c, now, hedge, refresh_answered);
+    if (p != NULL)
+        cp__exec_start(p, 0);
 }
 
-/* Starts a refresh when one is wanted, none is out, and the spacing allows. */
 static void kick_refresh(cp__client *c, uint64_t now) {
-    if (!c->cluster || c->refresh.running || !c->need_refresh || now < c->refresh.not_before ||
-        c->closing)
-        return;
-    if (cp__refresh_plan(c) != 0) {
-        c->refresh.err = CP_ENOMEM;
-        return;
-    }
-    c->refresh.running = 1;
-    c->refresh.out = 0;
-    refresh_ask(c, now, 0);
+    if (cp__refresh_begin(c, now))
+        refresh_send(c, now, 0);
 }
 
 void cp__exec_refresh_now(cp__client *c) {
@@ -921,7 +798,7 @@ void cp__exec_timers(cp__client *c) {
     }
     if (c->refresh.running && c->refresh.hedge_at != 0) {
         if (now >= c->refresh.hedge_at)
-            refresh_ask(c, now, 1); /* no answer yet: a connected candidate too */
+            refresh_send(c, now, 1); /* no answer yet: a connected candidate too */
         else
             cp__batch_wake_at(c, c->refresh.hedge_at);
     }

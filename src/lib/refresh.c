@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The slot-map refresh's sources and answers (refresh.h). No I/O.
+ * The in-band slot-map refresh (refresh.h): its rounds, where the map is asked for, what its
+ * answer does, and the command table read beside the first map. No I/O: the requests are
+ * one-command batches that exec.c sends.
  */
 #include "lib/refresh.h"
 
+#include "lib/batch.h"
+#include "lib/cmdtable.h"
 #include "lib/readfrom.h"
 #include "util/clock.h"
 
@@ -11,6 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define REFRESH_SPACING_NS 50000000ull /* between refreshes that MOVED or failures ask for */
+#define REFRESH_RETRY_NS 100000000ull  /* after a refresh no node answered */
+#define REFRESH_HEDGE_NS 200000000ull  /* no answer this long: ask the next candidate too */
+#define REFRESH_MAX_OUT 3              /* refresh requests out at once, hedges included */
+
+/* ---- where the map is asked for, and what its answer does ---------------------------------- */
 
 static int add_cand(cp__client *c, int n) {
     for (int i = 0; i < c->refresh.ncand; i++)
@@ -28,7 +39,8 @@ static int add_cand(cp__client *c, int n) {
     return 0;
 }
 
-int cp__refresh_plan(cp__client *c) {
+/* Fills the candidate list for a new round (seeds become nodes here). 0 or CP_ENOMEM. */
+static int plan(cp__client *c) {
     c->refresh.ncand = c->refresh.next = 0;
     c->refresh.err = 0;
     c->refresh.errstr[0] = '\0';
@@ -55,11 +67,13 @@ int cp__refresh_plan(cp__client *c) {
     return 0;
 }
 
-int cp__refresh_next(cp__client *c) {
+/* The next node to ask, or -1 when every candidate has been tried. */
+static int next(cp__client *c) {
     return c->refresh.next < c->refresh.ncand ? c->refresh.cand[c->refresh.next++] : -1;
 }
 
-int cp__refresh_next_ready(cp__client *c) {
+/* The next candidate whose connection is ready (a hedge opens no new connection), or -1. */
+static int next_ready(cp__client *c) {
     for (int i = c->refresh.next; i < c->refresh.ncand; i++) {
         int n = c->refresh.cand[i];
         if (c->nodes[n].conn.state == CP__CONN_READY) {
@@ -71,7 +85,8 @@ int cp__refresh_next_ready(cp__client *c) {
     return -1;
 }
 
-const char *cp__refresh_request(const cp__client *c, size_t *len) {
+/* The request for the map (CLUSTER SHARDS, or CLUSTER SLOTS for servers without it). */
+static const char *request(const cp__client *c, size_t *len) {
     static const char shards[] = "*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n";
     static const char slots[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
     *len = c->no_shards ? sizeof(slots) - 1 : sizeof(shards) - 1;
@@ -129,7 +144,11 @@ static int fail(cp__client *c, int code, const char *fmt, ...) {
     return code;
 }
 
-int cp__refresh_answer(cp__client *c, int n, const redisReply *r, int err, const char *errstr) {
+/* Node n answered r (NULL when the request got no answer: errstr says why). 0 when the map was
+ * applied, 1 when the same node should be asked again (it lacks CLUSTER SHARDS: SLOTS from now
+ * on), or a CP_E* code with the reason kept in c->refresh.errstr for the next candidate to
+ * improve on. */
+static int answer(cp__client *c, int n, const redisReply *r, int err, const char *errstr) {
     const char *host = c->nodes[n].host;
     int port = c->nodes[n].port;
     if (r == NULL)
@@ -162,4 +181,137 @@ int cp__refresh_answer(cp__client *c, int n, const redisReply *r, int err, const
     c->refresh.err = 0;
     c->refresh.errstr[0] = '\0';
     return 0;
+}
+
+/* ---- the rounds ------------------------------------------------------------------------------ */
+
+/* The round is over (a map, or every candidate failed): commands waiting for it go on. */
+static void round_end(cp__client *c, int ok, uint64_t now) {
+    c->refresh.running = 0;
+    c->refresh.hedge_at = 0;
+    c->refresh.round++; /* answers still out belong to a round that is over */
+    c->refresh.generation++;
+    c->last_refresh_ns = now;
+    c->refresh.not_before = now + (ok ? REFRESH_SPACING_NS : REFRESH_RETRY_NS);
+    if (ok) {
+        c->need_refresh = 0;
+    } else {
+        cp__client_err(c, c->refresh.err ? c->refresh.err : CP_ETOPOLOGY,
+                       "no node gave a slot map: %s", c->refresh.errstr);
+    }
+    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run)
+        if (p->wait_map) {
+            p->wait_map = 0;
+            p->retry_at = now; /* due: the next cp__exec_timers routes them */
+            cp__batch_wake_at(c, now);
+        }
+}
+
+int cp__refresh_begin(cp__client *c, uint64_t now) {
+    if (!c->cluster || c->refresh.running || !c->need_refresh || now < c->refresh.not_before ||
+        c->closing)
+        return 0;
+    if (plan(c) != 0) {
+        c->refresh.err = CP_ENOMEM;
+        return 0;
+    }
+    c->refresh.running = 1;
+    c->refresh.out = 0;
+    return 1;
+}
+
+/* A one-command batch of the library's own, to node n, its reply going to answered(data). */
+static cp_pipeline *node_batch(cp__client *c, int n, const char *req, size_t len,
+                               cp_callback *answered, void *data) {
+    cp_pipeline *p = cp_pipeline_new(&c->pub);
+    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
+        cp_append_formatted(p, req, len) != 0) {
+        cp_pipeline_free(p);
+        return NULL;
+    }
+    p->kind = CP__BATCH_REFRESH;
+    p->capcbs = 1;
+    p->cbs[0] = (cp__cb){answered, data};
+    p->cmds.v[0].slot = CP__SLOT_NODE;
+    p->cmds.v[0].node = n;
+    p->cmds.v[0].flags |= CP__F_READONLY;
+    return p;
+}
+
+cp_pipeline *cp__refresh_ask(cp__client *c, uint64_t now, int hedge, cp_callback *answered) {
+    if (c->closing || !c->refresh.running)
+        return NULL;
+    int n = c->refresh.out >= REFRESH_MAX_OUT ? -2 : hedge ? next_ready(c) : next(c);
+    if (n < 0) {
+        if (!hedge && n == -1 && c->refresh.out == 0)
+            round_end(c, 0, now);
+        c->refresh.hedge_at = 0;
+        return NULL;
+    }
+    size_t len;
+    const char *req = request(c, &len);
+    uint64_t id = ((uint64_t)(c->refresh.round & 0xffffffffu) << 32) | (uint32_t)n;
+    cp_pipeline *p = node_batch(c, n, req, len, answered, (void *)(uintptr_t)id);
+    if (p == NULL) {
+        c->refresh.err = CP_ENOMEM;
+        if (c->refresh.out == 0)
+            round_end(c, 0, now);
+        return NULL;
+    }
+    c->stats.refreshes++;
+    c->refresh.out++;
+    c->refresh.hedge_at = now + REFRESH_HEDGE_NS;
+    return p;
+}
+
+int cp__refresh_took(cp__client *c, void *data, const cp_response *r, uint64_t now, int *node) {
+    uint64_t id = (uint64_t)(uintptr_t)data;
+    int n = (int)(id & 0xffffffffu);
+    *node = -1;
+    if (!c->refresh.running || (unsigned)(id >> 32) != (c->refresh.round & 0xffffffffu) ||
+        c->closing)
+        return -1;
+    c->refresh.out--;
+    int rc = answer(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
+    if (rc == 0) {
+        round_end(c, 1, now);
+        *node = n;
+        return 1;
+    }
+    if (rc == 1)
+        c->refresh.next--; /* the same node again, with CLUSTER SLOTS */
+    if (rc == CP_ENOMEM)
+        c->refresh.next = c->refresh.ncand;
+    return 0;
+}
+
+/* ---- the server's command table -------------------------------------------------------------- */
+
+cp_pipeline *cp__cmdtab_ask(cp__client *c, int n, cp_callback *answered) {
+    static const char req[] = "*1\r\n$7\r\nCOMMAND\r\n";
+    if (c->cmdtab_state != 0 || c->closing)
+        return NULL;
+    cp_pipeline *p = node_batch(c, n, req, sizeof(req) - 1, answered, NULL);
+    if (p != NULL)
+        c->cmdtab_state = 1;
+    return p;
+}
+
+void cp__cmdtab_took(cp__client *c, const cp_response *r) {
+    if (c->closing)
+        return;
+    if (r->outcome != CP_DONE) {
+        c->cmdtab_state = 0; /* asked again after the next map */
+        return;
+    }
+    char err[CP_ERRSTR_LEN];
+    cp__cmdtable *t = NULL;
+    int rc = cp__cmdtable_parse(r->reply, &t, err, sizeof(err));
+    if (rc == 0) {
+        c->cmdtab = t;
+        c->cmdtab_state = 2;
+        c->stats.command_tables++;
+    } else {
+        c->cmdtab_state = rc == CP_ENOMEM ? 0 : 3;
+    }
 }

@@ -1,33 +1,40 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Where the slot map comes from and what its answer does, without any I/O: the order in which
- * nodes are asked (masters with an idle ready connection first, then other ready masters, other
- * masters, replicas and other nodes, then the seeds), the request to send, and applying a CLUSTER
- * SHARDS / SLOTS reply to the client's node set and routes. exec.c sends the request in-band, like
- * any other command, and calls back here with what came. One thread, the client's.
+ * The in-band slot-map refresh, without any I/O: a round asks node after node (masters with an
+ * idle ready connection first, then other ready masters, other masters, replicas and other
+ * nodes, then the seeds), hedging a request not answered in 200 ms, until one answers with a map;
+ * the answer (CLUSTER SHARDS, or SLOTS) is applied to the client's node set and routes, and
+ * commands waiting for it go on. Here the round decides and builds each request as a batch of
+ * its own; exec.c sends it in-band, like any other command, and hands its answer back. One
+ * thread, the client's.
  */
 #ifndef CLUSTERPIPE_REFRESH_H
 #define CLUSTERPIPE_REFRESH_H
 
-#include "lib/client.h"
+#include "lib/pipeline.h"
 
-/* Fills the candidate list for a new refresh (seeds become nodes here). 0 or CP_ENOMEM. */
-int cp__refresh_plan(cp__client *c);
+/* Begins a round when a refresh is wanted, none is under way, and the spacing allows (its
+ * candidates planned): 1, and the caller sends cp__refresh_ask's first request; else 0. */
+int cp__refresh_begin(cp__client *c, uint64_t now);
 
-/* The next node to ask, or -1 when every candidate has been tried. */
-int cp__refresh_next(cp__client *c);
+/* The round's next request, to the next candidate (hedge: the next one with a ready
+ * connection; a hedge opens no new connection), as a one-command batch whose reply goes to
+ * `answered` (give it to cp__refresh_took); the caller starts it. NULL when nothing is to be
+ * sent: the round is not running, 3 requests are out (hedges included), or no candidate is
+ * left (the round then ends, failed, once none is out). A request that gets no answer within
+ * 200 ms is hedged: hedge_at says when. */
+cp_pipeline *cp__refresh_ask(cp__client *c, uint64_t now, int hedge, cp_callback *answered);
 
-/* The next candidate whose connection is ready (a hedge opens no new connection), or -1. */
-int cp__refresh_next_ready(cp__client *c);
+/* A request's answer (data: its callback's privdata). 1 when it ended the round with a map
+ * (*node: the node that gave it, for cp__cmdtab_ask), 0 when the next candidate is to be asked
+ * (cp__refresh_ask), -1 when it belongs to a round that is over. */
+int cp__refresh_took(cp__client *c, void *data, const cp_response *r, uint64_t now, int *node);
 
-/* The request for the map, as RESP bytes (CLUSTER SHARDS, or CLUSTER SLOTS for servers
- * without it). */
-const char *cp__refresh_request(const cp__client *c, size_t *len);
-
-/* Node n answered r (NULL when the request got no answer: errstr says why). Returns 0 when the
- * map was applied, 1 when the same node should be asked again (it lacks CLUSTER SHARDS: SLOTS
- * from now on), or a CP_E* code with the reason kept in c->refresh.errstr for the next
- * candidate to improve on. */
-int cp__refresh_answer(cp__client *c, int n, const redisReply *r, int err, const char *errstr);
+/* The server's command table (its key specs route every command), read once per client beside
+ * the first map, in-band from the node that gave it; until it comes, and from an endpoint that
+ * refuses COMMAND, routing uses the built-in table. The request as a batch for node n (NULL
+ * when the table is read, being read, or refused), and what its answer does. */
+cp_pipeline *cp__cmdtab_ask(cp__client *c, int n, cp_callback *answered);
+void cp__cmdtab_took(cp__client *c, const cp_response *r);
 
 #endif
