@@ -27,8 +27,14 @@
 # `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters (whole runs: 20 s or more, so
 # the tick costs redis-benchmark ~1% of its rate);
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
+# CLIENT_CPUS / SERVER_CPUS (taskset lists, e.g. 0 and 1): the tool measured runs on those CPUs
+# (whichever it is, all its threads), and the four servers are moved to theirs. Unset, the
+# scheduler places everything: redis-benchmark's thread per master then tends to share its
+# master's core, and the servers' CPU per GET depends on where the client's threads run
+# (docs/performance.md, session 12).
 #   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
+#          CLIENT_CPUS=LIST  SERVER_CPUS=LIST
 #          CP_ARGS="..." (more `clusterpipe bench` flags for its GET rounds, e.g. --threads 2)
 #          HASH_DEPTHS="10" (the HSET and HGET rows' depths; "" skips them)
 # The HSET and HGET rows: redis-benchmark's custom-command form against `bench --command`, at the
@@ -88,6 +94,16 @@ echo "loading $KEYS keys of $VALUE bytes named as redis-benchmark names them, an
 # CPU seconds (user+sys) of one command, from bash's own accounting of the child; the servers'
 # CPU seconds during it go to $out.srv.
 pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
+pin=()   # the measured tool's placement
+if [[ -n ${CLIENT_CPUS:-} ]]; then
+    command -v taskset >/dev/null || { echo "CLIENT_CPUS needs taskset (util-linux)" >&2; exit 1; }
+    pin=(taskset -c "$CLIENT_CPUS")
+    echo "the tools run on CPUs $CLIENT_CPUS" >&2
+fi
+if [[ -n ${SERVER_CPUS:-} ]]; then
+    for p in $pids; do taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null; done
+    echo "the servers run on CPUs $SERVER_CPUS" >&2
+fi
 hz=$(getconf CLK_TCK)
 server_ticks() { local p t=0; for p in $pids; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 cpu_of() {
@@ -140,7 +156,7 @@ cp_round() {
     local f=$1 mix=(--ratio 0:1)
     shift
     [[ " $* " == *" --command "* ]] && mix=()
-    "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
+    "${pin[@]}" "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
         --value-size "$VALUE" "${mix[@]}" --quiet ${CP_ARGS:-} "$@" >"$out" 2>&1 &
     tool=$!
     window >>"$f"
@@ -152,7 +168,7 @@ rb_round() {
     # command instead of -t get.
     local what=(-t get)
     (($#)) && what=("$@")
-    redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
+    "${pin[@]}" redis-benchmark --cluster -h 127.0.0.1 -p "$port" -a "$pw" -c $((4 * C)) -P "$P" \
         -n 2000000000 -r "$RB_R" -d "$VALUE" -q "${what[@]}" >"$out" 2>&1 &
     tool=$!
     window >>"$out.rb"
@@ -270,6 +286,16 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         port=${seeds%%,*}; port=${port##*:}
         pw=$(cat "$dir/password")
         pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
+pin=()   # the measured tool's placement
+if [[ -n ${CLIENT_CPUS:-} ]]; then
+    command -v taskset >/dev/null || { echo "CLIENT_CPUS needs taskset (util-linux)" >&2; exit 1; }
+    pin=(taskset -c "$CLIENT_CPUS")
+    echo "the tools run on CPUs $CLIENT_CPUS" >&2
+fi
+if [[ -n ${SERVER_CPUS:-} ]]; then
+    for p in $pids; do taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null; done
+    echo "the servers run on CPUs $SERVER_CPUS" >&2
+fi
     }
     keys_held() { "$CP" status --dir "$dir" | awk '$1 == "master" { k += $NF } END { print k }'; }
     # one row per run: rate, client CPU s, servers' CPU s, distinct keys the servers hold after
