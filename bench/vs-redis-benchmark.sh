@@ -27,8 +27,9 @@
 # `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters (whole runs: 20 s or more, so
 # the tick costs redis-benchmark ~1% of its rate);
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
-# CLIENT_CPUS / SERVER_CPUS (taskset lists, e.g. 0 and 1): the tool measured runs on those CPUs
-# (whichever it is, all its threads), and the four servers are moved to theirs. Unset, the
+# CLIENT_CPUS / SERVER_CPUS (taskset lists, e.g. 0 and 1): the tool measured in the GET and hash
+# rounds runs on those CPUs (all its threads), and the four servers are moved to theirs (not in
+# the LOAD_KEYS rounds). Unset, the
 # scheduler places everything: redis-benchmark's thread per master then tends to share its
 # master's core, and the servers' CPU per GET depends on where the client's threads run
 # (docs/performance.md, session 12).
@@ -286,16 +287,6 @@ if [[ $LOAD_KEYS -gt 0 ]]; then
         port=${seeds%%,*}; port=${port##*:}
         pw=$(cat "$dir/password")
         pids=$("$CP" status --dir "$dir" | awk '$1 == "master" {print $3}')
-pin=()   # the measured tool's placement
-if [[ -n ${CLIENT_CPUS:-} ]]; then
-    command -v taskset >/dev/null || { echo "CLIENT_CPUS needs taskset (util-linux)" >&2; exit 1; }
-    pin=(taskset -c "$CLIENT_CPUS")
-    echo "the tools run on CPUs $CLIENT_CPUS" >&2
-fi
-if [[ -n ${SERVER_CPUS:-} ]]; then
-    for p in $pids; do taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null; done
-    echo "the servers run on CPUs $SERVER_CPUS" >&2
-fi
     }
     keys_held() { "$CP" status --dir "$dir" | awk '$1 == "master" { k += $NF } END { print k }'; }
     # one row per run: rate, client CPU s, servers' CPU s, distinct keys the servers hold after
