@@ -586,50 +586,12 @@ static void async_stopped_master(void **state) {
 /* ---- d. freed with a call under way ------------------------------------------------------------
  */
 
-/* A slot left half-migrated from master 0 to master 1 (IMPORTING, MIGRATING, half of its keys
- * moved): phase 2 lists it at both, pausing between listings, before the pair certificate. */
-static void half_migrate(cp_fixture *f, cp_client *c, int slot) {
-    size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
-    size_t n0 = SIZE_MAX, n1 = SIZE_MAX;
-    for (size_t i = 0; i < cp_node_count(c); i++) {
-        cp_node_info n;
-        assert_int_equal(cp_node_get(c, i, &n), 0);
-        if (n.port == cp_topo_proc(f->topo, p0)->port)
-            n0 = i;
-        if (n.port == cp_topo_proc(f->topo, p1)->port)
-            n1 = i;
-    }
-    char key[10][32];
-    for (int i = 0, k = 0; k < 10; i++) {
-        snprintf(key[k], sizeof(key[k]), "{t%d}x", i);
-        if (cp_keyslot(key[k], strlen(key[k])) != (unsigned)slot)
-            continue;
-        redisReply *r = cp_command_node(c, n0, "SET %s v", key[k++]);
-        assert_string_equal(r->str, "OK");
-        freeReplyObject(r);
-    }
-    redisReply *r = cp_command_node(c, n1, "CLUSTER SETSLOT %d IMPORTING %s", slot,
-                                    cp_topo_proc(f->topo, p0)->id);
-    assert_string_equal(r->str, "OK");
-    freeReplyObject(r);
-    r = cp_command_node(c, n0, "CLUSTER SETSLOT %d MIGRATING %s", slot,
-                        cp_topo_proc(f->topo, p1)->id);
-    assert_string_equal(r->str, "OK");
-    freeReplyObject(r);
-    for (int k = 0; k < 10; k += 2) {
-        r = cp_command_node(c, n0, "MIGRATE 127.0.0.1 %d %s 0 5000",
-                            cp_topo_proc(f->topo, p1)->port, key[k]);
-        assert_string_equal(r->str, "OK");
-        freeReplyObject(r);
-    }
-}
-
 static void async_free_in_flight(void **state) {
     cp_fixture *f = *state;
     cp_client *bc = connect_blocking(f);
     flushall(bc);
     load(bc, "fr:", 2000);
-    half_migrate(f, bc, 100);
+    slot_half_migrate(f, bc, 100, 10); /* phase 2 lists it at both, pausing between listings */
     cp_free(bc);
     for (size_t i = 0; i < n_loop_drivers; i++) {
         /* The whole scan, for the number of turns it takes (its pauses among them). */
@@ -778,7 +740,7 @@ static void async_type_big_slot(void **state) {
     cp_fixture *f = *state;
     cp_client *bc = connect_blocking(f);
     flushall(bc);
-    char prefix[32], tag[16]; /* a hash tag of slot 100, master 0's (half_migrate) */
+    char prefix[32], tag[16]; /* a hash tag of slot 100, master 0's (slot_half_migrate) */
     for (int i = 0;; i++) {
         snprintf(tag, sizeof(tag), "big%d", i);
         if (cp_keyslot(tag, strlen(tag)) == 100)
@@ -791,7 +753,7 @@ static void async_type_big_slot(void **state) {
         assert_int_equal(cp_append(p, "HSET %sh%d f v", prefix, i), 0);
     assert_int_equal(cp_exec(p), 0);
     cp_pipeline_free(p);
-    half_migrate(f, bc, 100); /* listed again; 10 more strings */
+    slot_half_migrate(f, bc, 100, 10); /* listed again; 10 more strings */
     run_max_pending = 1500;
     for (size_t i = 0; i < n_loop_drivers; i++) {
         arun *r = new_run(&loop_drivers[i], f, 0, 0); /* every key kept, in r->keys */
@@ -802,7 +764,7 @@ static void async_type_big_slot(void **state) {
         cp_scan_stats st;
         cp_scan_get_stats(r->s, &st);
         assert_true(st.slots_reread >= 1);
-        /* the 3,000 strings and half_migrate's 10, each at least once; no hash */
+        /* the 3,000 strings and slot_half_migrate's 10, each at least once; no hash */
         size_t n = unique(r->keys, r->nkeys), strings = 0;
         for (size_t k = 0; k < n; k++) {
             if (strstr(r->keys[k], "}:h") != NULL)

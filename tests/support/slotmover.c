@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The slot mover of slotmover.h: one thread, moving slots until told to stop.
+ * The slot mover of slotmover.h: one thread, moving slots until told to stop; and a slot left
+ * half-migrated.
  */
 #include "slotmover.h"
 
@@ -9,6 +10,9 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
 
 #define MAX_ROUNDS 40
 
@@ -60,4 +64,44 @@ int slot_mover_stop(slot_mover *m) {
     }
     int rounds = atomic_load(&m->rounds);
     return rounds < 0 ? -1 : rounds;
+}
+
+/* The client's index of process proc of the fixture. */
+static size_t node_of(cp_client *c, cp_fixture *f, size_t proc) {
+    for (size_t i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.port == cp_topo_proc(f->topo, proc)->port)
+            return i;
+    }
+    fail_msg("no node for process %zu", proc);
+    return 0;
+}
+
+static void expect_ok(redisReply *r, const char *what) {
+    if (r == NULL || r->type != REDIS_REPLY_STATUS || strcmp(r->str, "OK") != 0)
+        fail_msg("%s: %s", what, r != NULL && r->str != NULL ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+void slot_half_migrate(cp_fixture *f, cp_client *c, int slot, int nkeys) {
+    size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
+    size_t n0 = node_of(c, f, p0), n1 = node_of(c, f, p1);
+    char key[64][32];
+    assert_true(nkeys > 0 && nkeys <= 64);
+    for (int i = 0, k = 0; k < nkeys; i++) {
+        snprintf(key[k], sizeof(key[k]), "{t%d}x", i);
+        if (cp_keyslot(key[k], strlen(key[k])) == (unsigned)slot)
+            expect_ok(cp_command_node(c, n0, "SET %s v", key[k++]), "SET");
+    }
+    expect_ok(cp_command_node(c, n1, "CLUSTER SETSLOT %d IMPORTING %s", slot,
+                              cp_topo_proc(f->topo, p0)->id),
+              "SETSLOT IMPORTING");
+    expect_ok(cp_command_node(c, n0, "CLUSTER SETSLOT %d MIGRATING %s", slot,
+                              cp_topo_proc(f->topo, p1)->id),
+              "SETSLOT MIGRATING");
+    for (int k = 0; k < nkeys; k += 2)
+        expect_ok(cp_command_node(c, n0, "MIGRATE 127.0.0.1 %d %s 0 5000",
+                                  cp_topo_proc(f->topo, p1)->port, key[k]),
+                  "MIGRATE");
 }

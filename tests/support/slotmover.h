@@ -7,7 +7,7 @@
  *
  * Ownership: the caller's struct, started with slot_mover_start and joined by slot_mover_stop
  * (call it once, also after a failed assertion). The thread uses only the fixture's topology
- * (its own connections), never the test's clients.
+ * (its own connections), never the test's clients. Also: a slot left half-migrated.
  */
 #ifndef CLUSTERPIPE_SLOTMOVER_H
 #define CLUSTERPIPE_SLOTMOVER_H
@@ -38,5 +38,11 @@ int slot_mover_rounds(slot_mover *m);
 /* Stops it after its current round (and min_rounds) and joins it: the rounds finished, or -1
  * when one failed (m->err). A mover that is not running gives its last count. */
 int slot_mover_stop(slot_mover *m);
+
+/* Leaves `slot` (served by master 0) half-migrated to master 1, as an interrupted resharding
+ * does: nkeys (<= 64) keys {tN}x of the slot set on master 0, the slot IMPORTING on master 1
+ * and MIGRATING on master 0, and every other key MIGRATEd to master 1. c: a blocking client of
+ * the cluster, used for every command. Asserts (cmocka) that each step succeeds. */
+void slot_half_migrate(cp_fixture *f, cp_client *c, int slot, int nkeys);
 
 #endif
