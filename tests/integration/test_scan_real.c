@@ -295,23 +295,11 @@ static void scan_through_migration(void **state) {
     cp_free(c);
 }
 
-/* The client's node index of fixture process i. */
-static size_t node_of(cp_client *c, cp_fixture *f, size_t proc) {
-    for (size_t i = 0; i < cp_node_count(c); i++) {
-        cp_node_info n;
-        assert_int_equal(cp_node_get(c, i, &n), 0);
-        if (n.port == cp_topo_proc(f->topo, proc)->port)
-            return i;
-    }
-    fail_msg("no node for process %zu", proc);
-    return 0;
-}
-
 /* Moves slots [first, first + n) with their keys from node `from` to node `to` as a resharding
  * tool does (IMPORTING, MIGRATING, MIGRATE each key, NODE on the target, then everywhere), one
  * pipeline per step. */
 static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, int first, int n) {
-    size_t from = node_of(c, f, pfrom), to = node_of(c, f, pto);
+    size_t from = slot_node_of(c, f, pfrom), to = slot_node_of(c, f, pto);
     const char *fid = cp_topo_proc(f->topo, pfrom)->id, *tid = cp_topo_proc(f->topo, pto)->id;
     int port = cp_topo_proc(f->topo, pto)->port;
     cp_pipeline *p = cp_pipeline_new(c);
@@ -338,7 +326,7 @@ static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, in
     assert_int_equal(cp_exec(p), 0);
     cp_pipeline_reset(p);
     for (int k = 0; k < 3; k++) {
-        size_t node = node_of(c, f, cp_fixture_master(f, k));
+        size_t node = slot_node_of(c, f, cp_fixture_master(f, k));
         for (int s = first; s < first + n && node != to; s++)
             assert_int_equal(cp_append_node(p, node, "CLUSTER SETSLOT %d NODE %s", s, tid), 0);
     }
@@ -505,7 +493,7 @@ static void bad_arguments(void **state) {
 
     /* Single-endpoint mode: SCAN of the endpoint, here one master, whatever it holds. */
     c = connect_opts(f, 0, 0);
-    size_t n0 = node_of(c, f, cp_fixture_master(f, 0));
+    size_t n0 = slot_node_of(c, f, cp_fixture_master(f, 0));
     redisReply *r = cp_command_node(c, n0, "DBSIZE");
     long long held = r->integer;
     freeReplyObject(r);

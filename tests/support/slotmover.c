@@ -66,8 +66,7 @@ int slot_mover_stop(slot_mover *m) {
     return rounds < 0 ? -1 : rounds;
 }
 
-/* The client's index of process proc of the fixture. */
-static size_t node_of(cp_client *c, cp_fixture *f, size_t proc) {
+size_t slot_node_of(cp_client *c, cp_fixture *f, size_t proc) {
     for (size_t i = 0; i < cp_node_count(c); i++) {
         cp_node_info n;
         assert_int_equal(cp_node_get(c, i, &n), 0);
@@ -86,7 +85,7 @@ static void expect_ok(redisReply *r, const char *what) {
 
 void slot_half_migrate(cp_fixture *f, cp_client *c, int slot, int nkeys) {
     size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
-    size_t n0 = node_of(c, f, p0), n1 = node_of(c, f, p1);
+    size_t n0 = slot_node_of(c, f, p0), n1 = slot_node_of(c, f, p1);
     char key[64][32];
     assert_true(nkeys > 0 && nkeys <= 64);
     for (int i = 0, k = 0; k < nkeys; i++) {

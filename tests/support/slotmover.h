@@ -39,6 +39,9 @@ int slot_mover_rounds(slot_mover *m);
  * when one failed (m->err). A mover that is not running gives its last count. */
 int slot_mover_stop(slot_mover *m);
 
+/* Client c's index of the fixture's process proc (fails the test when c has no such node). */
+size_t slot_node_of(cp_client *c, cp_fixture *f, size_t proc);
+
 /* Leaves `slot` (served by master 0) half-migrated to master 1, as an interrupted resharding
  * does: nkeys (<= 64) keys {tN}x of the slot set on master 0, the slot IMPORTING on master 1
  * and MIGRATING on master 0, and every other key MIGRATEd to master 1. c: a blocking client of
