@@ -296,8 +296,8 @@ static void scan_through_migration(void **state) {
 }
 
 /* Moves slots [first, first + n) with their keys from node `from` to node `to` as a resharding
- * tool does (IMPORTING, MIGRATING, MIGRATE each key, NODE on the target, then everywhere), one
- * pipeline per step. */
+ * tool does (IMPORTING, MIGRATING, MIGRATE each key, NODE on the target, the source, the third
+ * master), one pipeline per step. */
 static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, int first, int n) {
     size_t from = slot_node_of(c, f, pfrom), to = slot_node_of(c, f, pto);
     const char *fid = cp_topo_proc(f->topo, pfrom)->id, *tid = cp_topo_proc(f->topo, pto)->id;
@@ -324,15 +324,20 @@ static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, in
     for (int s = first; s < first + n; s++)
         assert_int_equal(cp_append_node(p, to, "CLUSTER SETSLOT %d NODE %s", s, tid), 0);
     assert_int_equal(cp_exec(p), 0);
-    cp_pipeline_reset(p);
-    for (int k = 0; k < 3; k++) {
-        size_t node = slot_node_of(c, f, cp_fixture_master(f, k));
-        for (int s = first; s < first + n && node != to; s++)
+    /* Then the source, then the third master, each once the one before answered. Told in one
+     * pipeline, the third could apply a ping the source sent before it let go: the cluster then
+     * lost keys or bounced MOVED between two masters (2 times in 80 rounds under load). */
+    for (int k = -1; k < 3; k++) {
+        size_t node = k < 0 ? from : slot_node_of(c, f, cp_fixture_master(f, k));
+        if (node == to || (k >= 0 && node == from))
+            continue;
+        cp_pipeline_reset(p);
+        for (int s = first; s < first + n; s++)
             assert_int_equal(cp_append_node(p, node, "CLUSTER SETSLOT %d NODE %s", s, tid), 0);
+        assert_int_equal(cp_exec(p), 0);
+        for (size_t i = 0; i < cp_count(p); i++)
+            assert_string_equal(cp_reply(p, i)->str, "OK");
     }
-    assert_int_equal(cp_exec(p), 0);
-    for (size_t i = 0; i < cp_count(p); i++)
-        assert_string_equal(cp_reply(p, i)->str, "OK");
     cp_pipeline_free(m);
     cp_pipeline_free(p);
 }
@@ -358,7 +363,9 @@ static void slots_leave_and_return(void **state) {
     for (int k = 0; k < 3; k++)
         move_slots(c, f, cp_fixture_master(f, (k + 1) % 3), cp_fixture_master(f, k), lowest[k],
                    100);
-    assert_int_equal(drain(s, "rt:", NKEYS, seen, &other), 0);
+    int rc = drain(s, "rt:", NKEYS, seen, &other);
+    if (rc != 0)
+        fail_msg("scan: %s (%s)", cp_err_name(rc), c->errstr);
     cp_scan_stats st;
     cp_scan_get_stats(s, &st);
     print_message("slots out and back during a walk: %llu keys, %llu slots listed again (%llu "
