@@ -21,12 +21,13 @@
  * (callbacks, and the commands they send, run inside it). cp_loop is the library's own, and
  * each cp_loop_run_once(l, 0) is timed as the one call it is (the wrap cannot be relied on
  * inside the library: it does not reach calls between its link-time-optimized objects). Each
- * worker's attach and first sends are timed around each call. A call during which the
- * scheduler took the CPU away (an involuntary context switch) measures the scheduler, not the
- * library: its wall time is not held to the bound, but its CPU time is (every call's is).
- * Voluntary switches are printed, not asserted: a non-blocking send may sleep for microseconds
- * on a socket lock the server's side holds (see test_async.c). Under a sanitizer the bounds are
- * not asserted (assert_never_blocked says why). The loops are turned without
+ * worker's attach and first sends are timed around each call. What a call is held to is
+ * tests/support/calltime.h's: its CPU time, and, when its thread slept in it, the time it kept
+ * the loop (wall time less the wait for a CPU afterwards); a call whose thread never left the
+ * CPU is longer on the clock than its CPU time only when the machine took the CPU away (a
+ * hypervisor's steal, interrupts). A non-blocking send may sleep for microseconds on a socket
+ * lock the server's side holds (see test_async.c). Under a sanitizer the bounds are not asserted
+ * (assert_never_blocked says why). The loops are turned without
  * waiting (loop_driver.run_nowait), with short sleeps between turns outside any call.
  */
 #include <setjmp.h>
@@ -38,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <time.h>
@@ -48,6 +48,7 @@
 #include <pthread.h>
 
 #include "clusterpipe/clusterpipe.h"
+#include "calltime.h"
 #include "fixture.h"
 #include "loopdrv.h"
 #include "util/clock.h"
@@ -59,57 +60,16 @@
 
 /* ---- every library call, timed ------------------------------------------------------------ */
 
-typedef struct calls {
-    uint64_t n, max_ns;
-    uint64_t preempted;  /* calls the scheduler interrupted: not in max_ns */
-    uint64_t max_cpu_ns; /* the thread's CPU time in a call, preempted ones included */
-    long voluntary;
-    int depth; /* inside a timed call: nested ones are part of it */
-} calls;
+static __thread calltime *tl_calls; /* the worker thread's; NULL elsewhere (nothing is timed) */
 
-static __thread calls *tl_calls; /* the worker thread's; NULL elsewhere (nothing is timed) */
-
-typedef struct timed {
-    struct rusage ru;
-    uint64_t t0, cpu0;
-    int outer;
-} timed;
-
-static uint64_t thread_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static void timed_begin(calltimer *t) {
+    if (tl_calls != NULL)
+        calltime_begin(tl_calls, t);
 }
 
-static void timed_begin(timed *t) {
-    calls *k = tl_calls;
-    t->outer = k != NULL && k->depth++ == 0;
-    if (t->outer) {
-        getrusage(RUSAGE_THREAD, &t->ru);
-        t->cpu0 = thread_cpu_ns();
-        t->t0 = cp__now_ns();
-    }
-}
-
-static void timed_end(timed *t) {
-    calls *k = tl_calls;
-    if (k == NULL)
-        return;
-    k->depth--;
-    if (!t->outer)
-        return;
-    uint64_t took = cp__now_ns() - t->t0;
-    uint64_t cpu = thread_cpu_ns() - t->cpu0;
-    struct rusage b;
-    getrusage(RUSAGE_THREAD, &b);
-    k->n++;
-    if (cpu > k->max_cpu_ns)
-        k->max_cpu_ns = cpu;
-    k->voluntary += b.ru_nvcsw - t->ru.ru_nvcsw;
-    if (b.ru_nivcsw != t->ru.ru_nivcsw)
-        k->preempted++;
-    else if (took > k->max_ns)
-        k->max_ns = took;
+static void timed_end(calltimer *t) {
+    if (tl_calls != NULL)
+        calltime_end(tl_calls, t);
 }
 
 /* The library's entry points for loops, as the link wraps them. */
@@ -119,14 +79,14 @@ void __wrap_cp_on_ready(cp_client *c, int fd, int events);
 void __wrap_cp_on_timer(cp_client *c);
 
 void __wrap_cp_on_ready(cp_client *c, int fd, int events) {
-    timed t;
+    calltimer t;
     timed_begin(&t);
     __real_cp_on_ready(c, fd, events);
     timed_end(&t);
 }
 
 void __wrap_cp_on_timer(cp_client *c) {
-    timed t;
+    calltimer t;
     timed_begin(&t);
     __real_cp_on_timer(c);
     timed_end(&t);
@@ -154,7 +114,7 @@ typedef struct worker {
     int running;                          /* its thread was started and not joined yet */
     int loop_left;                        /* what loop_free found left on the loop (0: nothing) */
     uint64_t turns, turn_ns, max_turn_ns; /* the loop's turns: the library's calls and its own */
-    calls calls;
+    calltime calls;
     cp_stats stats;
     char first_problem[256];
     char first_unknown[160]; /* the first command that ended CP_UNKNOWN, and why */
@@ -305,7 +265,7 @@ static void name_chain(worker *w, chain *ch, int i) {
 static void *work(void *arg) {
     worker *w = arg;
     tl_calls = &w->calls;
-    timed t0;
+    calltimer t0;
     w->started_ns = cp__now_ns();
     timed_begin(&t0);
     int rc = w->d->attach(w->loop, w->c); /* the map is read from here on */
@@ -315,13 +275,13 @@ static void *work(void *arg) {
         atomic_store(&w->stop, 1);
     }
     for (int i = 0; i < CHAINS && rc == 0; i++) {
-        timed t;
+        calltimer t;
         timed_begin(&t);
         next_step(&w->ch[i]);
         timed_end(&t);
     }
     while (!atomic_load(&w->stop) || cp_pending(w->c) > 0) {
-        timed t;
+        calltimer t;
         uint64_t turn0 = cp__now_ns();
         if (w->d->in_library) /* cp_loop_run_once: one call into the library */
             timed_begin(&t);
@@ -413,20 +373,18 @@ static void finish(crew *cr) {
     for (size_t i = 0; i < cr->n; i++) {
         worker *w = cr->w[i];
         WCHECK(w, w->loop_left == 0);
-        print_message(
-            "%-8s %ld done, %ld failed, %ld unknown, %ld wrong, %ld stale; moved %llu "
-            "ask %llu clusterdown %llu refreshes %llu; %llu turns (mean %.3f ms, longest %.2f ms), "
-            "%llu calls, longest %.2f ms "
-            "(%llu preempted; most CPU in one %.2f ms), %ld voluntary switches%s%s%s%s\n",
-            w->d->name, w->done, w->failed, w->unknown, w->wrong, w->stale,
-            (unsigned long long)w->stats.moved, (unsigned long long)w->stats.ask,
-            (unsigned long long)w->stats.clusterdown, (unsigned long long)w->stats.refreshes,
-            (unsigned long long)w->turns,
-            w->turns ? (double)w->turn_ns / (double)w->turns / 1e6 : 0.0,
-            (double)w->max_turn_ns / 1e6, (unsigned long long)w->calls.n,
-            (double)w->calls.max_ns / 1e6, (unsigned long long)w->calls.preempted,
-            (double)w->calls.max_cpu_ns / 1e6, w->calls.voluntary, w->first_problem[0] ? ": " : "",
-            w->first_problem, w->first_unknown[0] ? "; first unknown: " : "", w->first_unknown);
+        char ct[256];
+        print_message("%-8s %ld done, %ld failed, %ld unknown, %ld wrong, %ld stale; moved %llu "
+                      "ask %llu clusterdown %llu refreshes %llu; %llu turns (mean %.3f ms, "
+                      "longest %.2f ms), %s%s%s%s%s\n",
+                      w->d->name, w->done, w->failed, w->unknown, w->wrong, w->stale,
+                      (unsigned long long)w->stats.moved, (unsigned long long)w->stats.ask,
+                      (unsigned long long)w->stats.clusterdown,
+                      (unsigned long long)w->stats.refreshes, (unsigned long long)w->turns,
+                      w->turns ? (double)w->turn_ns / (double)w->turns / 1e6 : 0.0,
+                      (double)w->max_turn_ns / 1e6, calltime_str(&w->calls, ct, sizeof(ct)),
+                      w->first_problem[0] ? ": " : "", w->first_problem,
+                      w->first_unknown[0] ? "; first unknown: " : "", w->first_unknown);
     }
 }
 
@@ -461,8 +419,7 @@ static void assert_never_blocked(const worker *w) {
     WCHECK(w, w->turns > 10); /* a count, not a rate: a loaded machine turns the loops slowly */
     WCHECK(w, w->calls.n > CHAINS + 10); /* the loop's calls, beyond the attach and first sends */
 #ifndef UNDER_SANITIZER
-    WCHECK(w, w->calls.max_ns <= CALL_BOUND_NS);
-    WCHECK(w, w->calls.max_cpu_ns <= CALL_BOUND_NS); /* preempted calls too */
+    WCHECK(w, calltime_within(&w->calls, CALL_BOUND_NS)); /* calltime.h says what holds */
 #endif
 }
 

@@ -29,8 +29,9 @@
  * tests/CMakeLists.txt), cp_loop's turn cp_loop_run_once(l, 0) is timed as the one call it is,
  * and so is every cp_scan_next_async the program makes (those from callbacks are inside the
  * loop's call). Only the scanning client's calls are timed (the blocking clients that load keys
- * and move slots go through the wrappers too). A call the scheduler interrupted is held to
- * 10 ms of CPU instead of wall time; under a sanitizer the figures are printed, not asserted.
+ * and move slots go through the wrappers too). What a call is held to is
+ * tests/support/calltime.h's (its CPU time; when it slept, the time it kept the loop); under a
+ * sanitizer the figures are printed, not asserted.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -40,12 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include <cmocka.h>
 
 #include "clusterpipe/clusterpipe.h"
+#include "calltime.h"
 #include "fixture.h"
 #include "loopdrv.h"
 #include "slotmover.h"
@@ -56,58 +57,17 @@
 
 /* ---- every library call of the scanning client, timed ------------------------------------- */
 
-typedef struct calls {
-    uint64_t n, max_ns;
-    uint64_t preempted;  /* calls the scheduler interrupted: not in max_ns */
-    uint64_t max_cpu_ns; /* CPU time in a call, preempted ones included */
-    int depth;           /* inside a timed call: nested ones are part of it */
-} calls;
-
-static calls timed_calls;
+static calltime timed_calls;
 static cp_client *timed_client; /* the client whose calls are timed; NULL: none */
 
-typedef struct timed {
-    long nivcsw;
-    uint64_t t0, cpu0;
-    int outer;
-} timed;
-
-static uint64_t thread_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static void timed_begin(calltimer *t, cp_client *c) {
+    if (timed_client != NULL && c == timed_client)
+        calltime_begin(&timed_calls, t);
 }
 
-static long involuntary(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    return ru.ru_nivcsw;
-}
-
-static void timed_begin(timed *t, cp_client *c) {
-    t->outer = timed_client != NULL && c == timed_client && timed_calls.depth++ == 0;
-    if (t->outer) {
-        t->nivcsw = involuntary();
-        t->cpu0 = thread_cpu_ns();
-        t->t0 = cp__now_ns();
-    }
-}
-
-static void timed_end(timed *t, cp_client *c) {
-    if (timed_client == NULL || c != timed_client)
-        return;
-    timed_calls.depth--;
-    if (!t->outer)
-        return;
-    uint64_t took = cp__now_ns() - t->t0;
-    uint64_t cpu = thread_cpu_ns() - t->cpu0;
-    timed_calls.n++;
-    if (cpu > timed_calls.max_cpu_ns)
-        timed_calls.max_cpu_ns = cpu;
-    if (involuntary() != t->nivcsw)
-        timed_calls.preempted++;
-    else if (took > timed_calls.max_ns)
-        timed_calls.max_ns = took;
+static void timed_end(calltimer *t, cp_client *c) {
+    if (timed_client != NULL && c == timed_client)
+        calltime_end(&timed_calls, t);
 }
 
 void __real_cp_on_ready(cp_client *c, int fd, int events);
@@ -116,14 +76,14 @@ void __wrap_cp_on_ready(cp_client *c, int fd, int events);
 void __wrap_cp_on_timer(cp_client *c);
 
 void __wrap_cp_on_ready(cp_client *c, int fd, int events) {
-    timed t;
+    calltimer t;
     timed_begin(&t, c);
     __real_cp_on_ready(c, fd, events);
     timed_end(&t, c);
 }
 
 void __wrap_cp_on_timer(cp_client *c) {
-    timed t;
+    calltimer t;
     timed_begin(&t, c);
     __real_cp_on_timer(c);
     timed_end(&t, c);
@@ -178,9 +138,9 @@ static arun *new_run(const loop_driver *d, cp_fixture *f, int io_timeout_ms, int
     assert_int_equal(r->c->err, 0);
     r->loop = d->loop_new();
     assert_non_null(r->loop);
-    timed_calls = (calls){0};
+    timed_calls = (calltime){0};
     timed_client = r->c;
-    timed t;
+    calltimer t;
     timed_begin(&t, r->c);
     assert_int_equal(d->attach(r->loop, r->c), 0);
     timed_end(&t, r->c);
@@ -250,7 +210,7 @@ static void on_scan(cp_scan *s, int rc, redisReply *keys, void *data) {
 /* cp_scan_next_async, timed when the program calls it (from a callback it is inside the loop's
  * call). */
 static void next(arun *r) {
-    timed t;
+    calltimer t;
     timed_begin(&t, r->c);
     r->inside++;
     int rc = cp_scan_next_async(r->s, on_scan, r);
@@ -262,7 +222,7 @@ static void next(arun *r) {
 /* One turn of the loop without waiting (timed when it is the library's cp_loop), then a short
  * sleep outside any call. */
 static void turn(arun *r) {
-    timed t;
+    calltimer t;
     if (r->d->in_library)
         timed_begin(&t, r->c);
     r->d->run_nowait(r->loop);
@@ -329,15 +289,14 @@ static void assert_sane(const arun *r) {
 }
 
 static void assert_never_blocked(const arun *r) {
-    print_message("%-8s %llu library calls, longest %.2f ms (%llu preempted; most CPU in one "
-                  "%.2f ms)\n",
-                  r->d->name, (unsigned long long)timed_calls.n, (double)timed_calls.max_ns / 1e6,
-                  (unsigned long long)timed_calls.preempted, (double)timed_calls.max_cpu_ns / 1e6);
+    char ct[256];
+    print_message("%-8s %s\n", r->d->name, calltime_str(&timed_calls, ct, sizeof(ct)));
     assert_true(timed_calls.n > 10);
 #ifndef UNDER_SANITIZER
-    if (timed_calls.max_ns > CALL_BOUND_NS || timed_calls.max_cpu_ns > CALL_BOUND_NS)
-        fail_msg("%s: a library call took %.2f ms (%.2f ms of CPU), more than 10", r->d->name,
-                 (double)timed_calls.max_ns / 1e6, (double)timed_calls.max_cpu_ns / 1e6);
+    if (!calltime_within(&timed_calls, CALL_BOUND_NS)) /* calltime.h says what holds */
+        fail_msg("%s: a library call kept the loop %.2f ms, or took %.2f ms of CPU: more than 10",
+                 r->d->name, (double)timed_calls.max_blocked_ns / 1e6,
+                 (double)timed_calls.max_cpu_ns / 1e6);
 #endif
 }
 

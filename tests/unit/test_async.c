@@ -4,11 +4,11 @@
  * a stalled node holding back only its own commands, a black-holed seed, the max_pending limit,
  * callbacks that send more, cp_free with commands in flight, blocking calls refused, and one
  * key's commands kept in order across a MOVED while more of them are in flight (the fence). The
- * loop is turned with cp_loop_run_once(l, 0), which never waits, and every such call is measured:
- * none may take longer than 10 ms unless the scheduler took the CPU away (an involuntary context
- * switch). Voluntary switches are counted, not asserted: a non-blocking send can still sleep for
- * microseconds on the kernel's socket lock while the peer holds it (seen in CI: 4 in a run with
- * the longest call at 3 ms), which is not a wait for the network.
+ * loop is turned with cp_loop_run_once(l, 0), which never waits, and every such call is measured
+ * (tests/support/calltime.h): none may take 10 ms of CPU, nor, when its thread slept in it, keep
+ * the loop 10 ms. A non-blocking send can sleep for microseconds on the kernel's socket lock
+ * while the peer holds it (seen in CI: 4 in a run with the longest call at 3 ms), which is not a
+ * wait for the network and stays far under the bound.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <time.h>
@@ -25,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "calltime.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
@@ -85,25 +85,15 @@ static cp_client *async_client(const char *seeds, int io_ms, int budget_ms, int 
 
 /* ---- measured turns ------------------------------------------------------------------------ */
 
-typedef struct calls {
-    uint64_t n, max_ns;
-    long voluntary; /* voluntary context switches inside library calls (counted only) */
-} calls;
-
-static calls g_calls;
+static calltime g_calls;
 
 /* One turn of the loop that never waits, measured. */
 static void timed_turn(cp_loop *l) {
-    struct rusage a, b;
-    getrusage(RUSAGE_THREAD, &a);
-    uint64_t t0 = now_ns();
-    assert_true(cp_loop_run_once(l, 0) >= 0);
-    uint64_t took = now_ns() - t0;
-    getrusage(RUSAGE_THREAD, &b);
-    g_calls.n++;
-    g_calls.voluntary += b.ru_nvcsw - a.ru_nvcsw;
-    if (b.ru_nivcsw == a.ru_nivcsw && took > g_calls.max_ns)
-        g_calls.max_ns = took; /* preempted calls measure the scheduler, not the library */
+    calltimer t;
+    calltime_begin(&g_calls, &t);
+    int rc = cp_loop_run_once(l, 0);
+    calltime_end(&g_calls, &t);
+    assert_true(rc >= 0);
 }
 
 /* Turns until done() or the deadline, sleeping 1 ms between turns (outside the measurement). */
@@ -118,8 +108,10 @@ static void run_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
 
 static void assert_never_blocked(void) {
     assert_true(g_calls.n > 0);
-    if (!under_valgrind())
-        assert_true(g_calls.max_ns <= 10000000ull);
+    if (!under_valgrind() && !calltime_within(&g_calls, 10000000ull)) { /* calltime.h */
+        char ct[256];
+        fail_msg("a turn kept the loop too long: %s", calltime_str(&g_calls, ct, sizeof(ct)));
+    }
 }
 
 /* ---- callbacks ------------------------------------------------------------------------------ */

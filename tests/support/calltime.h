@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Each library call an event loop makes, timed, for the tests that no call blocks the loop
+ * (issue 18: none takes longer than 10 ms): its wall time, its thread's CPU time, and whether the
+ * thread left the CPU during it (getrusage's context switches).
+ *
+ * What each figure can tell. A call that blocks sleeps in the kernel (poll, connect, read): the
+ * thread switches out voluntarily, and the call's wall time, less the time the thread then
+ * waited for a CPU to run on again (its run delay, /proc/thread-self/schedstat), says how long
+ * it kept the loop. A call that spins shows in its CPU time (user and kernel). A call the
+ * scheduler interrupted (an involuntary switch) and did not sleep measures the scheduler. And a
+ * call in which the thread never left the CPU can still take longer on the clock than its CPU
+ * time when the machine took the CPU away: a hypervisor's steal (a guest sees no switch for it;
+ * seen on CI's VM: a call of 15.8 ms wall time without a switch, while no call had more than
+ * 1.27 ms of CPU) or interrupts. So a call is within a bound when its CPU time is, and, if its
+ * thread slept in it, its blocked time too (calltime_within). Every call's wall time is recorded
+ * as well, and printed.
+ *
+ * Ownership: the caller's structs; one calltime per thread (or per client) at a time. Nested calls
+ * (a call made from inside a timed one) are part of the outer one.
+ */
+#ifndef CLUSTERPIPE_CALLTIME_H
+#define CLUSTERPIPE_CALLTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+typedef struct calltime {
+    uint64_t n;
+    uint64_t max_ns;         /* wall time, of the calls the scheduler did not interrupt */
+    uint64_t max_blocked_ns; /* wall time less run delay, of the calls in which the thread slept
+                                (a voluntary switch) */
+    uint64_t max_cpu_ns;     /* the thread's CPU time, of every call */
+    uint64_t preempted;      /* calls the scheduler interrupted */
+    uint64_t slept;          /* calls in which the thread slept */
+    long voluntary;          /* voluntary switches inside calls */
+    int depth;               /* inside a timed call */
+} calltime;
+
+/* One call being timed: begin and end it with the same calltime. */
+typedef struct calltimer {
+    struct rusage ru;
+    uint64_t t0, cpu0, delay0;
+    int outer;
+} calltimer;
+
+void calltime_begin(calltime *k, calltimer *t);
+void calltime_end(calltime *k, calltimer *t);
+
+/* 1 when every call kept within bound_ns, as the header says; 0 otherwise. */
+int calltime_within(const calltime *k, uint64_t bound_ns);
+
+/* "N calls, longest W ms (S slept, blocked B ms at most; P preempted; most CPU in one C ms), V
+ * voluntary switches" into buf. */
+const char *calltime_str(const calltime *k, char *buf, size_t len);
+
+#endif
