@@ -115,6 +115,24 @@ static unsigned digits_u64(uint64_t n) {
     return t + (m >= pow10_u64[t]);
 }
 
+/* n <= 24 '0's at out, in overlapping 8- or 4-byte stores: a key number's padding (width 12 and
+ * 5 digits: 7) byte by byte, or through memset, cost as much as its digits. */
+static inline void zeros(char *out, size_t n) {
+    static const char z[8] = "00000000";
+    if (n >= 8) {
+        memcpy(out, z, 8);
+        if (n > 16)
+            memcpy(out + 8, z, 8);
+        memcpy(out + n - 8, z, 8);
+    } else if (n >= 4) {
+        memcpy(out, z, 4);
+        memcpy(out + n - 4, z, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = '0';
+    }
+}
+
 /* Writes n in decimal, at least `width` digits (zero-padded), to out; returns the length.
  * The length is known up front, so the digits go straight to their place, backwards, two per
  * division: no snprintf and no copy from a scratch buffer, which would dominate key and value
@@ -141,8 +159,7 @@ static size_t fmt_u64(uint64_t n, unsigned width, char *out) {
     } else {
         *--p = (char)('0' + m);
     }
-    while (p > out)
-        *--p = '0';
+    zeros(out, (size_t)(p - out));
     return len;
 }
 
@@ -603,24 +620,31 @@ static size_t parse_version(const char *p, size_t avail, uint32_t *out) {
     return i + 1;
 }
 
-/* memcmp(a, b, n) == 0 for key names (tens of bytes): eight bytes at a time inline, cheaper than
- * the libc call at these lengths. */
+static inline bool same8(const char *a, const char *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+}
+
+/* memcmp(a, b, n) == 0 for key names and short values (tens of bytes): eight bytes at a time
+ * inline, the last eight overlapping the ones before (no byte loop), cheaper than the libc call
+ * at these lengths. */
 static bool same_bytes(const char *a, const char *b, size_t n) {
-    for (; n >= 8; a += 8, b += 8, n -= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y)
-            return false;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
     }
-    for (; n > 0; n--)
-        if (*a++ != *b++)
+    for (size_t i = 0; i + 8 < n; i += 8)
+        if (!same8(a + i, b + i))
             return false;
-    return true;
+    return same8(a + n - 8, b + n - 8);
 }
 
 /* Checks, cheapest first, that the reply is this key's value: header names the key, version
- * parses, size is exact, and the filler matches byte for byte (memcmp against the template), so
+ * parses, size is exact, and the filler matches byte for byte (against the template), so
  * a value overwritten on a node, truncated, or routed to the wrong request is always caught. A
  * reply for another key is told apart from garbage so the caller can report misrouting. */
 cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, size_t len,
@@ -635,7 +659,9 @@ cp__verify_result cp__value_verify(const cp__valuefmt *v, const char *reply, siz
         if (len != cp__value_len(v, key, keylen))
             return CP__VERIFY_WRONG_SIZE;
         size_t hdr = keylen + 1 + n;
-        if (memcmp(reply + hdr, v->tmpl + hdr, len - hdr) != 0)
+        size_t rest = len - hdr;
+        if (rest <= 128 ? !same_bytes(reply + hdr, v->tmpl + hdr, rest)
+                        : memcmp(reply + hdr, v->tmpl + hdr, rest) != 0)
             return CP__VERIFY_BAD_FORMAT;
         return CP__VERIFY_OK;
     }

@@ -203,12 +203,26 @@ static void route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     }
 }
 
+/* The node of a batch's next first send: the one before's when it has the same slot and flags
+ * (a batch of one hash tag's keys routes once), else node_of's answer. */
+typedef struct dispatch_memo {
+    int32_t slot;
+    uint8_t flags;
+    int node;
+} dispatch_memo;
+
 /* First send of a command: straight into its node's output buffer when the connection is ready
  * and nothing waits before it there (pump would move it there next, in this order). */
-static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now) {
+static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch_memo *m) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
-    int n = c->nfences > 0 ? -1 : node_of(p, cmd);
+    int n;
+    if (c->nfences > 0)
+        n = -1;
+    else if (cmd->slot >= 0 && cmd->slot == m->slot && cmd->flags == m->flags)
+        n = m->node;
+    else
+        *m = (dispatch_memo){cmd->slot, cmd->flags, n = node_of(p, cmd)};
     if (n >= 0) {
         cp__node *node = &c->nodes[n];
         cp__conn *conn = &node->conn;
@@ -657,12 +671,13 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     p->remaining += p->parts.n;
     if (p->kind == CP__BATCH_USER)
         c->pending += p->npending; /* until the caller hears of them (complete) */
+    dispatch_memo m = {CP__SLOT_NONE, 0, -1};
     for (size_t i = 0; i < p->cmds.n; i++)
         if (!(p->cmds.v[i].flags & CP__F_SPLIT) && p->cmds.v[i].slot != CP__SLOT_CROSS &&
             p->cmds.v[i].slot != CP__SLOT_REFUSED)
-            dispatch(p, (uint32_t)i, now);
+            dispatch(p, (uint32_t)i, now, &m);
     for (size_t j = 0; j < p->parts.n; j++)
-        dispatch(p, CP__PART_TAG | (uint32_t)j, now);
+        dispatch(p, CP__PART_TAG | (uint32_t)j, now, &m);
     if (io_now)
         cp__exec_pump_all(c);
     c->sending--;
@@ -682,15 +697,16 @@ void cp__exec_add(cp_pipeline *p, uint32_t tag) {
         p->remaining += nparts; /* the parts carry it */
         for (uint32_t j = 0; j < nparts; j++)
             p->parts.v[part0 + j].flags |= cmd->flags & CP__F_IDEMPOTENT;
+        dispatch_memo m = {CP__SLOT_NONE, 0, -1};
         for (uint32_t j = 0; j < nparts; j++)
-            dispatch(p, CP__PART_TAG | (part0 + j), now);
+            dispatch(p, CP__PART_TAG | (part0 + j), now, &m);
     } else if (cmd->slot == CP__SLOT_CROSS || cmd->slot == CP__SLOT_REFUSED) {
         p->remaining++;
         cp__batch_finish(p, tag, CP_NOT_EXECUTED,
                          refusal(p, cmd, tag)); /* called back after the send */
     } else {
         p->remaining++;
-        dispatch(p, tag, now);
+        dispatch(p, tag, now, &(dispatch_memo){CP__SLOT_NONE, 0, -1});
     }
     c->sending--;
 }

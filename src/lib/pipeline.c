@@ -83,9 +83,7 @@ cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
         v->cap = ncap;
     }
     cp__cmd *c = &v->v[v->n++];
-    memset(c, 0, sizeof(*c));
-    c->parent = -1;
-    c->node = -1;
+    *c = (cp__cmd){.node = -1, .parent = -1}; /* inline stores, not a memset call per append */
     return c;
 }
 
@@ -279,6 +277,9 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     }
     if (slot >= 0) {
         cmd->slot = slot;
+        if (to == CP__TO_KEYS && !p->txn_open &&
+            !(ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL)))
+            return 0;       /* the caller's slot, one node: no unit, fan-out or split to consider */
     } else if (e != NULL) { /* the server's key specs (keyspec.h) */
         cp__keys keys;
         int k = 0, s = CP__SLOT_NONE;

@@ -146,6 +146,13 @@ static int attach(cp__reader *r, cp__reply_arena *a, redisReply *obj) {
  * (*n) and the header's bytes, read in one pass. 0 when it is anything else (NIL, a longer
  * length, bad bytes, not all in yet): the general path decides then. */
 static size_t bulk_header(const char *p, const char *end, size_t *n) {
+    if (end - p >= 5 && p[3] == '\r' && p[4] == '\n') { /* two digits, as a GET of tens of bytes */
+        unsigned d1 = (unsigned)(unsigned char)p[1] - '0', d2 = (unsigned)(unsigned char)p[2] - '0';
+        if (d1 <= 9 && d2 <= 9) {
+            *n = d1 * 10 + d2;
+            return 5;
+        }
+    }
     const char *q = p + 1, *stop = end - p > 10 ? p + 10 : end;
     size_t v = 0;
     for (; q < stop && (unsigned)(unsigned char)*q - '0' <= 9; q++)

@@ -464,6 +464,20 @@ static void test_key_digits(void **state) {
         assert_int_equal(len, (size_t)wl);
         assert_memory_equal(buf, want, len);
     }
+    /* Zero-padded to every width: every length of padding (its stores overlap differently), and
+     * nothing written past the key. */
+    for (unsigned w = 0; w <= 20; w++) {
+        assert_int_equal(cp__keyfmt_init(&f, "k", w), 0);
+        for (int i = 0; i < 2000; i++) {
+            uint64_t v = cp__rng_next(&r) >> (cp__rng_next(&r) & 63);
+            memset(buf, '#', sizeof(buf));
+            size_t len = cp__key_format(&f, v, buf);
+            int wl = snprintf(want, sizeof(want), "k%0*llu", (int)w, (unsigned long long)v);
+            assert_int_equal(len, (size_t)wl);
+            assert_memory_equal(buf, want, len);
+            assert_int_equal(buf[len], '#');
+        }
+    }
 }
 
 /* Writing only the digits into a buffer that holds the prefix gives the same key as a full
