@@ -403,24 +403,11 @@ static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
 
-/* Under a sanitizer the bounds are printed, not asserted: its allocator's locks, shared by the
- * four workers' threads, and its shadow memory make calls wait for another thread or the kernel
- * and spend CPU that is not the library's (seen under ASan: 10 ms waits with 1 ms of CPU, a call
- * of 39 ms of CPU). The plain build (CI's make test) asserts them. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-
 static void assert_never_blocked(const worker *w) {
     WCHECK(w, w->turns > 10); /* a count, not a rate: a loaded machine turns the loops slowly */
     WCHECK(w, w->calls.n > CHAINS + 10); /* the loop's calls, beyond the attach and first sends */
-#ifndef UNDER_SANITIZER
-    WCHECK(w, calltime_within(&w->calls, CALL_BOUND_NS)); /* calltime.h says what holds */
-#endif
+    if (CALLTIME_ASSERTED)               /* calltime.h says what holds, and when it is asserted */
+        WCHECK(w, calltime_within(&w->calls, CALL_BOUND_NS));
 }
 
 /* ---- the scenarios ----------------------------------------------------------------------- */
@@ -635,10 +622,7 @@ static void async_black_holed_seed(void **state) {
 
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
-    print_message("loops under test:");
-    for (size_t i = 0; i < n_loop_drivers; i++)
-        print_message(" %s", loop_drivers[i].name);
-    print_message("\n");
+    loop_drivers_announce();
     const char *only = getenv("CP_TEST_ONLY"); /* e.g. async_master_stopped */
     if (only != NULL)
         cmocka_set_test_filter(only);

@@ -170,3 +170,10 @@ const loop_driver loop_drivers[] = {
 };
 
 const size_t n_loop_drivers = sizeof(loop_drivers) / sizeof(loop_drivers[0]);
+
+void loop_drivers_announce(void) {
+    print_message("loops under test:");
+    for (size_t i = 0; i < n_loop_drivers; i++)
+        print_message(" %s", loop_drivers[i].name);
+    print_message("\n");
+}

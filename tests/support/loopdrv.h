@@ -32,4 +32,7 @@ typedef struct loop_driver {
 extern const loop_driver loop_drivers[];
 extern const size_t n_loop_drivers;
 
+/* Prints "loops under test: cp_loop libevent ..." (cmocka's print_message): a test's first line. */
+void loop_drivers_announce(void);
+
 #endif
