@@ -9,9 +9,15 @@
 #include "util/errmsg.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Below Linux's ephemeral range (32768..60999 by default), bus ports (+10000) included: a port in
@@ -77,6 +83,80 @@ int cp__port_free(int port) {
     return 1;
 }
 
+/* ---- claims across processes (ports.h) ---- */
+
+void cp__ports_set_owner(cp__ports *a, const char *dir) {
+    a->owner = dir;
+}
+
+/* The claim file of port into path; 0, or -1 when its directory cannot be made. */
+static int claim_path(int port, char *path, size_t len) {
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    int n = snprintf(path, len, "%s/clusterpipe-ports-%u", tmp, (unsigned)getuid());
+    if (n < 0 || (size_t)n >= len || (mkdir(path, 0700) != 0 && errno != EEXIST))
+        return -1;
+    n = snprintf(path, len, "%s/clusterpipe-ports-%u/%d", tmp, (unsigned)getuid(), port);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The directory a claim names, into dir (empty when unreadable). */
+static void claim_owner(const char *path, char *dir, size_t len) {
+    dir[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, dir, len - 1);
+    close(fd);
+    dir[n > 0 ? n : 0] = '\0';
+}
+
+/* Claims port for a's owner: 1 when it is ours now (also when it was already), 0 when a live
+ * topology holds it. A claim whose directory is gone (its topology crashed, or was removed by
+ * hand) is taken over; without a usable claims directory nothing is claimed (1). */
+static int claim(const cp__ports *a, int port) {
+    char path[PATH_MAX], dir[PATH_MAX];
+    if (a->owner == NULL || claim_path(port, path, sizeof(path)) != 0)
+        return 1;
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            size_t len = strlen(a->owner);
+            int ok = write(fd, a->owner, len) == (ssize_t)len;
+            close(fd);
+            if (!ok)
+                unlink(path);
+            return 1;
+        }
+        if (errno != EEXIST)
+            return 1;
+        claim_owner(path, dir, sizeof(dir));
+        if (strcmp(dir, a->owner) == 0)
+            return 1;
+        struct stat st;
+        if (dir[0] != '\0' && stat(dir, &st) == 0)
+            return 0; /* a live topology's, its server perhaps down for a while */
+        unlink(path); /* stale, or half written: take it over */
+    }
+    return 0;
+}
+
+/* Removes port's claim if it is a's owner's. */
+static void unclaim(const cp__ports *a, int port) {
+    char path[PATH_MAX], dir[PATH_MAX];
+    if (a->owner == NULL || claim_path(port, path, sizeof(path)) != 0)
+        return;
+    claim_owner(path, dir, sizeof(dir));
+    if (strcmp(dir, a->owner) == 0)
+        unlink(path);
+}
+
+void cp__ports_release(cp__ports *a) {
+    for (size_t i = 0; i < a->nused; i++)
+        unclaim(a, a->used[i]);
+}
+
 int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {
     if (a->fixed) {
         int p = a->next;
@@ -101,6 +181,14 @@ int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {
                        p + CP__BUS_OFFSET, p);
             return CP_EINVAL;
         }
+        if (!claim(a, p) || (bus && !claim(a, p + CP__BUS_OFFSET))) {
+            unclaim(a, p);
+            cp__seterr(err, errlen,
+                       "port %d belongs to another running topology (its server may be down for "
+                       "now); choose another base port",
+                       p);
+            return CP_EINVAL;
+        }
         a->next = p + 1;
         cp__ports_reserve(a, p);
         if (bus)
@@ -121,6 +209,12 @@ int cp__ports_take(cp__ports *a, int bus, int *port, char *err, size_t errlen) {
             continue;
         if (!cp__port_free(p) || (bus && !cp__port_free(p + CP__BUS_OFFSET)))
             continue;
+        if (!claim(a, p))
+            continue;
+        if (bus && !claim(a, p + CP__BUS_OFFSET)) {
+            unclaim(a, p);
+            continue;
+        }
         cp__ports_reserve(a, p);
         if (bus)
             cp__ports_reserve(a, p + CP__BUS_OFFSET);

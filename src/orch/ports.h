@@ -4,6 +4,14 @@
  * 127.0.0.1:port right now; a cluster node also needs port+10000 (its cluster bus). The allocator
  * remembers what it handed out so two processes of one topology never get the same port before
  * either has bound it. The caller owns the cp__ports value; one thread at a time.
+ *
+ * Across processes, a topology claims each port it takes: a file named after the port in
+ * $TMPDIR/clusterpipe-ports-<uid>/ (O_EXCL), holding the topology's directory. A port claimed by
+ * a topology whose directory exists is not handed out, even while its server is down: a killed
+ * server is restarted on its port (scenarios, `clusterpipe kill/restart`), and a port that only
+ * looked free then was taken by another topology starting meanwhile (CI once: a twemproxy
+ * shard could not restart, "Address already in use"). cp__ports_release removes the claims
+ * (cp_topo_down); a claim whose directory is gone is stale and taken over.
  */
 #ifndef CLUSTERPIPE_ORCH_PORTS_H
 #define CLUSTERPIPE_ORCH_PORTS_H
@@ -19,7 +27,14 @@ typedef struct cp__ports {
     int base;  /* fixed mode: the first port */
     size_t nused;
     int used[CP__PORTS_MAX]; /* handed out (including bus ports) */
+    const char *owner;       /* the topology's directory, claims' content; NULL: no claims */
 } cp__ports;
+
+/* Claims go with dir from now on (the topology's absolute directory, which outlives a). */
+void cp__ports_set_owner(cp__ports *a, const char *dir);
+
+/* Removes every claim of a's ports that names a's owner. */
+void cp__ports_release(cp__ports *a);
 
 /* base > 0: fixed mode starting at base. base == 0: auto mode starting at a point in
  * 10000..19999 that depends on our PID, so concurrent starters rarely collide (and bus ports,

@@ -165,6 +165,7 @@ int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **
         cp__seterr(err, errlen, "%s: path longer than %d bytes", dir, CP__DIR_MAX);
         goto out;
     }
+    cp__ports_set_owner(&t->ports, t->dir); /* the claims its `up` made, and any new port's */
     const char *pw = json_string_value(json_object_get(root, "password"));
     if (pw != NULL && (t->password = strdup(pw)) == NULL) {
         rc = CP_ENOMEM;

@@ -121,6 +121,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
         return rc;
     }
     cp__secure_paths(t);
+    cp__ports_set_owner(&t->ports, t->dir); /* its ports are claimed for it from here on */
     /* Secrets before any server: a failure here leaves nothing running and no files. */
     rc = cp__plan_make(t, opt, err, errlen);
     if (rc == 0)
@@ -128,6 +129,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     if (rc == 0 && t->tls)
         rc = cp__secure_gen_tls(t, err, errlen);
     if (rc != 0) {
+        cp__ports_release(&t->ports);
         cp__secure_remove(t->dir);
         if (created)
             cp__rm_rf(t->dir);
@@ -159,6 +161,8 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     if (left > 0)
         cp__adderr(err, errlen, "\n%zu process(es) could not be stopped; see %s/state.json", left,
                    t->dir);
+    else
+        cp__ports_release(&t->ports);
     if (cp__topo_cancelled(t) && created && left == 0) {
         cp__rm_rf(t->dir);
     } else {
@@ -188,8 +192,9 @@ int cp_topo_down(cp_topo *t, int keep_dir, char *err, size_t errlen) {
     size_t left = cp__topo_stop(t, NULL, 0);
     if (left > 0) {
         cp__seterr(err, errlen, "%zu process(es) survived SIGKILL; %s kept", left, t->dir);
-        return CP_EIO;
+        return CP_EIO; /* and its ports stay claimed */
     }
+    cp__ports_release(&t->ports);
     if (!keep_dir)
         cp__topo_remove_files(t->dir);
     return 0;
