@@ -274,13 +274,57 @@ static const cp_cli_cmd status_cmd = {
     .usage = "usage: clusterpipe status --dir DIR [--json]\n"
              "\n"
              "Shows every process of the topology started by 'clusterpipe up --dir DIR': role,\n"
-             "address, PID, alive, memory (redis used_memory, resident set size), keys; and\n"
-             "the cluster state (cluster_state:ok everywhere and one agreed slot map), and "
-             "whether\nauth and TLS are on (the password file's path, never the password).\n",
+             "address, PID, alive, memory (redis used_memory, resident set size), keys; the\n"
+             "topology's key count (a cluster's: DBSIZE sent to every master by the library's\n"
+             "fan-out, summed); the cluster state (cluster_state:ok everywhere and one agreed\n"
+             "slot map); and whether auth and TLS are on (the password file's path, never the\n"
+             "password).\n",
     .rows = status_rows,
     .epilog = "Exit status: 0 healthy, 1 something is down or no topology in DIR, 2 bad usage.\n",
     .width = 13,
 };
+
+/* The topology's key count. A cluster is asked through the library, whose DBSIZE goes to every
+ * master and sums their answers (one client, the same fan-out an application uses); a
+ * twemproxy's shards are the per-process rows (the proxy does not answer DBSIZE). Returns the
+ * count, or -1 with why set (a master that does not answer, a shard without a count). */
+static long long topo_keys(const cp_topo *t, const char *eps, const long long *shard_keys,
+                           char *why, size_t whylen) {
+    if (cp_topo_get_kind(t) != CP_TOPO_CLUSTER) {
+        long long sum = 0;
+        for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
+            if (cp_topo_proc(t, i)->role == CP_ROLE_PROXY)
+                continue;
+            if (shard_keys[i] < 0) {
+                snprintf(why, whylen, "shard %s:%d gave no count", cp_topo_proc(t, i)->host,
+                         cp_topo_proc(t, i)->port);
+                return -1;
+            }
+            sum += shard_keys[i];
+        }
+        return sum;
+    }
+    cp_options o = CP_OPTIONS_INIT;
+    cp_topo_client_options(t, &o);
+    o.seeds = eps;
+    o.connect_timeout_ms = 1000;
+    o.io_timeout_ms = 2000;
+    o.retry_budget_ms = 0; /* status reports what is, it does not wait for a failover */
+    cp_client *c = cp_connect(&o);
+    if (c == NULL) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    long long n = -1;
+    redisReply *r = c->err == 0 ? cp_command(c, "DBSIZE") : NULL;
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+        n = r->integer;
+    else
+        snprintf(why, whylen, "%s", r != NULL ? r->str : c->errstr);
+    freeReplyObject(r);
+    cp_free(c);
+    return n;
+}
 
 /* Human-readable byte count, "-" when unknown. */
 static const char *human(long long b, char *buf, size_t len) {
@@ -346,10 +390,19 @@ int cp_cli_status(int argc, char **argv) {
         printf("%-8s %-16s %-8s %-6s %-11s %-9s %s\n", "ROLE", "ADDRESS", "PID", "ALIVE",
                "USED_MEMORY", "RSS", "KEYS");
     }
+    long long *shard_keys = calloc(n ? n : 1, sizeof(*shard_keys));
+    if (shard_keys == NULL) {
+        fprintf(stderr, "clusterpipe status: out of memory\n");
+        json_decref(root);
+        json_decref(procs);
+        cp_topo_free(t);
+        return CP_EXIT_FAIL;
+    }
     for (size_t i = 0; i < n; i++) {
         const cp_proc *p = cp_topo_proc(t, i);
         cp_proc_stats st;
         cp_topo_proc_stats(t, i, &st);
+        shard_keys[i] = st.keys;
         char addr[96], m1[32], m2[32], keys[32];
         snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
         if (json) {
@@ -380,8 +433,12 @@ int cp_cli_status(int argc, char **argv) {
                (long)p->pid, st.alive ? (st.reachable ? "yes" : "hung") : "no",
                human(st.used_memory, m1, sizeof(m1)), human(st.rss, m2, sizeof(m2)), keys);
     }
+    char why[CP_ERRSTR_LEN] = "";
+    long long keys = topo_keys(t, eps, shard_keys, why, sizeof(why));
+    free(shard_keys);
     if (json) {
         json_object_set_new(root, "processes", procs);
+        json_object_set_new(root, "keys", keys >= 0 ? json_integer(keys) : json_null());
         json_object_set_new(root, "healthy", json_boolean(healthy));
         json_object_set_new(root, cluster ? "cluster_state" : "state",
                             json_string(healthy ? "ok" : check));
@@ -390,12 +447,19 @@ int cp_cli_status(int argc, char **argv) {
             printf("%s\n", text);
         free(text);
         json_decref(root);
-    } else if (healthy) {
-        printf("%s: ok%s\n", cluster ? "cluster state" : "state",
-               cluster ? " (every node reports cluster_state:ok and the same slot map)"
-                       : " (every process answers)");
     } else {
-        printf("%s: NOT ok: %s\n", cluster ? "cluster state" : "state", check);
+        if (keys >= 0)
+            printf("keys: %lld (%s)\n", keys,
+                   cluster ? "DBSIZE on every master, summed by libclusterpipe"
+                           : "the shards' counts summed");
+        else
+            printf("keys: unknown (%s)\n", why);
+        if (healthy)
+            printf("%s: ok%s\n", cluster ? "cluster state" : "state",
+                   cluster ? " (every node reports cluster_state:ok and the same slot map)"
+                           : " (every process answers)");
+        else
+            printf("%s: NOT ok: %s\n", cluster ? "cluster state" : "state", check);
     }
     cp_topo_free(t);
     return healthy ? CP_EXIT_OK : CP_EXIT_FAIL;

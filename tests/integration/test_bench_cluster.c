@@ -57,6 +57,29 @@ static void load_cli(cp_clirun *r, cp_fixture *f, int keys) {
     assert_non_null(strstr(r->out, "as expected"));
 }
 
+/* `status --json`'s key count for the fixture's topology (-1: null), and its exit code in *rc;
+ * also checks it against the per-process rows when it is known. */
+static long long status_keys(cp_clirun *r, cp_fixture *f, int *rc) {
+    const char *args[] = {"status", "--dir", f->dir, "--json", NULL};
+    *rc = cp_clirun_run(r, args);
+    json_t *root = json_loads(r->out, 0, NULL);
+    if (root == NULL)
+        fail_msg("status --json: not JSON: %s%s", r->out, r->err);
+    json_t *k = json_object_get(root, "keys");
+    assert_true(json_is_integer(k) || json_is_null(k));
+    long long keys = json_is_integer(k) ? json_integer_value(k) : -1, rows = 0;
+    json_t *procs = json_object_get(root, "processes"), *p;
+    size_t i;
+    json_array_foreach(procs, i, p) {
+        if (strcmp(json_string_value(json_object_get(p, "role")), "master") == 0)
+            rows += json_integer_value(json_object_get(p, "keys"));
+    }
+    if (keys >= 0)
+        assert_int_equal(keys, rows);
+    json_decref(root);
+    return keys;
+}
+
 /* The sum over the masters of one numeric field of an INFO section (e.g. "commandstats",
  * "cmdstat_mset:calls="); a master without the field adds 0. */
 static long long masters_info(cp_fixture *f, const char *section, const char *field) {
@@ -399,6 +422,9 @@ static void test_master_dies_mid_run(void **state) {
     cp_clirun run;
     cp_clirun_init(&run);
     load_cli(&run, f, KEYS);
+    int rc;
+    assert_int_equal(status_keys(&run, f, &rc), KEYS); /* the library's DBSIZE on every master */
+    assert_int_equal(rc, 0);
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "dies.json"));
     const char *args[] = {
@@ -414,7 +440,7 @@ static void test_master_dies_mid_run(void **state) {
     char err[1024];
     if (cp_topo_kill(f->topo, victim, SIGKILL, err, sizeof(err)) != 0)
         fail_msg("kill: %s", err);
-    int rc = cp_clirun_finish(&run, pid, 60);
+    rc = cp_clirun_finish(&run, pid, 60);
     if (rc != 1)
         fail_msg("bench exited %d, want 1: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "throughput"));
@@ -430,6 +456,12 @@ static void test_master_dies_mid_run(void **state) {
     /* the dead server's CPU counts up to its last sample rather than vanishing */
     assert_true(json_is_number(json_object_get(json_object_get(j, "cpu_seconds"), "redis")));
     json_decref(j);
+    /* A dead master: no count rather than a part of one (the fan-out fails as a whole). */
+    assert_int_equal(status_keys(&run, f, &rc), -1);
+    assert_int_equal(rc, 1);
+    const char *st[] = {"status", "--dir", f->dir, NULL};
+    assert_int_equal(cp_clirun_run(&run, st), 1);
+    assert_non_null(strstr(run.out, "keys: unknown ("));
     cp_clirun_free(&run);
 }
 

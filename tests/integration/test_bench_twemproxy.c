@@ -52,6 +52,9 @@ static void test_load_and_bench(void **state) {
         fail_msg("load exited %d: %s%s", rc, run.out, run.err);
     assert_non_null(strstr(run.out, "the servers hold 3000 keys, as expected"));
     assert_non_null(strstr(run.out, "(twemproxy, pipeline 16, SET per key)")); /* --pipeline wins */
+    const char *st[] = {"status", "--dir", f->dir, NULL};
+    assert_int_equal(cp_clirun_run(&run, st), 0);
+    assert_non_null(strstr(run.out, "keys: 3000 (the shards' counts summed)"));
     char jpath[4096];
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "tw.json"));
     /* 80,000 requests: enough that both redis-servers and nutcracker use many clock ticks of
