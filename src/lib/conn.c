@@ -265,7 +265,7 @@ int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
     return cp__conn_push(c, req, len, tag, arena); /* fits now */
 }
 
-int cp__conn_flush(cp__conn *c) {
+int cp__conn_flush(cp__conn *c, uint64_t now) {
     while (c->opos < c->olen) {
         if (c->ssl != NULL) {
             char why[CP_ERRSTR_LEN];
@@ -277,7 +277,7 @@ int cp__conn_flush(cp__conn *c) {
                 return set_err(c, CP_EIO, "%s", why);
             c->opos += (size_t)n;
             c->written += (uint64_t)n;
-            c->last_io_ns = cp__now_ns();
+            c->last_io_ns = now;
             continue;
         }
         ssize_t n = send(c->fd, c->obuf + c->opos, c->olen - c->opos, MSG_NOSIGNAL);
@@ -290,7 +290,7 @@ int cp__conn_flush(cp__conn *c) {
         }
         c->opos += (size_t)n;
         c->written += (uint64_t)n;
-        c->last_io_ns = cp__now_ns();
+        c->last_io_ns = now;
     }
     c->opos = c->olen = 0;
     return 0;

@@ -152,9 +152,10 @@ static inline int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32
     return 0;
 }
 
-/* Writes buffered bytes without blocking. Returns 0 when the buffer is empty, 1 when bytes
- * remain (socket full), or a negative CP_E* code (connection unusable). */
-int cp__conn_flush(cp__conn *c);
+/* Writes buffered bytes without blocking; progress is stamped `now` (the caller's clock, read
+ * just before: one clock read per batch instead of one per send). Returns 0 when the buffer is
+ * empty, 1 when bytes remain (socket full), or a negative CP_E* code (connection unusable). */
+int cp__conn_flush(cp__conn *c, uint64_t now);
 
 /* Reads whatever is available into the reader without blocking. Returns 0 (possibly with no new
  * data), or CP_ECLOSED / CP_EIO. */

@@ -318,8 +318,9 @@ static void fail_node(cp__client *c, int n, int code, const char *why) {
 }
 
 /* Moves queued commands into node n's output buffer (bounded) and writes what the socket takes;
- * starts connecting a closed node that has commands. */
-static void pump(cp__client *c, int n) {
+ * starts connecting a closed node that has commands. now: the caller's clock, or 0 to read it
+ * here if anything is sent. */
+static void pump_at(cp__client *c, int n, uint64_t now) {
     cp__node *node = &c->nodes[n];
     if (node->q.n == 0 && node->conn.olen == node->conn.opos)
         return; /* nothing to send: the common case after every read, without a clock read */
@@ -333,7 +334,8 @@ static void pump(cp__client *c, int n) {
     }
     if (node->conn.state != CP__CONN_READY && node->conn.state != CP__CONN_AUTH)
         return; /* the loop reports when the connect or handshake moves on */
-    uint64_t now = cp__now_ns();
+    if (now == 0)
+        now = cp__now_ns();
     cp__conn *conn = &node->conn;
     for (;;) {
         while (node->conn.state == CP__CONN_READY && node->q.n > 0 &&
@@ -359,7 +361,7 @@ static void pump(cp__client *c, int n) {
             }
             idle = 0;
         }
-        int rc = cp__conn_flush(conn);
+        int rc = cp__conn_flush(conn, now);
         if (rc < 0) {
             fail_node(c, n, rc, conn->errstr);
             return;
@@ -369,9 +371,17 @@ static void pump(cp__client *c, int n) {
     }
 }
 
-void cp__exec_pump_all(cp__client *c) {
+static void pump(cp__client *c, int n) {
+    pump_at(c, n, 0);
+}
+
+static void pump_all_at(cp__client *c, uint64_t now) {
     for (int n = 0; n < c->nnodes; n++)
-        pump(c, n);
+        pump_at(c, n, now);
+}
+
+void cp__exec_pump_all(cp__client *c) {
+    pump_all_at(c, 0);
 }
 
 /* ---- transactions: a MULTI ... EXEC unit goes to one node and ends as one --------------- */
@@ -679,7 +689,7 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     for (size_t j = 0; j < p->parts.n; j++)
         dispatch(p, CP__PART_TAG | (uint32_t)j, now, &m);
     if (io_now)
-        cp__exec_pump_all(c);
+        pump_all_at(c, now);
     c->sending--;
     if (p->running && cp__batch_finished(p))
         cp__batch_wake_at(c, 1); /* completed from the loop's next call */
