@@ -5,10 +5,10 @@
 # build, one after the other (every other round the other way round, so neither always runs on a
 # warmer machine), and reads each run's own report (--csv: ops/s and client CPU per GET over its
 # measured interval). Both are the same tool, so their own reports measure the same thing. Also
-# the servers' GETs per read (INFO stats) under each build: a change in how requests are batched
-# shows there first. Ratios are NEW/OLD, the geometric mean of each round's own ratio with a 95%
-# Student-t interval: on a shared machine the speed drifts by 2x within minutes, and only paired
-# ratios see through that.
+# the servers' GETs per read (INFO stats) and CPU per GET under each build: a change in how
+# requests are batched shows there first. Ratios are NEW/OLD, the geometric mean of each round's
+# own ratio with a 95% Student-t interval: on a shared machine the speed drifts by 2x within
+# minutes, and only paired ratios see through that.
 #   usage: bench/vs-build.sh OLD_BUILD_DIR [NEW_BUILD_DIR]   (default new: build)
 #   env:   DEPTHS="10 50"  ROUNDS=10  SECONDS_PER_RUN=3  CLIENTS=10  KEYS=100000  VALUE=64
 #          OLD_ARGS / NEW_ARGS: each side's workload flags, shell-quoted (default "--ratio 0:1")
@@ -53,7 +53,8 @@ served() {
                  END { print c, r }'
 }
 
-# One run of build $1 at depth $2: appends "ops_per_sec client_us_per_op gets_per_read" to $3;
+# One run of build $1 at depth $2: appends "ops_per_sec client_us_per_op gets_per_read
+# servers_us_per_op" to $3;
 # the rest of the arguments are the side's workload flags.
 run() {
     local before after b=$1 p=$2 f=$3
@@ -66,8 +67,9 @@ run() {
     awk -F, -v b="$before" -v a="$after" '
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
         NR == 2 { split(b, x, " "); split(a, y, " ")
-                  printf "%s %s %.2f\n", $col["ops_per_sec"], $col["us_per_op_client"],
-                         (y[1] - x[1]) / (y[2] - x[2]); exit }' "$out/run.csv" >>"$f"
+                  printf "%s %s %.2f %s\n", $col["ops_per_sec"], $col["us_per_op_client"],
+                         (y[1] - x[1]) / (y[2] - x[2]), $col["us_per_op_redis"]; exit }' \
+        "$out/run.csv" >>"$f"
 }
 
 printf '\n%-6s %11s %11s %9s %9s | %s\n' depth "old ops/s" "new ops/s" "old us/op" \
@@ -93,9 +95,10 @@ for P in $DEPTHS; do
             h = v > 0 ? t95(n - 1) * sqrt(v) : 0
             return sprintf("%.3fx [%.3f-%.3f]", exp(m), exp(m - h), exp(m + h))
         }
-        { n++; oo[n] = $1; no[n] = $4; oc[n] = $2; nc[n] = $5; og += $3; ng += $6
-          lo = log($4 / $1); so += lo; sso += lo * lo
-          lc = log($5 / $2); sc += lc; ssc += lc * lc }
+        { n++; oo[n] = $1; no[n] = $5; oc[n] = $2; nc[n] = $6; og += $3; ng += $7
+          lo = log($5 / $1); so += lo; sso += lo * lo
+          lc = log($6 / $2); sc += lc; ssc += lc * lc
+          lr = log($8 / $4); sr += lr; ssr += lr * lr }
         function med(a, n,   i, j, t) {
             for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--)
                 a[j + 1] = a[j]; a[j + 1] = t }
@@ -104,7 +107,8 @@ for P in $DEPTHS; do
         END {
             printf "%-6s %11.0f %11.0f %9.3f %9.3f | %s ops, %s client CPU per GET\n", p,
                    med(oo, n), med(no, n), med(oc, n), med(nc, n), gm(so, sso, n), gm(sc, ssc, n)
-            printf "       servers GETs per read: old %.1f, new %.1f\n", og / n, ng / n
+            printf "       servers GETs per read: old %.1f, new %.1f; servers CPU per GET %s\n",
+                   og / n, ng / n, gm(sr, ssr, n)
         }'
 done
 echo "(medians of ops/s and client us per GET over the rounds; ratios are new/old, the geometric"
