@@ -4,7 +4,8 @@
  * DBSIZE and KEYS answer for the whole cluster (summed, concatenated), SCRIPT LOAD reaches every
  * master so EVALSHA works on every slot (and FUNCTION LOAD so FCALL does), FLUSHDB empties all of
  * it, cp_command_all gives one INFO per master, and the nodes, their roles, masters and slot ranges
- * are what the map says; cp_command_node reaches the node chosen.
+ * are what the map says; cp_command_node reaches the node chosen. A master that refuses makes
+ * the combined answer its error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,6 +115,65 @@ static void every_master(void **state) {
 
     r = cp_command(c, "FLUSHDB");
     assert_non_null(r);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    assert_int_equal(integer_of(c, "DBSIZE"), 0);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
+static void assert_error(const redisReply *r, const char *needle) {
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_ERROR || strstr(r->str, needle) == NULL)
+        fail_msg("want an error naming %s, got type %d: %s", needle, r->type,
+                 r->str != NULL ? r->str : "");
+}
+
+/* One master refuses (its ACL takes FLUSHDB and SCRIPT LOAD away): the combined answer is that
+ * master's error, as docs/commands.md says, while the others did run it; DBSIZE then counts
+ * what the refusing master kept. */
+static void one_master_refuses(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < KEYS; i++)
+        assert_int_equal(cp_append(p, "SET fan:%d %d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+    size_t m = 0;
+    cp_node_info n;
+    while (cp_node_get(c, m, &n) == 0 && n.role != CP_NODE_MASTER)
+        m++;
+    redisReply *r = cp_command_node(c, m, "ACL SETUSER default -flushdb -script|load");
+    assert_non_null(r);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    r = cp_command_node(c, m, "DBSIZE");
+    long long kept = r->integer;
+    freeReplyObject(r);
+    assert_true(kept > 0 && kept < KEYS);
+
+    r = cp_command(c, "FLUSHDB");
+    assert_error(r, "NOPERM");
+    freeReplyObject(r);
+    assert_int_equal(integer_of(c, "DBSIZE"), kept); /* the other masters did flush */
+    assert_int_equal(cp_append(p, "FLUSHDB"), 0); /* every master answered: done, with the error */
+    assert_int_equal(cp_append(p, "SCRIPT LOAD %s", "return 1"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_int_equal(cp_get_outcome(p, 0), CP_DONE);
+    assert_error(cp_reply(p, 0), "NOPERM");
+    assert_int_equal(cp_get_outcome(p, 1), CP_DONE);
+    assert_error(cp_reply(p, 1), "NOPERM");
+    cp_pipeline_reset(p);
+
+    r = cp_command_node(c, m, "ACL SETUSER default +@all");
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    r = cp_command(c, "SCRIPT LOAD %s", "return 1");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING); /* the same SHA from every master */
+    freeReplyObject(r);
+    r = cp_command(c, "FLUSHDB");
     assert_string_equal(r->str, "OK");
     freeReplyObject(r);
     assert_int_equal(integer_of(c, "DBSIZE"), 0);
@@ -258,6 +318,7 @@ static void every_master_async(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_master, setup, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(one_master_refuses, setup, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(nodes, setup, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(every_master_async, setup, cp_fixture_teardown),
     };
