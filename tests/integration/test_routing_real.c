@@ -5,7 +5,8 @@
  * MEMORY USAGE's after a subcommand, BLMPOP's after numkeys, SORT ... STORE's destination) reach
  * the node of their keys at once, without a MOVED, through a pipeline and through the async API;
  * a command whose keys span slots only by its key specs (LMOVE, ZUNIONSTORE) is refused before
- * it is sent. With only the built-in table these went by argv[1] and met MOVED or CROSSSLOT.
+ * it is sent. With only the built-in table these went by argv[1] and met MOVED or CROSSSLOT;
+ * masters that refuse COMMAND leave the client that table, and it still works.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,6 +89,44 @@ static void by_key_specs(void **state) {
     cp_free(c2);
 }
 
+/* Masters that refuse COMMAND (their ACL takes it away): the client connects all the same and
+ * routes with the built-in table, whose commands reach their node at once; the ones it lacks go
+ * by argv[1] and are redirected, and still end done. */
+static void builtin_table_when_command_refused(void **state) {
+    cp_fixture *f = *state;
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = f->endpoints;
+    cp_client *admin = cp_connect(&opt);
+    assert_int_equal(admin->err, 0);
+    redisReply *r = cp_command_all(admin, "ACL SETUSER default -command");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    for (size_t i = 0; i < r->elements; i++)
+        assert_string_equal(r->element[i]->str, "OK");
+    freeReplyObject(r);
+    cp_free(admin);
+
+    cp_client *c = cp_connect(&opt);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < 300; i++)
+        assert_int_equal(cp_append(p, "SET builtin:%d %d", i, i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_stats st;
+    cp_get_stats(c, &st);
+    assert_int_equal(st.command_tables, 0);
+    assert_int_equal(st.moved, 0);
+    cp_pipeline_reset(p);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        assert_int_equal(cp_append(p, commands[i]), 0);
+    assert_int_equal(cp_exec(p), 0);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        assert_int_equal(cp_get_outcome(p, i), CP_DONE);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
 typedef struct count {
     int n, bad;
 } count;
@@ -137,6 +176,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(by_key_specs, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(builtin_table_when_command_refused,
+                                        cp_fixture_setup_cluster3, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(by_key_specs_async, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
     };
