@@ -122,7 +122,7 @@ static const cp__cmdinfo table[] = {
     {"TTL", 1, 1, 1, RO, CP__MERGE_NONE},
     {"TYPE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"UNLINK", 1, -1, 1, CP__CMD_SPLIT, CP__MERGE_SUM},
-    {"UNWATCH", 0, 0, 0, NK | RO, CP__MERGE_NONE},
+    {"UNWATCH", 0, 0, 0, NK | RO | CP__CMD_ALL | CP__CMD_UNWATCH, CP__MERGE_OK},
     {"WATCH", 1, -1, 1, RO | CP__CMD_WATCH, CP__MERGE_NONE},
     {"XADD", 1, 1, 1, 0, CP__MERGE_NONE},
     {"XLEN", 1, 1, 1, RO, CP__MERGE_NONE},

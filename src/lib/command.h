@@ -9,15 +9,16 @@
 
 #include <stddef.h>
 
-#define CP__CMD_READONLY 0x1u /* never changes data: safe to re-send */
-#define CP__CMD_NOKEY 0x2u    /* has no key: any node may serve it */
-#define CP__CMD_NUMKEYS 0x4u  /* EVAL-style: argv[2] = number of keys, keys from argv[3] */
-#define CP__CMD_SPLIT 0x8u    /* multi-key command that may be split per slot */
-#define CP__CMD_MULTI 0x10u   /* MULTI: opens a transaction (txn.c) */
-#define CP__CMD_EXEC 0x20u    /* EXEC, DISCARD: closes one */
-#define CP__CMD_WATCH 0x40u   /* WATCH: a later EXEC on its node is never re-sent elsewhere */
-#define CP__CMD_ALL 0x80u     /* answers for one node's data: sent to every master, merged */
-#define CP__CMD_SUBALL 0x100u /* SCRIPT, FUNCTION: some subcommands go to every master */
+#define CP__CMD_READONLY 0x1u  /* never changes data: safe to re-send */
+#define CP__CMD_NOKEY 0x2u     /* has no key: any node may serve it */
+#define CP__CMD_NUMKEYS 0x4u   /* EVAL-style: argv[2] = number of keys, keys from argv[3] */
+#define CP__CMD_SPLIT 0x8u     /* multi-key command that may be split per slot */
+#define CP__CMD_MULTI 0x10u    /* MULTI: opens a transaction (txn.c) */
+#define CP__CMD_EXEC 0x20u     /* EXEC, DISCARD: closes one */
+#define CP__CMD_WATCH 0x40u    /* WATCH: a later EXEC on its node is never re-sent elsewhere */
+#define CP__CMD_ALL 0x80u      /* answers for one node's data: sent to every master, merged */
+#define CP__CMD_SUBALL 0x100u  /* SCRIPT, FUNCTION: some subcommands go to every master */
+#define CP__CMD_UNWATCH 0x200u /* UNWATCH: ends the WATCHes before it (on every master) */
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {

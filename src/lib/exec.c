@@ -681,13 +681,17 @@ void cp__exec_start(cp_pipeline *p, int io_now) {
     p->remaining += p->parts.n;
     if (p->kind == CP__BATCH_USER)
         c->pending += p->npending; /* until the caller hears of them (complete) */
+    /* In append order, a split or every-master command's parts where it stands: on each node
+     * they go between the commands before and after it (SET k; FLUSHDB; GET k reads nil). */
     dispatch_memo m = {CP__SLOT_NONE, 0, -1};
-    for (size_t i = 0; i < p->cmds.n; i++)
-        if (!(p->cmds.v[i].flags & CP__F_SPLIT) && p->cmds.v[i].slot != CP__SLOT_CROSS &&
-            p->cmds.v[i].slot != CP__SLOT_REFUSED)
+    for (size_t i = 0; i < p->cmds.n; i++) {
+        const cp__cmd *cmd = &p->cmds.v[i];
+        if (cmd->flags & CP__F_SPLIT)
+            for (uint32_t j = 0; j < cmd->nparts; j++)
+                dispatch(p, CP__PART_TAG | (cmd->part0 + j), now, &m);
+        else if (cmd->slot != CP__SLOT_CROSS && cmd->slot != CP__SLOT_REFUSED)
             dispatch(p, (uint32_t)i, now, &m);
-    for (size_t j = 0; j < p->parts.n; j++)
-        dispatch(p, CP__PART_TAG | (uint32_t)j, now, &m);
+    }
     if (io_now)
         pump_all_at(c, now);
     c->sending--;

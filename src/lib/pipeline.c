@@ -27,6 +27,7 @@ cp_pipeline *cp_pipeline_new(cp_client *c) {
     if (p != NULL) {
         p->c = cp__client_of(c);
         p->next_node = CP__TO_KEYS;
+        p->watch_slot = CP__SLOT_NONE;
     }
     return p;
 }
@@ -44,6 +45,7 @@ void cp_pipeline_reset(cp_pipeline *p) {
     p->executed = 0;
     p->ntxns = 0;
     p->txn_open = 0;
+    p->watch_slot = CP__SLOT_NONE;
     p->err = 0;
     p->errstr[0] = '\0';
 }
@@ -183,18 +185,23 @@ static void fold_slots(const char *const *argv, const size_t *argvlen, int first
 
 /* ---- transactions ---- */
 
-/* Gives every member of unit t the unit's slot: the one slot of their keys; CP__SLOT_CROSS
- * when the keys span slots; slot 0 when no member has a key (any node would do, but all must
- * go to the same one). */
+/* Folds slot s (a slot, CP__SLOT_NONE or CP__SLOT_CROSS) into *slot, a unit's so far. */
+static void unify_slot(int *slot, int s) {
+    if (s == CP__SLOT_CROSS || (s >= 0 && *slot >= 0 && s != *slot))
+        *slot = CP__SLOT_CROSS;
+    else if (s >= 0 && *slot != CP__SLOT_CROSS)
+        *slot = s;
+}
+
+/* Gives every member of unit t the unit's slot: the one slot of their keys and of the WATCHes
+ * before it in this batch (a WATCH guards only its own node's EXEC); CP__SLOT_CROSS when they
+ * span slots; slot 0 when none has a key (any node would do, but all must go to the same
+ * one). */
 static void txn_unify(cp_pipeline *p, const cp__txn *t) {
-    int slot = CP__SLOT_NONE;
-    for (uint32_t i = t->first; i <= t->last && slot != CP__SLOT_CROSS; i++) {
-        int s = p->cmds.v[i].slot;
-        if (s == CP__SLOT_CROSS || (s >= 0 && slot >= 0 && s != slot))
-            slot = CP__SLOT_CROSS;
-        else if (s >= 0)
-            slot = s;
-    }
+    int slot = p->watch_slot;
+    p->watch_slot = CP__SLOT_NONE;
+    for (uint32_t i = t->first; i <= t->last && slot != CP__SLOT_CROSS; i++)
+        unify_slot(&slot, p->cmds.v[i].slot);
     if (slot == CP__SLOT_NONE)
         slot = 0;
     for (uint32_t i = t->first; i <= t->last; i++)
@@ -203,8 +210,11 @@ static void txn_unify(cp_pipeline *p, const cp__txn *t) {
 
 int cp__txn_record(cp_pipeline *p, size_t i, unsigned cmdflags) {
     cp__cmd *cmd = &p->cmds.v[i];
-    if (cmdflags & CP__CMD_WATCH)
+    if (cmdflags & CP__CMD_WATCH) {
         cmd->flags |= CP__F_WATCH;
+        if (!p->txn_open)
+            unify_slot(&p->watch_slot, cmd->slot);
+    }
     if (!p->txn_open) {
         if (!(cmdflags & CP__CMD_MULTI))
             return 0; /* an EXEC without MULTI goes alone: the server answers it */
@@ -300,6 +310,8 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         p->arena.len = off;
         return CP_ENOMEM;
     }
+    if ((ci->flags & CP__CMD_UNWATCH) && !p->txn_open)
+        p->watch_slot = CP__SLOT_NONE; /* the next unit is guarded by no WATCH before this */
     cp__merge fan = cmd->flags & CP__F_TX ? CP__MERGE_NONE : cp__fan_rule(ci, argc, argv, argvlen);
     if (to == CP__TO_ALL && !(cmd->flags & CP__F_TX) && fan == CP__MERGE_NONE)
         fan = CP__MERGE_NODES;   /* cp_append_all of anything else: one reply per master */

@@ -132,8 +132,10 @@ struct cp_pipeline {
     int sealed;    /* async batch: takes no more commands; recycled once finished */
     cp__txn *txns; /* its transactions, in order */
     size_t ntxns, captxns;
-    int txn_open;  /* the last one has its MULTI but not yet its EXEC/DISCARD */
-    int next_node; /* where the next append goes: CP__TO_KEYS, CP__TO_ALL or a node index */
+    int txn_open;   /* the last one has its MULTI but not yet its EXEC/DISCARD */
+    int watch_slot; /* the WATCHes since the last unit ended: their slot, CP__SLOT_CROSS, or
+                       CP__SLOT_NONE (none); the next unit's keys include theirs */
+    int next_node;  /* where the next append goes: CP__TO_KEYS, CP__TO_ALL or a node index */
     struct cp_pipeline *next_spare;
 };
 

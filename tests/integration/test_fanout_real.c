@@ -181,6 +181,43 @@ static void one_master_refuses(void **state) {
     cp_free(c);
 }
 
+/* A split or every-master command's parts go where it stands in the pipeline, between the
+ * commands before and after it on every node: FLUSHDB after a SET removes that key before a GET
+ * after it reads, and a split MGET reads the value of the SET before it, not after. */
+static void parts_in_append_order(void **state) {
+    cp_fixture *f = *state;
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = f->endpoints;
+    opt.flags |= CP_OPT_SPLIT_MULTIKEY;
+    cp_client *c = cp_connect(&opt);
+    assert_int_equal(c->err, 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(cp_append(p, "SET ord:%d before", i), 0);
+    assert_int_equal(cp_append(p, "FLUSHDB"), 0);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(cp_append(p, "GET ord:%d", i), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_string_equal(cp_reply(p, 30)->str, "OK");
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(cp_reply(p, 31 + (size_t)i)->type, REDIS_REPLY_NIL);
+    cp_pipeline_reset(p);
+
+    assert_int_not_equal(cp_keyslot("ord:a", 5), cp_keyslot("ord:b", 5));
+    assert_int_equal(cp_append(p, "SET ord:a 1"), 0);
+    assert_int_equal(cp_append(p, "SET ord:b 1"), 0);
+    assert_int_equal(cp_append(p, "MGET ord:a ord:b"), 0); /* split: one part per slot */
+    assert_int_equal(cp_append(p, "SET ord:a 2"), 0);
+    assert_int_equal(cp_append(p, "SET ord:b 2"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    const redisReply *r = cp_reply(p, 2);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->str, "1");
+    assert_string_equal(r->element[1]->str, "1");
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
 static void nodes(void **state) {
     cp_fixture *f = *state;
     cp_client *c = connect_to(f);
@@ -319,6 +356,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_master, setup, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(one_master_refuses, setup, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(parts_in_append_order, setup, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(nodes, setup, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(every_master_async, setup, cp_fixture_teardown),
     };

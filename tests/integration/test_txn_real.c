@@ -4,9 +4,10 @@
  * node of its keys' slot as one unit, through a pipeline and through the async API; keys in two
  * slots refuse the unit before anything is sent, as does a MULTI without its EXEC; after a
  * MOVED the unit is re-sent once to the new owner, unless a WATCH on the old connection guards
- * it (then it is handed back); DISCARD ends a unit on its node as EXEC does; and units of INCRs
- * under live slot migration count every increment exactly once. The issue's measurement (100
- * tags, pipelined) runs on 4 masters, as measured there; the rest on 3.
+ * it (then it is handed back); a WATCH before a unit in the same batch routes it, or refuses it
+ * when in another slot, and UNWATCH reaches every master; DISCARD ends a unit on its node as EXEC
+ * does; and units of INCRs under live slot migration count every increment exactly once. The
+ * issue's measurement (100 tags, pipelined) runs on 4 masters, as measured there; the rest on 3.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +39,18 @@ static cp_client *connect_to(cp_fixture *f) {
     cp_client *c = cp_connect(&opt);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
+    return c;
+}
+
+/* An event-loop client of the fixture's cluster on a built-in loop of its own (*l). */
+static cp_client *connect_async(cp_fixture *f, cp_loop **l) {
+    cp_options opt = CP_OPTIONS_INIT;
+    opt.seeds = f->endpoints;
+    cp_client *c = cp_client_new(&opt);
+    *l = cp_loop_new();
+    assert_non_null(c);
+    assert_non_null(*l);
+    assert_int_equal(cp_loop_attach(*l, c), 0);
     return c;
 }
 
@@ -127,13 +140,8 @@ static void on_unit(cp_client *c, const cp_response *r, void *data) {
 
 static void transactions_async(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_client_new(&opt);
-    cp_loop *l = cp_loop_new();
-    assert_non_null(c);
-    assert_non_null(l);
-    assert_int_equal(cp_loop_attach(l, c), 0);
+    cp_loop *l;
+    cp_client *c = connect_async(f, &l);
     answers a = {0};
     unit_check u[TAGS][4];
     for (int t = 0; t < TAGS; t++) {
@@ -225,13 +233,8 @@ static void discarded_units(void **state) {
     cp_pipeline_free(p);
     cp_free(c);
 
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    c = cp_client_new(&opt);
-    cp_loop *l = cp_loop_new();
-    assert_non_null(c);
-    assert_non_null(l);
-    assert_int_equal(cp_loop_attach(l, c), 0);
+    cp_loop *l;
+    c = connect_async(f, &l);
     answers a = {0};
     for (int t = 0; t < TAGS; t++) {
         assert_int_equal(cp_async_command(c, on_answer, &a, "MULTI"), 0);
@@ -270,30 +273,87 @@ static void on_refused(cp_client *c, const cp_response *r, void *data) {
         strstr(r->errstr, "CROSSSLOT") != NULL;
 }
 
-/* Through the async API too, a unit whose keys span slots is refused whole, nothing sent; the
- * command after it runs. */
+/* A WATCH guards only EXEC on its own connection, so in one batch the WATCHes before a unit count
+ * among its keys: the unit goes to their node (a keyless one too), and is refused when they are
+ * in another slot. UNWATCH reaches every master. The watches fire on the client's own SET: an
+ * EXEC answered nil proves the unit ran on the WATCH's connection. */
+static void watch_and_its_unit(void **state) {
+    cp_fixture *f = *state;
+    char a[16], b[16];
+    tag_of_slot(8000, a, sizeof(a));  /* master 1 */
+    tag_of_slot(16000, b, sizeof(b)); /* master 2: not slot 0's master, where keyless units go */
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append(p, "WATCH {%s}k", b), 0);
+    assert_int_equal(cp_append(p, "SET {%s}k 1", b), 0); /* fires the watch */
+    assert_int_equal(cp_append(p, "MULTI"), 0);
+    assert_int_equal(cp_append(p, "PING"), 0);
+    assert_int_equal(cp_append(p, "EXEC"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_status(cp_reply(p, 0), "OK");
+    assert_status(cp_reply(p, 3), "QUEUED");
+    assert_int_equal(cp_reply(p, 4)->type, REDIS_REPLY_NIL); /* on the WATCH's node: aborted */
+    cp_pipeline_reset(p);
+
+    assert_int_equal(cp_append(p, "WATCH {%s}k", a), 0);
+    assert_int_equal(cp_append(p, "MULTI"), 0);
+    assert_int_equal(cp_append(p, "SET {%s}k 2", b), 0);
+    assert_int_equal(cp_append(p, "EXEC"), 0);
+    assert_int_equal(cp_exec(p), CP_EPARTIAL);
+    assert_int_equal(cp_get_outcome(p, 0), CP_DONE); /* the WATCH itself ran */
+    for (size_t i = 1; i < 4; i++) {
+        assert_int_equal(cp_get_outcome(p, i), CP_NOT_EXECUTED);
+        assert_non_null(strstr(cp_reply(p, i)->str, "CROSSSLOT"));
+    }
+    cp_pipeline_reset(p);
+
+    /* Both masters watch, both watches fire, UNWATCH ends them: both units run. */
+    assert_int_equal(cp_append(p, "WATCH {%s}k", a), 0);
+    assert_int_equal(cp_append(p, "WATCH {%s}k", b), 0);
+    assert_int_equal(cp_append(p, "SET {%s}k 3", a), 0);
+    assert_int_equal(cp_append(p, "SET {%s}k 3", b), 0);
+    assert_int_equal(cp_append(p, "UNWATCH"), 0);
+    for (int u = 0; u < 2; u++) {
+        assert_int_equal(cp_append(p, "MULTI"), 0);
+        assert_int_equal(cp_append(p, "INCR {%s}k", u == 0 ? a : b), 0);
+        assert_int_equal(cp_append(p, "EXEC"), 0);
+    }
+    assert_int_equal(cp_exec(p), 0);
+    assert_status(cp_reply(p, 4), "OK");
+    assert_ran(p, 5, 1);
+    assert_ran(p, 8, 1);
+    assert_int_equal(cp_reply(p, 7)->element[0]->integer, 4);
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
+/* Through the async API too, in one turn: a unit whose keys span slots is refused whole, nothing
+ * sent, and so is one after a WATCH in another slot (the WATCH runs); the command after them
+ * runs. */
 static void refused_units_async(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_client_new(&opt);
-    cp_loop *l = cp_loop_new();
-    assert_non_null(c);
-    assert_non_null(l);
-    assert_int_equal(cp_loop_attach(l, c), 0);
+    char ta[16], tb[16];
+    tag_of_slot(8000, ta, sizeof(ta));
+    tag_of_slot(16000, tb, sizeof(tb));
+    cp_loop *l;
+    cp_client *c = connect_async(f, &l);
     refusal x = {0};
     answers a = {0};
     assert_int_equal(cp_async_command(c, on_refused, &x, "MULTI"), 0);
     assert_int_equal(cp_async_command(c, on_refused, &x, "SET cross:a 1"), 0);
     assert_int_equal(cp_async_command(c, on_refused, &x, "SET cross:b 1"), 0);
     assert_int_equal(cp_async_command(c, on_refused, &x, "EXEC"), 0);
+    assert_int_equal(cp_async_command(c, on_answer, &a, "WATCH {%s}k", ta), 0);
+    assert_int_equal(cp_async_command(c, on_refused, &x, "MULTI"), 0);
+    assert_int_equal(cp_async_command(c, on_refused, &x, "SET {%s}k 5", tb), 0);
+    assert_int_equal(cp_async_command(c, on_refused, &x, "EXEC"), 0);
     assert_int_equal(cp_async_command(c, on_answer, &a, "SET after:async 1"), 0);
-    for (int i = 0; i < 2000 && (x.n < 4 || a.n < 1); i++)
+    for (int i = 0; i < 2000 && (x.n < 7 || a.n < 2); i++)
         assert_true(cp_loop_run_once(l, 10) >= 0);
-    assert_int_equal(x.n, 4);
-    assert_int_equal(x.not_executed, 4);
-    assert_int_equal(x.crossslot, 4);
-    assert_int_equal(a.n, 1);
+    assert_int_equal(x.n, 7);
+    assert_int_equal(x.not_executed, 7);
+    assert_int_equal(x.crossslot, 7);
+    assert_int_equal(a.n, 2);
     assert_int_equal(a.bad, 0);
     cp_free(c);
     cp_loop_free(l);
@@ -460,6 +520,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(discarded_units, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(refused_units_async, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(watch_and_its_unit, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(unit_after_moved, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
