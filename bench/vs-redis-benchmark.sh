@@ -27,6 +27,9 @@
 # `redis-benchmark -t set -P 64`, ROUNDS rounds on fresh clusters (whole runs: 20 s or more, so
 # the tick costs redis-benchmark ~1% of its rate);
 # STRACE=1 counts syscalls per GET at depth 10 for both with `strace -c -f`.
+# OLD_BUILD=DIR: an older build's bench too, in the same GET rounds (per-master keys), with its
+# own ratios to redis-benchmark and the new build's to it: whether a change kept the ratios on
+# this machine, whatever the machine makes of them.
 # CLIENT_CPUS / SERVER_CPUS (taskset lists, e.g. 0 and 1): the tool measured in the GET and hash
 # rounds runs on those CPUs (all its threads), and the four servers are moved to theirs (not in
 # the LOAD_KEYS rounds). Unset, the
@@ -35,6 +38,7 @@
 # (docs/performance.md, session 12).
 #   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
+#          OLD_BUILD=build-dir
 #          CLIENT_CPUS=LIST  SERVER_CPUS=LIST
 #          CP_ARGS="..." (more `clusterpipe bench` flags for its GET rounds, e.g. --threads 2)
 #          HASH_DEPTHS="10" (the HSET and HGET rows' depths; "" skips them)
@@ -65,6 +69,11 @@ LOAD_KEYS=${LOAD_KEYS:-0}
 STRACE=${STRACE:-0}
 CP=$BUILD/clusterpipe
 [[ -x $CP ]] || { echo "build first: cmake -S . -B $BUILD && cmake --build $BUILD" >&2; exit 1; }
+OLD_CP=
+if [[ -n ${OLD_BUILD:-} ]]; then
+    OLD_CP=$OLD_BUILD/clusterpipe
+    [[ -x $OLD_CP ]] || { echo "no $OLD_CP: build it first" >&2; exit 1; }
+fi
 command -v redis-benchmark >/dev/null && command -v redis-cli >/dev/null ||
     { echo "redis-benchmark and redis-cli not found (Debian: redis-tools)" >&2; exit 1; }
 
@@ -75,7 +84,7 @@ tool=0   # the tool running in the background while it is measured
 cleanup() {
     [[ $tool == 0 ]] || { kill "$tool" 2>/dev/null; wait "$tool" 2>/dev/null; }
     "$CP" down --dir "$dir" >/dev/null 2>&1 || true
-    rm -f "$out" "$out".{st,rb,cp,cp64,sp,srv}
+    rm -f "$out" "$out".{st,rb,cp,cp64,sp,srv,old}
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -152,12 +161,12 @@ echo "GET, $ROUNDS interleaved rounds per depth (every other one in the opposite
 printf '\n%-6s %10s %9s | %10s %9s | %9s %9s | %9s %9s\n' depth "rb ops/s" "rb us/op" "cp ops/s" \
     "cp us/op" "ops ratio" "cpu ratio" "rb srv" "cp srv"
 # One run of clusterpipe bench in the background, measured over the window into file $1; the
-# rest of the arguments go to bench.
+# rest of the arguments go to bench. CPBIN: another build's binary.
 cp_round() {
     local f=$1 mix=(--ratio 0:1)
     shift
     [[ " $* " == *" --command "* ]] && mix=()
-    "${pin[@]}" "$CP" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
+    "${pin[@]}" "${CPBIN:-$CP}" bench --dir "$dir" --clients "$C" --pipeline "$P" --duration $((WARM + WINDOW + 1)) \
         --value-size "$VALUE" "${mix[@]}" --quiet ${CP_ARGS:-} "$@" >"$out" 2>&1 &
     tool=$!
     window >>"$f"
@@ -175,12 +184,12 @@ rb_round() {
     window >>"$out.rb"
     kill "$tool"; wait "$tool" 2>/dev/null || true; tool=0
 }
-# The ratios of clusterpipe (file $1) to redis-benchmark, round by round: the tools ran one
-# after the other, so a round's ratio is measured under the same load on the machine, while the
-# load drifts between rounds. Prints the geometric means of the rounds' throughput and client CPU
+# The ratios of clusterpipe (file $1) to redis-benchmark (or to file $2), round by round: the
+# tools ran one after the other, so a round's ratio is measured under the same load on the
+# machine, while the load drifts between rounds. Prints the geometric means of the rounds' throughput and client CPU
 # ratios, each followed by its 95% confidence interval (Student's t on the logarithms).
 paired() {
-    paste -d' ' "$out.rb" "$1" | awk '
+    paste -d' ' "${2:-$out.rb}" "$1" | awk '
         function t95(df) {   # two-sided 95% quantiles of Student t, df 1..30
             split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 " \
                   "2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 2.080 2.074 2.069 2.064 " \
@@ -198,13 +207,19 @@ paired() {
         END { if (n) printf "%s %s", ci(so, sso, n), ci(sc, ssc, n) }'
 }
 for P in $DEPTHS; do
-    : >"$out.rb"; : >"$out.cp"; : >"$out.sp"
+    : >"$out.rb"; : >"$out.cp"; : >"$out.sp"; : >"$out.old"
     for ((r = 0; r < ROUNDS; r++)); do
         # every other round in the opposite order: a drift in the machine's load then favours
         # neither tool
         if ((r % 2 == 0)); then rb_round; fi
+        if [[ -n $OLD_CP ]] && ((r % 2 == 1)); then
+            CPBIN=$OLD_CP cp_round "$out.old" --keys "$KEYS" --key-layout per-master
+        fi
         cp_round "$out.cp" --keys "$KEYS" --key-layout per-master
         cp_round "$out.sp" --keys "$KEYS"   # its own keys, spread over every slot
+        if [[ -n $OLD_CP ]] && ((r % 2 == 0)); then
+            CPBIN=$OLD_CP cp_round "$out.old" --keys "$KEYS" --key-layout per-master
+        fi
         if ((r % 2 == 1)); then rb_round; fi
     done
     awk -v p="$P" -v ro="$(col "$out.rb" 1)" -v rc="$(col "$out.rb" 2)" -v rs="$(col "$out.rb" 3)" \
@@ -220,6 +235,14 @@ for P in $DEPTHS; do
         -v pr="$(paired "$out.sp")" 'BEGIN { split(pr, f, " ")
         printf "       spread keys: %10.0f %9.3f | %9s %9s | srv %.3f  (95%% CI: ops %s, cpu %s)\n",
                co, cc, f[1], f[3], cs, f[2], f[4] }'
+    if [[ -n $OLD_CP ]]; then
+        awk -v co="$(col "$out.old" 1)" -v cc="$(col "$out.old" 2)" -v cs="$(col "$out.old" 3)" \
+            -v pr="$(paired "$out.old")" 'BEGIN { split(pr, f, " ")
+            printf "       old build:   %10.0f %9.3f | %9s %9s | srv %.3f  (95%% CI: ops %s, cpu %s)\n",
+                   co, cc, f[1], f[3], cs, f[2], f[4] }'
+        awk -v pr="$(paired "$out.cp" "$out.old")" 'BEGIN { split(pr, f, " ")
+            printf "       new/old:     ops %s (%s), cpu %s (%s)\n", f[1], f[2], f[3], f[4] }'
+    fi
 done
 # The HSET and HGET rows (see the top): each command its own interleaved rounds.
 hval=$(head -c "$VALUE" /dev/zero | tr '\0' v)
