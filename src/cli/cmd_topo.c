@@ -320,7 +320,10 @@ static long long topo_keys(const cp_topo *t, const char *eps, const long long *s
     if (r != NULL && r->type == REDIS_REPLY_INTEGER)
         n = r->integer;
     else
-        snprintf(why, whylen, "%s", r != NULL ? r->str : c->errstr);
+        snprintf(why, whylen, "%s",
+                 r == NULL        ? c->errstr
+                 : r->str != NULL ? r->str
+                                  : "DBSIZE: not a count");
     freeReplyObject(r);
     cp_free(c);
     return n;
@@ -439,6 +442,7 @@ int cp_cli_status(int argc, char **argv) {
     if (json) {
         json_object_set_new(root, "processes", procs);
         json_object_set_new(root, "keys", keys >= 0 ? json_integer(keys) : json_null());
+        json_object_set_new(root, "keys_error", keys >= 0 ? json_null() : json_string(why));
         json_object_set_new(root, "healthy", json_boolean(healthy));
         json_object_set_new(root, cluster ? "cluster_state" : "state",
                             json_string(healthy ? "ok" : check));

@@ -368,6 +368,7 @@ static void pump_at(cp__client *c, int n, uint64_t now) {
         }
         if (rc == 1 || node->q.n == 0 || node->conn.state != CP__CONN_READY)
             return;
+        now = cp__now_ns(); /* a long queue: its next part is sent later */
     }
 }
 
@@ -403,7 +404,8 @@ static void txn_resend(cp_pipeline *p, cp__txn *t) {
     }
 }
 
-/* A reply for a member of a unit (or for a WATCH, which only marks its node). Members' replies
+/* A reply for a member of a unit (or for a WATCH, which only marks its node, or a part of
+ * UNWATCH, which ends the mark: every command before it there has been answered). Members' replies
  * are kept and their outcomes wait for the last one's. A MOVED or ASK on any of them means the
  * server ran nothing (it answers EXECABORT, or discards on EXEC's own redirect): the unit is
  * re-sent once to the node named, unless a WATCH on this connection guards it (that WATCH does
@@ -411,8 +413,8 @@ static void txn_resend(cp_pipeline *p, cp__txn *t) {
 static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
                       uint64_t now) {
     cp__cmd *cmd = cp__get(p, tag);
-    if (!(cmd->flags & CP__F_TX)) { /* WATCH, answered */
-        c->nodes[n].watched = 1;
+    if (!(cmd->flags & CP__F_TX)) {            /* WATCH or UNWATCH, answered */
+        c->nodes[n].watched = cmd->parent < 0; /* UNWATCH goes as parts */
         cp__batch_answered(p, tag, r, now);
         return;
     }

@@ -119,7 +119,7 @@ int cp__fan_out(cp_pipeline *p, size_t i) {
         part->slot = CP__SLOT_NODE;
         part->node = n;
         part->parent = (int32_t)i;
-        part->flags = cmd->flags & CP__F_READONLY;
+        part->flags = cmd->flags & (CP__F_READONLY | CP__F_WATCH); /* WATCH: UNWATCH's */
         nparts++;
     }
     if (nparts == 0)

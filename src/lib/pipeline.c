@@ -310,8 +310,10 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         p->arena.len = off;
         return CP_ENOMEM;
     }
-    if ((ci->flags & CP__CMD_UNWATCH) && !p->txn_open)
+    if ((ci->flags & CP__CMD_UNWATCH) && !p->txn_open) {
         p->watch_slot = CP__SLOT_NONE; /* the next unit is guarded by no WATCH before this */
+        cmd->flags |= CP__F_WATCH;     /* its parts' answers end their nodes' WATCH marks */
+    }
     cp__merge fan = cmd->flags & CP__F_TX ? CP__MERGE_NONE : cp__fan_rule(ci, argc, argv, argvlen);
     if (to == CP__TO_ALL && !(cmd->flags & CP__F_TX) && fan == CP__MERGE_NONE)
         fan = CP__MERGE_NODES;   /* cp_append_all of anything else: one reply per master */

@@ -33,7 +33,9 @@
 #define CP__F_WRITTEN 0x10u    /* waiting for retry after being written: unknown if abandoned */
 #define CP__F_TX 0x20u         /* in a MULTI ... EXEC/DISCARD unit (txn.h); part0: the unit */
 #define CP__F_TXEND 0x40u      /* the unit's EXEC or DISCARD */
-#define CP__F_WATCH 0x80u      /* WATCH: its node's next unit is handed back, never re-sent */
+#define CP__F_WATCH                                                                                \
+    0x80u /* WATCH: its node's next unit is handed back, never re-sent; a                          \
+             part of UNWATCH: its answer ends that */
 
 /* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. Tags from
  * CP__TAG_INTERNAL up are not commands (ASKING here, AUTH in conn.h). */

@@ -74,8 +74,10 @@ static long long status_keys(cp_clirun *r, cp_fixture *f, int *rc) {
         if (strcmp(json_string_value(json_object_get(p, "role")), "master") == 0)
             rows += json_integer_value(json_object_get(p, "keys"));
     }
+    json_t *why = json_object_get(root, "keys_error");
     if (keys >= 0)
         assert_int_equal(keys, rows);
+    assert_true(keys >= 0 ? json_is_null(why) : json_is_string(why) && json_string_length(why) > 0);
     json_decref(root);
     return keys;
 }

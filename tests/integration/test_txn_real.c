@@ -368,6 +368,19 @@ static void refused_units_async(void **state) {
     cp_free(c);
 }
 
+/* Master 0's highest slot (the tag's) moves to master 1 behind the client's back; then the unit
+ * MULTI; SET {tag}w 1; EXEC runs through p. */
+static void move_then_unit(cp_fixture *f, cp_pipeline *p, const char *tag) {
+    char err[512];
+    if (cp_topo_migrate_slots(f->topo, cp_fixture_master(f, 0), cp_fixture_master(f, 1), 1, err,
+                              sizeof(err)))
+        fail_msg("migrate: %s", err);
+    assert_int_equal(cp_append(p, "MULTI"), 0);
+    assert_int_equal(cp_append(p, "SET {%s}w 1", tag), 0);
+    assert_int_equal(cp_append(p, "EXEC"), 0);
+    assert_int_equal(cp_exec(p), 0);
+}
+
 /* A slot moves behind the client's back; a unit for it then meets MOVED on its queued command
  * and EXECABORT. After a WATCH answered on the old connection it is handed back as the server
  * answered (that WATCH does not hold on the other node); unwatched, it is re-sent to the new
@@ -382,14 +395,7 @@ static void unit_after_moved(void **state) {
     assert_int_equal(cp_append(p, "SET {%s}before 1", tag), 0);
     assert_int_equal(cp_exec(p), 0); /* the map is read; WATCH holds on master 0's connection */
     cp_pipeline_reset(p);
-    if (cp_topo_migrate_slots(f->topo, cp_fixture_master(f, 0), cp_fixture_master(f, 1), 1, err,
-                              sizeof(err)))
-        fail_msg("migrate: %s", err);
-
-    assert_int_equal(cp_append(p, "MULTI"), 0);
-    assert_int_equal(cp_append(p, "SET {%s}w 1", tag), 0);
-    assert_int_equal(cp_append(p, "EXEC"), 0);
-    assert_int_equal(cp_exec(p), 0);
+    move_then_unit(f, p, tag);
     const redisReply *e = cp_reply(p, 2);
     assert_int_equal(e->type, REDIS_REPLY_ERROR); /* handed back: EXECABORT */
     assert_non_null(strstr(e->str, "EXECABORT"));
@@ -420,6 +426,30 @@ static void unit_after_moved(void **state) {
     freeReplyObject(r);
     r = cp_command(c, "EXISTS {%s}w", tag);
     assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    cp_free(c);
+}
+
+/* UNWATCH's answers end the WATCH mark on its node: a unit there that meets MOVED afterwards is
+ * re-sent to the new owner and runs, as an unwatched one does (not handed back). */
+static void unit_after_unwatch(void **state) {
+    cp_fixture *f = *state;
+    char tag[16];
+    tag_of_slot(5460, tag, sizeof(tag));
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append(p, "WATCH {%s}w", tag), 0);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+    assert_int_equal(cp_append(p, "UNWATCH"), 0);
+    assert_int_equal(cp_exec(p), 0);
+    assert_status(cp_reply(p, 0), "OK");
+    cp_pipeline_reset(p);
+    move_then_unit(f, p, tag);
+    assert_ran(p, 0, 1);
+    cp_pipeline_free(p);
+    redisReply *r = cp_command(c, "GET {%s}w", tag);
+    assert_string_equal(r->str, "1");
     freeReplyObject(r);
     cp_free(c);
 }
@@ -524,6 +554,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(watch_and_its_unit, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(unit_after_moved, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(unit_after_unwatch, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(units_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
