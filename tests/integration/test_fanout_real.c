@@ -46,14 +46,19 @@ static long long integer_of(cp_client *c, const char *cmd) {
     return v;
 }
 
-static void every_master(void **state) {
-    cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
-    cp_pipeline *p = cp_pipeline_new(c);
+/* Writes KEYS keys fan:0 .. fan:KEYS-1 (value: their number) through p, and resets it. */
+static void set_keys(cp_pipeline *p) {
     for (int i = 0; i < KEYS; i++)
         assert_int_equal(cp_append(p, "SET fan:%d %d", i, i), 0);
     assert_int_equal(cp_exec(p), 0);
     cp_pipeline_reset(p);
+}
+
+static void every_master(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_to(f);
+    cp_pipeline *p = cp_pipeline_new(c);
+    set_keys(p);
 
     assert_int_equal(integer_of(c, "DBSIZE"), KEYS); /* one master alone holds about a third */
     redisReply *r = cp_command(c, "KEYS fan:*");
@@ -136,10 +141,7 @@ static void one_master_refuses(void **state) {
     cp_fixture *f = *state;
     cp_client *c = connect_to(f);
     cp_pipeline *p = cp_pipeline_new(c);
-    for (int i = 0; i < KEYS; i++)
-        assert_int_equal(cp_append(p, "SET fan:%d %d", i, i), 0);
-    assert_int_equal(cp_exec(p), 0);
-    cp_pipeline_reset(p);
+    set_keys(p);
     size_t m = 0;
     cp_node_info n;
     while (cp_node_get(c, m, &n) == 0 && n.role != CP_NODE_MASTER)
