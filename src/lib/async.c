@@ -25,7 +25,7 @@ static cp_pipeline *open_batch(cp__client *c) {
     p->kind = CP__BATCH_ASYNC;
     p->sealed = 0;
     p->next_spare = NULL;
-    cp__exec_start(p, 0); /* empty: links it and starts its retry budget */
+    cp__send_start(p, 0); /* empty: links it and starts its retry budget */
     c->open = p;
     return p;
 }
@@ -75,11 +75,11 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     if (flags & CP_CMD_IDEMPOTENT)
         cmd->flags |= CP__F_IDEMPOTENT;
     if (!(cmd->flags & CP__F_TX)) {
-        cp__exec_add(p, (uint32_t)i);
+        cp__send_add(p, (uint32_t)i);
     } else if (cmd->flags & CP__F_TXEND) { /* the unit is whole: it goes now, as one */
         const cp__txn *t = cp__txn_of(p, cmd);
         for (uint32_t j = t->first; j <= t->last; j++)
-            cp__exec_add(p, j);
+            cp__send_add(p, j);
     } /* else a transaction's member: held until its EXEC (or the end of the turn) */
     cp__events_after_call(c);
     return 0;

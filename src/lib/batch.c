@@ -7,6 +7,8 @@
  */
 #include "lib/batch.h"
 
+#include "lib/fence.h"
+
 void cp__batch_link(cp_pipeline *p) {
     cp__client *c = p->c;
     p->running = 1;
@@ -139,4 +141,59 @@ void cp__batch_give_up(cp_pipeline *p, uint32_t tag, int written, int err) {
     if (cmd->outcome == CP_PENDING)
         cp__batch_finish(
             p, tag, written || (cmd->flags & CP__F_WRITTEN) ? CP_UNKNOWN : CP_NOT_EXECUTED, err);
+}
+
+/* A command a fence held, given up by cp__batch_cancel_all. */
+static void give_up_held(cp_pipeline *p, uint32_t tag, void *data) {
+    cp__batch_give_up(p, tag, 0, *(const int *)data);
+}
+
+/* Ends every command of every batch: what is in flight (unknown when written), queued, held
+ * behind a fence or waiting for a retry round, then every batch not completed by that. */
+void cp__batch_cancel_all(cp__client *c, int code, const char *why) {
+    c->depth++;
+    c->closing = 1; /* callbacks run below may not send more: the lists below stay put */
+    for (int n = 0; n < c->nnodes; n++) {
+        cp__conn *conn = &c->nodes[n].conn;
+        for (size_t i = 0; i < conn->fcount; i++) {
+            cp__inflight *f = &conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
+            if (f->tag < CP__TAG_INTERNAL && f->arena != NULL) {
+                cp_pipeline *p = cp__pipeline_of_arena(f->arena);
+                cp__pipeline_set_err(p, code, "%s", why);
+                cp__batch_give_up(p, f->tag, cp__conn_was_written(conn, i), code);
+            }
+        }
+        cp__client_close_node(c, n);
+        while (c->nodes[n].q.n > 0) {
+            cp__qent e = cp__queue_pop(&c->nodes[n].q);
+            cp__pipeline_set_err(e.p, code, "%s", why);
+            cp__batch_give_up(e.p, e.tag, 0, code);
+        }
+    }
+    cp__fence_drop_all(c, give_up_held, &code);
+    cp__batch_flush_deferred(c);
+    /* Giving up a batch's last command completes it (it may be reused): start over after each. */
+again:
+    for (cp_pipeline *p = c->running; p != NULL; p = p->next_run) {
+        p->retry_at = 0;
+        p->wait_map = 0;
+        if (p->nretry == 0)
+            continue;
+        size_t nr = p->nretry;
+        p->nretry = 0;
+        cp__pipeline_set_err(p, code, "%s", why);
+        for (size_t i = 0; i < nr; i++)
+            cp__batch_give_up(p, p->retry[i], 0, code);
+        goto again;
+    }
+    c->refresh.running = 0;
+    /* Every command had its outcome above; batches not completed by it yet are now. */
+    while (c->running != NULL) {
+        cp_pipeline *p = c->running;
+        p->remaining = 0;
+        p->sealed = 1;
+        cp__batch_complete(p);
+    }
+    c->closing = 0;
+    c->depth--;
 }

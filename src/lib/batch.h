@@ -69,4 +69,8 @@ void cp__batch_wake_soon(cp__client *c);
  * and last. */
 void cp__batch_flush_deferred(cp__client *c);
 
+/* Ends every command of every batch now (code why), closing connections with requests on them:
+ * written ones end unknown, the rest not executed. For cp_free and a loop that cannot go on. */
+void cp__batch_cancel_all(cp__client *c, int code, const char *why);
+
 #endif

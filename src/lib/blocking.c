@@ -23,7 +23,7 @@ static void turn(cp__client *c) {
     if (cp_loop_run_once(c->own_loop, -1) < 0) {
         char why[64];
         snprintf(why, sizeof(why), "poll: %s", strerror(errno));
-        cp__exec_cancel_all(c, CP_EIO, why);
+        cp__batch_cancel_all(c, CP_EIO, why);
     }
 }
 
@@ -67,7 +67,7 @@ int cp_refresh(cp_client *pc) {
     if (!cp__client_blocking(c))
         return cp__client_err(c, CP_EINVAL, "cp_refresh: not a blocking client");
     unsigned gen = c->refresh.generation;
-    cp__exec_refresh_now(c);
+    cp__send_refresh_now(c);
     cp__events_after_call(c);
     while (c->refresh.generation == gen && c->refresh.running)
         turn(c);
@@ -104,7 +104,7 @@ int cp_exec(cp_pipeline *p) {
      * the newest map it asked for, as it always did. */
     while (c->refresh.running)
         turn(c);
-    cp__exec_start(p, 1);
+    cp__send_start(p, 1);
     cp__events_after_call(c);
     while (p->running)
         turn(c);

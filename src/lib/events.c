@@ -132,7 +132,7 @@ static void seal(cp__client *c) {
     long u = cp__txn_refuse_open(p);
     if (u >= 0)
         for (uint32_t j = p->txns[u].first; j <= p->txns[u].last; j++)
-            cp__exec_add(p, j);
+            cp__send_add(p, j);
     p->sealed = 1;
     if (p->remaining == 0)
         cp__batch_wake_soon(c); /* finished already: completed from the timer */
@@ -222,14 +222,14 @@ int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata) {
     }
     p->done = done;
     p->done_data = privdata;
-    cp__exec_start(p, 1); /* a pipeline is one unit already: it goes out now */
+    cp__send_start(p, 1); /* a pipeline is one unit already: it goes out now */
     cp__events_after_call(c);
     return 0;
 }
 
 static void really_free(cp__client *c) {
     c->free_pending = 0;
-    cp__exec_cancel_all(c, CP_ECANCELED, "the client was freed");
+    cp__batch_cancel_all(c, CP_ECANCELED, "the client was freed");
     /* Then what waits for the timer hears of the end (a SCAN step: its callback), from a client
      * that takes no more work. */
     c->closing = 1;

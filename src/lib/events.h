@@ -7,7 +7,9 @@
 #ifndef CLUSTERPIPE_EVENTS_H
 #define CLUSTERPIPE_EVENTS_H
 
+#include "lib/batch.h"
 #include "lib/exec.h"
+#include "lib/send.h"
 
 /* 1 when the client is on a loop of the caller's (async calls allowed), 0 when it has none or
  * is a blocking client on its own loop. */

@@ -85,3 +85,15 @@ void cp__fence_node_failed(cp__client *c, int n, cp__fence_route *route, uint64_
         else
             i++;
 }
+
+void cp__fence_drop_all(cp__client *c, cp__fence_drop *drop, void *data) {
+    while (c->nfences > 0) {
+        cp__fence *f = &c->fences[c->nfences - 1];
+        while (f->held.n > 0) {
+            cp__qent e = cp__queue_pop(&f->held);
+            drop(e.p, e.tag, data);
+        }
+        free(f->held.v);
+        c->nfences--;
+    }
+}

@@ -35,4 +35,8 @@ void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uin
 /* Node n failed: every fence it held goes, their commands to route. */
 void cp__fence_node_failed(cp__client *c, int n, cp__fence_route *route, uint64_t now);
 
+/* Drops every fence; each command one held goes to drop(p, tag, data), in order (cp_free). */
+typedef void cp__fence_drop(cp_pipeline *p, uint32_t tag, void *data);
+void cp__fence_drop_all(cp__client *c, cp__fence_drop *drop, void *data);
+
 #endif

@@ -1008,7 +1008,7 @@ static void drive(cp_scan *s) {
             cp__events_wake_at(c, &s->wake, cp__now_ns() + (uint64_t)s->pause_ms * 1000000u);
             return;
         default: /* ASK_REFRESH: the in-band refresh, every node then the seeds as cp_refresh */
-            cp__exec_refresh_now(c);
+            cp__send_refresh_now(c);
             if (c->refresh.running) { /* on in woken() when it has ended */
                 s->wait = W_REFRESH;
                 cp__events_wake_after_refresh(c, &s->wake);

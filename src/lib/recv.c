@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Replies read and acted on (recv.h): the answer a caller sees, or a redirect or retry it never
+ * sees, and a transaction's answers ended as one. One thread, the client's.
+ */
+#include "lib/recv.h"
+
+#include "lib/batch.h"
+#include "lib/fence.h"
+#include "lib/readfrom.h"
+#include "lib/send.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- transactions: a MULTI ... EXEC unit goes to one node and ends as one --------------- */
+
+/* Re-sends unit t, whole and in order, to the node a MOVED or ASK named (ASKING before its
+ * first command: the flag lasts through MULTI on the server). */
+static void txn_resend(cp_pipeline *p, cp__txn *t) {
+    int m = t->target;
+    t->resent = 1;
+    t->target = -1;
+    for (uint32_t i = t->first; i <= t->last; i++) {
+        cp__cmd *cmd = &p->cmds.v[i];
+        cmd->reply = NULL;
+        cmd->redirects++;
+        cmd->flags &= (uint8_t) ~(CP__F_ASKING | CP__F_WRITTEN);
+        if (i == t->first && t->ask)
+            cmd->flags |= CP__F_ASKING;
+        cp__send_enqueue(p, m, i);
+    }
+}
+
+/* A reply for a member of a unit (or for a WATCH, which only marks its node, or a part of
+ * UNWATCH, which ends the mark: every command before it there has been answered). Members' replies
+ * are kept and their outcomes wait for the last one's. A MOVED or ASK on any of them means the
+ * server ran nothing (it answers EXECABORT, or discards on EXEC's own redirect): the unit is
+ * re-sent once to the node named, unless a WATCH on this connection guards it (that WATCH does
+ * not hold on another node: the caller gets the answers and decides). */
+static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
+                      uint64_t now) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (!(cmd->flags & CP__F_TX)) {            /* WATCH or UNWATCH, answered */
+        c->nodes[n].watched = cmd->parent < 0; /* UNWATCH goes as parts */
+        cp__batch_answered(p, tag, r, now);
+        return;
+    }
+    cmd->reply = r;
+    cmd->done_ns = now;
+    cp__txn *t = cp__txn_of(p, cmd);
+    int slot = 0, port = 0;
+    char host[CP__HOSTLEN];
+    cp__errkind kind = cp__classify(r, &slot, host, sizeof(host), &port);
+    if (kind == CP__ERR_MOVED || kind == CP__ERR_ASK) {
+        if (kind == CP__ERR_MOVED)
+            c->stats.moved++;
+        else
+            c->stats.ask++;
+        if (host[0] == '\0')
+            snprintf(host, sizeof(host), "%s", c->nodes[n].host);
+        int m = cp__client_node(c, host, port);
+        if (m >= 0 && t->target < 0) {
+            t->target = m;
+            t->ask = kind == CP__ERR_ASK;
+        }
+        if (m >= 0 && kind == CP__ERR_MOVED) {
+            cp__fence_moved(c, n, slot); /* later commands for the slot wait for the unit */
+            cp__routes_patch(&c->routes, slot, m);
+            c->nodes[m].is_master = 1;
+            c->need_refresh = 1;
+        }
+    }
+    if (!(cmd->flags & CP__F_TXEND))
+        return;
+    int watched = c->nodes[n].watched;
+    c->nodes[n].watched = 0; /* EXEC and DISCARD end every WATCH of the connection */
+    if (t->target >= 0 && r->type == REDIS_REPLY_ERROR && !t->resent && !watched &&
+        cmd->redirects < c->max_redirects && now < p->deadline) {
+        txn_resend(p, t);
+        return;
+    }
+    for (uint32_t i = t->first; i <= t->last; i++)
+        if (p->cmds.v[i].outcome == CP_PENDING)
+            cp__batch_finish(p, i, CP_DONE, 0);
+}
+
+/* ---- replies ------------------------------------------------------------------------------- */
+
+/* Acts on one reply: the answer, or a redirect / retry the caller never sees. */
+static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
+                     uint64_t now) {
+    if (tag == CP__ASKING_TAG) /* its command's own reply tells what happened */
+        return;
+    cp__cmd *cmd = cp__get(p, tag);
+    if (cmd->flags & CP__F_TX) {
+        txn_reply(c, n, p, tag, r, now);
+        return;
+    }
+    int slot = 0, port = 0, m;
+    char host[CP__HOSTLEN];
+    cp__errkind kind = cmd->slot != CP__SLOT_NODE
+                           ? cp__classify(r, &slot, host, sizeof(host), &port)
+                           : CP__ERR_NONE;
+    switch (kind) {
+    case CP__ERR_MOVED:
+    case CP__ERR_ASK:
+        if (kind == CP__ERR_MOVED)
+            c->stats.moved++;
+        else
+            c->stats.ask++;
+        /* A redirect loop ends at max_redirects (at most 255, what the uint8_t counter holds:
+         * compared before counting, so it can never wrap) or at the batch's deadline: the first
+         * hop is always followed (a stale slot map is routine after a reshard), later ones only
+         * while the retry budget lasts. */
+        if (cmd->redirects >= c->max_redirects || (cmd->redirects > 0 && now >= p->deadline)) {
+            if (cmd->redirects >= c->max_redirects)
+                cp__pipeline_set_err(p, CP_EREDIRECT, "more than %d redirects: %.60s",
+                                     c->max_redirects, r->str);
+            else
+                cp__pipeline_set_err(p, CP_EREDIRECT,
+                                     "retry budget spent after %u redirects: %.60s",
+                                     (unsigned)cmd->redirects, r->str);
+            cmd->reply = r;
+            cp__batch_give_up(p, tag, 0, CP_EREDIRECT); /* unknown if an earlier send was lost */
+            return;
+        }
+        cmd->redirects++;
+        /* Redis may leave the host out (":port"): it means the host we asked (copied: adding a
+         * node may move the node array). */
+        if (host[0] == '\0')
+            snprintf(host, sizeof(host), "%s", c->nodes[n].host);
+        m = cp__client_node(c, host, port);
+        if (m < 0) {
+            cp__pipeline_set_err(p, m, "cannot add node %s:%d", host, port);
+            cmd->reply = r;
+            cp__batch_give_up(p, tag, 0, m);
+            return;
+        }
+        /* The server's word on the key's slot: retry rounds route by it (a caller's slot given
+         * with cp_append_argv_slot may have been wrong). */
+        cmd->slot = slot;
+        if (kind == CP__ERR_MOVED) {
+            cp__fence_moved(c, n, slot);
+            cp__routes_patch(&c->routes, slot, m);
+            c->nodes[m].is_master = 1;
+            c->need_refresh = 1; /* the rest of the map is read in-band, spaced */
+        } else {
+            cmd->flags |= CP__F_ASKING;
+        }
+        cp__send_enqueue(p, m, tag);
+        return;
+    case CP__ERR_TRYAGAIN:
+    case CP__ERR_CLUSTERDOWN:
+    case CP__ERR_LOADING:
+        if (kind == CP__ERR_TRYAGAIN)
+            c->stats.tryagain++;
+        else if (kind == CP__ERR_CLUSTERDOWN) {
+            c->stats.clusterdown++;
+            c->need_refresh = 1;
+            p->node_failed = 1;
+        } else {
+            c->stats.loading++;
+            cp__readfrom_failed(c, n, now); /* a replica still loading: read elsewhere */
+        }
+        /* Kept so that a command given up at the end of the budget shows why. */
+        cmd->reply = r;
+        if (cp__now_ns() >= p->deadline)
+            cp__pipeline_set_err(p, CP_ESERVER, "retry budget spent: %.80s", r->str);
+        cp__send_retry_later(p, tag, CP_ESERVER);
+        return;
+    default:
+        cp__batch_answered(p, tag, r, now);
+    }
+}
+
+void cp__recv_node(cp__client *c, int n) {
+    int rc = cp__conn_fill(&c->nodes[n].conn);
+    uint64_t now = c->nodes[n].conn.last_io_ns; /* every new reply arrived with the last read */
+    /* Callbacks may add nodes (realloc) or close this one: re-read c->nodes[n] every time. */
+    while (c->nodes[n].conn.state != CP__CONN_CLOSED) {
+        redisReply *r = NULL;
+        uint32_t tag;
+        cp__reply_arena *arena;
+        int got = cp__conn_reply(&c->nodes[n].conn, &r, &tag, &arena);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            cp__send_fail_node(c, n, got, c->nodes[n].conn.errstr);
+            return;
+        }
+        if (arena ==
+            NULL) { /* the handshake answered (commands may go in now), or a dropped reply */
+            if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
+                cp__send_pump(c, n);
+            continue;
+        }
+        cp_pipeline *p = cp__pipeline_of_arena(arena);
+        /* A fence is lifted after its last command's reply was acted on: a redirect of that
+         * command goes before the commands the fence held. (Read first: acting may free p.) */
+        int fenced = c->nfences > 0 && tag < CP__TAG_INTERNAL;
+        int slot = fenced ? cp__get(p, tag)->slot : 0;
+        fenced = fenced && cp__fence_counts(c, n, slot);
+        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
+            if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
+                txn_reply(c, n, p, tag, r, now);
+            else
+                cp__batch_answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+        } else {
+            on_reply(c, n, p, tag, r, now);
+        }
+        if (fenced)
+            cp__fence_reply(c, n, slot, cp__send_route, now);
+    }
+    if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
+        cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
+}
