@@ -248,9 +248,12 @@ void cp__client_destroy(cp__client *c) {
         cp__conn_free(&c->nodes[i].conn);
         free(c->nodes[i].q.v);
     }
-    for (int i = 0; i < c->nfences; i++)
-        free(c->fences[i].held.v);
+    for (int i = 0; i < c->nfences; i++) {
+        free(c->fences[i].held);
+        free(c->fences[i].old);
+    }
     free(c->fences);
+    free(c->fence_of);
     free(c->refresh.cand);
     free(c->nodes);
     free(c->seed_host);

@@ -69,14 +69,32 @@ typedef struct cp__node {
     cp__queue q;              /* commands waiting to be written, in order */
 } cp__node;
 
-/* MOVED for a slot while more of its commands are still in flight on the old node: commands
- * for the slot sent after the redirect wait here until those have come back (redirected in
- * order), so one key's commands never overtake each other (exec.c). */
+/* A command a fence holds (fence.h): its batch and tag, its place in the client's send order,
+ * the node it goes to when let through (a redirect's; -1: routed by the map then), and whether
+ * it may go once the commands before it have (a parked one waits for its batch's round). */
+typedef struct cp__held {
+    struct cp_pipeline *p;
+    uint32_t tag;
+    uint32_t seq;
+    int32_t target;
+    uint32_t ready;
+} cp__held;
+
+/* A node that had commands of a fenced slot when it stopped serving it, and how many of them
+ * it has not answered yet. */
+typedef struct cp__old_owner {
+    int node;
+    uint32_t count;
+} cp__old_owner;
+
+/* One slot's fence: its old owners, and the commands it holds, sorted by their place in the
+ * send order, in held[head .. head + n). It exists while it has either. */
 typedef struct cp__fence {
     int slot;
-    int node;       /* the node that answered MOVED */
-    uint32_t count; /* commands for the slot still in flight or queued there */
-    cp__queue held; /* later commands for the slot, in order */
+    int nold, capold;
+    cp__old_owner *old;
+    cp__held *held;
+    uint32_t head, n, cap;
 } cp__fence;
 
 /* The slot map is re-read in-band: a CLUSTER SHARDS (or SLOTS) request to a master with an idle
@@ -134,8 +152,10 @@ typedef struct cp__client {
     uint64_t rng; /* backoff jitter */
     cp_stats stats;
     cp__refresh refresh;
-    cp__fence *fences;
+    cp__fence *fences; /* fence.h: slots whose later commands wait behind earlier ones */
     int nfences, capfences;
+    int32_t *fence_of; /* [CP_SLOTS]: the slot's index in fences, -1 (NULL: none made yet) */
+    uint32_t seq;      /* commands first sent so far: each one's place in the send order */
     /* The loop. */
     const cp_event_ops *ops;
     void *loop;

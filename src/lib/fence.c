@@ -1,99 +1,339 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Fences on slots after MOVED (fence.h): a small array on the client, searched linearly (there
- * are as many fences as slots moving at once, a handful). One thread, the client's.
+ * Slot fences (fence.h): an array on the client, found by slot through a 16384-entry index made
+ * with the first fence. A fence's commands are kept sorted by their place in the send order; a
+ * new one nearly always goes at the end (sent last) or the front (parked again), so insertion
+ * is a search and rarely a move. A fence goes as soon as it holds nothing and has no old owner.
+ * One thread, the client's.
  */
 #include "lib/fence.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The slot's fence on node n, or with n < 0 its oldest. A slot can have one per node: under
- * read_from a replica and its master both answer MOVED for it. The array keeps the fences in
- * the order they were made, so a slot's later commands all wait at its oldest fence and pass
- * to the next one in their order. */
-static cp__fence *find(cp__client *c, int slot, int n) {
-    for (int i = 0; i < c->nfences; i++)
-        if (c->fences[i].slot == slot && (n < 0 || c->fences[i].node == n))
-            return &c->fences[i];
-    return NULL;
+/* a sent before b (seq wraps after 2^32 commands; fewer than 2^31 are ever outstanding) */
+static inline int before(uint32_t a, uint32_t b) {
+    return (int32_t)(a - b) < 0;
 }
 
-/* Drops fence f and routes what it held (routing may fence nothing new: only MOVED does). */
-static void release(cp__client *c, cp__fence *f, cp__fence_route *route, uint64_t now) {
-    cp__queue held = f->held;
-    size_t after = (size_t)(c->fences + c->nfences - (f + 1));
-    memmove(f, f + 1, after * sizeof(*f));
-    c->nfences--;
-    while (held.n > 0) {
-        cp__qent e = cp__queue_pop(&held);
-        route(e.p, e.tag, now);
-    }
-    free(held.v);
+/* The slot whose order a command keeps: its own in a cluster (none for a keyless command or one
+ * for a chosen node), and one for everything at a single endpoint, whose commands all share a
+ * connection. */
+static int order_slot(const cp__client *c, const cp__cmd *cmd) {
+    return c->cluster ? cmd->slot : 0;
 }
 
-int cp__fence_hold(cp__client *c, int slot, cp_pipeline *p, uint32_t tag) {
-    cp__fence *f = c->nfences > 0 && slot >= 0 ? find(c, slot, -1) : NULL;
-    if (f == NULL)
-        return 0;
-    return cp__queue_push(&f->held, p, tag) != 0 ? CP_ENOMEM : 1;
+static cp__fence *find(const cp__client *c, int slot) {
+    if (c->nfences == 0 || slot < 0)
+        return NULL;
+    int i = c->fence_of[slot];
+    return i < 0 ? NULL : &c->fences[i];
 }
 
-void cp__fence_moved(cp__client *c, int n, int slot) {
-    if (find(c, slot, n) != NULL)
-        return;
-    cp__conn *conn = &c->nodes[n].conn;
-    uint32_t count = 0;
-    for (size_t i = 0; i < conn->fcount; i++) {
-        uint32_t tag = cp__conn_tag(conn, i);
-        cp__reply_arena *a = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)].arena;
-        if (tag < CP__TAG_INTERNAL && a != NULL &&
-            cp__get(cp__pipeline_of_arena(a), tag)->slot == slot)
-            count++;
+/* The slot's fence, made when there is none. NULL out of memory. */
+static cp__fence *get(cp__client *c, int slot) {
+    cp__fence *f = find(c, slot);
+    if (f != NULL)
+        return f;
+    if (c->fence_of == NULL) {
+        c->fence_of = malloc(CP_SLOTS * sizeof(*c->fence_of));
+        if (c->fence_of == NULL)
+            return NULL;
+        memset(c->fence_of, 0xff, CP_SLOTS * sizeof(*c->fence_of)); /* -1 everywhere */
     }
-    for (uint32_t i = 0; i < c->nodes[n].q.n; i++) {
-        cp__qent *e = cp__queue_at(&c->nodes[n].q, i);
-        count += cp__get(e->p, e->tag)->slot == slot;
-    }
-    if (count == 0)
-        return;
     if (c->nfences == c->capfences) {
         int ncap = c->capfences ? c->capfences * 2 : 8;
         cp__fence *v = realloc(c->fences, (size_t)ncap * sizeof(*v));
         if (v == NULL)
-            return;
+            return NULL;
         c->fences = v;
         c->capfences = ncap;
     }
-    c->fences[c->nfences++] = (cp__fence){slot, n, count, {0}};
+    f = &c->fences[c->nfences];
+    *f = (cp__fence){.slot = slot};
+    c->fence_of[slot] = c->nfences++;
+    return f;
 }
 
-int cp__fence_counts(cp__client *c, int n, int slot) {
-    return c->nfences > 0 && find(c, slot, n) != NULL;
-}
-
-void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_route *route, uint64_t now) {
-    cp__fence *f = find(c, slot, n);
-    if (f != NULL && --f->count == 0)
-        release(c, f, route, now);
-}
-
-void cp__fence_node_failed(cp__client *c, int n, cp__fence_route *route, uint64_t now) {
-    for (int i = 0; i < c->nfences;)
-        if (c->fences[i].node == n)
-            release(c, &c->fences[i], route, now);
-        else
-            i++;
-}
-
-void cp__fence_drop_all(cp__client *c, cp__fence_drop *drop, void *data) {
-    while (c->nfences > 0) {
-        cp__fence *f = &c->fences[c->nfences - 1];
-        while (f->held.n > 0) {
-            cp__qent e = cp__queue_pop(&f->held);
-            drop(e.p, e.tag, data);
-        }
-        free(f->held.v);
-        c->nfences--;
+/* Removes fence f (it holds nothing and has no old owner): the last one takes its place. */
+static void drop(cp__client *c, cp__fence *f) {
+    assert(f->n == 0 && f->nold == 0);
+    free(f->held);
+    free(f->old);
+    int i = (int)(f - c->fences), last = c->nfences - 1;
+    c->fence_of[f->slot] = -1;
+    if (i != last) {
+        c->fences[i] = c->fences[last];
+        c->fence_of[c->fences[i].slot] = i;
     }
+    c->nfences--;
+}
+
+/* Puts a command into f at its place in the send order. 0 or CP_ENOMEM. */
+static int insert(cp__fence *f, const cp__held *h) {
+    if (f->head + f->n == f->cap) {
+        if (f->head > 0) { /* room at the front: close the gap first */
+            memmove(f->held, f->held + f->head, f->n * sizeof(*f->held));
+            f->head = 0;
+        } else {
+            uint32_t ncap = f->cap ? f->cap * 2 : 8;
+            cp__held *v = realloc(f->held, ncap * sizeof(*v));
+            if (v == NULL)
+                return CP_ENOMEM;
+            f->held = v;
+            f->cap = ncap;
+        }
+    }
+    cp__held *v = f->held + f->head;
+    uint32_t lo = 0, hi = f->n; /* the first entry sent after h */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (before(v[mid].seq, h->seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 && f->head > 0) { /* before everything: into the room at the front */
+        f->head--;
+        f->held[f->head] = *h;
+    } else {
+        memmove(v + lo + 1, v + lo, (f->n - lo) * sizeof(*v));
+        v[lo] = *h;
+    }
+    f->n++;
+    return 0;
+}
+
+/* Lets go what may go from the slot's fence, front first: nothing while it has an old owner,
+ * else every ready command up to the first that is not. `send` may hold, park or end what it
+ * gets (and callbacks it runs may send more), so the fence is looked up again every time; a
+ * fence left empty goes before its last command is sent. */
+static void let_go(cp__client *c, int slot, cp__fence_send *send, uint64_t now) {
+    for (;;) {
+        cp__fence *f = find(c, slot);
+        if (f == NULL || f->nold > 0)
+            return;
+        if (f->n == 0) {
+            drop(c, f);
+            return;
+        }
+        cp__held h = f->held[f->head];
+        if (!h.ready)
+            return;
+        f->head++;
+        f->n--;
+        if (f->n == 0)
+            drop(c, f);
+        send(h.p, h.tag, h.target, now);
+    }
+}
+
+int cp__fence_hold(cp__client *c, cp_pipeline *p, uint32_t tag, int target, int redirect) {
+    cp__cmd *cmd = cp__get(p, tag);
+    cp__fence *f = find(c, order_slot(c, cmd));
+    if (f == NULL)
+        return 0;
+    if (!(f->n > 0 && before(f->held[f->head].seq, cmd->seq)) && (redirect || f->nold == 0))
+        return 0;
+    cp__held h = {p, tag, cmd->seq, target, 1};
+    return insert(f, &h) != 0 ? CP_ENOMEM : 1;
+}
+
+int cp__fence_park(cp__client *c, cp_pipeline *p, uint32_t tag) {
+    cp__cmd *cmd = cp__get(p, tag);
+    int slot = order_slot(c, cmd);
+    cp__fence *f = slot >= 0 ? get(c, slot) : NULL;
+    if (f == NULL)
+        return CP_ENOMEM;
+    cp__held h = {p, tag, cmd->seq, -1, 0};
+    if (insert(f, &h) != 0) {
+        if (f->n == 0 && f->nold == 0)
+            drop(c, f);
+        return CP_ENOMEM;
+    }
+    return 0;
+}
+
+void cp__fence_ready(cp__client *c, cp_pipeline *p, uint32_t tag, cp__fence_send *send,
+                     uint64_t now) {
+    int slot = order_slot(c, cp__get(p, tag));
+    cp__fence *f = find(c, slot);
+    assert(f != NULL); /* a parked command is in its slot's fence until it is let go */
+    if (f == NULL)
+        return;
+    for (uint32_t i = 0; i < f->n; i++) {
+        cp__held *h = &f->held[f->head + i];
+        if (h->p == p && h->tag == tag) {
+            assert(!h->ready);
+            h->ready = 1;
+            if (i == 0)
+                let_go(c, slot, send, now);
+            return;
+        }
+    }
+    assert(!"a parked command is not in its slot's fence");
+}
+
+/* Node n has `count` commands of f's slot it no longer serves: it is an old owner (its count
+ * brought up to date when it already was one). 0 or CP_ENOMEM. */
+static int add_old(cp__fence *f, int n, uint32_t count) {
+    for (int i = 0; i < f->nold; i++)
+        if (f->old[i].node == n) {
+            f->old[i].count = count;
+            return 0;
+        }
+    if (f->nold == f->capold) {
+        int ncap = f->capold ? f->capold * 2 : 2;
+        cp__old_owner *v = realloc(f->old, (size_t)ncap * sizeof(*v));
+        if (v == NULL)
+            return CP_ENOMEM;
+        f->old = v;
+        f->capold = ncap;
+    }
+    f->old[f->nold++] = (cp__old_owner){n, count};
+    return 0;
+}
+
+/* The slot of the request at FIFO position i of conn, or CP__SLOT_NONE for the connection's own
+ * requests (AUTH, ASKING). */
+static int fifo_slot(const cp__conn *conn, size_t i) {
+    const cp__inflight *e = &conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
+    if (e->tag >= CP__TAG_INTERNAL || e->arena == NULL)
+        return CP__SLOT_NONE;
+    return cp__get(cp__pipeline_of_arena(e->arena), e->tag)->slot;
+}
+
+/* Gives fence f (slot) old owner n, with n's commands of the slot as its count; when n has none,
+ * nothing. A fence made for it and not needed goes again. */
+static void fence_node(cp__client *c, int slot, int n, uint32_t count) {
+    if (count == 0)
+        return;
+    cp__fence *f = get(c, slot);
+    if (f != NULL && add_old(f, n, count) != 0 && f->n == 0 && f->nold == 0)
+        drop(c, f);
+}
+
+void cp__fence_moved(cp__client *c, int n, int slot) {
+    cp__fence *f = find(c, slot);
+    for (int i = 0; f != NULL && i < f->nold; i++)
+        if (f->old[i].node == n)
+            return; /* counted when it became one: its other commands come back in order */
+    const cp__node *node = &c->nodes[n];
+    uint32_t count = 0;
+    for (size_t i = 0; i < node->conn.fcount; i++)
+        count += fifo_slot(&node->conn, i) == slot;
+    for (uint32_t i = 0; i < node->q.n; i++) {
+        const cp__qent *e = &node->q.v[(node->q.head + i) & (node->q.cap - 1)];
+        count += cp__get(e->p, e->tag)->slot == slot;
+    }
+    fence_node(c, slot, n, count);
+}
+
+void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
+    uint32_t *count = NULL; /* per slot, for one node at a time */
+    for (int n = 0; n < c->nnodes; n++) {
+        const cp__node *node = &c->nodes[n];
+        if (node->conn.fcount == 0 && node->q.n == 0)
+            continue;
+        if (count == NULL && (count = calloc(CP_SLOTS, sizeof(*count))) == NULL)
+            return;
+            /* Its commands of slots it served before the map and does not now. (A command it has
+             * for a slot it never served, an ASK's, is not about the map.) */
+#define LOST(s) ((s) >= 0 && old_owner[s] == n && c->routes.node[s] != n)
+        for (size_t i = 0; i < node->conn.fcount; i++) {
+            int s = fifo_slot(&node->conn, i);
+            if (LOST(s))
+                count[s]++;
+        }
+        for (uint32_t i = 0; i < node->q.n; i++) {
+            const cp__qent *e = &node->q.v[(node->q.head + i) & (node->q.cap - 1)];
+            int s = cp__get(e->p, e->tag)->slot;
+            if (LOST(s))
+                count[s]++;
+        }
+        /* Then each such slot once: its count, then zero again for the next node. */
+        for (size_t i = 0; i < node->conn.fcount; i++) {
+            int s = fifo_slot(&node->conn, i);
+            if (LOST(s) && count[s] > 0) {
+                fence_node(c, s, n, count[s]);
+                count[s] = 0;
+            }
+        }
+        for (uint32_t i = 0; i < node->q.n; i++) {
+            const cp__qent *e = &node->q.v[(node->q.head + i) & (node->q.cap - 1)];
+            int s = cp__get(e->p, e->tag)->slot;
+            if (LOST(s) && count[s] > 0) {
+                fence_node(c, s, n, count[s]);
+                count[s] = 0;
+            }
+        }
+#undef LOST
+    }
+    free(count);
+}
+
+int cp__fence_counts(const cp__client *c, int n, int slot) {
+    const cp__fence *f = find(c, slot);
+    for (int i = 0; f != NULL && i < f->nold; i++)
+        if (f->old[i].node == n)
+            return 1;
+    return 0;
+}
+
+/* Node n is no old owner of f any more. */
+static void remove_old(cp__fence *f, int i) {
+    f->old[i] = f->old[f->nold - 1];
+    f->nold--;
+}
+
+void cp__fence_reply(cp__client *c, int n, int slot, cp__fence_send *send, uint64_t now) {
+    cp__fence *f = find(c, slot);
+    for (int i = 0; f != NULL && i < f->nold; i++)
+        if (f->old[i].node == n) {
+            assert(f->old[i].count > 0);
+            if (--f->old[i].count == 0) {
+                remove_old(f, i);
+                let_go(c, slot, send, now);
+            }
+            return;
+        }
+}
+
+void cp__fence_node_failed(cp__client *c, int n, cp__fence_send *send, uint64_t now) {
+    for (int i = 0; i < c->nfences; i++)
+        for (int j = 0; j < c->fences[i].nold; j++)
+            if (c->fences[i].old[j].node == n) {
+                remove_old(&c->fences[i], j);
+                break;
+            }
+    /* Then what may go goes. Letting a slot's commands go only ever removes that slot's fence
+     * (the last one takes its index, and is looked at next) or adds new ones at the end. */
+    for (int i = 0; i < c->nfences;) {
+        const cp__fence *f = &c->fences[i];
+        int slot = f->slot;
+        if (f->nold == 0 && (f->n == 0 || f->held[f->head].ready)) {
+            let_go(c, slot, send, now);
+            if (i < c->nfences && c->fences[i].slot == slot)
+                i++; /* it stays: its front waits for its round */
+        } else {
+            i++;
+        }
+    }
+}
+
+void cp__fence_drop_all(cp__client *c, cp__fence_drop *drop_fn, void *data) {
+    cp__fence *v = c->fences;
+    int n = c->nfences;
+    c->fences = NULL; /* taken off the client first: what drop_fn runs sees no fence */
+    c->nfences = c->capfences = 0;
+    if (c->fence_of != NULL)
+        memset(c->fence_of, 0xff, CP_SLOTS * sizeof(*c->fence_of));
+    for (int i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < v[i].n; j++)
+            drop_fn(v[i].held[v[i].head + j].p, v[i].held[v[i].head + j].tag, data);
+        free(v[i].held);
+        free(v[i].old);
+    }
+    free(v);
 }

@@ -34,8 +34,9 @@
 #define CP__F_TX 0x20u         /* in a MULTI ... EXEC/DISCARD unit (txn.h); part0: the unit */
 #define CP__F_TXEND 0x40u      /* the unit's EXEC or DISCARD */
 #define CP__F_WATCH                                                                                \
-    0x80u /* WATCH: its node's next unit is handed back, never re-sent; a                          \
-             part of UNWATCH: its answer ends that */
+    0x80u                   /* WATCH: its node's next unit is handed back, never re-sent; a        \
+                               part of UNWATCH: its answer ends that */
+#define CP__F_PARKED 0x100u /* put aside for a retry round, and parked in its slot's fence */
 
 /* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. Tags from
  * CP__TAG_INTERNAL up are not commands (ASKING here, AUTH in conn.h). */
@@ -52,12 +53,13 @@ typedef struct cp__cmd {
     uint32_t part0;   /* split user command: first part index */
     uint32_t nparts;  /* split user command: number of parts */
     uint32_t pending; /* split user command: parts without an outcome yet */
-    uint8_t flags;
+    uint16_t flags;
     uint8_t outcome; /* cp_outcome */
     uint8_t redirects;
-    uint8_t merge;             /* cp__merge of a split command */
-    int8_t err;                /* why it did not end CP_DONE (CP_E*), for its callback */
-    redisReply *reply;         /* in the pipeline's reply arena */
+    uint8_t merge;     /* cp__merge of a split command */
+    int8_t err;        /* why it did not end CP_DONE (CP_E*), for its callback */
+    uint32_t seq;      /* its place in the client's send order (fence.h), from its first send */
+    redisReply *reply; /* in the pipeline's reply arena */
     uint64_t sent_ns, done_ns; /* first send, and the read that carried the answer */
 } cp__cmd;
 

@@ -25,10 +25,10 @@ static void txn_resend(cp_pipeline *p, cp__txn *t) {
         cp__cmd *cmd = &p->cmds.v[i];
         cmd->reply = NULL;
         cmd->redirects++;
-        cmd->flags &= (uint8_t) ~(CP__F_ASKING | CP__F_WRITTEN);
+        cmd->flags &= (uint16_t) ~(CP__F_ASKING | CP__F_WRITTEN);
         if (i == t->first && t->ask)
             cmd->flags |= CP__F_ASKING;
-        cp__send_enqueue(p, m, i);
+        cp__send_redirect(p, m, i);
     }
 }
 
@@ -148,7 +148,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         } else {
             cmd->flags |= CP__F_ASKING;
         }
-        cp__send_enqueue(p, m, tag);
+        cp__send_redirect(p, m, tag);
         return;
     case CP__ERR_TRYAGAIN:
     case CP__ERR_CLUSTERDOWN:
@@ -210,7 +210,7 @@ void cp__recv_node(cp__client *c, int n) {
             on_reply(c, n, p, tag, r, now);
         }
         if (fenced)
-            cp__fence_reply(c, n, slot, cp__send_route, now);
+            cp__fence_reply(c, n, slot, cp__send_released, now);
     }
     if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
         cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);

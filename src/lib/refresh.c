@@ -8,6 +8,7 @@
 
 #include "lib/batch.h"
 #include "lib/cmdtable.h"
+#include "lib/fence.h"
 #include "lib/readfrom.h"
 #include "util/clock.h"
 
@@ -120,9 +121,21 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         else
             c->nodes[map[i]].master = map[m->nodes[i].master];
     }
+    /* Commands still on a node that loses their slot would be overtaken by the slot's next
+     * ones, routed to its new owner: the slot is fenced until that node answered them (out of
+     * memory, it is not, and order across this change is not kept). */
+    int16_t *before = NULL;
+    for (int i = 0; i < c->nnodes && before == NULL; i++)
+        if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
+            (before = malloc(sizeof(c->routes.node))) != NULL)
+            memcpy(before, c->routes.node, sizeof(c->routes.node));
     for (int s = 0; s < CP_SLOTS; s++)
         c->routes.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
     cp__routes_rebuild(&c->routes);
+    if (before != NULL) {
+        cp__fence_map_changed(c, before);
+        free(before);
+    }
     cp__readfrom_pick(c, cp__now_ns());
     if (map != idx)
         free(map);

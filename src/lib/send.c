@@ -74,6 +74,23 @@ static int retry_push(cp_pipeline *p, uint32_t tag) {
     return 0;
 }
 
+/* Puts command tag aside for p's next retry round: on p's list, and parked in the fence of the
+ * slot whose order it keeps (fence.h), so that the slot's later commands wait behind it. 0 or
+ * CP_ENOMEM (then it is on neither). */
+static int put_aside(cp_pipeline *p, uint32_t tag) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (retry_push(p, tag) != 0)
+        return CP_ENOMEM;
+    if (cmd->slot >= 0 || !p->c->cluster) {
+        if (cp__fence_park(p->c, p, tag) != 0) {
+            p->nretry--;
+            return CP_ENOMEM;
+        }
+        cmd->flags |= CP__F_PARKED;
+    }
+    return 0;
+}
+
 /* Puts a command aside for the next retry round, or ends it when the budget is spent. A command
  * for one chosen node is never retried: its caller decides (the refresh asks the next node). */
 void cp__send_retry_later(cp_pipeline *p, uint32_t tag, int err) {
@@ -83,7 +100,7 @@ void cp__send_retry_later(cp_pipeline *p, uint32_t tag, int err) {
         cp__batch_give_up(p, tag, 0, err ? err : CP_ETIMEDOUT);
         return;
     }
-    if (retry_push(p, tag) != 0) {
+    if (put_aside(p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
         cp__batch_give_up(p, tag, 0, CP_ENOMEM);
         return;
@@ -114,7 +131,8 @@ static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
 
 /* Starts the next retry round of p: re-route in order. After a broken connection or
  * CLUSTERDOWN the map may be stale (a replica promoted), so the round waits for a refresh
- * first; at the end of the budget it goes anyway, and what cannot be routed ends. */
+ * first; at the end of the budget it goes anyway, and what cannot be routed ends. A parked
+ * command goes through its fence: once every command of its slot sent before it has gone. */
 void cp__send_run_retries(cp_pipeline *p, uint64_t now) {
     cp__client *c = p->c;
     p->retry_at = 0;
@@ -137,8 +155,15 @@ void cp__send_run_retries(cp_pipeline *p, uint64_t now) {
     size_t cap = p->capretry;
     p->retry = NULL; /* route may put commands back: into a fresh list */
     p->nretry = p->capretry = 0;
-    for (size_t i = 0; i < n; i++)
-        cp__send_route(p, list[i], now);
+    for (size_t i = 0; i < n; i++) {
+        cp__cmd *cmd = cp__get(p, list[i]);
+        if (cmd->flags & CP__F_PARKED) {
+            cmd->flags &= (uint16_t)~CP__F_PARKED;
+            cp__fence_ready(c, p, list[i], cp__send_released, now);
+        } else {
+            cp__send_route(p, list[i], now);
+        }
+    }
     if (p->retry == NULL) {
         p->retry = list;
         p->capretry = cap;
@@ -154,7 +179,7 @@ void cp__send_run_retries(cp_pipeline *p, uint64_t now) {
 void cp__send_route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
-    int held = cp__fence_hold(c, cmd->slot, p, tag);
+    int held = c->nfences > 0 ? cp__fence_hold(c, p, tag, -1, 0) : 0;
     if (held != 0) {
         if (held < 0)
             cp__batch_give_up(p, tag, 0, CP_ENOMEM);
@@ -178,7 +203,7 @@ void cp__send_route(cp_pipeline *p, uint32_t tag, uint64_t now) {
         cp__batch_give_up(p, tag, 0, err);
         return;
     }
-    if (retry_push(p, tag) != 0) {
+    if (put_aside(p, tag) != 0) {
         cp__batch_give_up(p, tag, 0, CP_ENOMEM);
         return;
     }
@@ -194,11 +219,26 @@ void cp__send_route(cp_pipeline *p, uint32_t tag, uint64_t now) {
     }
 }
 
+void cp__send_redirect(cp_pipeline *p, int n, uint32_t tag) {
+    int held = p->c->nfences > 0 ? cp__fence_hold(p->c, p, tag, n, 1) : 0;
+    if (held < 0)
+        cp__batch_give_up(p, tag, 0, CP_ENOMEM);
+    else if (held == 0)
+        cp__send_enqueue(p, n, tag);
+}
+
+void cp__send_released(cp_pipeline *p, uint32_t tag, int target, uint64_t now) {
+    if (target >= 0)
+        cp__send_enqueue(p, target, tag);
+    else
+        cp__send_route(p, tag, now);
+}
+
 /* The node of a batch's next first send: the one before's when it has the same slot and flags
  * (a batch of one hash tag's keys routes once), else node_of's answer. */
 typedef struct dispatch_memo {
     int32_t slot;
-    uint8_t flags;
+    uint16_t flags;
     int node;
 } dispatch_memo;
 
@@ -207,6 +247,7 @@ typedef struct dispatch_memo {
 static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch_memo *m) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
+    cmd->seq = ++c->seq; /* its place in the send order: a fence keeps a slot's by it */
     int n;
     if (c->nfences > 0)
         n = -1;
@@ -304,7 +345,7 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
         cp__send_retry_later(e.p, e.tag, code);
     }
     taken_free(&t);
-    cp__fence_node_failed(c, n, cp__send_route, now);
+    cp__fence_node_failed(c, n, cp__send_released, now);
     cp__send_kick_refresh(c, now);
 }
 
@@ -335,7 +376,7 @@ static void pump_at(cp__client *c, int n, uint64_t now) {
             cp__cmd *cmd = cp__get(e.p, e.tag);
             int rc = 0, idle = conn->fcount == 0;
             if (cmd->flags & CP__F_ASKING) {
-                cmd->flags &= (uint8_t)~CP__F_ASKING;
+                cmd->flags &= (uint16_t)~CP__F_ASKING;
                 rc = cp__conn_push(conn, asking_cmd, sizeof(asking_cmd) - 1, CP__ASKING_TAG,
                                    &e.p->replies);
             }

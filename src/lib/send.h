@@ -28,6 +28,13 @@ void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag);
  * or, when its slot has no known owner, aside until the map comes, within its budget. */
 void cp__send_route(cp_pipeline *p, uint32_t tag, uint64_t now);
 
+/* A command redirected (MOVED, ASK, a transaction re-sent) to node n: queued there, or held in
+ * its slot's fence behind an earlier command of the slot that waits. */
+void cp__send_redirect(cp_pipeline *p, int n, uint32_t tag);
+
+/* A command a fence lets through (cp__fence_send): queued on target, or routed by the map. */
+void cp__send_released(cp_pipeline *p, uint32_t tag, int target, uint64_t now);
+
 /* Puts a command aside for p's next retry round (err: the reason, should the budget run out),
  * or ends it when the budget is spent or it may not be retried. */
 void cp__send_retry_later(cp_pipeline *p, uint32_t tag, int err);
