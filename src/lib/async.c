@@ -49,6 +49,15 @@ static int refused(cp__client *c, int code, const char *why) {
     return cp__client_err(c, code, "async command: %s", why);
 }
 
+/* The append itself refused the command: a CP_EINVAL carries its reason on the client already
+ * (pipeline.c: a connection-state command, a bad format). */
+static int append_refused(cp__client *c, int rc) {
+    if (rc != CP_EINVAL)
+        return refused(c, rc, cp_strerror(rc));
+    cp__events_after_call(c);
+    return rc;
+}
+
 /* The command just appended to p (index i, its bytes from off) gets its callback and goes on
  * its way; a command whose keys span slots is taken back and refused. */
 static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, void *privdata,
@@ -99,7 +108,7 @@ int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsign
         return cp__client_err(c, CP_ENOMEM, "out of memory");
     size_t off = p->arena.len;
     if ((rc = cp__pipeline_append_argv(p, argc, argv, argvlen, -1)) != 0)
-        return refused(c, rc, cp_strerror(rc));
+        return append_refused(c, rc);
     return submit(c, p, off, cb, privdata, flags);
 }
 
@@ -119,8 +128,10 @@ static int command_to(cp_client *pc, int to, cp_callback *cb, void *privdata, co
     size_t off = p->arena.len;
     rc = to == CP__TO_KEYS ? cp__pipeline_appendv(p, fmt, ap)
                            : cp__pipeline_append_to(p, to, fmt, ap);
+    if (rc == CP_EINVAL && to >= 0)
+        return refused(c, rc, "no such node");
     if (rc != 0)
-        return refused(c, rc, rc == CP_EINVAL && to >= 0 ? "no such node" : cp_strerror(rc));
+        return append_refused(c, rc);
     return submit(c, p, off, cb, privdata, 0);
 }
 

@@ -142,7 +142,8 @@ redisReply *cp_command(cp_client *pc, const char *fmt, ...) {
     int rc = cp__pipeline_appendv(c->single, fmt, ap);
     va_end(ap);
     if (rc != 0) {
-        cp__client_err(c, rc, "cannot format command: %s", cp_strerror(rc));
+        if (rc != CP_EINVAL) /* a refusal's reason is on the client already */
+            cp__client_err(c, rc, "cannot format command: %s", cp_strerror(rc));
         return NULL;
     }
     return run_single(c);
@@ -153,10 +154,12 @@ static redisReply *command_to(cp__client *c, int to, const char *fmt, va_list ap
     if (ensure_single(c) != 0)
         return NULL;
     int rc = cp__pipeline_append_to(c->single, to, fmt, ap);
-    if (rc != 0) {
-        cp__client_err(c, rc, "%s", rc == CP_EINVAL && to >= 0 ? "no such node" : cp_strerror(rc));
+    if (rc == CP_EINVAL && to >= 0)
+        cp__client_err(c, rc, "no such node");
+    else if (rc != 0 && rc != CP_EINVAL)
+        cp__client_err(c, rc, "%s", cp_strerror(rc));
+    if (rc != 0)
         return NULL;
-    }
     return run_single(c);
 }
 
@@ -182,7 +185,8 @@ redisReply *cp_command_argv(cp_client *pc, int argc, const char **argv, const si
         return NULL;
     int rc = cp_append_argv(c->single, argc, argv, argvlen);
     if (rc != 0) {
-        cp__client_err(c, rc, "cannot append command: %s", cp_strerror(rc));
+        if (rc != CP_EINVAL)
+            cp__client_err(c, rc, "cannot append command: %s", cp_strerror(rc));
         return NULL;
     }
     return run_single(c);

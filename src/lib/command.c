@@ -6,16 +6,19 @@
  */
 #include "lib/command.h"
 
+#include <string.h>
+
 #define RO CP__CMD_READONLY
 #define NK CP__CMD_NOKEY
+#define CONN CP__CMD_CONN
 
 /* Sorted by name (strcmp order), upper case. */
 static const cp__cmdinfo table[] = {
     {"APPEND", 1, 1, 1, 0, CP__MERGE_NONE},
-    {"AUTH", 0, 0, 0, NK, CP__MERGE_NONE},
+    {"AUTH", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"BITCOUNT", 1, 1, 1, RO, CP__MERGE_NONE},
     {"BITPOS", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"CLIENT", 0, 0, 0, NK, CP__MERGE_NONE},
+    {"CLIENT", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"CLUSTER", 0, 0, 0, NK, CP__MERGE_NONE},
     {"COMMAND", 0, 0, 0, NK | RO, CP__MERGE_NONE},
     {"CONFIG", 0, 0, 0, NK, CP__MERGE_NONE},
@@ -50,6 +53,7 @@ static const cp__cmdinfo table[] = {
     {"GETRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"GETSET", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HDEL", 1, 1, 1, 0, CP__MERGE_NONE},
+    {"HELLO", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"HEXISTS", 1, 1, 1, RO, CP__MERGE_NONE},
     {"HGET", 1, 1, 1, RO, CP__MERGE_NONE},
     {"HGETALL", 1, 1, 1, RO, CP__MERGE_NONE},
@@ -82,6 +86,7 @@ static const cp__cmdinfo table[] = {
     {"LTRIM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"MEMORY", 0, 0, 0, NK, CP__MERGE_NONE},
     {"MGET", 1, -1, 1, RO | CP__CMD_SPLIT, CP__MERGE_ARRAY},
+    {"MONITOR", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"MSET", 1, -1, 2, CP__CMD_SPLIT, CP__MERGE_OK},
     {"MSETNX", 1, -1, 2, 0, CP__MERGE_NONE},
     {"MULTI", 0, 0, 0, NK | CP__CMD_MULTI, CP__MERGE_NONE},
@@ -92,9 +97,15 @@ static const cp__cmdinfo table[] = {
     {"PFCOUNT", 1, -1, 1, 0, CP__MERGE_NONE},
     {"PING", 0, 0, 0, NK | RO, CP__MERGE_NONE},
     {"PSETEX", 1, 1, 1, 0, CP__MERGE_NONE},
+    {"PSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"PTTL", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"PUNSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
+    {"QUIT", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"RANDOMKEY", 0, 0, 0, NK | RO, CP__MERGE_NONE},
+    {"READONLY", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
+    {"READWRITE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"RENAME", 1, 2, 1, 0, CP__MERGE_NONE},
+    {"RESET", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"RPOP", 1, 1, 1, 0, CP__MERGE_NONE},
     {"RPUSH", 1, 1, 1, 0, CP__MERGE_NONE},
     {"RPUSHX", 1, 1, 1, 0, CP__MERGE_NONE},
@@ -103,6 +114,7 @@ static const cp__cmdinfo table[] = {
     {"SCARD", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SCRIPT", 0, 0, 0, NK | CP__CMD_SUBALL, CP__MERGE_NONE},
     {"SDIFF", 1, -1, 1, RO, CP__MERGE_NONE},
+    {"SELECT", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"SET", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SETEX", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SETNX", 1, 1, 1, 0, CP__MERGE_NONE},
@@ -115,13 +127,17 @@ static const cp__cmdinfo table[] = {
     {"SRANDMEMBER", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SREM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SSCAN", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"SSUBSCRIBE", 1, -1, 1, CONN, CP__MERGE_NONE},
     {"STRLEN", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"SUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"SUNION", 1, -1, 1, RO, CP__MERGE_NONE},
+    {"SUNSUBSCRIBE", 1, -1, 1, CONN, CP__MERGE_NONE},
     {"TIME", 0, 0, 0, NK | RO, CP__MERGE_NONE},
     {"TOUCH", 1, -1, 1, RO | CP__CMD_SPLIT, CP__MERGE_SUM},
     {"TTL", 1, 1, 1, RO, CP__MERGE_NONE},
     {"TYPE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"UNLINK", 1, -1, 1, CP__CMD_SPLIT, CP__MERGE_SUM},
+    {"UNSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"UNWATCH", 0, 0, 0, NK | RO | CP__CMD_ALL | CP__CMD_UNWATCH, CP__MERGE_OK},
     {"WATCH", 1, -1, 1, RO | CP__CMD_WATCH, CP__MERGE_NONE},
     {"XADD", 1, 1, 1, 0, CP__MERGE_NONE},
@@ -206,4 +222,57 @@ int cp__cmd_keyspan(const cp__cmdinfo *ci, int argc, const char *const *argv, co
     *first = ci->first;
     *step = ci->step;
     return (last - ci->first) / ci->step + 1;
+}
+
+/* ASCII case-insensitive: a == b (b upper case). */
+static int arg_is(const char *a, size_t len, const char *upper) {
+    return name_cmp(a, len, upper) == 0;
+}
+
+const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *argv,
+                            const size_t *argvlen) {
+    const char *name = ci->name;
+    if (strcmp(name, "SELECT") == 0)
+        return argc == 2 && argvlen[1] == 1 && argv[1][0] == '0'
+                   ? NULL
+                   : "SELECT: a cluster has only database 0, and a client's connections are "
+                     "shared and reopened at will: use a client per database (endpoint mode)";
+    if (strcmp(name, "CLIENT") == 0) {
+        if (argc < 2)
+            return NULL;
+        if (arg_is(argv[1], argvlen[1], "REPLY"))
+            return "CLIENT REPLY: the connection is shared: every command on it needs its reply";
+        if (arg_is(argv[1], argvlen[1], "TRACKING") || arg_is(argv[1], argvlen[1], "CACHING"))
+            return "CLIENT TRACKING / CACHING: invalidations would arrive on a shared connection "
+                   "as replies to other commands; the library has no client-side cache yet";
+        return NULL;
+    }
+    /* Subscriptions need connections of their own, which cp_subscribe makes. */
+    if (strcmp(name, "SUBSCRIBE") == 0 || strcmp(name, "PSUBSCRIBE") == 0 ||
+        strcmp(name, "SSUBSCRIBE") == 0)
+        return "SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE: would turn a shared connection into a "
+               "subscriber's: subscribe with cp_subscribe on an event-loop client (docs/async.md, "
+               "\"Pub/sub\")";
+    if (strstr(name, "UNSUBSCRIBE") != NULL)
+        return "UNSUBSCRIBE, PUNSUBSCRIBE, SUNSUBSCRIBE: subscriptions are cp_subscribe's; end one "
+               "with cp_unsubscribe (docs/async.md, \"Pub/sub\")";
+    if (strcmp(name, "MONITOR") == 0)
+        return "MONITOR: turns the connection into a stream of every command the server runs; "
+               "run it with redis-cli against one node";
+    if (strcmp(name, "HELLO") == 0)
+        return "HELLO: the library sets each connection's protocol and authentication itself "
+               "(cp_options)";
+    if (strcmp(name, "AUTH") == 0)
+        return "AUTH: the library authenticates every connection it opens with "
+               "cp_options.username and password; AUTH on one shared connection would change the "
+               "user of everyone's commands and be lost when it reconnects";
+    if (strcmp(name, "RESET") == 0)
+        return "RESET: would drop the connection's authentication and state for every command on "
+               "it";
+    if (strcmp(name, "QUIT") == 0)
+        return "QUIT: would close a connection other commands share (cp_free closes them all)";
+    if (strcmp(name, "READONLY") == 0 || strcmp(name, "READWRITE") == 0)
+        return "READONLY / READWRITE: the library sends READONLY itself where cp_options.read_from "
+               "sends reads to replicas";
+    return NULL;
 }

@@ -19,6 +19,9 @@
 #define CP__CMD_ALL 0x80u      /* answers for one node's data: sent to every master, merged */
 #define CP__CMD_SUBALL 0x100u  /* SCRIPT, FUNCTION: some subcommands go to every master */
 #define CP__CMD_UNWATCH 0x200u /* UNWATCH: ends the WATCHes before it (on every master) */
+#define CP__CMD_CONN                                                                               \
+    0x400u /* changes what its connection answers: refused, or checked by                          \
+              cp__cmd_refusal (CLIENT, SELECT: some subcommands, some args) */
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {
@@ -43,6 +46,13 @@ typedef struct cp__cmdinfo {
 /* Looks up a command name (any case, not NUL-terminated). Unknown commands get a generic entry:
  * argv[1] is the key, not read-only; never NULL. */
 const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len);
+
+/* Why a command that changes its connection's state (CP__CMD_CONN) is refused: a message for
+ * the caller, or NULL when these arguments change nothing the library relies on (SELECT 0,
+ * CLIENT SETNAME). Every connection is shared by the commands of many callers and reopened by
+ * the library at will, so no command may change what it answers to the others. */
+const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *argv,
+                            const size_t *argvlen);
 
 /* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for
  * k < the returned count. Returns 0 for keyless commands and for malformed EVAL-style numkeys.

@@ -253,6 +253,20 @@ long cp__txn_refuse_open(cp_pipeline *p) {
     return (long)(p->ntxns - 1);
 }
 
+/* A command refused at its append (it is not recorded): the reason goes to the pipeline and to
+ * the client, where cp_command and the async calls report it. Returns CP_EINVAL. */
+static int refuse_append(cp_pipeline *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int refuse_append(cp_pipeline *p, const char *fmt, ...) {
+    char why[CP_ERRSTR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    cp__pipeline_set_err(p, CP_EINVAL, "%s", why);
+    return cp__client_err(p->c, CP_EINVAL, "%s", why);
+}
+
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
  * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
  * splitting is on. */
@@ -261,6 +275,11 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     cp__client *c = p->c;
     const cp__cmdspec *e;
     const cp__cmdinfo *ci = lookup(p, argc, argv, argvlen, &e);
+    const char *why;
+    if ((ci->flags & CP__CMD_CONN) && (why = cp__cmd_refusal(ci, argc, argv, argvlen)) != NULL) {
+        p->arena.len = off;
+        return refuse_append(p, "%s", why);
+    }
     cp__cmd *cmd = cp__cmdvec_add(&p->cmds);
     if (cmd == NULL) {
         p->arena.len = off;
@@ -353,7 +372,7 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
             return 0;
     const cp__cmdinfo *ci = m->ci;
     if ((m->e != NULL && m->e->has_subs) ||
-        (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL)))
+        (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL | CP__CMD_CONN)))
         return 0;
     cp__cmd *cmd = &p->cmds.v[p->cmds.n++];
     int ro = (ci->flags & CP__CMD_READONLY) || (m->e != NULL && cp__cmdspec_readonly(m->e));
@@ -370,7 +389,7 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
 int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
                              int slot) {
     if (argc <= 0)
-        return CP_EINVAL;
+        return refuse_append(p, "a command needs at least its name (argc %d)", argc);
     size_t off = p->arena.len;
     if (argvlen == NULL) {
         if (cp__pipeline_argv_reserve(p, (size_t)argc) != 0)
@@ -411,7 +430,7 @@ static int record_formatted(cp_pipeline *p, size_t off) {
     }
     if (argc <= 0) {
         p->arena.len = off;
-        return CP_EINVAL;
+        return refuse_append(p, "not a RESP command (an array of bulk strings)");
     }
     return record(p, off, argc, p->argv, p->argvlen, -1);
 }
@@ -421,6 +440,8 @@ int cp__pipeline_appendv(cp_pipeline *p, const char *fmt, va_list ap) {
     if (cp__pipeline_argv_reserve(p, 16) != 0)
         return CP_ENOMEM;
     int argc = cp__format_va(&p->arena, fmt, ap, p->argv, p->argvlen, (int)p->capargv);
+    if (argc == CP_EINVAL)
+        return refuse_append(p, "cannot format the command (format string \"%.60s\")", fmt);
     if (argc < 0)
         return argc;
     if (argc == 0 || argc > (int)p->capargv) /* none, or more than the scratch holds: parse */
