@@ -121,6 +121,12 @@ typedef struct cp_options {
      * reads"). Anything but CP_READ_MASTER sends READONLY on every connection, right behind
      * AUTH. Ignored in single-endpoint mode. */
     int read_from;
+    /* Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
+     * XREAD and XREADGROUP with BLOCK) run on connections of their own, one command at a time
+     * each, so that a command waiting on the server holds back no other: at most this many per
+     * node, opened as needed and kept for reuse; past it they wait for one, in order. <= 0: the
+     * default, CP_DEFAULT_BLOCKING_CONNS. docs/commands.md, "Blocking commands". */
+    int blocking_conns;
 } cp_options;
 
 /* read_from. Replicas may answer with data older than their master's, also older than this
@@ -141,9 +147,10 @@ typedef enum cp_read_from {
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL, 0 }
+    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL, 0, 0 }
 
 #define CP_DEFAULT_MAX_PENDING 65536
+#define CP_DEFAULT_BLOCKING_CONNS 8
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {

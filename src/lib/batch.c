@@ -8,6 +8,7 @@
 #include "lib/batch.h"
 
 #include "lib/fence.h"
+#include "lib/pool.h"
 
 void cp__batch_link(cp_pipeline *p) {
     cp__client *c = p->c;
@@ -169,6 +170,21 @@ void cp__batch_cancel_all(cp__client *c, int code, const char *why) {
             cp__pipeline_set_err(e.p, code, "%s", why);
             cp__batch_give_up(e.p, e.tag, 0, code);
         }
+    }
+    while (c->npool > 0) { /* blocking commands: their connections go too */
+        cp__pconn *pc = c->pool[c->npool - 1];
+        if (pc->p != NULL) {
+            int written = pc->sent && pc->conn.fcount > 0 &&
+                          cp__conn_was_written(&pc->conn, pc->conn.fcount - 1);
+            cp__pipeline_set_err(pc->p, code, "%s", why);
+            cp__batch_give_up(pc->p, pc->tag, written, code);
+        }
+        cp__pool_remove(c, pc);
+    }
+    while (c->npool_wait > 0) {
+        cp__pwait w = c->pool_wait[--c->npool_wait];
+        cp__pipeline_set_err(w.p, code, "%s", why);
+        cp__batch_give_up(w.p, w.tag, 0, code);
     }
     cp__fence_drop_all(c, give_up_held, &code);
     cp__batch_flush_deferred(c);

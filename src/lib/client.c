@@ -81,11 +81,7 @@ int cp__client_connect_node(cp__client *c, int n) {
     return rc;
 }
 
-void cp__client_sync_node(cp__client *c, int n) {
-    cp__conn *conn = &c->nodes[n].conn;
-    int want = cp__conn_interest(conn);
-    if (conn->state == CP__CONN_READY && c->nodes[n].q.n > 0)
-        want |= CP__EV_WRITE;
+void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want) {
     if (want == conn->ev || c->ops == NULL)
         return;
     int add = want & ~conn->ev, del = conn->ev & ~want;
@@ -100,12 +96,23 @@ void cp__client_sync_node(cp__client *c, int n) {
     conn->ev = (uint8_t)want;
 }
 
-void cp__client_unregister_node(cp__client *c, int n) {
+void cp__client_sync_node(cp__client *c, int n) {
     cp__conn *conn = &c->nodes[n].conn;
+    int want = cp__conn_interest(conn);
+    if (conn->state == CP__CONN_READY && c->nodes[n].q.n > 0)
+        want |= CP__EV_WRITE;
+    cp__client_sync_conn(c, conn, want);
+}
+
+void cp__client_unregister_conn(cp__client *c, cp__conn *conn) {
     if (conn->fd >= 0 && c->ops != NULL && (conn->ev != 0 || conn->ev_data != NULL))
         c->ops->cleanup(c->loop, &c->pub, conn->fd, &conn->ev_data);
     conn->ev = 0;
     conn->ev_data = NULL;
+}
+
+void cp__client_unregister_node(cp__client *c, int n) {
+    cp__client_unregister_conn(c, &c->nodes[n].conn);
 }
 
 void cp__client_close_node(cp__client *c, int n) {
@@ -212,9 +219,12 @@ cp__client *cp__client_create(const cp_options *opt) {
         cp__client_err(c, CP_EINVAL, "read_from must be one of CP_READ_*");
         return c;
     }
+    c->pool_per_node = opt->blocking_conns > 0 ? opt->blocking_conns : CP_DEFAULT_BLOCKING_CONNS;
     c->cluster = opt->seeds != NULL;
     c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;
     c->copts.readonly = c->read_from != CP_READ_MASTER;
+    c->pool_opts = c->copts;
+    c->pool_opts.readonly = 0;
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return c;
     if (!c->cluster) {
@@ -254,6 +264,13 @@ void cp__client_destroy(cp__client *c) {
     }
     free(c->fences);
     free(c->fence_of);
+    for (int i = 0; i < c->npool; i++) {
+        cp__client_unregister_conn(c, &c->pool[i]->conn);
+        cp__conn_free(&c->pool[i]->conn);
+        free(c->pool[i]);
+    }
+    free(c->pool);
+    free(c->pool_wait);
     free(c->refresh.cand);
     free(c->nodes);
     free(c->seed_host);

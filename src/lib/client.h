@@ -97,6 +97,25 @@ typedef struct cp__fence {
     uint32_t head, n, cap;
 } cp__fence;
 
+/* A connection of the blocking-command pool (pool.h): a node's, beside its command connection,
+ * carrying one blocking command at a time, so that a BLPOP waiting on the server holds back no
+ * other command. Allocated one by one: the loop's slot for it (conn.ev_data) keeps its address. */
+typedef struct cp__pconn {
+    cp__conn conn;
+    int node;
+    struct cp_pipeline *p; /* the blocking command on it, NULL when idle */
+    uint32_t tag;
+    int sent;          /* its bytes are in the connection (it waits for READY otherwise) */
+    uint64_t deadline; /* CLOCK_MONOTONIC ns: its own timeout plus the I/O timeout; 0: none */
+} cp__pconn;
+
+/* A blocking command waiting for a pool connection of its node (every one of them busy). */
+typedef struct cp__pwait {
+    struct cp_pipeline *p;
+    uint32_t tag;
+    int node;
+} cp__pwait;
+
 /* The slot map is re-read in-band: a CLUSTER SHARDS (or SLOTS) request to a master with an idle
  * ready connection first, then busier and other nodes, then the seeds; the next candidate as
  * soon as one fails, and also (a hedge, at most 3 out) when one has not answered in 200 ms. */
@@ -156,6 +175,12 @@ typedef struct cp__client {
     int nfences, capfences;
     int32_t *fence_of; /* [CP_SLOTS]: the slot's index in fences, -1 (NULL: none made yet) */
     uint32_t seq;      /* commands first sent so far: each one's place in the send order */
+    cp__pconn **pool;  /* pool.h: the blocking commands' connections */
+    int npool, cappool;
+    int pool_per_node;      /* at most this many pool connections per node */
+    cp__connopts pool_opts; /* copts without READONLY: blocking commands run on masters */
+    cp__pwait *pool_wait;   /* blocking commands waiting for a pool connection, in order */
+    size_t npool_wait, cappool_wait;
     /* The loop. */
     const cp_event_ops *ops;
     void *loop;
@@ -212,6 +237,11 @@ void cp__client_close_node(cp__client *c, int n);
 
 /* Brings the loop's registration of node n in line with what it wants now. */
 void cp__client_sync_node(cp__client *c, int n);
+
+/* The same for any connection of the client (a pool's): registration as it wants it now
+ * (cp__conn_interest), and letting the loop go of it (cleanup) before it is closed. */
+void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want);
+void cp__client_unregister_conn(cp__client *c, cp__conn *conn);
 
 /* A node for a command without a usable slot owner: a master with an open connection, else any
  * master, else node 0. -1 when there is no node at all. */

@@ -6,11 +6,14 @@
  */
 #include "lib/command.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RO CP__CMD_READONLY
 #define NK CP__CMD_NOKEY
 #define CONN CP__CMD_CONN
+#define BLK CP__CMD_BLOCKING
 
 /* Sorted by name (strcmp order), upper case. */
 static const cp__cmdinfo table[] = {
@@ -18,6 +21,14 @@ static const cp__cmdinfo table[] = {
     {"AUTH", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"BITCOUNT", 1, 1, 1, RO, CP__MERGE_NONE},
     {"BITPOS", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"BLMOVE", 1, 2, 1, BLK, CP__MERGE_NONE},
+    {"BLMPOP", 0, 0, 0, CP__CMD_NUMKEYS | BLK, CP__MERGE_NONE},
+    {"BLPOP", 1, -2, 1, BLK, CP__MERGE_NONE},
+    {"BRPOP", 1, -2, 1, BLK, CP__MERGE_NONE},
+    {"BRPOPLPUSH", 1, 2, 1, BLK, CP__MERGE_NONE},
+    {"BZMPOP", 0, 0, 0, CP__CMD_NUMKEYS | BLK, CP__MERGE_NONE},
+    {"BZPOPMAX", 1, -2, 1, BLK, CP__MERGE_NONE},
+    {"BZPOPMIN", 1, -2, 1, BLK, CP__MERGE_NONE},
     {"CLIENT", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"CLUSTER", 0, 0, 0, NK, CP__MERGE_NONE},
     {"COMMAND", 0, 0, 0, NK | RO, CP__MERGE_NONE},
@@ -127,11 +138,11 @@ static const cp__cmdinfo table[] = {
     {"SRANDMEMBER", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SREM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SSCAN", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"SSUBSCRIBE", 1, -1, 1, CONN, CP__MERGE_NONE},
+    {"SSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"STRLEN", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"SUNION", 1, -1, 1, RO, CP__MERGE_NONE},
-    {"SUNSUBSCRIBE", 1, -1, 1, CONN, CP__MERGE_NONE},
+    {"SUNSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"TIME", 0, 0, 0, NK | RO, CP__MERGE_NONE},
     {"TOUCH", 1, -1, 1, RO | CP__CMD_SPLIT, CP__MERGE_SUM},
     {"TTL", 1, 1, 1, RO, CP__MERGE_NONE},
@@ -275,4 +286,44 @@ const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *
         return "READONLY / READWRITE: the library sends READONLY itself where cp_options.read_from "
                "sends reads to replicas";
     return NULL;
+}
+
+/* A timeout argument: seconds (a decimal, fractions allowed: BLPOP) or milliseconds (an
+ * integer: XREAD's BLOCK), in ms; 0 means none (UINT32_MAX). Unreadable or negative: 0 ms (the
+ * server refuses it at once). */
+static uint32_t timeout_arg(const char *s, size_t len, int seconds) {
+    char buf[32];
+    if (len == 0 || len >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end != '\0' || !(v >= 0) || v != v)
+        return 0;
+    double ms = seconds ? v * 1000.0 : v;
+    if (ms == 0)
+        return UINT32_MAX;
+    return ms >= (double)(UINT32_MAX - 1) ? UINT32_MAX - 1 : (uint32_t)(ms + 0.999);
+}
+
+int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvlen, uint32_t *ms) {
+    *ms = UINT32_MAX;
+    if (argc < 2)
+        return 1;
+    const char *name = argv[0];
+    size_t len = argvlen[0];
+    if (arg_is(name, len, "XREAD") || arg_is(name, len, "XREADGROUP")) {
+        for (int i = 1; i + 1 < argc && !arg_is(argv[i], argvlen[i], "STREAMS"); i++)
+            if (arg_is(argv[i], argvlen[i], "BLOCK")) {
+                *ms = timeout_arg(argv[i + 1], argvlen[i + 1], 0);
+                return 1;
+            }
+        return 0;
+    }
+    if (arg_is(name, len, "BLMPOP") || arg_is(name, len, "BZMPOP")) /* timeout numkeys key ... */
+        *ms = timeout_arg(argv[1], argvlen[1], 1);
+    else /* BLPOP key ... timeout, BLMOVE src dst LEFT RIGHT timeout, ...: the last */
+        *ms = timeout_arg(argv[argc - 1], argvlen[argc - 1], 1);
+    return 1;
 }

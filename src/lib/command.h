@@ -8,6 +8,7 @@
 #define CLUSTERPIPE_COMMAND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CP__CMD_READONLY 0x1u  /* never changes data: safe to re-send */
 #define CP__CMD_NOKEY 0x2u     /* has no key: any node may serve it */
@@ -19,9 +20,11 @@
 #define CP__CMD_ALL 0x80u      /* answers for one node's data: sent to every master, merged */
 #define CP__CMD_SUBALL 0x100u  /* SCRIPT, FUNCTION: some subcommands go to every master */
 #define CP__CMD_UNWATCH 0x200u /* UNWATCH: ends the WATCHes before it (on every master) */
-#define CP__CMD_CONN                                                                               \
-    0x400u /* changes what its connection answers: refused, or checked by                          \
-              cp__cmd_refusal (CLIENT, SELECT: some subcommands, some args) */
+/* CONN: changes what its connection answers: refused, or checked by cp__cmd_refusal (CLIENT,
+ * SELECT: some subcommands and arguments). BLOCKING: may block on the server (BLPOP, ...):
+ * cp__cmd_block_timeout. */
+#define CP__CMD_CONN 0x400u
+#define CP__CMD_BLOCKING 0x800u
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {
@@ -53,6 +56,13 @@ const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len);
  * the library at will, so no command may change what it answers to the others. */
 const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *argv,
                             const size_t *argvlen);
+
+/* A command the server flags blocking (or the built-in table does): whether these arguments
+ * block, and for how long. Returns 1 with *ms its timeout in milliseconds (UINT32_MAX: none,
+ * it waits until answered; an unreadable timeout, which the server refuses at once, counts as
+ * 0 ms), or 0 when they do not block (XREAD and XREADGROUP without BLOCK). WAIT and WAITAOF are
+ * not for this: their meaning is their own connection's writes (docs/commands.md). */
+int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvlen, uint32_t *ms);
 
 /* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for
  * k < the returned count. Returns 0 for keyless commands and for malformed EVAL-style numkeys.

@@ -13,6 +13,7 @@
 #include "lib/events.h"
 
 #include "lib/batch.h"
+#include "lib/pool.h"
 
 #include <stdlib.h>
 
@@ -115,6 +116,7 @@ void cp__events_after_call(cp__client *c) {
         return; /* the loop's call that runs this callback does it on the way out */
     for (int n = 0; n < c->nnodes; n++)
         cp__client_sync_node(c, n);
+    cp__pool_sync_all(c);
     arm_timer(c);
 }
 
@@ -163,13 +165,10 @@ int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
         return cp__client_err(c, CP_EINVAL, "cp_attach: %s",
                               ops == NULL ? "no hooks given" : "not from inside a callback");
     if (c->ops != NULL) { /* leave the old loop clean */
-        for (int n = 0; n < c->nnodes; n++) {
-            cp__conn *conn = &c->nodes[n].conn;
-            if (conn->fd >= 0 && (conn->ev != 0 || conn->ev_data != NULL))
-                c->ops->cleanup(c->loop, pc, conn->fd, &conn->ev_data);
-            conn->ev = 0;
-            conn->ev_data = NULL;
-        }
+        for (int n = 0; n < c->nnodes; n++)
+            cp__client_unregister_conn(c, &c->nodes[n].conn);
+        for (int i = 0; i < c->npool; i++)
+            cp__client_unregister_conn(c, &c->pool[i]->conn);
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, pc, -1);
         if (c->ops->detach != NULL)
@@ -191,6 +190,12 @@ void cp_on_ready(cp_client *pc, int fd, int events) {
         cp__exec_ready(c, n, events);
         leave(c);
         return;
+    }
+    cp__pconn *blocking = cp__pool_of_fd(c, fd);
+    if (blocking != NULL) {
+        enter(c);
+        cp__exec_pool_ready(c, blocking, events);
+        leave(c);
     }
 }
 

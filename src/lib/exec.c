@@ -11,6 +11,7 @@
 #include "lib/exec.h"
 
 #include "lib/batch.h"
+#include "lib/pool.h"
 #include "lib/recv.h"
 #include "lib/send.h"
 
@@ -35,6 +36,42 @@ void cp__exec_ready(cp__client *c, int n, int events) {
         cp__send_pump(c, n);
 }
 
+/* Writes what a pool connection has buffered; 0, or 1 when that failed it (pc is gone). */
+static int pool_flush(cp__client *c, cp__pconn *pc, uint64_t now) {
+    int rc = cp__conn_flush(&pc->conn, now);
+    if (rc < 0) {
+        cp__send_fail_pool(c, pc, rc, pc->conn.errstr);
+        return 1;
+    }
+    cp__client_sync_conn(c, &pc->conn, cp__conn_interest(&pc->conn));
+    return 0;
+}
+
+void cp__exec_pool_ready(cp__client *c, cp__pconn *pc, int events) {
+    cp__conn *conn = &pc->conn;
+    uint64_t now = cp__now_ns();
+    if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
+        int rc = cp__conn_progress(conn, events);
+        if (rc == CP__CONN_NEXT) {
+            cp__client_unregister_conn(c, conn);
+            rc = cp__conn_next(conn);
+        }
+        if (rc != 0) {
+            cp__send_fail_pool(c, pc, rc, conn->errstr);
+            return;
+        }
+        cp__pool_send(c, pc, now); /* READY at once (no handshake): the command goes in */
+        pool_flush(c, pc, now);    /* the handshake, or the command */
+        return;
+    }
+    if ((events & CP__EV_READ) && cp__recv_pool(c, pc))
+        return; /* it failed: gone */
+    if (events & CP__EV_WRITE)
+        pool_flush(c, pc, now);
+    else
+        cp__client_sync_conn(c, &pc->conn, cp__conn_interest(&pc->conn));
+}
+
 uint64_t cp__exec_next_wake(const cp__client *c) {
     uint64_t wake = 0;
 #define EARLIER(t) (wake == 0 || (t) < wake ? (t) : wake)
@@ -49,6 +86,9 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
         else if (conn->state == CP__CONN_CLOSED && node->q.n > 0)
             wake = EARLIER(1); /* connect it */
     }
+    uint64_t pool = cp__pool_next_wake(c);
+    if (pool != 0)
+        wake = EARLIER(pool);
     if (c->deferred.n > 0)
         wake = EARLIER(1);
     if (c->batch_wake != 0)
@@ -73,6 +113,19 @@ void cp__exec_timers(cp__client *c) {
         else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
                  now - conn->last_io_ns >= io_ns)
             cp__send_fail_node(c, n, CP_ETIMEDOUT, "no reply within the I/O timeout");
+    }
+    for (int i = 0; i < c->npool;) { /* a failed one leaves, the last one takes its place */
+        cp__pconn *pc = c->pool[i];
+        int opening = pc->conn.state == CP__CONN_CONNECTING || pc->conn.state == CP__CONN_TLS ||
+                      pc->conn.state == CP__CONN_AUTH;
+        if (opening && now >= pc->conn.connect_deadline)
+            cp__send_fail_pool(c, pc, CP_ETIMEDOUT, "connect timed out");
+        else if (!opening && pc->deadline != 0 && now >= pc->deadline)
+            cp__send_fail_pool(c, pc, CP_ETIMEDOUT,
+                               "no reply within the blocking command's timeout plus the I/O "
+                               "timeout");
+        else
+            i++;
     }
     cp__send_pump_all(c, 0); /* connects nodes with queued commands */
     cp__send_kick_refresh(c, now);

@@ -12,6 +12,9 @@
 /* Readiness on node n's connection (CP__EV_* bits). */
 void cp__exec_ready(cp__client *c, int n, int events);
 
+/* Readiness on a pool connection (pool.h): its connect, its handshake, its command's answer. */
+void cp__exec_pool_ready(cp__client *c, cp__pconn *pc, int events);
+
 /* Runs what is due: timeouts, retry rounds, finished batches, the refresh, connects. */
 void cp__exec_timers(cp__client *c);
 

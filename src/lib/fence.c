@@ -17,13 +17,6 @@ static inline int before(uint32_t a, uint32_t b) {
     return (int32_t)(a - b) < 0;
 }
 
-/* The slot whose order a command keeps: its own in a cluster (none for a keyless command or one
- * for a chosen node), and one for everything at a single endpoint, whose commands all share a
- * connection. */
-static int order_slot(const cp__client *c, const cp__cmd *cmd) {
-    return c->cluster ? cmd->slot : 0;
-}
-
 static cp__fence *find(const cp__client *c, int slot) {
     if (c->nfences == 0 || slot < 0)
         return NULL;
@@ -131,7 +124,7 @@ static void let_go(cp__client *c, int slot, cp__fence_send *send, uint64_t now) 
 
 int cp__fence_hold(cp__client *c, cp_pipeline *p, uint32_t tag, int target, int redirect) {
     cp__cmd *cmd = cp__get(p, tag);
-    cp__fence *f = find(c, order_slot(c, cmd));
+    cp__fence *f = find(c, cp__fence_slot(c, cmd));
     if (f == NULL)
         return 0;
     if (!(f->n > 0 && before(f->held[f->head].seq, cmd->seq)) && (redirect || f->nold == 0))
@@ -142,7 +135,7 @@ int cp__fence_hold(cp__client *c, cp_pipeline *p, uint32_t tag, int target, int 
 
 int cp__fence_park(cp__client *c, cp_pipeline *p, uint32_t tag) {
     cp__cmd *cmd = cp__get(p, tag);
-    int slot = order_slot(c, cmd);
+    int slot = cp__fence_slot(c, cmd);
     cp__fence *f = slot >= 0 ? get(c, slot) : NULL;
     if (f == NULL)
         return CP_ENOMEM;
@@ -155,24 +148,108 @@ int cp__fence_park(cp__client *c, cp_pipeline *p, uint32_t tag) {
     return 0;
 }
 
-void cp__fence_ready(cp__client *c, cp_pipeline *p, uint32_t tag, cp__fence_send *send,
-                     uint64_t now) {
-    int slot = order_slot(c, cp__get(p, tag));
+/* The fence of `slot` when its front may go now (ready, no old owner), else NULL. */
+static cp__fence *may_go(const cp__client *c, int slot) {
     cp__fence *f = find(c, slot);
-    assert(f != NULL); /* a parked command is in its slot's fence until it is let go */
-    if (f == NULL)
+    return f != NULL && f->nold == 0 && f->n > 0 && f->held[f->head].ready ? f : NULL;
+}
+
+/* A min-heap of fences by the place of their front in the send order, so that what several
+ * fences let go at once goes out in the order it was sent, across slots too (one node's
+ * connection then carries it in that order, as a first send would). */
+typedef struct front {
+    uint32_t seq;
+    int slot;
+} front;
+
+static void heap_push(front *h, size_t *n, front x) {
+    size_t i = (*n)++;
+    while (i > 0 && before(x.seq, h[(i - 1) / 2].seq)) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static front heap_pop(front *h, size_t *n) {
+    front top = h[0], x = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= *n)
+            break;
+        if (k + 1 < *n && before(h[k + 1].seq, h[k].seq))
+            k++;
+        if (!before(h[k].seq, x.seq))
+            break;
+        h[i] = h[k];
+        i = k;
+    }
+    if (*n > 0)
+        h[i] = x;
+    return top;
+}
+
+/* Lets go what may go from the fences of these slots (each once: repeats are fine), in send
+ * order across them. Out of memory for the heap, fence by fence. */
+static void let_go_slots(cp__client *c, const int *slots, size_t nslots, cp__fence_send *send,
+                         uint64_t now) {
+    front *h = nslots > 0 ? malloc(nslots * sizeof(*h)) : NULL;
+    if (h == NULL) {
+        for (size_t i = 0; i < nslots; i++)
+            let_go(c, slots[i], send, now);
         return;
-    for (uint32_t i = 0; i < f->n; i++) {
-        cp__held *h = &f->held[f->head + i];
-        if (h->p == p && h->tag == tag) {
-            assert(!h->ready);
-            h->ready = 1;
-            if (i == 0)
-                let_go(c, slot, send, now);
-            return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nslots; i++) {
+        cp__fence *f = find(c, slots[i]);
+        if (f != NULL && f->n == 0 && f->nold == 0)
+            drop(c, f); /* nothing held, nothing waited for */
+        else if ((f = may_go(c, slots[i])) != NULL)
+            heap_push(h, &n, (front){f->held[f->head].seq, slots[i]});
+    }
+    while (n > 0) {
+        front x = heap_pop(h, &n);
+        cp__fence *f = may_go(c, x.slot);
+        if (f == NULL || f->held[f->head].seq != x.seq)
+            continue; /* a stale entry: its slot is in the heap once more, or gone */
+        cp__held e = f->held[f->head];
+        f->head++;
+        f->n--;
+        if (f->n == 0)
+            drop(c, f);
+        send(e.p, e.tag, e.target, now);
+        if ((f = may_go(c, x.slot)) != NULL) /* looked up again: send may change fences */
+            heap_push(h, &n, (front){f->held[f->head].seq, x.slot});
+    }
+    free(h);
+}
+
+void cp__fence_ready(cp__client *c, cp_pipeline *p, const uint32_t *tags, size_t ntags,
+                     cp__fence_send *send, uint64_t now) {
+    int one = 0, *slots = ntags > 1 ? malloc(ntags * sizeof(*slots)) : &one;
+    size_t nslots = 0;
+    for (size_t t = 0; t < ntags; t++) {
+        int slot = cp__fence_slot(c, cp__get(p, tags[t]));
+        cp__fence *f = find(c, slot);
+        assert(f != NULL); /* a parked command is in its slot's fence until it is let go */
+        for (uint32_t i = 0; f != NULL && i < f->n; i++) {
+            cp__held *h = &f->held[f->head + i];
+            if (h->p == p && h->tag == tags[t]) {
+                assert(!h->ready);
+                h->ready = 1;
+                if (i == 0 && slots != NULL)
+                    slots[nslots++] = slot;
+                else if (i == 0)
+                    let_go(c, slot, send, now); /* out of memory: one fence at a time */
+                break;
+            }
         }
     }
-    assert(!"a parked command is not in its slot's fence");
+    if (slots != NULL)
+        let_go_slots(c, slots, nslots, send, now);
+    if (slots != &one)
+        free(slots);
 }
 
 /* Node n has `count` commands of f's slot it no longer serves: it is an old owner (its count
@@ -197,11 +274,24 @@ static int add_old(cp__fence *f, int n, uint32_t count) {
 
 /* The slot of the request at FIFO position i of conn, or CP__SLOT_NONE for the connection's own
  * requests (AUTH, ASKING). */
-static int fifo_slot(const cp__conn *conn, size_t i) {
+static int fifo_slot(const cp__client *c, const cp__conn *conn, size_t i) {
     const cp__inflight *e = &conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
     if (e->tag >= CP__TAG_INTERNAL || e->arena == NULL)
         return CP__SLOT_NONE;
-    return cp__get(cp__pipeline_of_arena(e->arena), e->tag)->slot;
+    return cp__fence_slot(c, cp__get(cp__pipeline_of_arena(e->arena), e->tag));
+}
+
+/* Commands of `slot` node n has in flight or queued on its command connection. */
+static uint32_t outstanding(const cp__client *c, int n, int slot) {
+    const cp__node *node = &c->nodes[n];
+    uint32_t count = 0;
+    for (size_t i = 0; i < node->conn.fcount; i++)
+        count += fifo_slot(c, &node->conn, i) == slot;
+    for (uint32_t i = 0; i < node->q.n; i++) {
+        const cp__qent *e = &node->q.v[(node->q.head + i) & (node->q.cap - 1)];
+        count += cp__fence_slot(c, cp__get(e->p, e->tag)) == slot;
+    }
+    return count;
 }
 
 /* Gives fence f (slot) old owner n, with n's commands of the slot as its count; when n has none,
@@ -219,15 +309,23 @@ void cp__fence_moved(cp__client *c, int n, int slot) {
     for (int i = 0; f != NULL && i < f->nold; i++)
         if (f->old[i].node == n)
             return; /* counted when it became one: its other commands come back in order */
-    const cp__node *node = &c->nodes[n];
-    uint32_t count = 0;
-    for (size_t i = 0; i < node->conn.fcount; i++)
-        count += fifo_slot(&node->conn, i) == slot;
-    for (uint32_t i = 0; i < node->q.n; i++) {
-        const cp__qent *e = &node->q.v[(node->q.head + i) & (node->q.cap - 1)];
-        count += cp__get(e->p, e->tag)->slot == slot;
+    fence_node(c, slot, n, outstanding(c, n, slot));
+}
+
+int cp__fence_behind(cp__client *c, int n, cp_pipeline *p, uint32_t tag) {
+    cp__cmd *cmd = cp__get(p, tag);
+    int slot = cp__fence_slot(c, cmd);
+    uint32_t count = slot >= 0 ? outstanding(c, n, slot) : 0;
+    if (count == 0)
+        return 0;
+    cp__fence *f = get(c, slot);
+    cp__held h = {p, tag, cmd->seq, n, 1};
+    if (f == NULL || add_old(f, n, count) != 0 || insert(f, &h) != 0) {
+        if (f != NULL && f->n == 0 && f->nold == 0)
+            drop(c, f);
+        return CP_ENOMEM;
     }
-    fence_node(c, slot, n, count);
+    return 1;
 }
 
 void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
@@ -242,7 +340,7 @@ void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
              * for a slot it never served, an ASK's, is not about the map.) */
 #define LOST(s) ((s) >= 0 && old_owner[s] == n && c->routes.node[s] != n)
         for (size_t i = 0; i < node->conn.fcount; i++) {
-            int s = fifo_slot(&node->conn, i);
+            int s = fifo_slot(c, &node->conn, i);
             if (LOST(s))
                 count[s]++;
         }
@@ -254,7 +352,7 @@ void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
         }
         /* Then each such slot once: its count, then zero again for the next node. */
         for (size_t i = 0; i < node->conn.fcount; i++) {
-            int s = fifo_slot(&node->conn, i);
+            int s = fifo_slot(c, &node->conn, i);
             if (LOST(s) && count[s] > 0) {
                 fence_node(c, s, n, count[s]);
                 count[s] = 0;
@@ -307,8 +405,21 @@ void cp__fence_node_failed(cp__client *c, int n, cp__fence_send *send, uint64_t 
                 remove_old(&c->fences[i], j);
                 break;
             }
-    /* Then what may go goes. Letting a slot's commands go only ever removes that slot's fence
-     * (the last one takes its index, and is looked at next) or adds new ones at the end. */
+    /* Then what may go goes, in send order across the slots. */
+    int *slots = c->nfences > 0 ? malloc((size_t)c->nfences * sizeof(*slots)) : NULL;
+    size_t nslots = 0;
+    for (int i = 0; i < c->nfences; i++)
+        if (c->fences[i].nold == 0) {
+            if (slots != NULL)
+                slots[nslots++] = c->fences[i].slot;
+        }
+    if (slots != NULL) {
+        let_go_slots(c, slots, nslots, send, now);
+        free(slots);
+        return;
+    }
+    /* Out of memory: fence by fence. Letting a slot's commands go only ever removes that slot's
+     * fence (the last one takes its index, and is looked at next) or adds new ones at the end. */
     for (int i = 0; i < c->nfences;) {
         const cp__fence *f = &c->fences[i];
         int slot = f->slot;

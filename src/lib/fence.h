@@ -30,6 +30,13 @@
 
 #include "lib/pipeline.h"
 
+/* The slot whose order a command keeps: its own in a cluster (none for a keyless command or one
+ * for a chosen node), and one for everything at a single endpoint, whose commands all share a
+ * connection. */
+static inline int cp__fence_slot(const cp__client *c, const cp__cmd *cmd) {
+    return c->cluster ? cmd->slot : 0;
+}
+
 /* Where a command let through goes: queued on `target` (a redirect's node), or routed by the
  * map when target is -1 (now: the time of the call). */
 typedef void cp__fence_send(cp_pipeline *p, uint32_t tag, int target, uint64_t now);
@@ -45,10 +52,17 @@ int cp__fence_hold(cp__client *c, cp_pipeline *p, uint32_t tag, int target, int 
  * for a command without a slot, which keeps no order). */
 int cp__fence_park(cp__client *c, cp_pipeline *p, uint32_t tag);
 
-/* A parked command's round came: it goes when every command before it has; send gets it and
- * whatever may follow it now. */
-void cp__fence_ready(cp__client *c, cp_pipeline *p, uint32_t tag, cp__fence_send *send,
-                     uint64_t now);
+/* The round of parked commands tags[0..n) of p came: each goes when every command of its slot
+ * sent before it has; send gets them and whatever may follow them now, in the order they were
+ * sent, across their slots too. */
+void cp__fence_ready(cp__client *c, cp_pipeline *p, const uint32_t *tags, size_t n,
+                     cp__fence_send *send, uint64_t now);
+
+/* A blocking command of p (tag) is about to go to node n's pool: it sees what the slot's earlier
+ * commands did, so while n's command connection still has some of them, n becomes an old owner
+ * of the slot's fence and the command is held in it (target n) until they are answered. 1 when
+ * held, 0 when none are left there, CP_ENOMEM (not held). */
+int cp__fence_behind(cp__client *c, int n, cp_pipeline *p, uint32_t tag);
 
 /* Node n answered MOVED for `slot`: it becomes an old owner of the slot's fence when it still
  * has more of the slot's commands. Out of memory, it does not (order across this redirect is

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 cp_pipeline *cp_pipeline_new(cp_client *c) {
     cp_pipeline *p = calloc(1, sizeof(*p));
@@ -253,6 +254,22 @@ long cp__txn_refuse_open(cp_pipeline *p) {
     return (long)(p->ntxns - 1);
 }
 
+/* WAIT or WAITAOF (the server flags them blocking): their meaning is the writes sent before them
+ * on their own connection, so they stay on the command connection (docs/commands.md). */
+static int is_wait(const char *name, size_t len) {
+    return (len == 4 || len == 7) && (name[0] | 0x20) == 'w' && (name[1] | 0x20) == 'a' &&
+           (name[2] | 0x20) == 'i' && (name[3] | 0x20) == 't' &&
+           (len == 4 ||
+            ((name[4] | 0x20) == 'a' && (name[5] | 0x20) == 'o' && (name[6] | 0x20) == 'f'));
+}
+
+/* XREAD or XREADGROUP, blocking with BLOCK, which the server's table flags and the built-in one
+ * cannot (their keys follow STREAMS): known by name until the server's table has come. */
+static int is_xread(const char *name, size_t len) {
+    return (len == 5 || len == 10) && strncasecmp(name, "XREAD", 5) == 0 &&
+           (len == 5 || strncasecmp(name + 5, "GROUP", 5) == 0);
+}
+
 /* A command refused at its append (it is not recorded): the reason goes to the pipeline and to
  * the client, where cp_command and the async calls report it. Returns CP_EINVAL. */
 static int refuse_append(cp_pipeline *p, const char *fmt, ...)
@@ -294,6 +311,16 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
                      : 0;
     cmd->merge = (uint8_t)ci->merge;
     cmd->slot = CP__SLOT_NONE;
+    /* A command that may block on the server runs on a pool connection of its own (pool.h),
+     * unless it is in a transaction, where the server never blocks it. */
+    uint32_t block_ms;
+    if (((ci->flags & CP__CMD_BLOCKING) || (e != NULL && (e->flags & CP__CF_BLOCKING)) ||
+         (e == NULL && is_xread(argv[0], argvlen[0]))) &&
+        !p->txn_open && !is_wait(argv[0], argvlen[0]) &&
+        cp__cmd_block_timeout(argc, argv, argvlen, &block_ms)) {
+        cmd->flags |= CP__F_BLOCKING;
+        cmd->block_ms = block_ms;
+    }
     int to = p->next_node;
     p->next_node = CP__TO_KEYS;
     if (!c->cluster)

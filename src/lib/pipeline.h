@@ -34,9 +34,12 @@
 #define CP__F_TX 0x20u         /* in a MULTI ... EXEC/DISCARD unit (txn.h); part0: the unit */
 #define CP__F_TXEND 0x40u      /* the unit's EXEC or DISCARD */
 #define CP__F_WATCH                                                                                \
-    0x80u                   /* WATCH: its node's next unit is handed back, never re-sent; a        \
-                               part of UNWATCH: its answer ends that */
-#define CP__F_PARKED 0x100u /* put aside for a retry round, and parked in its slot's fence */
+    0x80u                     /* WATCH: its node's next unit is handed back, never re-sent; a      \
+                                 part of UNWATCH: its answer ends that */
+#define CP__F_PARKED 0x100u   /* put aside for a retry round, and parked in its slot's fence */
+#define CP__F_BLOCKING 0x200u /* a blocking command: runs on a pool connection (pool.h) */
+
+#define CP__BLOCK_FOREVER UINT32_MAX /* a blocking command's timeout 0: it waits for its answer */
 
 /* Tags on the wire: user command i is i; part j is CP__PART_TAG | j. Tags from
  * CP__TAG_INTERNAL up are not commands (ASKING here, AUTH in conn.h). */
@@ -47,12 +50,15 @@
 typedef struct cp__cmd {
     uint64_t off; /* bytes in the arena */
     uint32_t len;
-    int32_t slot;     /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
-    int32_t node;     /* CP__SLOT_NODE: the node it is for */
-    int32_t parent;   /* part: index of its user command; else -1 */
-    uint32_t part0;   /* split user command: first part index */
-    uint32_t nparts;  /* split user command: number of parts */
-    uint32_t pending; /* split user command: parts without an outcome yet */
+    int32_t slot;    /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
+    int32_t node;    /* CP__SLOT_NODE: the node it is for */
+    int32_t parent;  /* part: index of its user command; else -1 */
+    uint32_t part0;  /* split user command: first part index */
+    uint32_t nparts; /* split user command: number of parts */
+    union {
+        uint32_t pending;  /* split user command: parts without an outcome yet */
+        uint32_t block_ms; /* blocking command (never split): its timeout, CP__BLOCK_FOREVER */
+    };
     uint16_t flags;
     uint8_t outcome; /* cp_outcome */
     uint8_t redirects;

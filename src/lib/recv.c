@@ -7,6 +7,7 @@
 
 #include "lib/batch.h"
 #include "lib/fence.h"
+#include "lib/pool.h"
 #include "lib/readfrom.h"
 #include "lib/send.h"
 
@@ -153,9 +154,10 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
     case CP__ERR_TRYAGAIN:
     case CP__ERR_CLUSTERDOWN:
     case CP__ERR_LOADING:
+    case CP__ERR_UNBLOCKED:
         if (kind == CP__ERR_TRYAGAIN)
             c->stats.tryagain++;
-        else if (kind == CP__ERR_CLUSTERDOWN) {
+        else if (kind == CP__ERR_CLUSTERDOWN || kind == CP__ERR_UNBLOCKED) {
             c->stats.clusterdown++;
             c->need_refresh = 1;
             p->node_failed = 1;
@@ -197,9 +199,10 @@ void cp__recv_node(cp__client *c, int n) {
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
         /* A fence is lifted after its last command's reply was acted on: a redirect of that
-         * command goes before the commands the fence held. (Read first: acting may free p.) */
+         * command goes before the commands the fence held. (Read first: acting may free p.)
+         * A blocking command's fence (cp__fence_behind) counts these replies the same way. */
         int fenced = c->nfences > 0 && tag < CP__TAG_INTERNAL;
-        int slot = fenced ? cp__get(p, tag)->slot : 0;
+        int slot = fenced ? cp__fence_slot(c, cp__get(p, tag)) : 0;
         fenced = fenced && cp__fence_counts(c, n, slot);
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
             if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
@@ -214,4 +217,39 @@ void cp__recv_node(cp__client *c, int n) {
     }
     if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
         cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
+}
+
+int cp__recv_pool(cp__client *c, cp__pconn *pc) {
+    int rc = cp__conn_fill(&pc->conn);
+    uint64_t now = pc->conn.last_io_ns;
+    for (;;) {
+        redisReply *r = NULL;
+        uint32_t tag;
+        cp__reply_arena *arena;
+        int got = cp__conn_reply(&pc->conn, &r, &tag, &arena);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            cp__send_fail_pool(c, pc, got, pc->conn.errstr);
+            return 1;
+        }
+        if (arena == NULL) { /* the handshake answered: the command goes in */
+            if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
+                cp__pool_send(c, pc, now);
+            continue;
+        }
+        if (tag == CP__ASKING_TAG)
+            continue; /* its command's own reply tells what happened */
+        cp_pipeline *p = cp__pipeline_of_arena(arena);
+        cp__pool_idle(c, pc, now); /* first: acting on the reply may send it a new command */
+        if (r->type != REDIS_REPLY_ERROR || !c->cluster)
+            cp__batch_answered(p, tag, r, now);
+        else
+            on_reply(c, pc->node, p, tag, r, now);
+    }
+    if (rc < 0) {
+        cp__send_fail_pool(c, pc, rc, pc->conn.errstr);
+        return 1;
+    }
+    return 0;
 }

@@ -15,4 +15,9 @@
  * EOF or error are still delivered; only then is the connection failed. */
 void cp__recv_node(cp__client *c, int n);
 
+/* The same for a pool connection's reply (a blocking command's answer, pool.h): the connection
+ * is idle again first (it takes the next blocking command waiting for its node). 1 when the
+ * connection failed (pc is gone), else 0. */
+int cp__recv_pool(cp__client *c, cp__pconn *pc);
+
 #endif

@@ -399,6 +399,10 @@ cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t host
     if (starts_with_word(s, len, "LOADING") || starts_with_word(s, len, "MASTERDOWN"))
         return CP__ERR_LOADING; /* MASTERDOWN: a replica cut off from its master, told not to
                                    serve stale data; it answers again once it has one */
+    /* "UNBLOCKED force unblock from blocking operation, instance state changed (master ->
+     * replica?)": nothing was popped; not CLIENT UNBLOCK ... ERROR's, which is the caller's. */
+    if (starts_with_word(s, len, "UNBLOCKED") && memmem(s, len, "state changed", 13) != NULL)
+        return CP__ERR_UNBLOCKED;
     cp__errkind kind;
     if (starts_with_word(s, len, "MOVED"))
         kind = CP__ERR_MOVED;

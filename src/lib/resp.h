@@ -52,7 +52,8 @@ typedef enum cp__errkind {
     CP__ERR_ASK,
     CP__ERR_TRYAGAIN,
     CP__ERR_CLUSTERDOWN,
-    CP__ERR_LOADING
+    CP__ERR_LOADING,
+    CP__ERR_UNBLOCKED /* a blocked command let go because its master became a replica */
 } cp__errkind;
 
 /* Classifies reply r. For MOVED/ASK also returns the slot and target ("host", port): an empty

@@ -15,6 +15,7 @@
 
 #include "lib/batch.h"
 #include "lib/fence.h"
+#include "lib/pool.h"
 #include "lib/readfrom.h"
 #include "lib/refresh.h"
 
@@ -24,8 +25,27 @@
 
 static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 
-/* Queues a command on node n, behind what waits there. */
+/* A blocking command for node n: to its pool (pool.h), once the earlier commands of its slot on
+ * n's command connection have been answered (it sees what they did). */
+static void enqueue_blocking(cp_pipeline *p, int n, uint32_t tag) {
+    cp__client *c = p->c;
+    int held = cp__fence_behind(c, n, p, tag);
+    if (held > 0)
+        return;
+    char why[CP_ERRSTR_LEN];
+    int rc = cp__pool_submit(c, p, tag, n, cp__now_ns(), why, sizeof(why));
+    if (rc != 0) {
+        cp__pipeline_set_err(p, rc, "%s", why);
+        cp__send_retry_later(p, tag, rc);
+    }
+}
+
+/* Queues a command on node n, behind what waits there (a blocking one: on n's pool). */
 void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
+    if (cp__get(p, tag)->flags & CP__F_BLOCKING) {
+        enqueue_blocking(p, n, tag);
+        return;
+    }
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
         cp__batch_give_up(p, tag, 0, CP_ENOMEM);
@@ -45,7 +65,8 @@ static inline int node_of(cp_pipeline *p, const cp__cmd *cmd) {
         /* A read under read_from; never a transaction's member nor a WATCH (the unit and what
          * guards it stay on the master). */
         if (c->read_from != CP_READ_MASTER && n >= 0 &&
-            (cmd->flags & (CP__F_READONLY | CP__F_TX | CP__F_WATCH)) == CP__F_READONLY)
+            (cmd->flags & (CP__F_READONLY | CP__F_TX | CP__F_WATCH | CP__F_BLOCKING)) ==
+                CP__F_READONLY)
             n = cp__readfrom_node(c, n);
         return n;
     }
@@ -155,15 +176,18 @@ void cp__send_run_retries(cp_pipeline *p, uint64_t now) {
     size_t cap = p->capretry;
     p->retry = NULL; /* route may put commands back: into a fresh list */
     p->nretry = p->capretry = 0;
+    size_t nparked = 0; /* moved to the front of list, in order */
     for (size_t i = 0; i < n; i++) {
         cp__cmd *cmd = cp__get(p, list[i]);
         if (cmd->flags & CP__F_PARKED) {
             cmd->flags &= (uint16_t)~CP__F_PARKED;
-            cp__fence_ready(c, p, list[i], cp__send_released, now);
+            list[nparked++] = list[i];
         } else {
             cp__send_route(p, list[i], now);
         }
     }
+    if (nparked > 0)
+        cp__fence_ready(c, p, list, nparked, cp__send_released, now);
     if (p->retry == NULL) {
         p->retry = list;
         p->capretry = cap;
@@ -249,8 +273,8 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
     cp__cmd *cmd = cp__get(p, tag);
     cmd->seq = ++c->seq; /* its place in the send order: a fence keeps a slot's by it */
     int n;
-    if (c->nfences > 0)
-        n = -1;
+    if (c->nfences > 0 || (cmd->flags & CP__F_BLOCKING))
+        n = -1; /* by route: a fence may hold it, and a blocking command goes to the pool */
     else if (cmd->slot >= 0 && cmd->slot == m->slot && cmd->flags == m->flags)
         n = m->node;
     else
@@ -346,6 +370,37 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
     }
     taken_free(&t);
     cp__fence_node_failed(c, n, cp__send_released, now);
+    cp__send_kick_refresh(c, now);
+}
+
+void cp__send_fail_pool(cp__client *c, cp__pconn *pc, int code, const char *why) {
+    uint64_t now = cp__now_ns();
+    int n = pc->node;
+    char msg[CP__HOSTLEN + CP_ERRSTR_LEN + 16];
+    snprintf(msg, sizeof(msg), "%s:%d (blocking command's connection): %s", c->nodes[n].host,
+             c->nodes[n].port, why);
+    cp_pipeline *p = pc->p;
+    uint32_t tag = pc->tag;
+    int written = pc->sent && pc->conn.fcount > 0 &&
+                  cp__conn_was_written(&pc->conn, pc->conn.fcount - 1); /* after an ASKING */
+    cp__pool_remove(c, pc);
+    c->need_refresh = 1;
+    if (p != NULL) {
+        cp__pipeline_set_err(p, code, "%s", msg);
+        p->node_failed = 1;
+        if (written)
+            lost_in_flight(p, tag, code);
+        else
+            cp__send_retry_later(p, tag, code);
+    }
+    /* What waited for the node's pool goes to the next round: the map may name a new master. */
+    cp_pipeline *w;
+    uint32_t wtag;
+    while (cp__pool_take_waiting(c, n, &w, &wtag)) {
+        cp__pipeline_set_err(w, code, "%s", msg);
+        w->node_failed = 1;
+        cp__send_retry_later(w, wtag, code);
+    }
     cp__send_kick_refresh(c, now);
 }
 

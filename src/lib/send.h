@@ -47,6 +47,11 @@ void cp__send_run_retries(cp_pipeline *p, uint64_t now);
  * retried when that is safe), the rest go to the next retry round, and the map is re-read. */
 void cp__send_fail_node(cp__client *c, int n, int code, const char *why);
 
+/* Pool connection pc is unusable (pool.h): it is closed; its blocking command ends unknown when
+ * it was written (or is retried when that is safe), else goes to the next retry round, as do
+ * the commands waiting for its node's pool; the map is re-read. */
+void cp__send_fail_pool(cp__client *c, cp__pconn *pc, int code, const char *why);
+
 /* Moves node n's queue into its connection and writes what the socket takes (connecting a
  * closed node that has commands); for every node with cp__send_pump_all (now: the caller's
  * clock, or 0). */

@@ -10,20 +10,21 @@
  *     callback frees the client (cp_free from inside an I/O callback); the loop's own run then
  *     returns by itself, nothing of the client is left on the loop (libevent: no event added;
  *     libev: no active watcher; libuv: no handle after one more turn) and it tears down clean.
- *  b. cp_free with commands in flight: BLPOPs written and never answered (and the GETs behind
- *     them on their connections), GETs queued and never written, GETs answered before. Every
- *     remaining callback is called once, from the free, with CP_ECANCELED (CP_UNKNOWN for the
- *     written BLPOPs, CP_NOT_EXECUTED for the unwritten GETs), none again afterwards, and the
- *     loop tears down clean.
+ *  b. cp_free with commands in flight: BLPOPs written and never answered (on the servers, on
+ *     their connections of their own), GETs queued and never written, GETs answered before.
+ *     Every remaining callback is called once, from the free, with CP_ECANCELED (CP_UNKNOWN for
+ *     the written BLPOPs, CP_NOT_EXECUTED for the unwritten GETs), none again afterwards, and
+ *     the loop tears down clean.
  *  c. a client freed before the loop ever turned: its queued command ends once, CP_ECANCELED.
  *  d. a client moved (cp_attach again) to a second loop of the same kind in mid-life: the
  *     first loop is left with nothing of it (checked, and the loop torn down, while the client
  *     lives on the second), commands run on both, each called back once.
  *  e. a client moved off the loop to a cp_loop and back: nothing of it is left on the loop
  *     while it is away, commands run on each, each called back once.
- *  f. cp_free from inside a timer callback: a BLPOP that the server holds ends by the I/O
- *     timeout (CP_ETIMEDOUT comes only from the client's timer); its callback frees the client,
- *     and the loop's own run returns with nothing of the client left on it.
+ *  f. cp_free from inside a timer callback: a SET that the server holds (CLIENT PAUSE on its
+ *     master) ends by the I/O timeout (CP_ETIMEDOUT comes only from the client's timer); its
+ *     callback frees the client, and the loop's own run returns with nothing of the client left
+ *     on it.
  * Leaks: the suite runs under ASan in CI (and valgrind by hand); the adapters' per-client and
  * per-connection state must all be freed by cp_free, cp_attach and the loop teardown here.
  */
@@ -230,6 +231,24 @@ static void fsend(cp_client *c, frun *r, fcmd *x, kind k, const char *fmt, const
     assert_int_equal(cp_async_command(c, on_fcmd, x, fmt, arg), 0);
 }
 
+/* Clients blocked on the masters, summed (INFO clients). */
+static long blocked_clients(void) {
+    long n = 0;
+    for (int k = 0; k < 3; k++) {
+        redisContext *hc = cp_fixture_conn(
+            cluster, cp_topo_proc(cluster->topo, cp_fixture_master(cluster, k))->port);
+        redisReply *rep = hc != NULL ? redisCommand(hc, "INFO clients") : NULL;
+        const char *p = rep != NULL && rep->type == REDIS_REPLY_STRING
+                            ? strstr(rep->str, "blocked_clients:")
+                            : NULL;
+        if (p != NULL)
+            n += atol(p + strlen("blocked_clients:"));
+        if (rep != NULL)
+            freeReplyObject(rep);
+    }
+    return n;
+}
+
 static void test_free_in_flight(void **state) {
     const loop_driver *d = *state;
     frun *r = calloc(1, sizeof(*r));
@@ -239,10 +258,8 @@ static void test_free_in_flight(void **state) {
     cp_client *c = new_client();
     assert_int_equal(d->attach(loop, c), 0);
     char key[96];
-    /* The markers first: a BLPOP holds its connection, so nothing behind it on that connection
-     * is answered. Commands sent in one turn go out in one write per node (well under its
-     * 64 KiB), so once every marker is answered the BLPOPs behind them have been written, and
-     * the servers hold them (nothing is ever pushed to the lists). */
+    /* The markers first, then the BLPOPs (each on a connection of its own, held by its server:
+     * nothing is ever pushed to the lists) and GETs. */
     for (int t = 0; t < FREE_TAGS; t++) {
         snprintf(key, sizeof(key), "adapters-free-%s-%08x-%d:mark", d->name, run_tag, t);
         fsend(c, r, &r->mark[t], K_MARK, "SET %s 1", key);
@@ -255,12 +272,12 @@ static void test_free_in_flight(void **state) {
         snprintf(key, sizeof(key), "adapters-free-%s-%08x:%d", d->name, run_tag, i);
         fsend(c, r, &r->early[i], K_EARLY, "GET %s", key);
     }
-    while (r->marks_done < FREE_TAGS) {
+    while (r->marks_done < FREE_TAGS || blocked_clients() < FREE_TAGS) {
         for (int t = 0; t < FREE_TAGS; t++)
             if (r->mark[t].calls != 0 && r->mark[t].outcome != CP_DONE)
                 fail_msg("marker %d: outcome %d, err %s", t, (int)r->mark[t].outcome,
                          cp_err_name(r->mark[t].err));
-        d->run_once(loop);
+        d->run_once(loop); /* until every BLPOP waits on its server: written */
     }
     for (int i = 0; i < FREE_LATE; i++) { /* between loop turns: queued, not written */
         snprintf(key, sizeof(key), "adapters-free-late-%s-%08x:%d", d->name, run_tag, i);
@@ -448,7 +465,14 @@ typedef struct trun {
     int err;
 } trun;
 
-static void on_tblpop(cp_client *c, const cp_response *resp, void *privdata) {
+static void on_twarm(cp_client *c, const cp_response *resp, void *privdata) {
+    (void)c;
+    trun *t = privdata;
+    t->calls++;
+    t->outcome = resp->outcome;
+}
+
+static void on_tset(cp_client *c, const cp_response *resp, void *privdata) {
     trun *t = privdata;
     t->calls++;
     t->outcome = resp->outcome;
@@ -465,16 +489,34 @@ static void test_free_in_timer(void **state) {
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = cluster->endpoints;
     o.connect_timeout_ms = 10000;
-    o.io_timeout_ms = 500; /* the BLPOP's end */
+    o.io_timeout_ms = 500; /* the GET's end */
     o.retry_budget_ms = 60000;
     cp_client *c = cp_client_new(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
     assert_int_equal(d->attach(loop, c), 0);
     char key[96];
-    snprintf(key, sizeof(key), "adapters-timer-%s-%08x:list", d->name, run_tag);
-    assert_int_equal(cp_async_command(c, on_tblpop, t, "BLPOP %s 0", key), 0);
+    snprintf(key, sizeof(key), "adapters-timer-%s-%08x", d->name, run_tag);
+    unsigned slot = cp_keyslot(key, strlen(key));
+    int port = cp_topo_proc(cluster->topo, cp_fixture_master(cluster, slot <= 5460    ? 0
+                                                                      : slot <= 10922 ? 1
+                                                                                      : 2))
+                   ->port;
+    trun warm = {0};
+    assert_int_equal(cp_async_command(c, on_twarm, &warm, "GET %s", key), 0);
+    while (warm.calls == 0) /* the map read, the key's master connected */
+        d->run_once(loop);
+    redisContext *hc = cp_fixture_conn(cluster, port);
+    assert_non_null(hc);
+    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 5000 ALL"); /* the SET is held there */
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    /* a write: its lost answer is never re-sent, so the I/O timeout ends it */
+    assert_int_equal(cp_async_command(c, on_tset, t, "SET %s v", key), 0);
     d->run(loop); /* returns once the callback has freed the client */
+    rep = redisCommand(hc, "CLIENT UNPAUSE");
+    assert_non_null(rep);
+    freeReplyObject(rep);
     assert_int_equal(t->calls, 1);
     assert_int_equal(t->outcome, CP_UNKNOWN); /* written: it may have run */
     assert_int_equal(t->err, CP_ETIMEDOUT);   /* so it came from the client's timer */
