@@ -11,6 +11,8 @@
  * (acct.live_*) and the per-second ring (ring.closed, ring.consumed, ring.done). Non-atomic
  * results are read by the main thread only after pthread_join.
  *
+ * The struct cp__worker is in wctx.h, with the worker thread's own context.
+ *
  * Ownership: the caller allocates the cp__worker structs; cp__worker_init allocates a worker's
  * lanes and clients' streams, cp__worker_main connects the clients, and cp__worker_free releases
  * all of it.
@@ -18,41 +20,7 @@
 #ifndef CLUSTERPIPE_WORKER_H
 #define CLUSTERPIPE_WORKER_H
 
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "bench/account.h"
-#include "bench/gate.h"
-#include "bench/lanes.h"
-#include "bench/plan.h"
-#include "bench/seconds.h"
-#include "clusterpipe/clusterpipe.h"
-
-typedef struct cp__client_state cp__client_state; /* a lane: one cp_client (worker.c) */
-
-typedef struct cp__worker {
-    const cp__run_spec *spec;
-    cp__gate *gate;
-    int index;
-    int first_client, nclients; /* global client indexes [first, first + n) */
-    pthread_t tid;
-    bool started; /* its thread was created (run.c) */
-
-    cp__acct acct;     /* counts: live while running, totals after join */
-    cp__sec_ring ring; /* per-second counters, merged by the main thread */
-
-    /* results, read after join */
-    int setup_err; /* CP_E* when connecting / warming up failed */
-    char setup_errstr[256];
-    cp_stats stats;
-    uint64_t finish_ns;
-    uint64_t redirects_seen[2]; /* moved, ask summed over clients at the last second */
-
-    cp__group *groups;    /* nclients entries: each client's key stream */
-    cp__client_state *cs; /* ncs = nclients x lanes entries: the lanes, client by client */
-    int ncs;
-} cp__worker;
+#include "bench/wctx.h"
 
 /* Fills worker w (zeroed by the caller) for thread `index`, its nclients clients starting at
  * global index first_client, and allocates its lanes. On failure sets w->setup_err (CP_ENOMEM)

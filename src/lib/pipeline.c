@@ -76,46 +76,6 @@ void cp__pipeline_destroy(cp_pipeline *p) {
     free(p);
 }
 
-cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
-    if (v->n == v->cap) {
-        size_t ncap = v->cap ? v->cap * 2 : 64;
-        cp__cmd *n = realloc(v->v, ncap * sizeof(*n));
-        if (n == NULL)
-            return NULL;
-        v->v = n;
-        v->cap = ncap;
-    }
-    cp__cmd *c = &v->v[v->n++];
-    *c = (cp__cmd){.node = -1, .parent = -1}; /* inline stores, not a memset call per append */
-    return c;
-}
-
-int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
-    if (n <= p->capargv)
-        return 0;
-    const char **a = realloc(p->argv, n * sizeof(*a));
-    if (a != NULL)
-        p->argv = a;
-    size_t *l = realloc(p->argvlen, n * sizeof(*l));
-    if (l != NULL)
-        p->argvlen = l;
-    if (a == NULL || l == NULL)
-        return CP_ENOMEM;
-    p->capargv = n;
-    return 0;
-}
-
-/* Keeps the first failure of an exec: later ones are usually its consequences. */
-void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
-    if (p->err != 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    p->err = code;
-    vsnprintf(p->errstr, sizeof(p->errstr), fmt, ap);
-    va_end(ap);
-}
-
 /* memcmp(a, b, len) == 0 for a command name of 1 to 16 bytes (what the memo keeps): two
  * overlapping loads from each side, a few instructions where a byte loop or a memcmp call cost
  * twenty or more per command. */

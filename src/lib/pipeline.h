@@ -11,6 +11,8 @@
 #define CLUSTERPIPE_PIPELINE_H
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "lib/client.h"
 #include "lib/command.h"
@@ -154,9 +156,21 @@ static inline cp_pipeline *cp__pipeline_of_arena(cp__reply_arena *a) {
     return (cp_pipeline *)(void *)a;
 }
 
-/* Records the first error of an exec on the pipeline (later ones are consequences). */
-void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...)
+/* Records the first error of an exec on the pipeline (later ones are usually its
+ * consequences). Here, not in pipeline.c, like the two growers below: multikey.c records
+ * errors and commands too, and pipeline.c calls multikey.c, so neither may call the other back
+ * (scripts/check-layers.py, rule 7). */
+static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
+    if (p->err != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    p->err = code;
+    vsnprintf(p->errstr, sizeof(p->errstr), fmt, ap);
+    va_end(ap);
+}
 
 /* The command a wire tag names. */
 static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
@@ -174,10 +188,36 @@ int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const 
                              int slot);
 
 /* Makes sure p->argv/argvlen hold at least n entries. 0 or CP_ENOMEM. */
-int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n);
+static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
+    if (n <= p->capargv)
+        return 0;
+    const char **a = realloc(p->argv, n * sizeof(*a));
+    if (a != NULL)
+        p->argv = a;
+    size_t *l = realloc(p->argvlen, n * sizeof(*l));
+    if (l != NULL)
+        p->argvlen = l;
+    if (a == NULL || l == NULL)
+        return CP_ENOMEM;
+    p->capargv = n;
+    return 0;
+}
 
-/* Adds a command record; returns its address (valid until the next add) or NULL on OOM. */
-cp__cmd *cp__cmdvec_add(cp__cmdvec *v);
+/* Adds a command record; returns its address (valid until the next add) or NULL on OOM. Inline:
+ * every append runs it, and the shared library is built without link-time optimization. */
+static inline cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
+    if (v->n == v->cap) {
+        size_t ncap = v->cap ? v->cap * 2 : 64;
+        cp__cmd *n = realloc(v->v, ncap * sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        v->v = n;
+        v->cap = ncap;
+    }
+    cp__cmd *c = &v->v[v->n++];
+    *c = (cp__cmd){.node = -1, .parent = -1}; /* inline stores, not a memset call per append */
+    return c;
+}
 
 /* Frees a pipeline that is not running. */
 void cp__pipeline_destroy(cp_pipeline *p);

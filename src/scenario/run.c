@@ -21,15 +21,14 @@
 #include "bench/readback.h"
 #include "bench/load.h"
 #include "bench/report.h"
+#include "bench/session.h"
 #include "bench/target.h"
 #include "util/clock.h"
 #include "util/env.h"
-#include "util/log.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,24 +71,13 @@ typedef struct event {
 
 typedef struct scn {
     const cp__scn_opts *o;
+    cp__session ss; /* o's hooks, cancel flag and hgrm_dir */
     json_t *doc;
     json_t *procs; /* processes spawned in the current case */
     event ev[MAX_EVENTS];
     int nev;
     uint64_t event_start, event_end; /* the change began / its effects ended (monotonic ns) */
 } scn;
-
-static int cancelled(const scn *s) {
-    return s->o->cancel != NULL && *s->o->cancel;
-}
-
-static void say(const scn *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const scn *s, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    cp__vlogf(s->o->log, s->o->ud, fmt, ap);
-    va_end(ap);
-}
 
 static void mark(scn *s, const char *name) {
     if (s->nev < MAX_EVENTS)
@@ -148,7 +136,7 @@ static void *bench_main(void *arg) {
  * when the bench ended first. */
 static int wait_until(const scn *s, const bench_thread *b, uint64_t until, int stop_on_done) {
     while (cp__now_ns() < until) {
-        if (cancelled(s) || (stop_on_done && atomic_load(&b->done)))
+        if (cp__session_cancelled(&s->ss) || (stop_on_done && atomic_load(&b->done)))
             return 1;
         cp__sleep_ms(20);
     }
@@ -165,8 +153,9 @@ static int reshard_cluster(scn *s, cp_topo *t, json_t *c, char *err, size_t errl
         if (cp_topo_proc(t, i)->role == CP_ROLE_MASTER)
             masters[nm++] = i;
     int per = (int)(CP_SLOTS / nm / (nm + 1));
-    say(s, "cluster: adding a master, then moving %d slots to it from each of the %zu masters", per,
-        nm);
+    cp__session_say(
+        &s->ss, "cluster: adding a master, then moving %d slots to it from each of the %zu masters",
+        per, nm);
     size_t idx;
     mark(s, "change begins");
     s->event_start = s->ev[s->nev - 1].ns;
@@ -189,7 +178,9 @@ static int reshard_cluster(scn *s, cp_topo *t, json_t *c, char *err, size_t errl
  * (nutcracker cannot reload or migrate: keys that ketama now places on the new server stay
  * behind on the old ones). */
 static int reshard_twemproxy(scn *s, cp_topo *t, char *err, size_t errlen) {
-    say(s, "twemproxy: adding a fifth server, then restarting the %d proxies one by one", PROXIES);
+    cp__session_say(&s->ss,
+                    "twemproxy: adding a fifth server, then restarting the %d proxies one by one",
+                    PROXIES);
     mark(s, "change begins");
     s->event_start = s->ev[s->nev - 1].ns;
     int rc = cp_topo_add_shard(t, NULL, err, errlen);
@@ -217,7 +208,7 @@ static int wait_promoted(const scn *s, const cp_topo *t, size_t replica, uint64_
     co.io_timeout_ms = 500;
     cp_client *c = NULL;
     int rc = -1;
-    while (cp__now_ns() < deadline && !cancelled(s)) {
+    while (cp__now_ns() < deadline && !cp__session_cancelled(&s->ss)) {
         if (c == NULL || c->err != 0) {
             if (c != NULL)
                 cp_free(c);
@@ -263,8 +254,9 @@ static int failover(scn *s, cp_topo *t, const bench_thread *b, json_t *c, char *
     json_object_set_new(c, "killed",
                         json_pack("{s:s,s:i,s:I}", "role", cp_proc_role_name(v->role), "port",
                                   v->port, "pid", (json_int_t)v->pid));
-    say(s, "%s: kill -9 the %s on port %d (pid %ld)", cluster ? "cluster" : "twemproxy",
-        cluster ? "master" : "server", v->port, (long)v->pid);
+    cp__session_say(&s->ss, "%s: kill -9 the %s on port %d (pid %ld)",
+                    cluster ? "cluster" : "twemproxy", cluster ? "master" : "server", v->port,
+                    (long)v->pid);
     mark(s, "killed");
     s->event_start = s->ev[s->nev - 1].ns;
     int rc = cp_topo_kill(t, victim, SIGKILL, err, errlen);
@@ -275,18 +267,19 @@ static int failover(scn *s, cp_topo *t, const bench_thread *b, json_t *c, char *
             snprintf(err, errlen, "the replica on port %d did not take over within %llu s",
                      cp_topo_proc(t, replica)->port,
                      (unsigned long long)(PROMOTE_TIMEOUT_NS / 1000000000ull));
-            return cancelled(s) ? CP_EIO : CP_ETIMEDOUT;
+            return cp__session_cancelled(&s->ss) ? CP_EIO : CP_ETIMEDOUT;
         }
         mark(s, "replica promoted");
-        say(s, "cluster: the replica on port %d is master %.2f s after the kill",
-            cp_topo_proc(t, replica)->port, (double)(s->ev[s->nev - 1].ns - s->event_start) / 1e9);
+        cp__session_say(&s->ss, "cluster: the replica on port %d is master %.2f s after the kill",
+                        cp_topo_proc(t, replica)->port,
+                        (double)(s->ev[s->nev - 1].ns - s->event_start) / 1e9);
     }
     if (wait_until(s, b, s->event_start + (uint64_t)(s->o->down_s * 1e9), 0) != 0) {
         snprintf(err, errlen, "interrupted");
         return CP_EIO;
     }
-    say(s, "%s: restarting the killed %s", cluster ? "cluster" : "twemproxy",
-        cluster ? "master" : "server");
+    cp__session_say(&s->ss, "%s: restarting the killed %s", cluster ? "cluster" : "twemproxy",
+                    cluster ? "master" : "server");
     mark(s, "restart");
     rc = cp_topo_restart(t, victim, err, errlen);
     if (rc != 0)
@@ -302,102 +295,6 @@ static double rel_s(uint64_t ns, uint64_t start) {
     return ns >= start ? (double)(ns - start) / 1e9 : -(double)(start - ns) / 1e9;
 }
 
-static json_t *num_or_null(double v) {
-    return isnan(v) ? json_null() : json_real(v);
-}
-
-static json_t *phase_json(const cp__scn_phase *p) {
-    return json_pack("{s:f,s:f,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "from", p->from, "to", p->to,
-                     "seconds", p->seconds, "ops", (json_int_t)p->ops, "errors",
-                     (json_int_t)p->errors, "gets", (json_int_t)p->gets, "misses",
-                     (json_int_t)p->misses, "stale", (json_int_t)p->stale, "moved",
-                     (json_int_t)p->moved, "ask", (json_int_t)p->ask);
-}
-
-static double frac(uint64_t a, uint64_t b) {
-    return b ? (double)a / (double)b : NAN;
-}
-
-/* The numbers the report shows, from the result, the timeline, the events and the read-back. */
-static json_t *summary_json(const scn *s, const cp__bench_result *r, const cp__readback_result *rb,
-                            int have_rb, double t_start, double t_end, double rate) {
-    cp__scn_stats st;
-    cp__scn_analyze(r->timeline, r->ntimeline, t_start, t_end, &st);
-    json_t *o = json_object();
-    if (rate > 0) { /* open loop: what share of the offered load each second answered */
-        double at;
-        double share = cp__scn_min_answered_share(r->timeline, r->ntimeline, t_start, rate, &at);
-        json_object_set_new(o, "offered_rate", json_real(rate));
-        json_object_set_new(o, "min_answered_share", num_or_null(share));
-        json_object_set_new(o, "min_answered_share_t", num_or_null(at));
-    }
-    json_object_set_new(o, "requests",
-                        json_integer((json_int_t)(r->ops + r->failed_ops + r->unknown_ops)));
-    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
-    json_object_set_new(o, "failed_ops", json_integer((json_int_t)r->failed_ops));
-    json_object_set_new(o, "unknown_ops", json_integer((json_int_t)r->unknown_ops));
-    json_object_set_new(o, "error_replies", json_integer((json_int_t)r->error_replies));
-    json_object_set_new(o, "mismatches", json_integer((json_int_t)r->verify_mismatches));
-    json_object_set_new(o, "gets", json_integer((json_int_t)r->gets));
-    json_object_set_new(o, "misses", json_integer((json_int_t)r->misses));
-    json_object_set_new(o, "stale_reads", json_integer((json_int_t)r->stale_reads));
-    json_object_set_new(o, "redirects",
-                        json_pack("{s:I,s:I}", "moved", (json_int_t)r->stats.moved, "ask",
-                                  (json_int_t)r->stats.ask));
-    json_object_set_new(o, "event_start", json_real(t_start));
-    json_object_set_new(o, "event_end", json_real(t_end));
-    json_object_set_new(o, "event_seconds", json_real(t_end - t_start));
-    json_object_set_new(o, "run_seconds", json_real(r->seconds));
-    json_object_set_new(o, "event_outlasted_run", json_boolean(t_end > r->seconds));
-    json_object_set_new(o, "warmup_median_ops", num_or_null(st.warmup_median_ops));
-    json_object_set_new(o, "min_ops", num_or_null(st.min_ops));
-    json_object_set_new(o, "min_ops_t", num_or_null(st.min_ops_t));
-    json_object_set_new(o, "dip", num_or_null(st.dip));
-    json_object_set_new(o, "after_median_ops", num_or_null(st.after_median_ops));
-    json_object_set_new(o, "below_half",
-                        json_pack("{s:i,s:o,s:o}", "seconds", st.low_seconds, "from",
-                                  num_or_null(st.low_from), "to", num_or_null(st.low_to)));
-    if (r->first_failure_s >= 0)
-        json_object_set_new(o, "error_window",
-                            json_pack("{s:f,s:f,s:f}", "first", r->first_failure_s, "last",
-                                      r->last_failure_s, "seconds",
-                                      r->last_failure_s - r->first_failure_s));
-    else
-        json_object_set_new(o, "error_window", json_null());
-    json_object_set_new(o, "phases",
-                        json_pack("{s:o,s:o,s:o}", "before", phase_json(&st.before), "during",
-                                  phase_json(&st.during), "after", phase_json(&st.after)));
-    /* GET-level: the share of GETs answered nil once the change was over */
-    json_object_set_new(o, "miss_fraction_after",
-                        num_or_null(frac(st.after.misses, st.after.gets)));
-    json_object_set_new(o, "stale_after", json_integer((json_int_t)st.after.stale));
-    json_object_set_new(o, "misses_after", json_integer((json_int_t)st.after.misses));
-    if (have_rb) {
-        /* key-level: of the keys nobody wrote since the change began, the share now unreachable */
-        json_object_set_new(o, "miss_fraction_keys",
-                            s->o->kind == CP__SCN_RESHARD
-                                ? num_or_null(frac(rb->untouched_missing, rb->untouched))
-                                : json_null());
-        json_object_set_new(o, "acked_writes_lost",
-                            json_integer((json_int_t)(rb->missing + rb->stale)));
-        json_object_set_new(o, "acked_run_writes_lost", json_integer((json_int_t)rb->lost_run));
-    }
-    return o;
-}
-
-static json_t *readback_json(const cp__readback_result *rb) {
-    json_t *o =
-        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "keys", (json_int_t)rb->keys,
-                  "ok", (json_int_t)rb->ok, "missing", (json_int_t)rb->missing, "stale",
-                  (json_int_t)rb->stale, "newer", (json_int_t)rb->newer, "mismatched",
-                  (json_int_t)rb->mismatched, "failed", (json_int_t)rb->failed, "lost_run",
-                  (json_int_t)rb->lost_run, "untouched", (json_int_t)rb->untouched,
-                  "untouched_missing", (json_int_t)rb->untouched_missing, "seconds", rb->seconds);
-    if (o != NULL && rb->first_error[0])
-        json_object_set_new(o, "first_error", json_string(rb->first_error));
-    return o;
-}
-
 static void case_error(json_t *c, int *failed, const char *what, const char *err) {
     char buf[ERRLEN + 64];
     snprintf(buf, sizeof(buf), "%s: %s", what, err);
@@ -406,34 +303,6 @@ static void case_error(json_t *c, int *failed, const char *what, const char *err
     *failed = 1;
 }
 
-/* The case's latency distribution (and each command's) into o->hgrm_dir, named in its bench
- * object; a file that cannot be written fails the case. */
-static void write_hgrm(scn *s, json_t *c, json_t *bo, const char *name, const cp__bench_config *cfg,
-                       const cp__bench_result *r, int *failed) {
-    if (s->o->hgrm_dir == NULL)
-        return;
-    char file[200], path[4200], err[ERRLEN] = "";
-    snprintf(file, sizeof(file), "%s.hgrm", name);
-    for (char *p = file; *p; p++)
-        if (*p == ' ' || *p == '=' || *p == '/')
-            *p = '-';
-    snprintf(path, sizeof(path), "%s/%s", s->o->hgrm_dir, file);
-    if (cp__bench_write_hgrm(path, r, err, sizeof(err)) != 0 ||
-        cp__bench_write_command_hgrms(path, cfg, r, err, sizeof(err)) != 0) {
-        case_error(c, failed, "hgrm", err);
-        return;
-    }
-    json_object_set_new(bo, "hgrm", json_string(file));
-    json_t *cmds = json_object_get(bo, "commands");
-    for (size_t k = 0; k < json_array_size(cmds) && cfg->commands != NULL; k++) {
-        char one[200];
-        cp__bench_hgrm_command_path(file, k, cfg->commands->t[k].name, one, sizeof(one));
-        json_object_set_new(json_array_get(cmds, k), "hgrm", json_string(one));
-    }
-}
-
-/* Loads the keys, then runs the bench thread with the event in between. Fills c; sets *failed
- * when something could not be done. The topology is up and stays up (the caller stops it). */
 /* The open-loop case's rate: half of what a short closed-loop run of the same workload measured
  * on the loaded topology, so the load is below capacity and a drop is the topology's doing. */
 #define CALIBRATION_S 3.0
@@ -457,7 +326,7 @@ static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target,
     cfg.command_line = "calibration";
     cfg.cancel = o->cancel;
     cp__bench_result r;
-    say(s, "%s: %.0f s closed loop to measure capacity", cd->name, CALIBRATION_S);
+    cp__session_say(&s->ss, "%s: %.0f s closed loop to measure capacity", cd->name, CALIBRATION_S);
     int rc = cp__bench_run(target, &cfg, &r, err, errlen);
     if (rc == 0 && r.ops_per_sec <= 0) {
         snprintf(err, errlen, "the calibration run answered nothing");
@@ -468,13 +337,15 @@ static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target,
         json_object_set_new(c, "calibration",
                             json_pack("{s:f,s:f,s:f}", "seconds", CALIBRATION_S, "ops_per_sec",
                                       r.ops_per_sec, "offered_rate", *rate));
-        say(s, "%s: capacity %.0f ops/s; the run offers %.0f ops/s, open loop", cd->name,
-            r.ops_per_sec, *rate);
+        cp__session_say(&s->ss, "%s: capacity %.0f ops/s; the run offers %.0f ops/s, open loop",
+                        cd->name, r.ops_per_sec, *rate);
     }
     cp__bench_result_free(&r);
-    return rc == 0 && !cancelled(s) ? 0 : -1;
+    return rc == 0 && !cp__session_cancelled(&s->ss) ? 0 : -1;
 }
 
+/* Loads the keys, then runs the bench thread with the event in between. Fills c; sets *failed
+ * when something could not be done. The topology is up and stays up (the caller stops it). */
 static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *failed) {
     const cp__scn_opts *o = s->o;
     char err[ERRLEN] = "";
@@ -493,9 +364,9 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     char sizes[256], dist[64];
     cp__value_sizes_format(&o->value_size, sizes, sizeof(sizes));
     cp__dist_format(&o->dist, dist, sizeof(dist));
-    say(s, "%s: loading %" PRIu64 " keys of %s bytes", cd->name, o->keys, sizes);
-    if (cp__load_run(&target, &lc, &lr, err, sizeof(err)) != 0 || cancelled(s)) {
-        case_error(c, failed, "load", cancelled(s) ? "interrupted" : err);
+    cp__session_say(&s->ss, "%s: loading %" PRIu64 " keys of %s bytes", cd->name, o->keys, sizes);
+    if (cp__load_run(&target, &lc, &lr, err, sizeof(err)) != 0 || cp__session_cancelled(&s->ss)) {
+        case_error(c, failed, "load", cp__session_cancelled(&s->ss) ? "interrupted" : err);
         return;
     }
     json_object_set_new(c, "load",
@@ -504,7 +375,7 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
 
     double rate = 0;
     if (cd->open_loop && calibrate(s, cd, &target, c, &rate, err, sizeof(err)) != 0) {
-        case_error(c, failed, "calibration", cancelled(s) ? "interrupted" : err);
+        case_error(c, failed, "calibration", cp__session_cancelled(&s->ss) ? "interrupted" : err);
         return;
     }
 
@@ -561,7 +432,8 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         cp__cmdset_label(o->commands, what, sizeof(what));
     else
         snprintf(what, sizeof(what), "SET:GET %u:%u", o->ratio_set, o->ratio_get);
-    say(s, "%s: %g s of %s, %d threads, %d connections, pipeline %d; the event after %g s",
+    cp__session_say(
+        &s->ss, "%s: %g s of %s, %d threads, %d connections, pipeline %d; the event after %g s",
         cd->name, o->duration_s, what, o->threads, o->clients, o->pipeline, o->warmup_s);
     if (pthread_create(&b->tid, NULL, bench_main, b) != 0) {
         case_error(c, failed, "bench", "cannot start a thread");
@@ -572,7 +444,8 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
     }
     /* the warm-up: wait for the measured interval to begin, then warmup seconds */
     int rc = 0;
-    while (atomic_load(&b->start_est_ns) == 0 && !atomic_load(&b->done) && !cancelled(s))
+    while (atomic_load(&b->start_est_ns) == 0 && !atomic_load(&b->done) &&
+           !cp__session_cancelled(&s->ss))
         cp__sleep_ms(20);
     if (atomic_load(&b->start_est_ns) == 0 ||
         wait_until(s, b, atomic_load(&b->start_est_ns) + (uint64_t)(o->warmup_s * 1e9), 1) != 0) {
@@ -588,21 +461,21 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (rc != 0)
             case_error(c, failed, "event", err);
         else
-            say(s, "%s: the change took %.2f s", cd->name,
-                (double)(s->event_end - s->event_start) / 1e9);
+            cp__session_say(&s->ss, "%s: the change took %.2f s", cd->name,
+                            (double)(s->event_end - s->event_start) / 1e9);
     }
     pthread_join(b->tid, NULL);
     cp__bench_result *r = &b->res;
     if (b->rc != 0)
         case_error(c, failed, "bench", b->err);
-    if (cancelled(s))
+    if (cp__session_cancelled(&s->ss))
         case_error(c, failed, "run", "interrupted");
 
     /* every key read back, and compared with its last acknowledged version */
     cp__readback_result rb;
     memset(&rb, 0, sizeof(rb));
     int have_rb = 0;
-    if (track && b->rc == 0 && !cancelled(s)) {
+    if (track && b->rc == 0 && !cp__session_cancelled(&s->ss)) {
         cp__readback_config rc_cfg;
         cp__readback_config_init(&rc_cfg);
         rc_cfg.keys = o->keys;
@@ -624,15 +497,19 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (s->event_start != 0) {
             double t0 = rel_s(s->event_start, r->start_ns);
             double t1 = s->event_end ? rel_s(s->event_end, r->start_ns) : t0;
-            json_object_set_new(c, "summary",
-                                summary_json(s, r, &rb, have_rb, t0, t1, b->cfg.rate));
+            json_object_set_new(
+                c, "summary", cp__scn_summary_json(o->kind, r, &rb, have_rb, t0, t1, b->cfg.rate));
         }
         if (have_rb)
-            json_object_set_new(c, "readback", readback_json(&rb));
+            json_object_set_new(c, "readback", cp__scn_readback_json(&rb));
         json_t *bo = cp__bench_json(&target, &b->cfg, r);
         if (bo != NULL) {
             json_object_set_new(c, "bench", bo);
-            write_hgrm(s, c, bo, cd->name, &b->cfg, r, failed);
+            /* "<case>.hgrm", and each command's beside it; one that fails fails the case */
+            char herr[ERRLEN] = "";
+            if (cp__session_write_hgrm(&s->ss, bo, cd->name, b->cfg.commands, r, herr,
+                                       sizeof(herr)) != 0)
+                case_error(c, failed, "hgrm", herr);
         }
         if (r->verify_mismatches > 0 || (have_rb && rb.mismatched > 0))
             case_error(c, failed, "verification",
@@ -677,12 +554,12 @@ static json_t *run_case(scn *s, const case_def *cd, int *failed) {
     up.hook_ud = s;
     up.cancel = o->cancel;
     char err[ERRLEN] = "";
-    say(s, "%s: starting %s", cd->name,
-        cd->kind == CP_TOPO_CLUSTER
-            ? (cd->replicas ? "a 4-master Redis Cluster with a replica per master"
-                            : "a 4-master Redis Cluster")
-            : (cd->auto_eject ? "4 redis-server + 4 nutcracker (auto_eject_hosts: true)"
-                              : "4 redis-server + 4 nutcracker"));
+    cp__session_say(&s->ss, "%s: starting %s", cd->name,
+                    cd->kind == CP_TOPO_CLUSTER
+                        ? (cd->replicas ? "a 4-master Redis Cluster with a replica per master"
+                                        : "a 4-master Redis Cluster")
+                        : (cd->auto_eject ? "4 redis-server + 4 nutcracker (auto_eject_hosts: true)"
+                                          : "4 redis-server + 4 nutcracker"));
     cp_topo *t = NULL;
     if (cp_topo_up(&up, &t, err, sizeof(err)) != 0) {
         case_error(c, failed, "up", err);
@@ -691,7 +568,7 @@ static json_t *run_case(scn *s, const case_def *cd, int *failed) {
         if (cp_topo_down(t, 0, err, sizeof(err)) != 0)
             case_error(c, failed, "down", err);
         else
-            say(s, "%s: stopped", cd->name);
+            cp__session_say(&s->ss, "%s: stopped", cd->name);
         cp_topo_free(t);
     }
     size_t i;
@@ -740,6 +617,7 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     scn s;
     memset(&s, 0, sizeof(s));
     s.o = o;
+    s.ss = (cp__session){o->log, o->ud, o->cancel, o->hgrm_dir};
     s.doc = json_object();
     *doc = s.doc;
     char ratio[32];
@@ -775,7 +653,7 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     for (size_t i = 0; i < ndefs; i++) {
         if (o->only != NULL && strcmp(o->only, defs[i].setup) != 0)
             continue;
-        if (cancelled(&s)) {
+        if (cp__session_cancelled(&s.ss)) {
             json_array_append_new(cases, json_pack("{s:s,s:s,s:s}", "name", defs[i].name, "setup",
                                                    defs[i].setup, "error", "interrupted"));
             failed = 1;

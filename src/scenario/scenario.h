@@ -36,6 +36,7 @@
 #include <jansson.h>
 
 #include "bench/engine.h"
+#include "bench/readback.h"
 #include "orch/orch.h"
 #include "report/charts.h"
 
@@ -130,6 +131,18 @@ double cp__scn_min_answered_share(const cp__bench_second *tl, size_t n, double e
 
 /* Median of v[0..n) (sorts v). NaN when n == 0. */
 double cp__scn_median(double *v, size_t n);
+
+/* ---- a case's numbers as JSON (summary.c; pure, new references, NULL on OOM) ----------------- */
+
+/* The numbers the report shows for a case of kind `kind`: from its result r, its timeline
+ * analysed around the event [t_start, t_end] (seconds since the run's start), the read-back rb
+ * (have_rb 0: none), and for an open-loop case its offered rate (0: closed loop). */
+json_t *cp__scn_summary_json(cp__scn_kind kind, const cp__bench_result *r,
+                             const cp__readback_result *rb, int have_rb, double t_start,
+                             double t_end, double rate);
+
+/* The read-back's counts. */
+json_t *cp__scn_readback_json(const cp__readback_result *rb);
 
 /* ---- rendering ------------------------------------------------------------------------------ */
 

@@ -30,8 +30,8 @@ static const char *const commands[] = {
     "OBJECT ENCODING {o}k",
     "MEMORY USAGE {o}k",
     "RPUSH {l}list 3 1 2",
-    "BLMPOP 0.01 1 {l}list LEFT",
     "SORT {l}list STORE {l}sorted",
+    "BLMPOP 0.01 1 {l}list LEFT", /* on a connection of its own: after the two before it */
     "EVAL return 1 1 {e}k",
     "GEOADD {g}geo 13.36 38.11 palermo",
     "GEOSEARCHSTORE {g}dst {g}geo FROMLONLAT 13 38 BYRADIUS 200 km",
@@ -69,7 +69,11 @@ static void by_key_specs(void **state) {
     cp_pipeline_free(p);
     redisReply *r = cp_command(c, "LLEN {l}sorted");
     assert_non_null(r);
-    assert_int_equal(r->integer, 2); /* BLMPOP took one of the three */
+    assert_int_equal(r->integer, 3); /* SORT saw the three RPUSH wrote */
+    freeReplyObject(r);
+    r = cp_command(c, "LLEN {l}list");
+    assert_non_null(r);
+    assert_int_equal(r->integer, 2); /* BLMPOP took one of them */
     freeReplyObject(r);
 
     /* A second client shares the first one's table (read no second time), and keeps it after
