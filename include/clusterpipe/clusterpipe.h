@@ -93,36 +93,62 @@ CP_API unsigned cp_keyslot(const char *key, size_t len);
 
 /* ---- client ---------------------------------------------------------------------------------- */
 
-/* Options for cp_connect. Start from CP_OPTIONS_INIT and set what you need. Strings are copied
- * by cp_connect; the struct can be discarded afterwards. */
+/* Options for cp_connect and cp_client_new. Zero means the default in every field, so
+ * `cp_options o = {0};` (or CP_OPTIONS_INIT, the same) and setting what you need is always
+ * right. A field that can mean "none" (no timeout, no retries, no limit) takes its negative
+ * constant below for it; a negative value in a field that has no "none" is refused (CP_EINVAL).
+ * Strings are copied; the struct can be discarded afterwards. */
+#define CP_DEFAULT_CONNECT_TIMEOUT_MS 2000
+#define CP_DEFAULT_IO_TIMEOUT_MS 5000
+#define CP_DEFAULT_MAX_REDIRECTS 16
+#define CP_DEFAULT_RETRY_BUDGET_MS 3000
+#define CP_DEFAULT_MAX_PENDING 65536
 #define CP_MAX_REDIRECTS 255
+
+/* "None", where a field has it: CP_TIMEOUT_NONE in connect_timeout_ms and io_timeout_ms, no
+ * timeout (in effect the longest an int holds, INT_MAX ms: 24.8 days); CP_RETRY_NONE in
+ * retry_budget_ms, no retries (every error surfaces at once); CP_PENDING_UNLIMITED in
+ * max_pending, no limit. */
+#define CP_TIMEOUT_NONE (-1)
+#define CP_RETRY_NONE (-1)
+#define CP_PENDING_UNLIMITED (-1)
 
 typedef struct cp_options {
     const char *seeds;      /* cluster mode: "host:port[,host:port...]" */
     const char *endpoint;   /* single-endpoint mode (twemproxy, plain redis): "host:port" */
     const char *username;   /* ACL user (NULL: AUTH with password only) */
     const char *password;   /* NULL: no AUTH */
-    int connect_timeout_ms; /* per connection attempt */
+    int connect_timeout_ms; /* per connection attempt, TLS handshake included. 0: the default,
+                               CP_DEFAULT_CONNECT_TIMEOUT_MS (2000); CP_TIMEOUT_NONE (any
+                               negative): none, an attempt lasts as long as the kernel's
+                               connect does (a TLS handshake with a silent peer: unbounded) */
     int io_timeout_ms;      /* no progress on a connection with requests in flight for this long
-                               closes it and ends its commands CP_UNKNOWN */
-    int max_redirects;      /* MOVED/ASK hops allowed per command, at most CP_MAX_REDIRECTS
-                               (<= 0: the default, 16; above the maximum cp_connect fails
-                               CP_EINVAL). The first hop is always followed, later ones only
-                               within the retry budget */
-    int retry_budget_ms;    /* per cp_exec: time allowed for TRYAGAIN/CLUSTERDOWN/LOADING and
-                               reconnect retries with backoff before a command is given up */
-    unsigned flags;         /* CP_OPT_* */
+                               closes it and ends its commands CP_UNKNOWN. 0: the default,
+                               CP_DEFAULT_IO_TIMEOUT_MS (5000); CP_TIMEOUT_NONE (any negative):
+                               none, a silent node holds its commands until its connection
+                               breaks (for blocking commands, long scripts) */
+    int max_redirects;      /* MOVED/ASK hops allowed per command, 1 to CP_MAX_REDIRECTS (255).
+                               0: the default, CP_DEFAULT_MAX_REDIRECTS (16). No "none": the first
+                               hop is always followed, later ones only within the retry budget;
+                               negative or above the maximum: CP_EINVAL */
+    int retry_budget_ms;    /* per batch (cp_exec, a loop turn's async commands): time allowed
+                               for TRYAGAIN/CLUSTERDOWN/LOADING and reconnect retries with backoff
+                               before a command is given up. 0: the default,
+                               CP_DEFAULT_RETRY_BUDGET_MS (3000); CP_RETRY_NONE (any negative):
+                               no retries (0 used to mean none: docs/api.md, "Changes") */
+    unsigned flags;         /* CP_OPT_*; 0: none */
     /* TLS (Redis tls-port, tls-cluster yes): set tls = 1. The server's certificate is verified
      * against tls_ca_file (NULL: the system's CAs) and the address connected to (IP SAN or DNS
      * name), unless tls_insecure. A client certificate is sent when tls_cert_file is set. */
-    int tls;
+    int tls; /* 0: plain TCP */
     const char *tls_ca_file;
     const char *tls_cert_file;
     const char *tls_key_file; /* NULL: the key is in tls_cert_file */
-    int tls_insecure;
-    int max_pending; /* commands queued or in flight at once on an event-loop client (async
-                        commands and cp_exec_async pipelines); past it they are refused with
-                        CP_ELIMIT. <= 0: the default, 65536 */
+    int tls_insecure;         /* 0: verify */
+    /* Commands queued or in flight at once on an event-loop client (async commands and
+     * cp_exec_async pipelines); past it they are refused with CP_ELIMIT. 0: the default,
+     * CP_DEFAULT_MAX_PENDING (65536); CP_PENDING_UNLIMITED (any negative): no limit. */
+    int max_pending;
     /* Cluster mode: the server's command table (COMMAND, read once per client, about 100 KB)
      * is shared with this client, which then does not read its own. For a process with many
      * clients of one cluster. The table is immutable and reference counted: the other client
@@ -131,7 +157,7 @@ typedef struct cp_options {
     const struct cp_client *commands_from;
     /* Cluster mode: where read-only commands go (CP_READ_*; docs/commands.md, "Replica
      * reads"). Anything but CP_READ_MASTER sends READONLY on every connection, right behind
-     * AUTH. Ignored in single-endpoint mode. */
+     * AUTH. Ignored in single-endpoint mode. 0: CP_READ_MASTER. */
     int read_from;
 } cp_options;
 
@@ -152,10 +178,15 @@ typedef enum cp_read_from {
  * reassemble one reply. NOT atomic: part may run and part may not (see docs/pipeline.md). */
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
+/* Every field zero, which is every field's default: the same as `cp_options o = {0};` ({} in
+ * C++, where {0} warns under -Wextra). */
+#ifdef __cplusplus
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL, 0 }
-
-#define CP_DEFAULT_MAX_PENDING 65536
+    {}
+#else
+#define CP_OPTIONS_INIT                                                                            \
+    { 0 }
+#endif
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {
