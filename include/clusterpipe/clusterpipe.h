@@ -35,6 +35,18 @@ extern "C" {
 #define CP_VERSION_MINOR 1
 #define CP_VERSION_PATCH 0
 
+/* CP_API marks every function libclusterpipe exports, and nothing else has it: the library is
+ * built with -fvisibility=hidden, so libclusterpipe.so exports exactly the functions declared
+ * here (the unit/exports test checks it) and its internal cp__ names stay inside it. The mark is
+ * the same for the static library (hidden names link within one program as before), for C and
+ * C++ consumers alike, and for a consumer built with hidden visibility itself: the declarations
+ * stay default-visible, so its calls resolve to the library. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CP_API __attribute__((visibility("default")))
+#else
+#define CP_API
+#endif
+
 /* ---- error codes --------------------------------------------------------------------------- */
 
 /* Every code once: name, value and message (cp_strerror's text), the way libuv's UV_ERRNO_MAP
@@ -66,10 +78,10 @@ typedef enum cp_errno {
 #define CP_ERRSTR_LEN 256
 
 /* Returns a static description of a CP_E* code (never NULL; "unknown error" for other values). */
-const char *cp_strerror(int code);
+CP_API const char *cp_strerror(int code);
 
 /* Returns the code's name, e.g. "CP_ETIMEDOUT" (never NULL; "CP_UNKNOWN" for other values). */
-const char *cp_err_name(int code);
+CP_API const char *cp_err_name(int code);
 
 /* ---- hash slots ---------------------------------------------------------------------------- */
 
@@ -77,40 +89,67 @@ const char *cp_err_name(int code);
 
 /* CRC16-XMODEM of `key`, or of its hash tag: the bytes between the first '{' and the first '}'
  * after it, when that is non-empty (Redis Cluster spec). Returns 0..16383. */
-unsigned cp_keyslot(const char *key, size_t len);
+CP_API unsigned cp_keyslot(const char *key, size_t len);
 
 /* ---- client ---------------------------------------------------------------------------------- */
 
-/* Options for cp_connect. Start from CP_OPTIONS_INIT and set what you need. Strings are copied
- * by cp_connect; the struct can be discarded afterwards. */
+/* Options for cp_connect and cp_client_new. Zero means the default in every field, so
+ * `cp_options o = {0};` (or CP_OPTIONS_INIT, the same) and setting what you need is always
+ * right. A field that can mean "none" (no timeout, no retries, no limit) takes its negative
+ * constant below for it; a negative value in a field that has no "none" is refused (CP_EINVAL).
+ * Strings are copied; the struct can be discarded afterwards. */
+#define CP_DEFAULT_CONNECT_TIMEOUT_MS 2000
+#define CP_DEFAULT_IO_TIMEOUT_MS 5000
+#define CP_DEFAULT_MAX_REDIRECTS 16
+#define CP_DEFAULT_RETRY_BUDGET_MS 3000
+#define CP_DEFAULT_MAX_PENDING 65536
+#define CP_DEFAULT_BLOCKING_CONNS 8
 #define CP_MAX_REDIRECTS 255
+
+/* "None", where a field has it: CP_TIMEOUT_NONE in connect_timeout_ms and io_timeout_ms, no
+ * timeout (in effect the longest an int holds, INT_MAX ms: 24.8 days); CP_RETRY_NONE in
+ * retry_budget_ms, no retries (every error surfaces at once); CP_PENDING_UNLIMITED in
+ * max_pending, no limit. */
+#define CP_TIMEOUT_NONE (-1)
+#define CP_RETRY_NONE (-1)
+#define CP_PENDING_UNLIMITED (-1)
 
 typedef struct cp_options {
     const char *seeds;      /* cluster mode: "host:port[,host:port...]" */
     const char *endpoint;   /* single-endpoint mode (twemproxy, plain redis): "host:port" */
     const char *username;   /* ACL user (NULL: AUTH with password only) */
     const char *password;   /* NULL: no AUTH */
-    int connect_timeout_ms; /* per connection attempt */
+    int connect_timeout_ms; /* per connection attempt, TLS handshake included. 0: the default,
+                               CP_DEFAULT_CONNECT_TIMEOUT_MS (2000); CP_TIMEOUT_NONE (any
+                               negative): none, an attempt lasts as long as the kernel's
+                               connect does (a TLS handshake with a silent peer: unbounded) */
     int io_timeout_ms;      /* no progress on a connection with requests in flight for this long
-                               closes it and ends its commands CP_UNKNOWN */
-    int max_redirects;      /* MOVED/ASK hops allowed per command, at most CP_MAX_REDIRECTS
-                               (<= 0: the default, 16; above the maximum cp_connect fails
-                               CP_EINVAL). The first hop is always followed, later ones only
-                               within the retry budget */
-    int retry_budget_ms;    /* per cp_exec: time allowed for TRYAGAIN/CLUSTERDOWN/LOADING and
-                               reconnect retries with backoff before a command is given up */
-    unsigned flags;         /* CP_OPT_* */
+                               closes it and ends its commands CP_UNKNOWN. 0: the default,
+                               CP_DEFAULT_IO_TIMEOUT_MS (5000); CP_TIMEOUT_NONE (any negative):
+                               none, a silent node holds its commands until its connection
+                               breaks (for blocking commands, long scripts) */
+    int max_redirects;      /* MOVED/ASK hops allowed per command, 1 to CP_MAX_REDIRECTS (255).
+                               0: the default, CP_DEFAULT_MAX_REDIRECTS (16). No "none": the first
+                               hop is always followed, later ones only within the retry budget;
+                               negative or above the maximum: CP_EINVAL */
+    int retry_budget_ms;    /* per batch (cp_exec, a loop turn's async commands): time allowed
+                               for TRYAGAIN/CLUSTERDOWN/LOADING and reconnect retries with backoff
+                               before a command is given up. 0: the default,
+                               CP_DEFAULT_RETRY_BUDGET_MS (3000); CP_RETRY_NONE (any negative):
+                               no retries (0 used to mean none: docs/api.md, "Changes") */
+    unsigned flags;         /* CP_OPT_*; 0: none */
     /* TLS (Redis tls-port, tls-cluster yes): set tls = 1. The server's certificate is verified
      * against tls_ca_file (NULL: the system's CAs) and the address connected to (IP SAN or DNS
      * name), unless tls_insecure. A client certificate is sent when tls_cert_file is set. */
-    int tls;
+    int tls; /* 0: plain TCP */
     const char *tls_ca_file;
     const char *tls_cert_file;
     const char *tls_key_file; /* NULL: the key is in tls_cert_file */
-    int tls_insecure;
-    int max_pending; /* commands queued or in flight at once on an event-loop client (async
-                        commands and cp_exec_async pipelines); past it they are refused with
-                        CP_ELIMIT. <= 0: the default, 65536 */
+    int tls_insecure;         /* 0: verify */
+    /* Commands queued or in flight at once on an event-loop client (async commands and
+     * cp_exec_async pipelines); past it they are refused with CP_ELIMIT. 0: the default,
+     * CP_DEFAULT_MAX_PENDING (65536); CP_PENDING_UNLIMITED (any negative): no limit. */
+    int max_pending;
     /* Cluster mode: the server's command table (COMMAND, read once per client, about 100 KB)
      * is shared with this client, which then does not read its own. For a process with many
      * clients of one cluster. The table is immutable and reference counted: the other client
@@ -119,13 +158,14 @@ typedef struct cp_options {
     const struct cp_client *commands_from;
     /* Cluster mode: where read-only commands go (CP_READ_*; docs/commands.md, "Replica
      * reads"). Anything but CP_READ_MASTER sends READONLY on every connection, right behind
-     * AUTH. Ignored in single-endpoint mode. */
+     * AUTH. Ignored in single-endpoint mode. 0: CP_READ_MASTER. */
     int read_from;
     /* Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
      * XREAD and XREADGROUP with BLOCK) run on connections of their own, one command at a time
      * each, so that a command waiting on the server holds back no other: at most this many per
-     * node, opened as needed and kept for reuse; past it they wait for one, in order. <= 0: the
-     * default, CP_DEFAULT_BLOCKING_CONNS. docs/commands.md, "Blocking commands". */
+     * node, opened as needed and kept for reuse; past it they wait for one, in order. 0: the
+     * default, CP_DEFAULT_BLOCKING_CONNS (8). No "none": negative is refused (CP_EINVAL).
+     * docs/commands.md, "Blocking commands". */
     int blocking_conns;
 } cp_options;
 
@@ -146,11 +186,15 @@ typedef enum cp_read_from {
  * reassemble one reply. NOT atomic: part may run and part may not (see docs/pipeline.md). */
 #define CP_OPT_SPLIT_MULTIKEY 0x1u
 
+/* Every field zero, which is every field's default: the same as `cp_options o = {0};` ({} in
+ * C++, where {0} warns under -Wextra). */
+#ifdef __cplusplus
 #define CP_OPTIONS_INIT                                                                            \
-    { NULL, NULL, NULL, NULL, 2000, 5000, 16, 3000, 0u, 0, NULL, NULL, NULL, 0, 0, NULL, 0, 0 }
-
-#define CP_DEFAULT_MAX_PENDING 65536
-#define CP_DEFAULT_BLOCKING_CONNS 8
+    {}
+#else
+#define CP_OPTIONS_INIT                                                                            \
+    { 0 }
+#endif
 
 /* The public part of a client; the library allocates a larger private struct around it. */
 typedef struct cp_client {
@@ -163,30 +207,30 @@ typedef struct cp_client {
  * timeouts per address tried. Returns a client that the caller frees with cp_free, or NULL only
  * when out of memory; on failure c->err is set and the client can only be freed. Its cp_exec and
  * cp_command block; it can be handed to an event loop later with cp_attach. */
-cp_client *cp_connect(const cp_options *opt);
+CP_API cp_client *cp_connect(const cp_options *opt);
 
 /* An event-loop client: checks the options and does no I/O (never blocks). Connections and the
  * slot map come once it is attached to a loop (cp_attach); commands sent before the map arrives
  * wait for it within the retry budget. NULL only when out of memory; bad options set c->err. */
-cp_client *cp_client_new(const cp_options *opt);
+CP_API cp_client *cp_client_new(const cp_options *opt);
 
 /* Closes every connection and frees the client. Commands still queued or in flight end first:
  * each async callback is called once (outcome CP_NOT_EXECUTED or CP_UNKNOWN, err
  * CP_ECANCELED), as is each running cp_exec_async pipeline's. Pipelines made from the client
  * must be freed before it. Called from inside a callback, the free happens when the library
  * returns to the loop. Never blocks. */
-void cp_free(cp_client *c);
+CP_API void cp_free(cp_client *c);
 
 /* 1 when connected in cluster mode, 0 in single-endpoint mode. */
-int cp_is_cluster(const cp_client *c);
+CP_API int cp_is_cluster(const cp_client *c);
 
 /* Re-reads the slot map from any known node, then from the seeds. Blocks (a blocking client
  * only; CP_EINVAL on an event-loop client, which refreshes by itself). Returns 0 or CP_E*. */
-int cp_refresh(cp_client *c);
+CP_API int cp_refresh(cp_client *c);
 
 /* Commands queued or in flight (async commands and commands of running pipelines); a
  * cp_scan_next_async call under way counts one. Never blocks. */
-size_t cp_pending(const cp_client *c);
+CP_API size_t cp_pending(const cp_client *c);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
@@ -208,16 +252,16 @@ typedef struct cp_node_info {
     int nslots;        /* slots it serves per the last map */
 } cp_node_info;
 
-size_t cp_node_count(const cp_client *c);
+CP_API size_t cp_node_count(const cp_client *c);
 /* Node i. 0, or CP_EINVAL when there is no such node. */
-int cp_node_get(const cp_client *c, size_t i, cp_node_info *out);
+CP_API int cp_node_get(const cp_client *c, size_t i, cp_node_info *out);
 /* The slot ranges node i serves, as [first, last] pairs: up to max of them are written; returns
  * how many there are (0 for a replica), or CP_EINVAL. */
-int cp_node_slots(const cp_client *c, size_t i, int (*ranges)[2], int max);
+CP_API int cp_node_slots(const cp_client *c, size_t i, int (*ranges)[2], int max);
 
 /* cp_command to one chosen node (by index), whatever the command's keys: no redirect is
  * followed and nothing is retried. NULL with c->err set on failure (CP_EINVAL: no such node). */
-redisReply *cp_command_node(cp_client *c, size_t node, const char *fmt, ...);
+CP_API redisReply *cp_command_node(cp_client *c, size_t node, const char *fmt, ...);
 
 /* cp_command to every master at once, the answers combined: DBSIZE summed, KEYS concatenated,
  * FLUSHALL / FLUSHDB / SCRIPT FLUSH / FUNCTION FLUSH|DELETE|RESTORE +OK when every master said
@@ -225,15 +269,16 @@ redisReply *cp_command_node(cp_client *c, size_t node, const char *fmt, ...);
  * command an array of the masters' replies, in node order (INFO, CONFIG SET, PING ...). Those
  * named go to every master by themselves too, in cp_command, pipelines and async commands
  * (docs/commands.md). Blocks like cp_command. */
-redisReply *cp_command_all(cp_client *c, const char *fmt, ...);
+CP_API redisReply *cp_command_all(cp_client *c, const char *fmt, ...);
 
 /* Runs one command and waits for its answer, following MOVED/ASK and retrying as a pipeline does
  * (it is a pipeline of one). Blocks: a blocking client only (an event-loop client gets NULL
  * with c->err CP_EINVAL). Returns the reply, which the caller frees with freeReplyObject, or
  * NULL with c->err set when the command did not end CP_DONE. An error reply from the server is
  * returned as a reply (type REDIS_REPLY_ERROR), not as NULL. */
-redisReply *cp_command(cp_client *c, const char *fmt, ...);
-redisReply *cp_command_argv(cp_client *c, int argc, const char **argv, const size_t *argvlen);
+CP_API redisReply *cp_command(cp_client *c, const char *fmt, ...);
+CP_API redisReply *cp_command_argv(cp_client *c, int argc, const char **argv,
+                                   const size_t *argvlen);
 
 /* ---- cluster SCAN ---------------------------------------------------------------------------- *
  *
@@ -253,7 +298,7 @@ typedef struct cp_scan cp_scan;
  * every key); count: SCAN's COUNT hint (<= 0: the server's default); type: SCAN's TYPE, e.g.
  * "hash" (NULL: any). Strings are copied. Does no I/O (never blocks). NULL when c is NULL or
  * out of memory (c->err CP_ENOMEM). Free with cp_scan_free, before the client. */
-cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const char *type);
+CP_API cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const char *type);
 
 /* The next batch, on a blocking client: blocks for one round trip or more (a SCAN to one master,
  * or the listing of some slots), bounded by the client's timeouts, and while a slot to list
@@ -265,7 +310,7 @@ cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const char *ty
  * CP_ETIMEDOUT also when a slot could not be listed whole for the retry budget (it stayed
  * half-migrated while its nodes kept migrating keys, or they disagree who serves it).
  * CP_EINVAL for a NULL keys, or on an event-loop client (use cp_scan_next_async). */
-int cp_scan_next(cp_scan *s, redisReply **keys);
+CP_API int cp_scan_next(cp_scan *s, redisReply **keys);
 
 /* The answer to cp_scan_next_async, called once, from the loop's calls (cp_on_ready,
  * cp_on_timer) or from cp_free, never inside cp_scan_next_async itself. rc and keys mean what
@@ -287,7 +332,7 @@ typedef void cp_scan_callback(cp_scan *s, int rc, redisReply *keys, void *privda
  * not on a loop, the client being freed); then it is never called. cp_scan_free with a call
  * under way ends it without its callback (its pipeline finishes on its own, as a freed running
  * pipeline does). */
-int cp_scan_next_async(cp_scan *s, cp_scan_callback *cb, void *privdata);
+CP_API int cp_scan_next_async(cp_scan *s, cp_scan_callback *cb, void *privdata);
 
 /* What the scan did so far. Never blocks. */
 typedef struct cp_scan_stats {
@@ -296,18 +341,18 @@ typedef struct cp_scan_stats {
     uint64_t slots_reread; /* slots listed again, key by key, because they moved or might have */
     uint64_t keys_reread;  /* keys returned by those listings */
 } cp_scan_stats;
-void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out);
+CP_API void cp_scan_get_stats(const cp_scan *s, cp_scan_stats *out);
 
 /* Frees the scan (NULL is fine), also from its callback or with a cp_scan_next_async call under
  * way (which then ends without its callback). Never blocks. */
-void cp_scan_free(cp_scan *s);
+CP_API void cp_scan_free(cp_scan *s);
 
 /* Counters since cp_connect; the bench reads them to report redirects and retries. */
 typedef struct cp_stats {
     uint64_t moved, ask, tryagain, clusterdown, loading, io_retries, refreshes;
     uint64_t command_tables; /* the server's COMMAND read (1: its key specs route commands) */
 } cp_stats;
-void cp_get_stats(const cp_client *c, cp_stats *out);
+CP_API void cp_get_stats(const cp_client *c, cp_stats *out);
 
 /* ---- pipelines ---------------------------------------------------------------------------------
  */
@@ -328,23 +373,23 @@ typedef struct cp_pipeline cp_pipeline;
 
 /* A new empty pipeline on client c. Returns NULL when out of memory. Free with cp_pipeline_free
  * before freeing the client. */
-cp_pipeline *cp_pipeline_new(cp_client *c);
-void cp_pipeline_free(cp_pipeline *p);
+CP_API cp_pipeline *cp_pipeline_new(cp_client *c);
+CP_API void cp_pipeline_free(cp_pipeline *p);
 
 /* Forget commands and replies, keep the buffers for reuse. */
-void cp_pipeline_reset(cp_pipeline *p);
+CP_API void cp_pipeline_reset(cp_pipeline *p);
 
 /* Append one command (hiredis format string, argv, or an already formatted RESP command).
  * Arguments are copied. Return 0 or CP_ENOMEM / CP_EINVAL (an unparsable preformatted command). */
-int cp_append(cp_pipeline *p, const char *fmt, ...);
-int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen);
-int cp_append_formatted(cp_pipeline *p, const char *cmd, size_t len);
+CP_API int cp_append(cp_pipeline *p, const char *fmt, ...);
+CP_API int cp_append_argv(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen);
+CP_API int cp_append_formatted(cp_pipeline *p, const char *cmd, size_t len);
 
 /* Append to every master (combined as cp_command_all says), or to one chosen node (no redirect,
  * no retry). 0, CP_ENOMEM, CP_EINVAL (no such node, a bad format, after exec). In a transaction
  * (after MULTI) both append as cp_append does: the unit goes to one node. */
-int cp_append_all(cp_pipeline *p, const char *fmt, ...);
-int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...);
+CP_API int cp_append_all(cp_pipeline *p, const char *fmt, ...);
+CP_API int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...);
 
 /* cp_append_argv for a caller that already computed the slot of the command's keys (with
  * cp_keyslot, to group commands by node, say): the library routes by `slot` instead of hashing
@@ -352,41 +397,41 @@ int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...);
  * node, which answers MOVED (or runs it, when it serves the right slot too), and the command
  * follows the redirect like any other. Commands appended this way are never split. Ignored in
  * single-endpoint mode. Returns as cp_append_argv; CP_EINVAL for a slot above 16383. */
-int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
-                        unsigned slot);
+CP_API int cp_append_argv_slot(cp_pipeline *p, int argc, const char **argv, const size_t *argvlen,
+                               unsigned slot);
 
 /* Set CP_CMD_* flags on command i. Returns 0 or CP_EINVAL. */
-int cp_set_flags(cp_pipeline *p, size_t i, unsigned flags);
+CP_API int cp_set_flags(cp_pipeline *p, size_t i, unsigned flags);
 
 /* Send every command and wait for every outcome. Blocks, bounded by the client's timeouts and
  * retry budget (a blocking client only: CP_EINVAL on an event-loop client). Returns 0 when every
  * command ended CP_DONE (error replies included), otherwise CP_EPARTIAL with the pipeline's errstr
  * describing the first failure; outcomes and replies are valid either way. A pipeline can be
  * executed once per reset. */
-int cp_exec(cp_pipeline *p);
+CP_API int cp_exec(cp_pipeline *p);
 
 /* Number of commands appended. */
-size_t cp_count(const cp_pipeline *p);
+CP_API size_t cp_count(const cp_pipeline *p);
 
 /* Reply to command i, owned by the pipeline until reset or free; NULL when there is none (a
  * command not executed for a client-side reason may still carry a locally made error reply). */
-const redisReply *cp_reply(const cp_pipeline *p, size_t i);
+CP_API const redisReply *cp_reply(const cp_pipeline *p, size_t i);
 
 /* Reply i as the caller's own copy (the pipeline forgets it): replies live in the pipeline's
  * arena until reset, so this copies the reply tree out. Free with freeReplyObject. NULL when
  * there is no reply, or out of memory. */
-redisReply *cp_take_reply(cp_pipeline *p, size_t i);
+CP_API redisReply *cp_take_reply(cp_pipeline *p, size_t i);
 
-cp_outcome cp_get_outcome(const cp_pipeline *p, size_t i);
+CP_API cp_outcome cp_get_outcome(const cp_pipeline *p, size_t i);
 
 /* When command i (CP_DONE) was first written and when the read carrying its answer completed,
  * CLOCK_MONOTONIC nanoseconds: each command's own latency, never a batch-wide stamp. Redirects
  * and retries are inside the interval. Returns 0, or CP_EINVAL when i is not CP_DONE. */
-int cp_timing(const cp_pipeline *p, size_t i, uint64_t *sent_ns, uint64_t *done_ns);
+CP_API int cp_timing(const cp_pipeline *p, size_t i, uint64_t *sent_ns, uint64_t *done_ns);
 
 /* The last error of the pipeline (0 / CP_E*) and its description. */
-int cp_pipeline_err(const cp_pipeline *p);
-const char *cp_pipeline_errstr(const cp_pipeline *p);
+CP_API int cp_pipeline_err(const cp_pipeline *p);
+CP_API const char *cp_pipeline_errstr(const cp_pipeline *p);
 
 /* ---- event loops ---------------------------------------------------------------------------- *
  *
@@ -423,12 +468,12 @@ typedef struct cp_event_ops {
  * cleaned up there first and made again here). `ops` must outlive the attachment. An
  * unconnected cluster client starts reading its slot map. Returns 0 or CP_EINVAL (ops NULL, or
  * called from inside a callback). */
-int cp_attach(cp_client *c, const cp_event_ops *ops, void *loop);
+CP_API int cp_attach(cp_client *c, const cp_event_ops *ops, void *loop);
 
 /* The loop reports readiness (CP_EV_READ | CP_EV_WRITE; an error or hang-up is CP_EV_READ) on
  * one of the client's fds, or its timer firing. Callbacks run inside these calls. */
-void cp_on_ready(cp_client *c, int fd, int events);
-void cp_on_timer(cp_client *c);
+CP_API void cp_on_ready(cp_client *c, int fd, int events);
+CP_API void cp_on_timer(cp_client *c);
 
 /* ---- async commands ------------------------------------------------------------------------ */
 
@@ -454,19 +499,20 @@ typedef void cp_callback(cp_client *c, const cp_response *r, void *privdata);
  * Returns 0 (the callback will be called), CP_ELIMIT (max_pending commands are queued or in
  * flight), CP_EINVAL (not attached, bad format), CP_ECROSSSLOT (keys of a command that cannot
  * be split span slots) or CP_ENOMEM; then the callback is never called. */
-int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
-int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags, int argc,
-                          const char **argv, const size_t *argvlen);
+CP_API int cp_async_command(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
+CP_API int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, unsigned flags,
+                                 int argc, const char **argv, const size_t *argvlen);
 
 /* cp_async_command to every master, the answers combined as cp_command_all says (refused with
  * CP_ETOPOLOGY before the client's first map), or to one chosen node (CP_EINVAL: no such node),
  * whatever the keys. The callback is called once, as for any async command. */
-int cp_async_command_all(cp_client *c, cp_callback *cb, void *privdata, const char *fmt, ...);
-int cp_async_command_node(cp_client *c, size_t node, cp_callback *cb, void *privdata,
-                          const char *fmt, ...);
+CP_API int cp_async_command_all(cp_client *c, cp_callback *cb, void *privdata, const char *fmt,
+                                ...);
+CP_API int cp_async_command_node(cp_client *c, size_t node, cp_callback *cb, void *privdata,
+                                 const char *fmt, ...);
 
 /* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
-redisReply *cp_reply_dup(const redisReply *r);
+CP_API redisReply *cp_reply_dup(const redisReply *r);
 
 /* Runs pipeline p on an event-loop client without waiting: every command goes out now, each
  * gets its outcome as its node answers, and `done` is called once, after the last one (outcomes,
@@ -476,10 +522,10 @@ redisReply *cp_reply_dup(const redisReply *r);
  * or p ran since its last reset), CP_ELIMIT (its commands would pass max_pending), CP_ENOMEM;
  * then `done` is never called. */
 typedef void cp_exec_callback(cp_pipeline *p, void *privdata);
-int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata);
+CP_API int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata);
 
 /* 1 while p runs (between cp_exec_async and its callback), else 0. */
-int cp_running(const cp_pipeline *p);
+CP_API int cp_running(const cp_pipeline *p);
 
 /* ---- the built-in loop ----------------------------------------------------------------------- *
  *
@@ -487,22 +533,22 @@ int cp_running(const cp_pipeline *p);
 
 typedef struct cp_loop cp_loop;
 
-cp_loop *cp_loop_new(void); /* NULL when out of memory */
+CP_API cp_loop *cp_loop_new(void); /* NULL when out of memory */
 
 /* Frees the loop. Clients on it must be freed (or attached elsewhere) first. */
-void cp_loop_free(cp_loop *l);
+CP_API void cp_loop_free(cp_loop *l);
 
 /* cp_attach with the loop's hooks. */
-int cp_loop_attach(cp_loop *l, cp_client *c);
+CP_API int cp_loop_attach(cp_loop *l, cp_client *c);
 
 /* Waits up to timeout_ms (-1: until something happens) for readiness or a timer, then runs
  * what is ready. Returns the number of events handled (0: the wait timed out), or CP_EIO with
  * errno set when poll(2) fails for a reason that waiting cannot fix. */
-int cp_loop_run_once(cp_loop *l, int timeout_ms);
+CP_API int cp_loop_run_once(cp_loop *l, int timeout_ms);
 
 /* Runs until no client on the loop has anything pending (cp_pending: commands, a cluster SCAN
  * call). Returns 0 or as cp_loop_run_once. */
-int cp_loop_run(cp_loop *l);
+CP_API int cp_loop_run(cp_loop *l);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,8 @@ typedef struct cp__bench_config {
     const char *key_prefix;     /* NULL: "key:" (same default as load) */
     cp__key_layout key_layout;  /* spread (default), or per-master: a cluster only */
     int io_timeout_ms;          /* per connection; 0: library default */
-    int retry_budget_ms;        /* per batch, for retries after errors; < 0: library default */
+    int retry_budget_ms;        /* per batch, for retries after errors; < 0: library default,
+                                   0: none (CP_RETRY_NONE) */
     int read_from;              /* cluster: cp_read_from of every client (0: master) */
     const char *command_line;   /* for the report (borrowed), NULL: none */
     /* NULL: no progress. Called from the calling thread only. */

@@ -32,7 +32,7 @@ typedef struct cp__run_spec {
     int nendpoints;
     const cp__bench_target *target; /* password, user, TLS (cp__bench_target_options) */
     int io_timeout_ms;              /* 0: library default */
-    int retry_budget_ms;            /* < 0: library default */
+    int retry_budget_ms;            /* < 0: library default, 0: none (CP_RETRY_NONE) */
     int read_from;                  /* cluster: cp_options.read_from */
     const cp__nodemap *map;         /* cluster: masters and slot owners; NULL in proxy mode */
     const cp_client *commands;      /* cluster: an idle client whose COMMAND table the workers'

@@ -102,8 +102,9 @@ static void *reader_main(void *arg) {
     } else
         opt.endpoint = rd->endpoint;
     cp__bench_target_options(rd->t, &opt); /* password, user and TLS, as every client */
+    /* < 0: the library's default; 0: no retries, the library's CP_RETRY_NONE */
     if (cfg->retry_budget_ms >= 0)
-        opt.retry_budget_ms = cfg->retry_budget_ms;
+        opt.retry_budget_ms = cfg->retry_budget_ms > 0 ? cfg->retry_budget_ms : CP_RETRY_NONE;
     cp_client *c = cp_connect(&opt);
     cp_pipeline *p = c != NULL && c->err == 0 ? cp_pipeline_new(c) : NULL;
     size_t batch = (size_t)cfg->pipeline;

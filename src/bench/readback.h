@@ -30,7 +30,7 @@ typedef struct cp__readback_config {
     const char *key_prefix;     /* NULL: "key:" */
     int threads;                /* reader threads, >= 1 (each one client, one key range) */
     int pipeline;               /* GETs per batch (cluster: split by node by the library) */
-    int retry_budget_ms;        /* < 0: library default */
+    int retry_budget_ms;        /* < 0: library default, 0: none (CP_RETRY_NONE) */
     int read_from;              /* cluster: cp_options.read_from of the readers (0: masters) */
     const volatile sig_atomic_t *cancel;
 } cp__readback_config;

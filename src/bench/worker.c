@@ -153,8 +153,9 @@ static int setup_client(cp__wctx *x, cp__client_state *cs) {
     cp__bench_target_options(s->target, &opt);
     if (s->io_timeout_ms > 0)
         opt.io_timeout_ms = s->io_timeout_ms;
+    /* < 0: the library's default; 0: no retries (--retry-budget 0), the library's CP_RETRY_NONE */
     if (s->retry_budget_ms >= 0)
-        opt.retry_budget_ms = s->retry_budget_ms;
+        opt.retry_budget_ms = s->retry_budget_ms > 0 ? s->retry_budget_ms : CP_RETRY_NONE;
     cs->c = cp_connect(&opt);
     if (cs->c == NULL)
         return setup_err(w, CP_ENOMEM, "%s%s", "out of memory", "");

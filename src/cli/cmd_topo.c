@@ -309,7 +309,7 @@ static long long topo_keys(const cp_topo *t, const char *eps, const long long *s
     o.seeds = eps;
     o.connect_timeout_ms = 1000;
     o.io_timeout_ms = 2000;
-    o.retry_budget_ms = 0; /* status reports what is, it does not wait for a failover */
+    o.retry_budget_ms = CP_RETRY_NONE; /* status reports what is, it does not wait for a failover */
     cp_client *c = cp_connect(&o);
     if (c == NULL) {
         snprintf(why, whylen, "out of memory");

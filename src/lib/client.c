@@ -12,6 +12,7 @@
 #include "lib/tls.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,12 +176,22 @@ cp__client *cp__client_create(const cp_options *opt) {
         opt = &def;
     cp__routes_init(&c->routes);
     c->rng = (uint64_t)cp__now_ns() | 1u;
-    c->copts.connect_timeout_ms = opt->connect_timeout_ms > 0 ? opt->connect_timeout_ms : 2000;
-    c->copts.io_timeout_ms = opt->io_timeout_ms > 0 ? opt->io_timeout_ms : 5000;
-    c->max_redirects = opt->max_redirects > 0 ? opt->max_redirects : 16; /* <= 255: checked below */
-    c->retry_budget_ms = opt->retry_budget_ms >= 0 ? opt->retry_budget_ms : 0;
+    /* 0 is each field's default; negative is "none" where the field has one (clusterpipe.h). */
+    c->copts.connect_timeout_ms = opt->connect_timeout_ms > 0    ? opt->connect_timeout_ms
+                                  : opt->connect_timeout_ms == 0 ? CP_DEFAULT_CONNECT_TIMEOUT_MS
+                                                                 : CP__TIMEOUT_NONE_MS;
+    c->copts.io_timeout_ms = opt->io_timeout_ms > 0    ? opt->io_timeout_ms
+                             : opt->io_timeout_ms == 0 ? CP_DEFAULT_IO_TIMEOUT_MS
+                                                       : CP__TIMEOUT_NONE_MS;
+    c->max_redirects = opt->max_redirects > 0 ? opt->max_redirects /* <= 255: checked below */
+                                              : CP_DEFAULT_MAX_REDIRECTS;
+    c->retry_budget_ms = opt->retry_budget_ms > 0    ? opt->retry_budget_ms
+                         : opt->retry_budget_ms == 0 ? CP_DEFAULT_RETRY_BUDGET_MS
+                                                     : 0; /* CP_RETRY_NONE */
     c->flags = opt->flags;
-    c->max_pending = opt->max_pending > 0 ? (size_t)opt->max_pending : CP_DEFAULT_MAX_PENDING;
+    c->max_pending = opt->max_pending > 0    ? (size_t)opt->max_pending
+                     : opt->max_pending == 0 ? CP_DEFAULT_MAX_PENDING
+                                             : SIZE_MAX; /* CP_PENDING_UNLIMITED */
     if (opt->commands_from != NULL) { /* an idle client's table, immutable: shared, not read */
         c->cmdtab = cp__cmdtable_ref(cp__client_of((cp_client *)opt->commands_from)->cmdtab);
         if (c->cmdtab != NULL)
@@ -196,6 +207,16 @@ cp__client *cp__client_create(const cp_options *opt) {
     }
     if (opt->max_redirects > CP_MAX_REDIRECTS) {
         cp__client_err(c, CP_EINVAL, "max_redirects must be at most %d", CP_MAX_REDIRECTS);
+        return c;
+    }
+    if (opt->max_redirects < 0) { /* no "none": the first hop is always followed */
+        cp__client_err(c, CP_EINVAL, "max_redirects must not be negative (0: the default, %d)",
+                       CP_DEFAULT_MAX_REDIRECTS);
+        return c;
+    }
+    if (opt->blocking_conns < 0) { /* no "none": a blocking command needs a connection */
+        cp__client_err(c, CP_EINVAL, "blocking_conns must not be negative (0: the default, %d)",
+                       CP_DEFAULT_BLOCKING_CONNS);
         return c;
     }
     if ((opt->seeds == NULL) == (opt->endpoint == NULL)) {

@@ -19,6 +19,8 @@
 #include "lib/routes.h"
 #include "lib/topology.h"
 
+#include <limits.h>
+
 #define CP__NIL UINT32_MAX
 
 struct cp_pipeline;
@@ -145,6 +147,9 @@ typedef struct cp__wake {
     void *data;
     struct cp__wake *prev, *next;
 } cp__wake;
+
+/* The timeouts' "none" (CP_TIMEOUT_NONE): the longest the int fields hold, 24.8 days. */
+#define CP__TIMEOUT_NONE_MS INT_MAX
 
 typedef struct cp__client {
     cp_client pub; /* first: cp_client * and cp__client * convert both ways */

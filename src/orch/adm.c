@@ -3,8 +3,8 @@
  * Admin commands over libclusterpipe single-endpoint clients (see adm.h). A cp__adm owns its
  * client and its one reusable pipeline; replies handed out by cp__adm_cmd belong to the caller.
  * Commands are formatted with hiredis's printf-like formatter and appended preformatted, so the
- * familiar "%s %b %d" formats keep working. No retries: the client gets a zero retry budget, so
- * a failure surfaces at once and the orchestration's own polling loops decide what to do.
+ * familiar "%s %b %d" formats keep working. No retries: the client's retry budget is CP_RETRY_NONE,
+ * so a failure surfaces at once and the orchestration's own polling loops decide what to do.
  */
 #include "orch/adm.h"
 
@@ -42,7 +42,7 @@ cp__adm *cp__adm_connect(const char *host, int port, const cp__adm_sec *sec, int
     o.endpoint = ep;
     o.connect_timeout_ms = timeout_ms;
     o.io_timeout_ms = timeout_ms;
-    o.retry_budget_ms = 0;
+    o.retry_budget_ms = CP_RETRY_NONE;
     if (sec != NULL) {
         o.password = sec->password;
         if (sec->tls_ca != NULL) {

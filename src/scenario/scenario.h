@@ -62,7 +62,7 @@ typedef struct cp__scn_opts {
      * redirects, the dip). */
     const cp__cmdset *commands;
     int threads, clients, pipeline;
-    int retry_budget_ms;      /* < 0: library default */
+    int retry_budget_ms;      /* < 0: library default, 0: none (CP_RETRY_NONE) */
     const char *only;         /* NULL: every case; else the cases whose setup is this */
     const char *command_line; /* for the document (borrowed) */
     const char *version;      /* clusterpipe's version, for the document (borrowed) */

@@ -25,7 +25,8 @@ typedef struct fakeset {
 int fakeset_setup(void **state);
 int fakeset_teardown(void **state);
 
-/* A cluster client seeded with node 0 (f->c) and a pipeline (f->p), with these options. */
+/* A cluster client seeded with node 0 (f->c) and a pipeline (f->p), with these options, as
+ * cp_options takes them (0: the default; budget_ms CP_RETRY_NONE: no retries). */
 void fakeset_connect(fakeset *f, int io_timeout_ms, int budget_ms, unsigned flags);
 
 /* Stores key=value on fake node i directly, through the library in endpoint mode. */

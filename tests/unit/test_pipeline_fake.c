@@ -242,7 +242,7 @@ static void stalled_node_times_out(void **state) {
     fakeset_put(f, 0, "k0", "v0");
     fakeset_put(f, 0, "k2", "v2");
     fakeset_rule(f->node[0], "GET", "k1", 0, -1, FAKE_STALL, NULL);
-    fakeset_connect(f, 300, 0, 0);
+    fakeset_connect(f, 300, CP_RETRY_NONE, 0);
     fakeset_append_gets(f->p, 3);
     double t0 = now_s();
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
@@ -327,7 +327,7 @@ static void slots_fallback(void **state) {
     fake_node_set_cluster_reply(f->node[0], "SHARDS", NULL);
     assert_true(fake_cluster_slots(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
     fake_node_set_cluster_reply(f->node[0], "SLOTS", buf);
-    fakeset_connect(f, 2000, 0, 0);
+    fakeset_connect(f, 2000, CP_RETRY_NONE, 0);
     redisReply *r = cp_command(f->c, "SET %s %s", "a", "1");
     assert_non_null(r);
     assert_string_equal(r->str, "OK");
@@ -365,7 +365,7 @@ static void auth(void **state) {
 
 static void crossslot_refused_client_side(void **state) {
     fakeset *f = *state;
-    fakeset_connect(f, 2000, 0, 0);
+    fakeset_connect(f, 2000, CP_RETRY_NONE, 0);
     assert_int_equal(cp_append(f->p, "MGET foo bar"), 0);
     assert_int_equal(cp_append(f->p, "MGET {t}a {t}b"), 0);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
@@ -383,7 +383,7 @@ static void split_multikey(void **state) {
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
     assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
-    fakeset_connect(f, 2000, 0, CP_OPT_SPLIT_MULTIKEY);
+    fakeset_connect(f, 2000, CP_RETRY_NONE, CP_OPT_SPLIT_MULTIKEY);
     /* foo -> node 1, bar -> node 0, {foo}x -> node 1. The fake node has no MSET: the MSET split
      * is proven on a real cluster (test_pipeline_real). */
     fakeset_put(f, 1, "foo", "1");
@@ -416,7 +416,7 @@ static void per_key_order_across_moved(void **state) {
     char buf[128];
     fakeset_rule(f->node[0], NULL, "k", 0, -1, FAKE_REPLY,
                  fakeset_redirect(buf, "MOVED", "k", f->port[1]));
-    fakeset_connect(f, 2000, 0, 0);
+    fakeset_connect(f, 2000, CP_RETRY_NONE, 0);
     for (int i = 0; i < 20; i++) {
         assert_int_equal(cp_append(f->p, "SET k %d", i), 0);
         assert_int_equal(cp_append(f->p, "GET k"), 0);
@@ -461,7 +461,7 @@ static void endpoint_mode(void **state) {
 /* A pipeline much larger than the output buffer: bounded buffering still delivers all. */
 static void large_pipeline(void **state) {
     fakeset *f = *state;
-    fakeset_connect(f, 5000, 0, 0);
+    fakeset_connect(f, 5000, CP_RETRY_NONE, 0);
     for (int i = 0; i < 50000; i++)
         assert_int_equal(cp_append(f->p, "SET key:%d value-%d", i, i), 0);
     for (int i = 0; i < 50000; i += 7)
