@@ -45,6 +45,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "asserts.h"
 #include <pthread.h>
 
 #include "clusterpipe/clusterpipe.h"
@@ -570,7 +572,7 @@ static void async_master_killed(void **state) {
 static void async_black_holed_seed(void **state) {
     cp_fixture *f = *state;
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(lfd >= 0);
+    assert_int_ge(lfd, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
     socklen_t al = sizeof(a);

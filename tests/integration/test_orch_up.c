@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "fixture.h"
 #include "testutil.h"
 
@@ -130,10 +131,11 @@ static void cluster_up_down(rec *rc, int shards, int replicas) {
         cp_proc_stats st;
         assert_int_equal(cp_topo_proc_stats(f->topo, i, &st), 0);
         assert_true(st.reachable);
-        assert_true(st.used_memory > 0);
+        assert_int_gt(st.used_memory, 0);
         assert_int_equal(st.keys, 0);
         if (p->role == CP_ROLE_REPLICA) {
-            assert_true(p->master >= 0 && (size_t)p->master < n);
+            assert_int_ge(p->master, 0);
+            assert_int_lt((size_t)p->master, n);
             assert_int_equal(cp_topo_proc(f->topo, (size_t)p->master)->role, CP_ROLE_MASTER);
             assert_string_equal(st.reported_role, "slave");
         } else {
@@ -183,9 +185,9 @@ static void test_cluster_4_masters_1_replica(void **state) {
 static void test_busy_fixed_port(void **state) {
     rec *r = *state;
     int base = cp_test_fixed_base(4);
-    assert_true(base > 0);
+    assert_int_gt(base, 0);
     r->listen_fd[0] = cp_test_listen(base + 1);
-    assert_true(r->listen_fd[0] >= 0);
+    assert_int_ge(r->listen_fd[0], 0);
     set_dir(r, "busy");
     cp_up_opts o = CP_UP_OPTS_INIT;
     o.shards = 3;
@@ -207,7 +209,7 @@ static void test_busy_fixed_port(void **state) {
     close(r->listen_fd[0]);
     r->listen_fd[0] = -1;
     r->listen_fd[1] = cp_test_listen(base + CP__BUS_OFFSET);
-    assert_true(r->listen_fd[1] >= 0);
+    assert_int_ge(r->listen_fd[1], 0);
     assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
     snprintf(want, sizeof(want), "port %d", base + CP__BUS_OFFSET);
     assert_non_null(strstr(err, want));
@@ -236,7 +238,7 @@ static void killed_during_up(rec *r, cp_topo_kind kind, int kill_at, const char 
     assert_int_not_equal(rc, 0);
     assert_null(t);
     print_message("expected failure: %s\n", err);
-    assert_true(r->n >= (size_t)kill_at);
+    assert_int_ge(r->n, (size_t)kill_at);
     char want[64];
     /* The victim is named with its address. */
     cp_topo *dead = NULL;
@@ -247,7 +249,7 @@ static void killed_during_up(rec *r, cp_topo_kind kind, int kill_at, const char 
         if (cp_topo_proc(dead, i)->pid == r->pids[kill_at - 1])
             port = cp_topo_proc(dead, i)->port;
     cp_topo_free(dead);
-    assert_true(port > 0);
+    assert_int_gt(port, 0);
     snprintf(want, sizeof(want), "%s 127.0.0.1:%d", want_name, port);
     if (strstr(err, want) == NULL)
         fail_msg("error does not name %s: %s", want, err);

@@ -34,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 
@@ -329,7 +330,7 @@ static void pipelines_through_resharding(void **state) {
     sleep_ms(300);
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     assert_int_equal(t.failed, 0);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(t.stale, 0);
@@ -352,7 +353,7 @@ static size_t some_replica(cp_fixture *f, int nth) {
     for (size_t i = 0; i < cp_topo_nprocs(f->topo) && n < 16; i++)
         if (cp_topo_proc(f->topo, i)->role == CP_ROLE_REPLICA)
             found[n++] = i;
-    assert_true(n > 0);
+    assert_int_gt(n, 0);
     return found[nth % n];
 }
 
@@ -372,7 +373,7 @@ static void pipelines_through_manual_failovers(void **state) {
     }
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(t.stale, 0);
     assert_int_equal(t.reread, 0);
@@ -396,7 +397,7 @@ static void pipelines_through_master_crash(void **state) {
     sleep_ms(6000);
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     /* Written-then-lost commands are unknown, never silently wrong; what the promoted replica
      * never received shows as stale reads and missing writes (counted, not asserted). */
     assert_int_equal(t.wrong, 0);

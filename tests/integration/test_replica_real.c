@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
@@ -64,7 +66,7 @@ static void load(cp_fixture *f) {
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     for (size_t i = 0; i < r->elements; i++)
-        assert_true(r->element[i]->integer >= 1);
+        assert_int_ge(r->element[i]->integer, 1);
     freeReplyObject(r);
     cp_free(c);
 }
@@ -222,7 +224,7 @@ static void reads_land_on_replicas(void **state) {
     assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "set"), 101); /* and the other client's */
     assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "watch"), 1);
     assert_int_equal(calls_by_role(f, CP_ROLE_REPLICA, "watch"), 0);
-    assert_true(calls_by_role(f, CP_ROLE_REPLICA, "readonly") >= 3);
+    assert_int_ge(calls_by_role(f, CP_ROLE_REPLICA, "readonly"), 3);
     free(idx);
 
     /* A bad policy is refused. */
@@ -296,8 +298,8 @@ static void replica_killed_mid_run(void **state) {
     print_message("%zu reads, %zu failed; master 0 served %lld GETs after its replica died\n",
                   total, bad, calls(f, m0, "get"));
     assert_int_equal(bad, 0);
-    assert_true(total > 1000);
-    assert_true(calls(f, m0, "get") > 0); /* the fallback */
+    assert_int_gt(total, 1000);
+    assert_int_gt(calls(f, m0, "get"), 0); /* the fallback */
     cp_free(c);
 }
 
@@ -328,7 +330,7 @@ static void strict_replica_reads(void **state) {
     cp_pipeline_free(p);
     print_message("after both replicas died: %zu of %zu reads failed; master 0 GETs %lld\n", bad,
                   total, calls(f, m0, "get"));
-    assert_true(bad > 0);
+    assert_int_gt(bad, 0);
     assert_int_equal(calls(f, m0, "get"), 0);
     cp_free(c);
 }
@@ -367,7 +369,7 @@ static void moved_from_replica(void **state) {
         freeReplyObject(r);
         if (moved)
             break;
-        assert_true(tries < 500);
+        assert_int_lt(tries, 500);
         struct timespec ts = {0, 10000000L};
         nanosleep(&ts, NULL);
     }

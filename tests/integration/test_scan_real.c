@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +96,7 @@ static int drain(cp_scan *s, const char *prefix, int n, int *seen, long *other) 
     int rc;
     while ((rc = cp_scan_next(s, &keys)) == 1) {
         assert_non_null(keys);
-        assert_true(keys->elements > 0);
+        assert_int_gt(keys->elements, 0);
         tally(keys, prefix, n, seen, other);
         freeReplyObject(keys);
     }
@@ -125,8 +127,8 @@ static void full_scan(void **state) {
     assert_int_equal(other, 0);
     cp_scan_stats st;
     cp_scan_get_stats(s, &st);
-    assert_true(st.keys >= NKEYS);
-    assert_true(st.scan_calls >= 3);
+    assert_int_ge(st.keys, NKEYS);
+    assert_int_ge(st.scan_calls, 3);
     assert_int_equal(st.slots_reread, 0);
     assert_int_equal(st.keys_reread, 0);
     redisReply *keys = (redisReply *)1;
@@ -179,9 +181,10 @@ static void expect_exactly(cp_fixture *f, cp_client *c, const char *match, long 
                   (unsigned long long)st.slots_reread, (unsigned long long)st.keys_reread);
     assert_all_seen(seen, MIXED, prefix);
     assert_int_equal(other, 0);
-    if (move)
-        assert_true(st.slots_reread > 0 && st.keys_reread > 0);
-    else
+    if (move) {
+        assert_int_gt(st.slots_reread, 0);
+        assert_int_gt(st.keys_reread, 0);
+    } else
         assert_int_equal(st.slots_reread, 0);
     cp_scan_free(s);
 }
@@ -288,8 +291,8 @@ static void scan_through_migration(void **state) {
                   (unsigned long long)st.keys_reread);
     assert_all_seen(seen, NKEYS, "mv:");
     assert_int_equal(other, 0);
-    assert_true(during >= 1);
-    assert_true(st.slots_reread > 0);
+    assert_int_ge(during, 1);
+    assert_int_gt(st.slots_reread, 0);
     cp_scan_free(s);
     free(seen);
     cp_free(c);
@@ -374,7 +377,7 @@ static void slots_leave_and_return(void **state) {
                   (unsigned long long)st.keys_reread);
     assert_all_seen(seen, NKEYS, "rt:");
     assert_int_equal(other, 0);
-    assert_true(st.slots_reread >= 5461);
+    assert_int_ge(st.slots_reread, 5461);
     cp_scan_free(s);
     free(seen);
     cp_free(c);
@@ -402,9 +405,9 @@ static void unreachable_master(void **state) {
     }
     print_message("stopped master: %d more batches, then %s: %s\n", batches, cp_err_name(rc),
                   c->errstr);
-    assert_true(rc < 0);
+    assert_int_lt(rc, 0);
     assert_int_equal(c->err, rc);
-    assert_true(cp_scan_next(s, &keys) < 0); /* still stopped: the same step fails again */
+    assert_int_lt(cp_scan_next(s, &keys), 0); /* still stopped: the same step fails again */
     assert_int_equal(cp_topo_kill(f->topo, stopped, SIGCONT, err, sizeof(err)), 0);
     assert_int_equal(drain(s, "u:", 3000, seen, &other), 0);
     assert_all_seen(seen, 3000, "u:");
@@ -416,7 +419,7 @@ static void unreachable_master(void **state) {
     s = cp_scan_new(c, NULL, 1000, NULL);
     memset(seen, 0, sizeof(seen));
     rc = drain(s, "u:", 3000, seen, &other);
-    assert_true(rc < 0);
+    assert_int_lt(rc, 0);
     print_message("killed master: %s: %s\n", cp_err_name(rc), c->errstr);
     cp_scan_free(s);
     cp_free(c);
@@ -436,7 +439,7 @@ static void half_migrated_slot(void **state) {
     if (rc != 0)
         fail_msg("scan: %s (%s)", cp_err_name(rc), c->errstr);
     assert_all_seen(seen, 2000, "h:");
-    assert_true(other >= 20); /* the slot's keys, from both nodes */
+    assert_int_ge(other, 20); /* the slot's keys, from both nodes */
     cp_scan_stats st;
     cp_scan_get_stats(s, &st);
     print_message("half-migrated slot (10 of 20 keys moved): %llu slots listed again, %llu keys\n",
@@ -518,7 +521,8 @@ static void bad_arguments(void **state) {
     long long got = other;
     for (int i = 0; i < 500; i++)
         got += seen[i] > 0;
-    assert_true(held > 0 && held < 500);
+    assert_int_gt(held, 0);
+    assert_int_lt(held, 500);
     assert_int_equal(got, held);
     cp_scan_free(s);
     cp_free(c);

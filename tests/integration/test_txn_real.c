@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -156,7 +158,7 @@ static void transactions_async(void **state) {
     assert_int_equal(cp_async_command(c, on_answer, &a, "MULTI"), 0);
     assert_int_equal(cp_async_command(c, on_answer, &a, "SET {open}k 1"), 0);
     for (int i = 0; i < 2000 && a.n < TAGS * 4 + 2; i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(a.n, TAGS * 4 + 2);
     assert_int_equal(a.bad, 2); /* the open unit's two commands, not executed */
     redisReply *r = cp_fixture_command(f, "CLUSTER COUNTKEYSINSLOT %u", cp_keyslot("open", 4));
@@ -242,7 +244,7 @@ static void discarded_units(void **state) {
         assert_int_equal(cp_async_command(c, on_answer, &a, "DISCARD"), 0);
     }
     for (int i = 0; i < 2000 && a.n < TAGS * 3; i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(a.n, TAGS * 3);
     if (a.bad != 0)
         fail_msg("%d of the async DISCARD units' commands did not run: %s", a.bad, a.why);
@@ -349,7 +351,7 @@ static void refused_units_async(void **state) {
     assert_int_equal(cp_async_command(c, on_refused, &x, "EXEC"), 0);
     assert_int_equal(cp_async_command(c, on_answer, &a, "SET after:async 1"), 0);
     for (int i = 0; i < 2000 && (x.n < 7 || a.n < 2); i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(x.n, 7);
     assert_int_equal(x.not_executed, 7);
     assert_int_equal(x.crossslot, 7);
@@ -524,8 +526,8 @@ static void units_through_migration(void **state) {
     print_message("units: %ld ran, %ld handed back; moved %llu, ask %llu\n", ran, aborted,
                   (unsigned long long)st.moved, (unsigned long long)st.ask);
     assert_int_equal(other, 0);
-    assert_true(ran > 100);
-    assert_true(st.moved + st.ask > 0);
+    assert_int_gt(ran, 100);
+    assert_int_gt(st.moved + st.ask, 0);
     for (int i = 0; i < HOT; i++) {
         redisReply *a = cp_command(c, "GET {%s}a", tags[i]);
         redisReply *b = cp_command(c, "GET {%s}b", tags[i]);
