@@ -54,7 +54,6 @@
 #include "util/clock.h"
 
 #define NKEYS 20000
-#define CALL_BOUND_NS 10000000ull
 
 /* ---- every library call of the scanning client, timed ------------------------------------- */
 
@@ -290,16 +289,6 @@ static void assert_sane(const arun *r) {
                  r->d->name, r->called_inside, r->bad);
 }
 
-static void assert_never_blocked(const arun *r) {
-    char ct[256];
-    print_message("%-8s %s\n", r->d->name, calltime_str(&timed_calls, ct, sizeof(ct)));
-    assert_true(timed_calls.n > 10);
-    if (CALLTIME_ASSERTED && !calltime_within(&timed_calls, CALL_BOUND_NS)) /* calltime.h */
-        fail_msg("%s: a library call kept the loop %.2f ms, or took %.2f ms of CPU: more than 10",
-                 r->d->name, (double)timed_calls.max_blocked_ns / 1e6,
-                 (double)timed_calls.max_cpu_ns / 1e6);
-}
-
 /* ---- blocking helpers -------------------------------------------------------------------------
  */
 
@@ -414,7 +403,7 @@ static void same_as_blocking(cp_fixture *f, cp_client *bc, const char *match, lo
             assert_int_equal(st.slots_reread, 0);
             assert_int_equal(r->callbacks, r->batches + 1);
             assert_int_equal(cp_pending(r->c), 0);
-            assert_never_blocked(r);
+            calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
             free_run(r);
         }
     free_keys(want, nwant);
@@ -486,9 +475,9 @@ static void async_scan_through_migration(void **state) {
             fail_msg("%s: %d keys present throughout were not returned, the first mv:%d",
                      r->d->name, missing, first);
         assert_int_equal(r->other, 0);
-        assert_true(during >= 1);
-        assert_true(st.slots_reread > 0);
-        assert_never_blocked(r);
+        assert_int_ge(during, 1);
+        assert_int_gt(st.slots_reread, 0);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
 }
@@ -537,7 +526,7 @@ static void async_stopped_master(void **state) {
         cp_scan_stats st;
         cp_scan_get_stats(r->s, &st);
         assert_int_equal(st.slots_reread, 0);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
 }
@@ -683,7 +672,7 @@ static void async_slot_stuck(void **state) {
         for (int k = 0; k < 2000; k++)
             if (r->seen[k] == 0)
                 fail_msg("%s: st:%d was not returned", r->d->name, k);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
     cp_free(bc);
@@ -735,7 +724,7 @@ static void async_type_big_slot(void **state) {
         assert_int_equal(n, 3010);
         r->nkeys = n;
         assert_sane(r);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
     run_max_pending = 0;
