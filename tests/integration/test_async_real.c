@@ -517,11 +517,6 @@ static void async_master_stopped(void **state) {
     free_crew(cr);
 }
 
-static int setup_cluster3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
-}
-
 /* c. Master 1 killed: its replica takes over, the shard's commands complete again. */
 static void async_master_killed(void **state) {
     cp_fixture *f = *state;
@@ -628,7 +623,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(async_through_resharding, cp_fixture_setup_cluster3,
                                         teardown),
         cmocka_unit_test_setup_teardown(async_master_stopped, cp_fixture_setup_cluster3, teardown),
-        cmocka_unit_test_setup_teardown(async_master_killed, setup_cluster3x1, teardown),
+        cmocka_unit_test_setup_teardown(async_master_killed, cp_fixture_setup_cluster3x1, teardown),
         cmocka_unit_test_setup_teardown(async_black_holed_seed, cp_fixture_setup_cluster3,
                                         teardown),
     };

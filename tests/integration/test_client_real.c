@@ -277,10 +277,8 @@ static void on_split_mget(cp_client *c, const cp_response *r, void *data) {
 static void split_multikey_real(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
-    o.seeds = f->endpoints;
     o.flags = CP_OPT_SPLIT_MULTIKEY;
-    cp_client *c = cp_connect(&o);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "MSET a 1 b 2 c 3 d 4 e 5 {a}x 6"), 0);
     assert_int_equal(cp_append(p, "MGET e d c b a {a}x nope"), 0);

@@ -356,11 +356,7 @@ static void record(const redisReply *r, FILE *o) {
 
 static void every_command_matches_getkeys(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     redisReply *cmds = cp_command(c, "COMMAND");
     assert_non_null(cmds);
     assert_int_equal(cmds->type, REDIS_REPLY_ARRAY);

@@ -145,11 +145,6 @@ static void test_migrate_add_rebalance(void **state) {
     assert_int_equal(f->nspawned, 5);
 }
 
-static int setup_cluster_3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
-}
-
 static void test_failover_kill_restart(void **state) {
     cp_fixture *f = *state;
     cp_topo *t = f->topo;
@@ -226,7 +221,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_migrate_add_rebalance, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_failover_kill_restart, setup_cluster_3x1,
+        cmocka_unit_test_setup_teardown(test_failover_kill_restart, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_persistence_restart, setup_persistent,
                                         cp_fixture_teardown),

@@ -294,12 +294,8 @@ static void assert_sane(const arun *r) {
 
 static cp_client *connect_blocking(cp_fixture *f) {
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     opt.retry_budget_ms = 30000;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
+    return cp_fixture_client(f, &opt);
 }
 
 static void flushall(cp_client *c) {

@@ -34,22 +34,20 @@
 
 #define NKEYS 20000
 
-static cp_client *connect_opts(cp_fixture *f, int io_timeout_ms, int budget_ms) {
+/* Options with an I/O timeout of io_timeout_ms and a retry budget of budget_ms (0: the
+ * defaults), for cp_fixture_client. */
+static cp_options timeouts(int io_timeout_ms, int budget_ms) {
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     if (io_timeout_ms > 0)
         opt.io_timeout_ms = io_timeout_ms;
     if (budget_ms > 0)
         opt.retry_budget_ms = budget_ms;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
+    return opt;
 }
 
 /* A client of a cluster that the tests before may have filled: emptied first. */
 static cp_client *connect_empty(cp_fixture *f) {
-    cp_client *c = connect_opts(f, 0, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     redisReply *r = cp_command(c, "FLUSHALL");
     assert_non_null(r);
     assert_string_equal(r->str, "OK");
@@ -257,7 +255,8 @@ static void glob_matches_server(void **state) {
 
 static void scan_through_migration(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 30000);
+    cp_options o = timeouts(0, 30000);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "mv:", NKEYS);
     int *seen = calloc(NKEYS, sizeof(int));
     long other = 0;
@@ -350,7 +349,7 @@ static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, in
  * they were away were not on it then; its MIGRATE count moved, so its slots are listed again. */
 static void slots_leave_and_return(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     load(c, "rt:", NKEYS);
     int *seen = calloc(NKEYS, sizeof(int));
     long other = 0;
@@ -388,7 +387,8 @@ static void slots_leave_and_return(void **state) {
 static void unreachable_master(void **state) {
     cp_fixture *f = *state;
     char err[512];
-    cp_client *c = connect_opts(f, 300, 0);
+    cp_options o = timeouts(300, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "u:", 3000);
     int seen[3000] = {0};
     long other = 0;
@@ -429,7 +429,8 @@ static void unreachable_master(void **state) {
  * moved): read from both nodes at once, no waiting for a migration that never ends. */
 static void half_migrated_slot(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 2000);
+    cp_options o = timeouts(0, 2000);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "h:", 2000);
     slot_half_migrate(f, c, 100, 20); /* 10 of its 20 keys moved */
     int seen[2000] = {0};
@@ -502,7 +503,7 @@ static void bad_arguments(void **state) {
     cp_loop_free(l2);
 
     /* Single-endpoint mode: SCAN of the endpoint, here one master, whatever it holds. */
-    c = connect_opts(f, 0, 0);
+    c = cp_fixture_client(f, NULL);
     size_t n0 = slot_node_of(c, f, cp_fixture_master(f, 0));
     redisReply *r = cp_command_node(c, n0, "DBSIZE");
     long long held = r->integer;

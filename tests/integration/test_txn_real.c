@@ -35,15 +35,6 @@ static int setup_cluster4(void **state) {
     return *state == NULL ? -1 : 0;
 }
 
-static cp_client *connect_to(cp_fixture *f) {
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
-}
-
 /* An event-loop client of the fixture's cluster on a built-in loop of its own (*l). */
 static cp_client *connect_async(cp_fixture *f, cp_loop **l) {
     cp_options opt = CP_OPTIONS_INIT;
@@ -90,7 +81,7 @@ static void assert_ran(const cp_pipeline *p, size_t at, size_t queued) {
  * got an empty array from EXEC on another master. */
 static void transactions_in_a_pipeline(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int t = 0; t < TAGS; t++) {
         assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -165,7 +156,7 @@ static void transactions_async(void **state) {
     freeReplyObject(r);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     r = cp_command(c, "EXISTS {open}k");
     assert_non_null(r);
     assert_int_equal(r->integer, 0);
@@ -180,7 +171,7 @@ static void transactions_async(void **state) {
 /* Keys in two slots, or a MULTI without EXEC: refused, nothing sent. */
 static void refused_units(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "MULTI"), 0);
     assert_int_equal(cp_append(p, "SET cross:a 1"), 0);
@@ -216,7 +207,7 @@ static void refused_units(void **state) {
  * what was queued. Pipeline and async. */
 static void discarded_units(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int t = 0; t < TAGS; t++) {
         assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -250,7 +241,7 @@ static void discarded_units(void **state) {
         fail_msg("%d of the async DISCARD units' commands did not run: %s", a.bad, a.why);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     for (int t = 0; t < TAGS; t++) {
         redisReply *r = cp_command(c, "EXISTS {tda%d}x", t);
         assert_non_null(r);
@@ -284,7 +275,7 @@ static void watch_and_its_unit(void **state) {
     char a[16], b[16];
     tag_of_slot(8000, a, sizeof(a));  /* master 1 */
     tag_of_slot(16000, b, sizeof(b)); /* master 2: not slot 0's master, where keyless units go */
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}k", b), 0);
     assert_int_equal(cp_append(p, "SET {%s}k 1", b), 0); /* fires the watch */
@@ -359,7 +350,7 @@ static void refused_units_async(void **state) {
     assert_int_equal(a.bad, 0);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     static const char *const keys[] = {"cross:a", "cross:b"};
     for (size_t i = 0; i < 2; i++) {
         redisReply *r = cp_command(c, "EXISTS %s", keys[i]);
@@ -391,7 +382,7 @@ static void unit_after_moved(void **state) {
     cp_fixture *f = *state;
     char tag[16], err[512];
     tag_of_slot(5460, tag, sizeof(tag));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}w", tag), 0);
     assert_int_equal(cp_append(p, "SET {%s}before 1", tag), 0);
@@ -438,7 +429,7 @@ static void unit_after_unwatch(void **state) {
     cp_fixture *f = *state;
     char tag[16];
     tag_of_slot(5460, tag, sizeof(tag));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}w", tag), 0);
     assert_int_equal(cp_exec(p), 0);
@@ -486,7 +477,7 @@ static void units_through_migration(void **state) {
     char tags[HOT][16];
     for (int i = 0; i < HOT; i++)
         tag_of_slot(5211 + i * 12, tags[i], sizeof(tags[i]));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     migrator m = {.f = f};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, migrate, &m), 0);
