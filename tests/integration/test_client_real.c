@@ -277,6 +277,7 @@ static void on_split_mget(cp_client *c, const cp_response *r, void *data) {
 static void split_multikey_real(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints; /* for the event-loop client below (cp_fixture_client sets its own) */
     o.flags = CP_OPT_SPLIT_MULTIKEY;
     cp_client *c = cp_fixture_client(f, &o);
     cp_pipeline *p = cp_pipeline_new(c);
