@@ -40,6 +40,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 #include "loopdrv.h"
@@ -284,7 +285,7 @@ static void test_free_in_flight(void **state) {
         fsend(c, r, &r->late[i], K_LATE, "GET %s", key);
     }
     size_t pending = cp_pending(c);
-    assert_true(pending >= FREE_TAGS + FREE_LATE);
+    assert_int_ge(pending, FREE_TAGS + FREE_LATE);
 
     r->freeing = 1;
     cp_free(c);

@@ -27,7 +27,7 @@
  * CPU is longer on the clock than its CPU time only when the machine took the CPU away (a
  * hypervisor's steal, interrupts). A non-blocking send may sleep for microseconds on a socket
  * lock the server's side holds (see test_async.c). Under a sanitizer the bounds are not asserted
- * (assert_never_blocked says why). The loops are turned without
+ * (calltime.h's CALLTIME_ASSERTED says why). The loops are turned without
  * waiting (loop_driver.run_nowait), with short sleeps between turns outside any call.
  */
 #include <setjmp.h>
@@ -45,6 +45,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "asserts.h"
 #include <pthread.h>
 
 #include "clusterpipe/clusterpipe.h"
@@ -56,7 +58,9 @@
 #define CHAINS 100
 #define COUNTERS 16
 #define MAX_WORKERS 4 /* cp_loop and the three adapters */
-#define CALL_BOUND_NS 10000000ull
+/* A worker's calls into the library are more than this: the loop's, beyond the attach and first
+ * sends (calltime_assert_never_blocked) */
+#define MORE_CALLS_THAN (CHAINS + 10)
 
 /* ---- every library call, timed ------------------------------------------------------------ */
 
@@ -373,6 +377,7 @@ static void finish(crew *cr) {
     for (size_t i = 0; i < cr->n; i++) {
         worker *w = cr->w[i];
         WCHECK(w, w->loop_left == 0);
+        WCHECK(w, w->turns > 10); /* a count, not a rate: a loaded machine turns the loops slowly */
         char ct[256];
         print_message("%-8s %ld done, %ld failed, %ld unknown, %ld wrong, %ld stale; moved %llu "
                       "ask %llu clusterdown %llu refreshes %llu; %llu turns (mean %.3f ms, "
@@ -401,13 +406,6 @@ static void free_crew(crew *cr) {
 static int teardown(void **state) {
     free_crew(&the_crew);
     return cp_fixture_teardown(state);
-}
-
-static void assert_never_blocked(const worker *w) {
-    WCHECK(w, w->turns > 10); /* a count, not a rate: a loaded machine turns the loops slowly */
-    WCHECK(w, w->calls.n > CHAINS + 10); /* the loop's calls, beyond the attach and first sends */
-    if (CALLTIME_ASSERTED)               /* calltime.h says what holds, and when it is asserted */
-        WCHECK(w, calltime_within(&w->calls, CALL_BOUND_NS));
 }
 
 /* ---- the scenarios ----------------------------------------------------------------------- */
@@ -449,7 +447,7 @@ static void async_through_resharding(void **state) {
         for (int k = 0; k < COUNTERS; k++)
             sum_acked += w->incrs_acked[k];
         WCHECK(w, sum_server == sum_acked);
-        assert_never_blocked(w);
+        calltime_assert_never_blocked(&w->calls, MORE_CALLS_THAN, CALLTIME_ASSERTED, w->d->name);
     }
     free_crew(cr);
 }
@@ -514,14 +512,9 @@ static void async_master_stopped(void **state) {
         WCHECK(w, w->failed == 0);
         WCHECK(w, w->wrong == 0);
         WCHECK(w, w->stale == 0);
-        assert_never_blocked(w);
+        calltime_assert_never_blocked(&w->calls, MORE_CALLS_THAN, CALLTIME_ASSERTED, w->d->name);
     }
     free_crew(cr);
-}
-
-static int setup_cluster3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
 }
 
 /* c. Master 1 killed: its replica takes over, the shard's commands complete again. */
@@ -559,7 +552,7 @@ static void async_master_killed(void **state) {
                           w->d->name, (double)(resumed[i] - killed) / 1e9);
         WCHECK(w, resumed[i] != 0); /* the killed shard's commands run on its replica */
         WCHECK(w, w->wrong == 0);
-        assert_never_blocked(w);
+        calltime_assert_never_blocked(&w->calls, MORE_CALLS_THAN, CALLTIME_ASSERTED, w->d->name);
     }
     free_crew(cr);
 }
@@ -570,7 +563,7 @@ static void async_master_killed(void **state) {
 static void async_black_holed_seed(void **state) {
     cp_fixture *f = *state;
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(lfd >= 0);
+    assert_int_ge(lfd, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
     socklen_t al = sizeof(a);
@@ -612,7 +605,7 @@ static void async_black_holed_seed(void **state) {
         WCHECK(w, w->unknown == 0);
         WCHECK(w, w->wrong == 0);
         WCHECK(w, w->stale == 0);
-        assert_never_blocked(w);
+        calltime_assert_never_blocked(&w->calls, MORE_CALLS_THAN, CALLTIME_ASSERTED, w->d->name);
     }
     free_crew(cr);
     for (int i = 0; i < 4; i++)
@@ -630,7 +623,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(async_through_resharding, cp_fixture_setup_cluster3,
                                         teardown),
         cmocka_unit_test_setup_teardown(async_master_stopped, cp_fixture_setup_cluster3, teardown),
-        cmocka_unit_test_setup_teardown(async_master_killed, setup_cluster3x1, teardown),
+        cmocka_unit_test_setup_teardown(async_master_killed, cp_fixture_setup_cluster3x1, teardown),
         cmocka_unit_test_setup_teardown(async_black_holed_seed, cp_fixture_setup_cluster3,
                                         teardown),
     };

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "asserts.h"
 #include <jansson.h>
 
 #include "clirun.h"
@@ -90,7 +92,7 @@ static void misbehaving_node(fake_action action, const char *payload, const char
     fake_node *n = fake_node_start();
     assert_non_null(n);
     fake_rule r = {"GET", NULL, 50, 1, action, payload, 0, 0};
-    assert_true(fake_node_rule(n, &r) >= 0);
+    assert_int_ge(fake_node_rule(n, &r), 0);
     char ep[64];
     snprintf(ep, sizeof(ep), "127.0.0.1:%d", fake_node_port(n));
     cp_clirun run;
@@ -105,7 +107,7 @@ static void misbehaving_node(fake_action action, const char *payload, const char
     int rc = cp_clirun_run(&run, args);
     if (rc != 1 || strstr(run.err, needle) == NULL)
         fail_msg("exit %d, stderr '%s' (want 1 naming '%s')", rc, run.err, needle);
-    assert_true(time(NULL) - t0 < 60); /* ended by the I/O timeout, not a hang */
+    assert_int_lt(time(NULL) - t0, 60); /* ended by the I/O timeout, not a hang */
     /* The summary is still printed and the failures are counted in the report. */
     assert_non_null(strstr(run.out, "failed"));
     json_error_t je;
@@ -113,7 +115,7 @@ static void misbehaving_node(fake_action action, const char *payload, const char
     assert_non_null(j);
     json_int_t failed = json_integer_value(json_object_get(j, "failed_ops")) +
                         json_integer_value(json_object_get(j, "unknown_ops"));
-    assert_true(failed > 0);
+    assert_int_gt(failed, 0);
     json_decref(j);
     cp_clirun_free(&run);
     fake_node_stop(n);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "bench/engine.h"
 #include "bench/load.h"
 #include "bench/target.h"
@@ -75,9 +76,13 @@ static long long status_keys(cp_clirun *r, cp_fixture *f, int *rc) {
             rows += json_integer_value(json_object_get(p, "keys"));
     }
     json_t *why = json_object_get(root, "keys_error");
-    if (keys >= 0)
+    if (keys >= 0) {
         assert_int_equal(keys, rows);
-    assert_true(keys >= 0 ? json_is_null(why) : json_is_string(why) && json_string_length(why) > 0);
+        assert_true(json_is_null(why));
+    } else {
+        assert_true(json_is_string(why));
+        assert_int_gt(json_string_length(why), 0);
+    }
     json_decref(root);
     return keys;
 }
@@ -93,7 +98,8 @@ static long long masters_info(cp_fixture *f, const char *section, const char *fi
         redisContext *c = cp_fixture_conn(f, pr->port);
         assert_non_null(c);
         redisReply *r = redisCommand(c, "INFO %s", section);
-        assert_true(r != NULL && r->type == REDIS_REPLY_STRING);
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STRING);
         const char *m = strstr(r->str, field);
         if (m != NULL)
             sum += atoll(m + strlen(field));
@@ -131,8 +137,8 @@ static void test_load_mset_groups(void **state) {
     assert_int_equal(masters_info(f, "commandstats", "cmdstat_set:calls="), 0);
     assert_int_equal(keys, MSET_KEYS);
     /* one chunk of 100,000 keys sorted by slot, about 6 per slot: groups of 2-3 on average */
-    assert_true(msets <= MSET_KEYS * 7 / 10);
-    assert_true(msets >= MSET_KEYS / 3);
+    assert_int_le(msets, MSET_KEYS * 7 / 10);
+    assert_int_ge(msets, MSET_KEYS / 3);
 
     cp__bench_config cfg;
     cp__bench_config_init(&cfg);
@@ -201,16 +207,19 @@ static void test_load_and_bench_verified(void **state) {
     assert_int_equal(cp__hist_count(&r->latency), 200000);
     assert_int_equal(r->masters, 3);
     assert_int_equal(r->stats.moved, 0);
-    assert_true(r->seconds > 0);
-    assert_true(r->ntimeline >= 1);
+    assert_double_gt(r->seconds, 0);
+    assert_int_ge(r->ntimeline, 1);
     uint64_t sum = 0;
     for (size_t i = 0; i < r->ntimeline; i++)
         sum += r->timeline[i].ops;
     assert_int_equal(sum, 200000);
-    assert_true(r->has_cpu_redis && r->cpu_redis > 0);
-    assert_true(r->has_cpu_client && r->cpu_client > 0);
-    assert_true(r->has_cpu_proxy && r->cpu_proxy == 0);
-    assert_true(r->redis_version[0] != '\0');
+    assert_true(r->has_cpu_redis);
+    assert_double_gt(r->cpu_redis, 0);
+    assert_true(r->has_cpu_client);
+    assert_double_gt(r->cpu_client, 0);
+    assert_true(r->has_cpu_proxy);
+    assert_double_eq(r->cpu_proxy, 0);
+    assert_int_not_equal(r->redis_version[0], '\0');
     assert_false(cp__bench_result_failed(r));
     cp__bench_result_free(r);
 
@@ -221,7 +230,7 @@ static void test_load_and_bench_verified(void **state) {
     cfg.requests = 4000;
     if (cp__bench_run(&t, &cfg, r, err, sizeof(err)) != 0)
         fail_msg("bench: %s", err);
-    assert_true(r->misses > 0);
+    assert_int_gt(r->misses, 0);
     assert_int_equal(r->verify_mismatches, 0);
     assert_int_equal(r->misses + r->verify_checked, 4000);
     cp__bench_result_free(r);
@@ -256,7 +265,7 @@ static void test_skewed_keys_fill_a_lane(void **state) {
     assert_int_equal(r->failed_ops, 0);
     assert_int_equal(r->unknown_ops, 0);
     assert_int_equal(r->verify_checked + r->misses, r->gets);
-    assert_true(r->verify_checked > r->gets / 2);
+    assert_int_gt(r->verify_checked, r->gets / 2);
     assert_int_equal(r->verify_mismatches, 0);
     assert_false(cp__bench_result_failed(r));
     cp__bench_result_free(r);
@@ -344,66 +353,72 @@ static void test_json_report(void **state) {
     assert_string_equal(json_string_value(json_object_get(j, "schema")), "clusterpipe.bench/1");
     assert_string_equal(json_string_value(json_object_get(j, "topology")), "cluster");
     json_t *wl = json_object_get(j, "workload");
-    assert_int_equal(num(wl, "threads"), 2);
-    assert_int_equal(num(wl, "clients"), 4);
-    assert_int_equal(num(wl, "pipeline"), 10);
+    assert_double_eq(num(wl, "threads"), 2);
+    assert_double_eq(num(wl, "clients"), 4);
+    assert_double_eq(num(wl, "pipeline"), 10);
     assert_string_equal(json_string_value(json_object_get(wl, "ratio")), "1:5");
-    assert_int_equal(num(wl, "keys"), 3000);
-    assert_int_equal(num(wl, "value_size"), 64);
+    assert_double_eq(num(wl, "keys"), 3000);
+    assert_double_eq(num(wl, "value_size"), 64);
     assert_string_equal(json_string_value(json_object_get(wl, "key_dist")), "uniform");
     assert_string_equal(json_string_value(json_object_get(wl, "key_layout")), "spread");
     double ops = num(j, "ops"), secs = num(j, "seconds");
-    assert_true(ops == 120000); /* many CPU ticks per master, as above */
-    assert_true(secs > 0 && secs < 120);
-    assert_true(fabs(num(j, "ops_per_sec") - ops / secs) < 1e-6 * ops / secs + 1);
+    assert_double_eq(ops, 120000); /* many CPU ticks per master, as above */
+    assert_double_gt(secs, 0);
+    assert_double_lt(secs, 120);
+    assert_double_lt(fabs(num(j, "ops_per_sec") - ops / secs), 1e-6 * ops / secs + 1);
     json_t *lat = json_object_get(j, "latency_us");
-    assert_true(num(lat, "p50") > 0);
-    assert_true(num(lat, "p50") <= num(lat, "p90"));
-    assert_true(num(lat, "p90") <= num(lat, "p99"));
-    assert_true(num(lat, "p99") <= num(lat, "p999"));
-    assert_true(num(lat, "p999") <= num(lat, "max"));
+    assert_double_gt(num(lat, "p50"), 0);
+    assert_double_le(num(lat, "p50"), num(lat, "p90"));
+    assert_double_le(num(lat, "p90"), num(lat, "p99"));
+    assert_double_le(num(lat, "p99"), num(lat, "p999"));
+    assert_double_le(num(lat, "p999"), num(lat, "max"));
     json_t *cs = json_object_get(j, "cpu_seconds"), *cu = json_object_get(j, "cpu_us_per_op");
-    assert_true(num(cs, "redis") > 0);
-    assert_true(num(cs, "proxy") == 0);
-    assert_true(num(cs, "client") > 0);
-    assert_true(fabs(num(cs, "total") - num(cs, "redis") - num(cs, "client")) < 1e-9);
-    assert_true(fabs(num(cu, "client") - num(cs, "client") * 1e6 / ops) < 1e-6);
-    assert_true(num(cu, "total") > 0);
+    assert_double_gt(num(cs, "redis"), 0);
+    assert_double_eq(num(cs, "proxy"), 0);
+    assert_double_gt(num(cs, "client"), 0);
+    assert_double_lt(fabs(num(cs, "total") - num(cs, "redis") - num(cs, "client")), 1e-9);
+    assert_double_lt(fabs(num(cu, "client") - num(cs, "client") * 1e6 / ops), 1e-6);
+    assert_double_gt(num(cu, "total"), 0);
     /* no replicas in this topology: their part is null, not 0 */
     assert_true(json_is_null(json_object_get(cs, "replicas")));
     assert_true(json_is_null(json_object_get(cu, "replicas")));
     json_t *rd = json_object_get(j, "redirects"), *rt = json_object_get(j, "retries");
-    assert_true(num(rd, "moved") == 0 && num(rd, "ask") == 0);
-    assert_true(num(rt, "tryagain") == 0 && num(rt, "clusterdown") == 0 && num(rt, "io") == 0);
-    assert_true(num(j, "failed_ops") == 0 && num(j, "unknown_ops") == 0);
+    assert_double_eq(num(rd, "moved"), 0);
+    assert_double_eq(num(rd, "ask"), 0);
+    assert_double_eq(num(rt, "tryagain"), 0);
+    assert_double_eq(num(rt, "clusterdown"), 0);
+    assert_double_eq(num(rt, "io"), 0);
+    assert_double_eq(num(j, "failed_ops"), 0);
+    assert_double_eq(num(j, "unknown_ops"), 0);
     json_t *v = json_object_get(j, "verify");
-    assert_true(num(v, "mismatches") == 0);
-    assert_true(num(v, "checked") == 100000);
-    assert_true(num(j, "misses") == 0);
+    assert_double_eq(num(v, "mismatches"), 0);
+    assert_double_eq(num(v, "checked"), 100000);
+    assert_double_eq(num(j, "misses"), 0);
     json_t *tl = json_object_get(j, "timeline");
-    assert_true(json_array_size(tl) >= 1);
+    assert_int_ge(json_array_size(tl), 1);
     double tsum = 0, tprev = 0;
     for (size_t i = 0; i < json_array_size(tl); i++) {
         json_t *e = json_array_get(tl, i);
-        assert_true(num(e, "t") > tprev);
+        assert_double_gt(num(e, "t"), tprev);
         tprev = num(e, "t");
         tsum += num(e, "ops");
-        assert_true(num(e, "errors") == 0);
-        assert_true(num(e, "p99_us") >= 0);
+        assert_double_eq(num(e, "errors"), 0);
+        assert_double_ge(num(e, "p99_us"), 0);
     }
-    assert_true(tsum == ops);
+    assert_double_eq(tsum, ops);
     json_t *curve = json_object_get(j, "latency_curve");
-    assert_true(json_array_size(curve) >= 3);
+    assert_int_ge(json_array_size(curve), 3);
     double pprev = -1;
     for (size_t i = 0; i < json_array_size(curve); i++) {
         double p = num(json_array_get(curve, i), "percentile");
-        assert_true(p > pprev && p <= 100);
+        assert_double_gt(p, pprev);
+        assert_double_le(p, 100);
         pprev = p;
     }
     json_t *ver = json_object_get(j, "versions");
     assert_non_null(strstr(json_string_value(json_object_get(ver, "redis")), "."));
     assert_non_null(json_string_value(json_object_get(ver, "clusterpipe")));
-    assert_true(num(json_object_get(j, "machine"), "cores") >= 1);
+    assert_double_ge(num(json_object_get(j, "machine"), "cores"), 1);
     assert_non_null(strstr(json_string_value(json_object_get(j, "command_line")), "bench --dir"));
     json_decref(j);
     FILE *fp = fopen(cpath, "r");
@@ -438,7 +453,7 @@ static void test_master_dies_mid_run(void **state) {
     for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
         if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER)
             victim = i;
-    assert_true(victim != SIZE_MAX);
+    assert_int_not_equal(victim, SIZE_MAX);
     char err[1024];
     if (cp_topo_kill(f->topo, victim, SIGKILL, err, sizeof(err)) != 0)
         fail_msg("kill: %s", err);
@@ -449,10 +464,10 @@ static void test_master_dies_mid_run(void **state) {
     assert_non_null(strstr(run.err, "the run failed"));
     json_t *j = json_load_file(jpath, 0, NULL);
     assert_non_null(j);
-    assert_true(json_integer_value(json_object_get(j, "ops")) > 0);
-    assert_true(json_integer_value(json_object_get(j, "failed_ops")) +
-                    json_integer_value(json_object_get(j, "unknown_ops")) >
-                0);
+    assert_int_gt(json_integer_value(json_object_get(j, "ops")), 0);
+    assert_int_gt(json_integer_value(json_object_get(j, "failed_ops")) +
+                      json_integer_value(json_object_get(j, "unknown_ops")),
+                  0);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
     /* the dead server's CPU counts up to its last sample rather than vanishing */
@@ -565,8 +580,8 @@ static void test_external_cluster(void **state) {
     assert_string_equal(json_string_value(json_object_get(j, "topology")), "external");
     json_t *cs = json_object_get(j, "cpu_seconds");
     assert_true(json_is_number(json_object_get(cs, "redis")));
-    assert_true(json_number_value(json_object_get(cs, "redis")) >= 0);
-    assert_true(json_number_value(json_object_get(cs, "client")) > 0);
+    assert_double_ge(json_number_value(json_object_get(cs, "redis")), 0);
+    assert_double_gt(json_number_value(json_object_get(cs, "client")), 0);
     json_decref(j);
     cp_clirun_free(&run);
 }
@@ -610,13 +625,17 @@ static void test_per_master_keys_as_redis_benchmark(void **state) {
         redisContext *c = cp_fixture_conn(f, pr->port);
         assert_non_null(c);
         redisReply *r = redisCommand(c, "RANDOMKEY");
-        assert_true(r != NULL && r->type == REDIS_REPLY_STRING && r->len == 22);
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STRING);
+        assert_int_equal(r->len, 22);
         assert_memory_equal(r->str, "key:{", 5);
         assert_memory_equal(r->str + 8, "}:", 2);
         redisReply *slot = redisCommand(c, "CLUSTER KEYSLOT %b", r->str, (size_t)r->len);
-        assert_true(slot != NULL && slot->type == REDIS_REPLY_INTEGER);
+        assert_non_null(slot);
+        assert_int_equal(slot->type, REDIS_REPLY_INTEGER);
         redisReply *n = redisCommand(c, "CLUSTER COUNTKEYSINSLOT %lld", slot->integer);
-        assert_true(n != NULL && n->type == REDIS_REPLY_INTEGER);
+        assert_non_null(n);
+        assert_int_equal(n->type, REDIS_REPLY_INTEGER);
         assert_int_equal(n->integer, 1000); /* all of this master's keys in one slot */
         freeReplyObject(n);
         freeReplyObject(slot);
@@ -647,7 +666,7 @@ static void test_per_master_keys_as_redis_benchmark(void **state) {
     if (rc != 0)
         fail_msg("redis-benchmark exited %d (127: not installed; Debian: redis-tools)", rc);
     assert_int_equal(masters_info(f, "stats", "keyspace_misses:"), misses);
-    assert_true(masters_info(f, "stats", "keyspace_hits:") >= hits + 3000);
+    assert_int_ge(masters_info(f, "stats", "keyspace_hits:"), hits + 3000);
 
     const char *bench[] = {"bench", "--dir",        f->dir,       "--keys",
                            "3000",  "--requests",   "6000",       "--pipeline",

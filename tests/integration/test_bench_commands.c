@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "bench/keyspace.h"
 #include "clirun.h"
 #include "clusterpipe/clusterpipe.h"
@@ -45,7 +46,7 @@ static int data_servers(const cp_fixture *f, int *ports, int max) {
         if (p->role == CP_ROLE_MASTER || p->role == CP_ROLE_SHARD)
             ports[n++] = p->port;
     }
-    assert_true(n > 0);
+    assert_int_gt(n, 0);
     return n;
 }
 
@@ -162,15 +163,15 @@ static void run_workloads(cp_fixture *f, int cluster) {
     json_t *j = cp_json_load(jpath);
     assert_string_equal(json_string_value(json_object_get(j, "topology")),
                         cluster ? "cluster" : "twemproxy");
-    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
-    assert_int_equal(cp_json_num(j, "unknown_ops"), 0);
-    assert_int_equal(cp_json_num(json_object_get(j, "verify"), "mismatches"), 0);
-    assert_int_equal(cp_json_num(j, "ops"), REQUESTS);
+    assert_double_eq(cp_json_num(j, "failed_ops"), 0);
+    assert_double_eq(cp_json_num(j, "unknown_ops"), 0);
+    assert_double_eq(cp_json_num(json_object_get(j, "verify"), "mismatches"), 0);
+    assert_double_eq(cp_json_num(j, "ops"), REQUESTS);
     const json_t *wl = json_object_get(j, "workload");
     assert_string_equal(json_string_value(json_object_get(wl, "command_ratio")), ratio);
     assert_true(json_is_null(json_object_get(wl, "ratio")));
     /* keyed by __key__'s slot: every command went to the right master the first time */
-    assert_int_equal(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
+    assert_double_eq(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
     double ops_sum = 0;
     for (int k = 0; k < NCMD; k++) {
         const json_t *c = command_of(j, (size_t)k);
@@ -186,14 +187,14 @@ static void run_workloads(cp_fixture *f, int cluster) {
         if (fabs(ops - want) >= CLIENTS)
             fail_msg("%s: %.0f ops, its weight %d of %d makes %.1f", cmds[k].text, ops,
                      cmds[k].weight, wsum, want);
-        assert_int_equal(cp_json_num(c, "weight"), cmds[k].weight);
+        assert_double_eq(cp_json_num(c, "weight"), cmds[k].weight);
         assert_int_equal(json_is_true(json_object_get(c, "verified")), cmds[k].verified);
-        assert_int_equal(cp_json_num(c, "failed_ops"), 0);
-        assert_int_equal(mismatches(c), 0);
+        assert_double_eq(cp_json_num(c, "failed_ops"), 0);
+        assert_double_eq(mismatches(c), 0);
         if (cmds[k].verified)
-            assert_true(checked(c) > 0);
+            assert_double_gt(checked(c), 0);
         else
-            assert_int_equal(checked(c), 0);
+            assert_double_eq(checked(c), 0);
         /* the .hgrm of each command holds its own latencies */
         char one[4200];
         snprintf(one, sizeof(one), "%.*s-%d-%s.hgrm", (int)(strlen(hpath) - 5), hpath, k + 1,
@@ -202,13 +203,13 @@ static void run_workloads(cp_fixture *f, int cluster) {
         assert_string_equal(json_string_value(json_object_get(c, "hgrm")), base);
         cp_hgrm_check_json(one, json_object_get(c, "latency_us"), (unsigned long long)ops);
     }
-    assert_int_equal(ops_sum, REQUESTS);
+    assert_double_eq(ops_sum, REQUESTS);
     /* the reads: a value written by an earlier HSET, or a miss; every read is one or the other */
     const json_t *hget = command_of(j, 1);
-    assert_int_equal(checked(hget) + cp_json_num(hget, "misses"), cp_json_num(hget, "ops"));
-    assert_true(checked(hget) > 0);
+    assert_double_eq(checked(hget) + cp_json_num(hget, "misses"), cp_json_num(hget, "ops"));
+    assert_double_gt(checked(hget), 0);
     /* the script ran with __data__: its SET per EVALSHA */
-    assert_int_equal(server_calls(f, "set"), cp_json_num(command_of(j, 7), "ops"));
+    assert_double_eq(server_calls(f, "set"), cp_json_num(command_of(j, 7), "ops"));
     cp_hgrm_check_json(hpath, json_object_get(j, "latency_us"), REQUESTS);
     json_decref(j);
     cp_clirun_free(&run);
@@ -267,8 +268,8 @@ static void test_placeholders(void **state) {
     cp_clirun_expect(&run, args, 0);
     json_t *j = cp_json_load(jpath);
     for (size_t k = 0; k < 3; k++) /* 1,1,1: each client's 60 requests take turns */
-        assert_int_equal(cp_json_num(command_of(j, k), "ops"), 40);
-    assert_int_equal(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
+        assert_double_eq(cp_json_num(command_of(j, k), "ops"), 40);
+    assert_double_eq(cp_json_num(json_object_get(j, "redirects"), "moved"), 0);
     json_decref(j);
     int sets = 0, hashes = 0, others = 0, elsewhere = 0;
     char seen_other[40] = {0};
@@ -319,8 +320,8 @@ static void test_placeholders(void **state) {
     int distinct = 0;
     for (int n = 0; n < 40; n++)
         distinct += seen_other[n];
-    assert_true(distinct > 20);   /* about 80 draws from 40 keys */
-    assert_true(elsewhere >= 38); /* draws of their own, not __key__ again */
+    assert_int_gt(distinct, 20);  /* about 80 draws from 40 keys */
+    assert_int_ge(elsewhere, 38); /* draws of their own, not __key__ again */
     /* a multi-key command over keys of several slots: split by the library, all answered */
     snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "m.json"));
     const char *mget[] = {"bench",  "--dir",     f->dir,
@@ -329,8 +330,8 @@ static void test_placeholders(void **state) {
                           "--json", jpath,       NULL};
     cp_clirun_expect(&run, mget, 0);
     j = cp_json_load(jpath);
-    assert_int_equal(cp_json_num(command_of(j, 0), "ops"), 400);
-    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
+    assert_double_eq(cp_json_num(command_of(j, 0), "ops"), 400);
+    assert_double_eq(cp_json_num(j, "failed_ops"), 0);
     json_decref(j);
     cp_clirun_free(&run);
 }
@@ -380,9 +381,9 @@ static void test_corrupted(void **state) {
     assert_non_null(strstr(run.err, "mismatch: HGET key {key:9}:h"));
     assert_non_null(strstr(run.err, "bad format"));
     json_t *j = cp_json_load(jpath);
-    assert_int_equal(mismatches(command_of(j, 0)), 2);
-    assert_int_equal(checked(command_of(j, 0)), 200);
-    assert_int_equal(cp_json_num(json_object_get(j, "verify"), "mismatches"), 2);
+    assert_double_eq(mismatches(command_of(j, 0)), 2);
+    assert_double_eq(checked(command_of(j, 0)), 200);
+    assert_double_eq(cp_json_num(json_object_get(j, "verify"), "mismatches"), 2);
     const json_t *sample =
         json_array_get(json_object_get(json_object_get(j, "verify"), "samples"), 0);
     assert_string_equal(cp_json_str(sample, "command"), "HGET");
@@ -412,12 +413,12 @@ static void test_corrupted(void **state) {
                   1);
     assert_non_null(strstr(run.err, "not an integer"));
     j = cp_json_load(jpath);
-    assert_int_equal(cp_json_num(command_of(j, 0), "failed_ops"), 100);
-    assert_int_equal(cp_json_num(command_of(j, 0), "error_replies"), 100);
-    assert_int_equal(cp_json_num(command_of(j, 0), "ops"), 0);
-    assert_int_equal(cp_json_num(command_of(j, 1), "failed_ops"), 0);
-    assert_int_equal(cp_json_num(command_of(j, 1), "ops"), 100);
-    assert_int_equal(cp_json_num(j, "failed_ops"), 100);
+    assert_double_eq(cp_json_num(command_of(j, 0), "failed_ops"), 100);
+    assert_double_eq(cp_json_num(command_of(j, 0), "error_replies"), 100);
+    assert_double_eq(cp_json_num(command_of(j, 0), "ops"), 0);
+    assert_double_eq(cp_json_num(command_of(j, 1), "failed_ops"), 0);
+    assert_double_eq(cp_json_num(command_of(j, 1), "ops"), 100);
+    assert_double_eq(cp_json_num(j, "failed_ops"), 100);
     json_decref(j);
 
     /* a counter something else decrements: INCR's replies go down */

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "bench/keyspace.h"
 #include "clirun.h"
 #include "fixture.h"
@@ -137,18 +138,18 @@ static void test_cluster_mixed_sizes(void **state) {
     assert_string_equal(json_string_value(json_object_get(wl, "key_dist")), "gaussian");
     const json_t *v = json_object_get(j, "verify");
     assert_int_equal(json_integer_value(json_object_get(v, "mismatches")), 0);
-    assert_true(json_integer_value(json_object_get(v, "checked")) > 20000);
-    assert_true(cp_json_num(j, "sets") > 7000);
-    assert_int_equal(cp_json_num(j, "failed_ops"), 0);
+    assert_int_gt(json_integer_value(json_object_get(v, "checked")), 20000);
+    assert_double_gt(cp_json_num(j, "sets"), 7000);
+    assert_double_eq(cp_json_num(j, "failed_ops"), 0);
     const json_t *tl = json_object_get(j, "timeline");
-    assert_true(json_array_size(tl) >= 1);
+    assert_int_ge(json_array_size(tl), 1);
     for (size_t i = 0; i < json_array_size(tl); i++) {
         const json_t *s = json_array_get(tl, i);
         if (cp_json_num(s, "ops") == 0)
             continue;
-        assert_true(cp_json_num(s, "p50_us") > 0);
-        assert_true(cp_json_num(s, "p50_us") <= cp_json_num(s, "p99_us"));
-        assert_true(cp_json_num(s, "p99_us") <= cp_json_num(s, "p999_us"));
+        assert_double_gt(cp_json_num(s, "p50_us"), 0);
+        assert_double_le(cp_json_num(s, "p50_us"), cp_json_num(s, "p99_us"));
+        assert_double_le(cp_json_num(s, "p99_us"), cp_json_num(s, "p999_us"));
     }
     check_hgrm(hpath, j);
     json_decref(j);
@@ -222,8 +223,8 @@ static void test_twemproxy_range_sizes(void **state) {
     assert_string_equal(json_string_value(json_object_get(j, "topology")), "twemproxy");
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
-    assert_true(json_integer_value(json_object_get(json_object_get(j, "verify"), "checked")) >
-                12000);
+    assert_int_gt(json_integer_value(json_object_get(json_object_get(j, "verify"), "checked")),
+                  12000);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(j, "workload"), "key_dist")),
         "gaussian:1000,300");

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "bench/keyspace.h"
 #include "clirun.h"
 #include "fixture.h"
@@ -70,9 +71,9 @@ static void test_load_and_bench(void **state) {
     assert_int_equal(json_integer_value(json_object_get(v, "mismatches")), 0);
     assert_int_equal(json_integer_value(json_object_get(j, "misses")), 0);
     json_t *cs = json_object_get(j, "cpu_seconds");
-    assert_true(json_number_value(json_object_get(cs, "redis")) > 0);
-    assert_true(json_number_value(json_object_get(cs, "proxy")) > 0);
-    assert_true(json_number_value(json_object_get(cs, "client")) > 0);
+    assert_double_gt(json_number_value(json_object_get(cs, "redis")), 0);
+    assert_double_gt(json_number_value(json_object_get(cs, "proxy")), 0);
+    assert_double_gt(json_number_value(json_object_get(cs, "client")), 0);
     assert_true(json_is_number(json_object_get(cs, "total")));
     const char *nv =
         json_string_value(json_object_get(json_object_get(j, "versions"), "nutcracker"));
@@ -135,7 +136,7 @@ static void test_external_proxy(void **state) {
     assert_true(json_is_null(json_object_get(cs, "total")));
     assert_true(json_is_null(json_object_get(cu, "proxy")));
     assert_true(json_is_null(json_object_get(cs, "replicas"))); /* external: unknown */
-    assert_true(json_number_value(json_object_get(cs, "client")) > 0);
+    assert_double_gt(json_number_value(json_object_get(cs, "client")), 0);
     assert_non_null(strstr(run.out, "n/a"));
     json_decref(j);
     cp_clirun_free(&run);

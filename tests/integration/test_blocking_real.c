@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 #include "util/clock.h"
@@ -81,7 +82,7 @@ static cp_client *loop_client(cp_fixture *f, int blocking_conns, cp_loop **l) {
 static int turn_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
     uint64_t end = cp__now_ns() + (uint64_t)max_ms * 1000000ull;
     while (!done(arg) && cp__now_ns() < end)
-        assert_true(cp_loop_run_once(l, 5) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 5), 0);
     return done(arg);
 }
 
@@ -195,10 +196,10 @@ static void blpop_holds_back_nothing(void **state) {
     uint64_t bl_ns = bl.at - t0;
     print_message("10 GETs of the BLPOP's hash tag answered in %.2f ms; the BLPOP in %.2f s\n",
                   (double)gets_ns / 1e6, (double)bl_ns / 1e9);
-    assert_true(gets_ns < 1000000000ull); /* far under the BLPOP's 3 s (3.06 s shared) */
+    assert_int_lt(gets_ns, 1000000000ull); /* far under the BLPOP's 3 s (3.06 s shared) */
     assert_int_equal(bl.outcome, CP_DONE);
     assert_int_equal(bl.type, REDIS_REPLY_NIL);
-    assert_true(bl_ns >= 2900000000ull);
+    assert_int_ge(bl_ns, 2900000000ull);
     cp_free(c);
     cp_loop_free(l);
 }
@@ -219,7 +220,7 @@ static void blpop_longer_than_io_timeout(void **state) {
     freeReplyObject(r);
     print_message("BLPOP {t}empty8 8 answered nil after %.2f s (I/O timeout 5 s)\n",
                   (double)took / 1e9);
-    assert_true(took >= 7900000000ull);
+    assert_int_ge(took, 7900000000ull);
     /* XREAD BLOCK, in milliseconds */
     t0 = cp__now_ns();
     r = cp_command(c, "XREAD BLOCK 2000 STREAMS {t}stream $");
@@ -229,7 +230,7 @@ static void blpop_longer_than_io_timeout(void **state) {
     assert_int_equal(r->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
     print_message("XREAD BLOCK 2000 answered nil after %.2f s\n", (double)took / 1e9);
-    assert_true(took >= 1900000000ull);
+    assert_int_ge(took, 1900000000ull);
     cp_free(c);
 }
 
@@ -260,7 +261,7 @@ static void pool_is_bounded(void **state) {
         assert_int_equal(cp_async_command(c, on_answer, &bl[i], "BLPOP {t}q%d 30", i), 0);
     until_blocked(l, f, m, 2);
     for (int i = 0; i < 50; i++) /* the third waits in the client, not on the server */
-        assert_true(cp_loop_run_once(l, 2) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 2), 0);
     assert_int_equal(info_field(f, m, "blocked_clients"), 2);
     push(f, "{t}q2", "third"); /* not on the server yet: it waits in the list */
     push(f, "{t}q0", "first");
@@ -300,14 +301,9 @@ static void blpop_through_migration(void **state) {
     assert_string_equal(bl.value, "after-move");
     cp_stats st;
     cp_get_stats(c, &st);
-    assert_true(st.moved >= 1);
+    assert_int_ge(st.moved, 1);
     cp_free(c);
     cp_loop_free(l);
-}
-
-static int setup_cluster3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
 }
 
 static size_t replica_of(cp_fixture *f, size_t m) {
@@ -389,7 +385,7 @@ int main(void) {
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(free_cancels_blpop, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(blpop_through_failover, setup_cluster3x1,
+        cmocka_unit_test_setup_teardown(blpop_through_failover, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 
@@ -67,7 +68,7 @@ static void routes_by_slot(void **state) {
     for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
         redisReply *r = redisCommand(cp_fixture_conn(f, cp_topo_proc(f->topo, i)->port), "DBSIZE");
         assert_non_null(r);
-        assert_true(r->integer > 50);
+        assert_int_gt(r->integer, 50);
         freeReplyObject(r);
     }
     /* An error reply is a reply, not a failure. */
@@ -111,7 +112,7 @@ static void slot_hints_real(void **state) {
         }
         cp_get_stats(c, &after);
         if (wrong)
-            assert_true(after.moved - before.moved >= 100);
+            assert_int_ge(after.moved - before.moved, 100);
         else
             assert_int_equal(after.moved, before.moved);
     }
@@ -145,7 +146,7 @@ static void follows_moved_after_migration(void **state) {
     }
     assert_int_equal(cp_exec(p), 0);
     cp_get_stats(c, &st);
-    assert_true(st.moved >= 1);
+    assert_int_ge(st.moved, 1);
     struct timespec spacing = {0, 80 * 1000000L}; /* past the 50 ms between refreshes */
     nanosleep(&spacing, NULL);
     cp_pipeline_reset(p);
@@ -276,10 +277,9 @@ static void on_split_mget(cp_client *c, const cp_response *r, void *data) {
 static void split_multikey_real(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
-    o.seeds = f->endpoints;
+    o.seeds = f->endpoints; /* for the event-loop client below (cp_fixture_client sets its own) */
     o.flags = CP_OPT_SPLIT_MULTIKEY;
-    cp_client *c = cp_connect(&o);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "MSET a 1 b 2 c 3 d 4 e 5 {a}x 6"), 0);
     assert_int_equal(cp_append(p, "MGET e d c b a {a}x nope"), 0);
@@ -343,7 +343,7 @@ static void twemproxy_endpoint(void **state) {
         if (pr->role != CP_ROLE_SHARD)
             continue;
         redisReply *r = redisCommand(cp_fixture_conn(f, pr->port), "DBSIZE");
-        assert_true(r->integer > 500);
+        assert_int_gt(r->integer, 500);
         freeReplyObject(r);
     }
     cp_free(c);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "hgrm.h"
 #include "testutil.h"
 
@@ -51,7 +52,7 @@ static void sleep_ms(long ms) {
 /* Starts CP_BINARY with argv (argv[0] is the subcommand), stdout and stderr to files. */
 static pid_t start_cli(const char *const *args, const char *out, const char *errf) {
     pid_t pid = fork();
-    assert_true(pid >= 0);
+    assert_int_ge(pid, 0);
     if (pid == 0) {
         int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -142,7 +143,7 @@ static void assert_png(const char *path) {
     size_t n = 0;
     char *b = slurp(path, &n);
     assert_non_null(b);
-    assert_true(n > 100);
+    assert_int_gt(n, 100);
     assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
     free(b);
 }
@@ -153,8 +154,10 @@ static void assert_svg(const char *path) {
     assert_non_null(b);
     while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ' || b[n - 1] == '\r'))
         b[--n] = '\0';
-    assert_true(strncmp(b, "<?xml", 5) == 0 || strncmp(b, "<svg", 4) == 0);
-    assert_true(n > 6 && strcmp(b + n - 6, "</svg>") == 0);
+    if (strncmp(b, "<?xml", 5) != 0 && strncmp(b, "<svg", 4) != 0)
+        fail_msg("%s starts with neither <?xml nor <svg: %.40s", path, b);
+    assert_int_gt(n, 6);
+    assert_string_equal(b + n - 6, "</svg>");
     free(b);
 }
 
@@ -260,8 +263,8 @@ static void test_compare_end_to_end(void **state) {
             fail_msg("%s: cpu redis %.3f client %.3f proxy %.3f", names[i], cpu_of(r, "redis"),
                      cpu_of(r, "client"), cpu_of(r, "proxy"));
         if (i >= 2) /* a cluster has no proxy: null or 0, never a made-up number */
-            assert_true(cpu_of(r, "proxy") <= 0);
-        assert_true(json_array_size(json_object_get(r, "latency_curve")) > 1);
+            assert_double_le(cpu_of(r, "proxy"), 0);
+        assert_int_gt(json_array_size(json_object_get(r, "latency_curve")), 1);
         const json_t *wl = json_object_get(r, "workload");
         assert_string_equal(json_string_value(json_object_get(wl, "value_sizes")), "40:3,300:1");
         assert_int_equal(json_integer_value(json_object_get(wl, "value_size")), 105);
@@ -278,15 +281,16 @@ static void test_compare_end_to_end(void **state) {
             fail_msg("%s: %s", rel, err);
         const json_t *lat = json_object_get(r, "latency_us");
         assert_int_equal(h.total, 100000);
-        assert_true(fabs(cp_hgrm_value_at(&h, 0.5) -
-                         json_number_value(json_object_get(lat, "p50"))) < 0.0005);
-        assert_true(fabs(h.max - json_number_value(json_object_get(lat, "max"))) < 0.0005);
+        assert_double_lt(
+            fabs(cp_hgrm_value_at(&h, 0.5) - json_number_value(json_object_get(lat, "p50"))),
+            0.0005);
+        assert_double_lt(fabs(h.max - json_number_value(json_object_get(lat, "max"))), 0.0005);
         cp_hgrm_free(&h);
         free(text);
     }
     /* environment for the report */
     const json_t *env = json_object_get(doc, "environment");
-    assert_true(json_integer_value(json_object_get(env, "cores")) >= 1);
+    assert_int_ge(json_integer_value(json_object_get(env, "cores")), 1);
     assert_non_null(json_string_value(json_object_get(env, "redis")));
     json_decref(doc);
 

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 #include "fixture.h"
 #include "hgrm.h"
@@ -64,13 +65,13 @@ static void check_run_commands(const char *out, const json_t *run) {
         assert_string_equal(cp_json_str(c, "command"), texts[k]);
         assert_int_equal(json_is_true(json_object_get(c, "verified")), k == 1);
         double n = json_number_value(json_object_get(c, "ops"));
-        assert_true(n > 0);
+        assert_double_gt(n, 0);
         ops += n;
         char path[4200];
         snprintf(path, sizeof(path), "%s/latency/%s", out, cp_json_str(c, "hgrm"));
         cp_hgrm_check_json(path, json_object_get(c, "latency_us"), (unsigned long long)n);
     }
-    assert_int_equal(ops, json_number_value(json_object_get(run, "ops")));
+    assert_double_eq(ops, json_number_value(json_object_get(run, "ops")));
 }
 
 static void test_compare_commands(void **state) {
@@ -109,7 +110,9 @@ static void test_compare_commands(void **state) {
     for (size_t i = 0; i < 4; i++) {
         const json_t *r = json_array_get(runs, i);
         const char *call = cp_json_str(r, "call_type");
-        assert_true(strcmp(call, "HSET/HGET") == 0 || strcmp(call, "pipelined HSET/HGET") == 0);
+        if (strcmp(call, "HSET/HGET") != 0 && strcmp(call, "pipelined HSET/HGET") != 0)
+            fail_msg("run %zu: call_type \"%s\", neither HSET/HGET nor pipelined HSET/HGET", i,
+                     call);
         check_run_commands(out, r);
     }
     int reproduced = 0;
@@ -163,11 +166,11 @@ static void test_scenario_commands(void **state) {
     assert_int_equal(json_array_size(cmds), 2);
     for (size_t k = 0; k < 2; k++) {
         const json_t *x = json_array_get(cmds, k);
-        assert_true(json_number_value(json_object_get(x, "ops")) > 0);
-        assert_int_equal(
+        assert_double_gt(json_number_value(json_object_get(x, "ops")), 0);
+        assert_double_eq(
             json_number_value(json_object_get(json_object_get(x, "verify"), "mismatches")), 0);
     }
-    assert_true(strstr(cp_json_str(bench, "command_line"), "--command '" HSET "'") != NULL);
+    assert_non_null(strstr(cp_json_str(bench, "command_line"), "--command '" HSET "'"));
     json_decref(doc);
     file_has(out, "report.md",
              (const char *[]){"the commands `" HSET "`, `" HGET "` (weights 1,1)",

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,20 +24,6 @@
 #include "fixture.h"
 
 #define KEYS 1000
-
-static int setup(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state == NULL ? -1 : 0;
-}
-
-static cp_client *connect_to(cp_fixture *f) {
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
-}
 
 static long long integer_of(cp_client *c, const char *cmd) {
     redisReply *r = cp_command(c, cmd);
@@ -56,7 +44,7 @@ static void set_keys(cp_pipeline *p) {
 
 static void every_master(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     set_keys(p);
 
@@ -139,7 +127,7 @@ static void assert_error(const redisReply *r, const char *needle) {
  * what the refusing master kept. */
 static void one_master_refuses(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     set_keys(p);
     size_t m = 0;
@@ -153,7 +141,8 @@ static void one_master_refuses(void **state) {
     r = cp_command_node(c, m, "DBSIZE");
     long long kept = r->integer;
     freeReplyObject(r);
-    assert_true(kept > 0 && kept < KEYS);
+    assert_int_gt(kept, 0);
+    assert_int_lt(kept, KEYS);
 
     r = cp_command(c, "FLUSHDB");
     assert_error(r, "NOPERM");
@@ -189,10 +178,8 @@ static void one_master_refuses(void **state) {
 static void parts_in_append_order(void **state) {
     cp_fixture *f = *state;
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     opt.flags |= CP_OPT_SPLIT_MULTIKEY;
-    cp_client *c = cp_connect(&opt);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, &opt);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int i = 0; i < 30; i++)
         assert_int_equal(cp_append(p, "SET ord:%d before", i), 0);
@@ -222,7 +209,7 @@ static void parts_in_append_order(void **state) {
 
 static void nodes(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int i = 0; i < KEYS; i++)
         assert_int_equal(cp_append(p, "SET node:%d %d", i, i), 0);
@@ -245,7 +232,7 @@ static void nodes(void **state) {
             assert_string_equal(want, "master");
             int ranges[4][2];
             int nr = cp_node_slots(c, i, ranges, 4);
-            assert_true(nr >= 1);
+            assert_int_ge(nr, 1);
             int sum = 0;
             for (int k = 0; k < nr && k < 4; k++)
                 sum += ranges[k][1] - ranges[k][0] + 1;
@@ -306,7 +293,7 @@ static void on_any(cp_client *c, const cp_response *r, void *data) {
 /* The async API fans out too (once the map is there). */
 static void every_master_async(void **state) {
     cp_fixture *f = *state;
-    cp_client *b = connect_to(f);
+    cp_client *b = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(b);
     for (int i = 0; i < KEYS; i++)
         assert_int_equal(cp_append(p, "SET async:%d %d", i, i), 0);
@@ -356,11 +343,15 @@ static void every_master_async(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(every_master, setup, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(one_master_refuses, setup, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(parts_in_append_order, setup, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(nodes, setup, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(every_master_async, setup, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(every_master, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(one_master_refuses, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(parts_in_append_order, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(nodes, cp_fixture_setup_cluster3x1, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(every_master_async, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

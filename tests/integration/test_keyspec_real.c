@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 #include "lib/keyspec.h"
@@ -88,7 +89,7 @@ static int has_flag(const redisReply *flags, const char *name) {
 /* ---- building samples ---------------------------------------------------------------------- */
 
 static void set_arg(sample *s, int i, const char *v) {
-    assert_true(i < MAXARGS);
+    assert_int_lt(i, MAXARGS);
     while (s->argc <= i) {
         snprintf(s->argv[s->argc], TOKLEN, "f%d", s->argc);
         s->len[s->argc] = strlen(s->argv[s->argc]);
@@ -235,7 +236,7 @@ static void hand_samples(samples *ss, const leaf *leaves, int nleaves) {
         for (char *tok = strtok(line, " "); tok != NULL; tok = strtok(NULL, " "))
             set_arg(&s, s.argc, strcmp(tok, "\"\"") == 0 ? "" : tok);
         s.entry = leaf_of(leaves, nleaves, s.argv[0], NULL);
-        assert_true(s.entry >= 0);
+        assert_int_ge(s.entry, 0);
         s.kind = 1;
         push(ss, &s);
     }
@@ -307,7 +308,8 @@ static void keys_string(const cp__cmdtable *t, const sample *s, char *out, size_
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
         int a = cp__keys_at(&k, i);
-        assert_true(a >= 1 && a < s->argc);
+        assert_int_ge(a, 1);
+        assert_int_lt(a, s->argc);
         append(out, outlen, "%s[%s]", i ? " " : "", s->argv[a]);
     }
     *flags = k.flags;
@@ -354,11 +356,7 @@ static void record(const redisReply *r, FILE *o) {
 
 static void every_command_matches_getkeys(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     redisReply *cmds = cp_command(c, "COMMAND");
     assert_non_null(cmds);
     assert_int_equal(cmds->type, REDIS_REPLY_ARRAY);
@@ -380,7 +378,7 @@ static void every_command_matches_getkeys(void **state) {
     assert_non_null(leaves);
     for (size_t i = 0; i < cmds->elements; i++) {
         const redisReply *e = cmds->element[i];
-        assert_true(e->elements >= 10);
+        assert_int_ge(e->elements, 10);
         const redisReply *subs = e->element[9];
         if (subs->elements > 0) {
             /* A container: keyless itself and for subcommands it does not have. */
@@ -402,11 +400,11 @@ static void every_command_matches_getkeys(void **state) {
         for (size_t j = 0; j < nsub; j++) {
             const redisReply *x = subs->elements ? subs->element[j] : e;
             leaf *l = &leaves[nleaves++];
-            assert_true(nleaves < 1024);
+            assert_int_lt(nleaves, 1024);
             const char *bar = strchr(x->element[0]->str, '|');
             if (bar != NULL) {
                 size_t blen = (size_t)(bar - x->element[0]->str);
-                assert_true(blen < TOKLEN);
+                assert_int_lt(blen, TOKLEN);
                 memcpy(l->name[0], x->element[0]->str, blen);
                 l->name[0][blen] = '\0';
                 snprintf(l->name[1], TOKLEN, "%s", bar + 1);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "compare/compare.h"
 
 #include <stdio.h>
@@ -68,24 +69,25 @@ static void test_loads_checked_and_costed(void **state) {
     size_t i;
     json_array_foreach(fit, i, f) {
         assert_true(json_is_true(json_object_get(f, "fits")));
-        assert_true(num(f, "probe_keys") == 100000);
+        assert_double_eq(num(f, "probe_keys"), 100000);
     }
     const json_t *loads = json_object_get(doc, "load");
     assert_int_equal(json_array_size(loads), 2);
     json_array_foreach(loads, i, l) {
-        assert_true(num(l, "keys") == 150000);
+        assert_double_eq(num(l, "keys"), 150000);
         const json_t *db = json_object_get(l, "dbsize");
-        assert_true(num(db, "total") == 150000);
+        assert_double_eq(num(db, "total"), 150000);
         assert_true(json_is_true(json_object_get(db, "equal")));
         const json_t *rb = json_object_get(l, "readback");
-        assert_true(num(rb, "keys") == 100000);
-        assert_true(num(rb, "ok") == 100000);
+        assert_double_eq(num(rb, "keys"), 100000);
+        assert_double_eq(num(rb, "ok"), 100000);
         /* a 100-byte value and its key, with redis's own overhead: well above the value, well
          * below a kilobyte */
         double per_key = num(l, "memory_per_key");
-        assert_true(per_key > 100 && per_key < 1000);
-        assert_true(num(l, "client_peak_rss") > 0);
-        assert_true(num(l, "keys_per_sec") > 0);
+        assert_double_gt(per_key, 100);
+        assert_double_lt(per_key, 1000);
+        assert_double_gt(num(l, "client_peak_rss"), 0);
+        assert_double_gt(num(l, "keys_per_sec"), 0);
     }
     json_decref(doc);
 }

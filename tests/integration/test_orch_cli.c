@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 #include "clitopo.h"
 #include "testutil.h"
@@ -151,7 +152,7 @@ static void test_up_status_down(void **state) {
         json_t *p = json_array_get(procs, i);
         assert_true(json_is_true(json_object_get(p, "alive")));
         assert_string_equal(json_string_value(json_object_get(p, "role")), "master");
-        assert_true(json_integer_value(json_object_get(p, "used_memory")) > 0);
+        assert_int_gt(json_integer_value(json_object_get(p, "used_memory")), 0);
         assert_int_equal(json_integer_value(json_object_get(p, "keys")), 0);
         assert_int_equal(json_integer_value(json_object_get(p, "pid")), c->topo.pids[i]);
     }
@@ -172,9 +173,9 @@ static void test_busy_port(void **state) {
      * parallel can change the outcome (the old check-then-bind in the ephemeral range failed
      * when a TIME_WAIT socket passed the SO_REUSEADDR check and then failed a plain bind). */
     int port = cp_test_fixed_base(1);
-    assert_true(port > 0);
+    assert_int_gt(port, 0);
     c->listen_fd = cp_test_listen(port);
-    assert_true(c->listen_fd >= 0);
+    assert_int_ge(c->listen_fd, 0);
     cp_clitopo_new_dir(&c->topo, "clitopo");
     char bp[16], want[32];
     snprintf(bp, sizeof(bp), "%d", port);
@@ -205,7 +206,7 @@ static void test_sigint_during_up(void **state) {
         cp_clitopo_note(&c->topo);
         cp__sleep_ms(5);
     }
-    assert_true(c->topo.npids >= 2);
+    assert_int_ge(c->topo.npids, 2);
     kill(pid, SIGINT);
     int rc = cp_clirun_finish(&c->cli, pid, 120);
     cp_clitopo_note(&c->topo); /* the processes started after our last look, too */

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "fixture.h"
 
 #include "clusterpipe/clusterpipe.h"
@@ -67,7 +68,7 @@ static long long keys_on_masters(cp_fixture *f) {
             continue;
         cp_proc_stats st;
         assert_int_equal(cp_topo_proc_stats(f->topo, i, &st), 0);
-        assert_true(st.keys >= 0);
+        assert_int_ge(st.keys, 0);
         sum += st.keys;
     }
     return sum;
@@ -111,7 +112,7 @@ static void test_migrate_add_rebalance(void **state) {
     }
     cp_proc_stats after;
     assert_int_equal(cp_topo_proc_stats(t, 0, &after), 0);
-    assert_true(after.keys < before.keys);
+    assert_int_lt(after.keys, before.keys);
     assert_int_equal(keys_on_masters(f), NKEYS);
     check_keys(f, NKEYS);
 
@@ -128,7 +129,7 @@ static void test_migrate_add_rebalance(void **state) {
     check_keys(f, NKEYS);
     cp_proc_stats nm;
     assert_int_equal(cp_topo_proc_stats(t, m, &nm), 0);
-    assert_true(nm.keys > 0);
+    assert_int_gt(nm.keys, 0);
 
     /* A replica for the new master. */
     size_t r = 0;
@@ -142,11 +143,6 @@ static void test_migrate_add_rebalance(void **state) {
     assert_int_equal(rs.keys, nm.keys);
     /* Every process ever started, added ones included, is recorded for the teardown check. */
     assert_int_equal(f->nspawned, 5);
-}
-
-static int setup_cluster_3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
 }
 
 static void test_failover_kill_restart(void **state) {
@@ -225,7 +221,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_migrate_add_rebalance, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_failover_kill_restart, setup_cluster_3x1,
+        cmocka_unit_test_setup_teardown(test_failover_kill_restart, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_persistence_restart, setup_persistent,
                                         cp_fixture_teardown),

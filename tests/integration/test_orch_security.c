@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 #include "clitopo.h"
 #include "fixture.h"
@@ -493,7 +494,7 @@ static void test_tls_cluster(void **state) {
     long long total = 0;
     for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
         long long n = dbsize(t, cp_topo_proc(t, i)->port);
-        assert_true(n > 0); /* keys went to every master */
+        assert_int_gt(n, 0); /* keys went to every master */
         total += n;
     }
     assert_int_equal(total, NKEYS);
@@ -520,7 +521,7 @@ static void test_tls_cluster(void **state) {
     assert_int_not_equal(cl->err, 0);
     print_message("plain TCP, PING: %s (%s)\n", cp_strerror(cl->err), cl->errstr);
     cp_free(cl);
-    assert_true(cp__now_ms() - t0 < 5000); /* closed by the server, not a timeout */
+    assert_int_lt(cp__now_ms() - t0, 5000); /* closed by the server, not a timeout */
 
     /* A CA that did not sign the servers' certificate: a certificate error. */
     char wrong[600];
@@ -584,7 +585,7 @@ static void test_tls_operations(void **state) {
         unsigned s = cp_keyslot(key, (size_t)len);
         moving += s > HI - NSLOTS && s <= HI;
     }
-    assert_true(moving > 0);
+    assert_int_gt(moving, 0);
     char err[2048];
     if (cp_topo_migrate_slots(t, 0, 1, NSLOTS, err, sizeof(err)) != 0)
         fail_msg("migrate over TLS: %s", err);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "fixture.h"
 
 #include "clusterpipe/clusterpipe.h"
@@ -79,7 +80,8 @@ static void up_down(void **state, int shards, int proxies) {
     assert_op(cp_topo_check(t, err, sizeof(err)));
     for (int p = 0; p < proxies; p++) {
         const cp_proc *pp = cp_topo_proc(t, (size_t)nth(t, CP_ROLE_PROXY, p));
-        assert_true(pp->stats_port > 0 && pp->stats_port != pp->port);
+        assert_int_gt(pp->stats_port, 0);
+        assert_int_not_equal(pp->stats_port, pp->port);
         char tag[16];
         snprintf(tag, sizeof(tag), "p%d", p);
         roundtrip(f, pp->port, 200, tag);
@@ -91,11 +93,11 @@ static void up_down(void **state, int shards, int proxies) {
     for (int s = 0; s < shards; s++) {
         cp_proc_stats st;
         assert_int_equal(cp_topo_proc_stats(t, (size_t)nth(t, CP_ROLE_SHARD, s), &st), 0);
-        assert_true(st.keys >= 0);
+        assert_int_ge(st.keys, 0);
         used += st.keys > 0;
         total += st.keys;
     }
-    assert_true(used >= 2);
+    assert_int_ge(used, 2);
     assert_int_equal(total, 200 * proxies);
     /* The published experiment's settings are in every proxy's config. */
     char path[4200];
@@ -171,7 +173,7 @@ static void test_add_shard_restart_proxies(void **state) {
     roundtrip(f, cp_topo_proc(t, (size_t)p1)->port, 300, "b");
     cp_proc_stats ns;
     assert_int_equal(cp_topo_proc_stats(t, s, &ns), 0);
-    assert_true(ns.keys > 0);
+    assert_int_gt(ns.keys, 0);
     assert_int_equal(f->nspawned, 7); /* 2 shards + 2 proxies + 1 shard + 2 restarts */
     assert_int_equal(cp_topo_migrate_slots(t, 0, 1, 1, err, sizeof(err)), CP_EINVAL);
 }

@@ -13,12 +13,14 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "fixture.h"
 #include "testutil.h"
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 #include "orch/ports.h"
+#include "orch/proc.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -35,10 +37,22 @@ typedef struct rec {
     int kill_at;   /* SIGKILL the kill_at-th spawned process (1-based) from the hook; 0: none */
     char dir[512]; /* a directory to remove in the teardown */
     int listen_fd[2];
-    int steal_port; /* bind the first spawned process's port from the hook */
-    int stolen;     /* the port taken, 0 when redis bound it first */
+    int steal_port;  /* bind the first spawned process's port from the hook, then let the held
+                        servers start (hold_servers) */
+    int stolen;      /* the port taken, 0 when it could not be bound */
+    char hold[512];  /* hold_servers' directory: its redis-server waits for <hold>/go */
+    char moved[256]; /* the orchestration's first "lost its port" line */
     cp_fixture *fx;
 } rec;
+
+/* Lets the servers held by hold_servers start (they wait for this file). */
+static void release_servers(const rec *r) {
+    char go[600];
+    snprintf(go, sizeof(go), "%s/go", r->hold);
+    FILE *f = fopen(go, "w");
+    if (f != NULL)
+        fclose(f);
+}
 
 static void rec_spawn(void *ud, const cp_proc *p) {
     rec *r = ud;
@@ -50,11 +64,42 @@ static void rec_spawn(void *ud, const cp_proc *p) {
     if (r->kill_at > 0 && (int)r->n == r->kill_at)
         kill(p->pid, SIGKILL); /* simulate a crash right after start */
     if (r->steal_port && r->n == 1) {
-        /* Another program grabs the port between our check and redis's bind. */
+        /* Another program grabs the port between the orchestration's check and redis's bind:
+         * the server is held (hold_servers), so it cannot have bound it yet. Then it starts. */
         r->listen_fd[0] = cp_test_listen(p->port);
         if (r->listen_fd[0] >= 0)
             r->stolen = p->port;
+        release_servers(r);
     }
+}
+
+static void rec_log(void *ud, const char *line) {
+    rec *r = ud;
+    if (r->moved[0] == '\0' && strstr(line, "lost its port") != NULL)
+        snprintf(r->moved, sizeof(r->moved), "%s", line);
+}
+
+/* Makes r->hold a directory with a redis-server that waits until release_servers lets it start,
+ * then runs the real one (found as the orchestration finds it); its path into bin. */
+static void hold_servers(rec *r, char *bin, size_t len) {
+    char real[4096], err[512];
+    if (cp__find_binary(NULL, "redis-server", "redis-server", real, sizeof(real), err,
+                        sizeof(err)) != 0)
+        fail_msg("%s", err);
+    char *d = cp_test_mkdtemp("hold");
+    snprintf(r->hold, sizeof(r->hold), "%s", d);
+    free(d);
+    snprintf(bin, len, "%s/redis-server", r->hold);
+    FILE *f = fopen(bin, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#!/bin/sh\n"
+            "# test_orch_up.c: held until the test lets it start\n"
+            "while [ ! -e '%s/go' ]; do sleep 0.01; done\n"
+            "exec '%s' \"$@\"\n",
+            r->hold, real);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(bin, 0755), 0);
 }
 
 static size_t rec_alive(const rec *r) {
@@ -92,6 +137,14 @@ static int rec_teardown(void **state) {
     for (int k = 0; k < 2; k++)
         if (r->listen_fd[k] >= 0)
             close(r->listen_fd[k]);
+    if (r->hold[0]) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/go", r->hold);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/redis-server", r->hold);
+        unlink(path);
+        rmdir(r->hold);
+    }
     if (cp_fixture_stop(r->fx) != 0)
         rc = -1;
     free(r);
@@ -130,10 +183,11 @@ static void cluster_up_down(rec *rc, int shards, int replicas) {
         cp_proc_stats st;
         assert_int_equal(cp_topo_proc_stats(f->topo, i, &st), 0);
         assert_true(st.reachable);
-        assert_true(st.used_memory > 0);
+        assert_int_gt(st.used_memory, 0);
         assert_int_equal(st.keys, 0);
         if (p->role == CP_ROLE_REPLICA) {
-            assert_true(p->master >= 0 && (size_t)p->master < n);
+            assert_int_ge(p->master, 0);
+            assert_int_lt((size_t)p->master, n);
             assert_int_equal(cp_topo_proc(f->topo, (size_t)p->master)->role, CP_ROLE_MASTER);
             assert_string_equal(st.reported_role, "slave");
         } else {
@@ -183,9 +237,9 @@ static void test_cluster_4_masters_1_replica(void **state) {
 static void test_busy_fixed_port(void **state) {
     rec *r = *state;
     int base = cp_test_fixed_base(4);
-    assert_true(base > 0);
+    assert_int_gt(base, 0);
     r->listen_fd[0] = cp_test_listen(base + 1);
-    assert_true(r->listen_fd[0] >= 0);
+    assert_int_ge(r->listen_fd[0], 0);
     set_dir(r, "busy");
     cp_up_opts o = CP_UP_OPTS_INIT;
     o.shards = 3;
@@ -207,7 +261,7 @@ static void test_busy_fixed_port(void **state) {
     close(r->listen_fd[0]);
     r->listen_fd[0] = -1;
     r->listen_fd[1] = cp_test_listen(base + CP__BUS_OFFSET);
-    assert_true(r->listen_fd[1] >= 0);
+    assert_int_ge(r->listen_fd[1], 0);
     assert_int_not_equal(cp_topo_up(&o, &t, err, sizeof(err)), 0);
     snprintf(want, sizeof(want), "port %d", base + CP__BUS_OFFSET);
     assert_non_null(strstr(err, want));
@@ -236,7 +290,7 @@ static void killed_during_up(rec *r, cp_topo_kind kind, int kill_at, const char 
     assert_int_not_equal(rc, 0);
     assert_null(t);
     print_message("expected failure: %s\n", err);
-    assert_true(r->n >= (size_t)kill_at);
+    assert_int_ge(r->n, (size_t)kill_at);
     char want[64];
     /* The victim is named with its address. */
     cp_topo *dead = NULL;
@@ -247,7 +301,7 @@ static void killed_during_up(rec *r, cp_topo_kind kind, int kill_at, const char 
         if (cp_topo_proc(dead, i)->pid == r->pids[kill_at - 1])
             port = cp_topo_proc(dead, i)->port;
     cp_topo_free(dead);
-    assert_true(port > 0);
+    assert_int_gt(port, 0);
     snprintf(want, sizeof(want), "%s 127.0.0.1:%d", want_name, port);
     if (strstr(err, want) == NULL)
         fail_msg("error does not name %s: %s", want, err);
@@ -266,30 +320,46 @@ static void test_proxy_killed_during_up(void **state) {
 }
 
 /* With automatic ports, a server that loses its port to another program is moved to a fresh
- * port and the topology still comes up. (Racy by nature: when redis binds first, nothing is
- * stolen and the test only checks the normal start.) */
+ * port and the topology still comes up. The race is provoked every time: the servers are held
+ * before they start (hold_servers) while the spawn hook takes the first one's port. */
 static void test_port_lost_is_replaced(void **state) {
     rec *r = *state;
     set_dir(r, "steal");
     r->steal_port = 1;
+    char bin[600];
+    hold_servers(r, bin, sizeof(bin));
     cp_up_opts o = CP_UP_OPTS_INIT;
     o.shards = 2;
     o.dir = r->dir;
     o.ephemeral = 1;
-    o.quiet = 1;
+    o.redis_server = bin;
+    o.log = rec_log;
     o.on_spawn = rec_spawn;
     o.hook_ud = r;
     cp_topo *t = NULL;
     char err[2048];
     if (cp_topo_up(&o, &t, err, sizeof(err)) != 0)
         fail_msg("up: %s", err);
-    print_message("port stolen: %d\n", r->stolen);
+    print_message("port stolen: %d; %s\n", r->stolen, r->moved);
+    assert_int_gt(r->stolen, 0);
+    char want[96];
+    snprintf(want, sizeof(want), ":%d (master) lost its port to another program", r->stolen);
+    assert_contains(r->moved, want);
+    /* the two servers, and the first again, its first start dead (it could not bind) */
+    assert_int_equal(r->n, 3);
+    assert_false(cp_orch_pid_alive(r->pids[0], r->starts[0]));
+    int respawned = 0;
     for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
+        const cp_proc *p = cp_topo_proc(t, i);
         assert_true(cp_topo_alive(t, i));
-        assert_int_not_equal(cp_topo_proc(t, i)->port, r->stolen);
+        assert_int_not_equal(p->port, r->stolen);
+        if (p->pid == r->pids[2]) { /* on the port the line names */
+            snprintf(want, sizeof(want), "moving it to port %d", p->port);
+            assert_contains(r->moved, want);
+            respawned++;
+        }
     }
-    assert_int_equal(r->n, r->stolen ? 3u : 2u);
-    assert_false(cp_orch_pid_alive(r->pids[0], r->starts[0]) && r->stolen);
+    assert_int_equal(respawned, 1);
     assert_int_equal(cp_topo_check(t, err, sizeof(err)), 0);
     assert_int_equal(cp_topo_down(t, 0, err, sizeof(err)), 0);
     cp_topo_free(t);

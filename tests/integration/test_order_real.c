@@ -40,6 +40,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 #include "loopdrv.h"
@@ -483,11 +484,6 @@ static long long repl_offset(redisContext *hc, const char *field) {
     return off;
 }
 
-static int setup_cluster3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
-}
-
 /* Master 1 killed with SIGKILL (its writes paused and its replica caught up first, so that the
  * server loses no acknowledged write by itself): its replica takes over, and the shard's
  * commands, waiting in the client meanwhile, go to it in order. */
@@ -514,7 +510,8 @@ static void order_through_failover(void **state) {
     for (int i = 0; i < 500 && (have = repl_offset(rc, "slave_repl_offset")) < want; i++)
         cp__sleep_ms(10);
     print_message("master 1 paused at offset %lld; its replica has %lld\n", want, have);
-    assert_true(want > 0 && have >= want);
+    assert_int_gt(want, 0);
+    assert_int_ge(have, want);
     char err[512];
     long before[MAX_WORKERS];
     hot_now(cr, before);
@@ -542,7 +539,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(order_through_stop, cp_fixture_setup_cluster3, teardown),
         cmocka_unit_test_setup_teardown(order_through_clusterdown, cp_fixture_setup_cluster3,
                                         teardown),
-        cmocka_unit_test_setup_teardown(order_through_failover, setup_cluster3x1, teardown),
+        cmocka_unit_test_setup_teardown(order_through_failover, cp_fixture_setup_cluster3x1,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
 
@@ -329,20 +330,15 @@ static void pipelines_through_resharding(void **state) {
     sleep_ms(300);
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     assert_int_equal(t.failed, 0);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(t.stale, 0);
     assert_int_equal(t.reread, 0);
     assert_int_equal(t.counter_mismatch, 0);
     assert_int_equal(t.lost, 0);
-    assert_true(t.moved > 0);
-    assert_true(t.ask > 0);
-}
-
-static int setup_cluster3x1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state ? 0 : -1;
+    assert_int_gt(t.moved, 0);
+    assert_int_gt(t.ask, 0);
 }
 
 /* The first replica in the topology's current state. */
@@ -352,7 +348,7 @@ static size_t some_replica(cp_fixture *f, int nth) {
     for (size_t i = 0; i < cp_topo_nprocs(f->topo) && n < 16; i++)
         if (cp_topo_proc(f->topo, i)->role == CP_ROLE_REPLICA)
             found[n++] = i;
-    assert_true(n > 0);
+    assert_int_gt(n, 0);
     return found[nth % n];
 }
 
@@ -372,7 +368,7 @@ static void pipelines_through_manual_failovers(void **state) {
     }
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(t.stale, 0);
     assert_int_equal(t.reread, 0);
@@ -396,7 +392,7 @@ static void pipelines_through_master_crash(void **state) {
     sleep_ms(6000);
     totals t = finish(f, w, &r);
     free(w);
-    assert_true(t.ops > 1000);
+    assert_int_gt(t.ops, 1000);
     /* Written-then-lost commands are unknown, never silently wrong; what the promoted replica
      * never received shows as stale reads and missing writes (counted, not asserted). */
     assert_int_equal(t.wrong, 0);
@@ -411,9 +407,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pipelines_through_resharding, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(pipelines_through_manual_failovers, setup_cluster3x1,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(pipelines_through_master_crash, setup_cluster3x1,
+        cmocka_unit_test_setup_teardown(pipelines_through_manual_failovers,
+                                        cp_fixture_setup_cluster3x1, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(pipelines_through_master_crash, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

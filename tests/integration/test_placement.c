@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 #include "compare/compare.h"
 #include "orch/orch.h"
@@ -37,7 +38,7 @@ typedef struct spawned {
 
 /* Cpus_allowed_list of pid, parsed here rather than through the code under test. */
 static void read_allowed(pid_t pid, char *out, size_t len) {
-    assert_true(len >= 64); /* the sscanf width below */
+    assert_int_ge(len, 64); /* the sscanf width below */
     char path[64], line[512];
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
     FILE *f = fopen(path, "r");
@@ -47,12 +48,12 @@ static void read_allowed(pid_t pid, char *out, size_t len) {
         if (sscanf(line, "Cpus_allowed_list: %63s", out) == 1)
             break;
     fclose(f);
-    assert_true(out[0] != '\0');
+    assert_int_not_equal(out[0], '\0');
 }
 
 static void on_spawn(void *ud, const cp_proc *p) {
     spawned *s = ud;
-    assert_true(s->n < MAXP);
+    assert_int_lt(s->n, MAXP);
     s->role[s->n] = p->role;
     read_allowed(p->pid, s->cpus[s->n], sizeof(s->cpus[0]));
     s->n++;
@@ -127,8 +128,10 @@ static void test_unpinned_control(void **state) {
         assert_string_equal(s.cpus[i], all);
     const json_t *r0 = json_array_get(json_object_get(doc, "runs"), 0);
     assert_string_equal(json_string_value(json_object_get(r0, "client_threads_cpus")), all);
-    assert_true(json_is_null(json_object_get(doc, "placement")) ||
-                json_object_get(doc, "placement") == NULL);
+    const json_t *placement = json_object_get(doc, "placement");
+    if (placement != NULL && !json_is_null(placement))
+        fail_msg("placement is set (JSON type %d), neither null nor absent",
+                 (int)json_typeof(placement));
     json_decref(doc);
 }
 

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,32 +31,24 @@
 
 #define KEYS 3000
 
-static int setup_1(void **state) {
-    *state = cp_fixture_cluster(3, 1);
-    return *state == NULL ? -1 : 0;
-}
-
 static int setup_2(void **state) {
     *state = cp_fixture_cluster(3, 2);
     return *state == NULL ? -1 : 0;
 }
 
-static cp_client *connect_to(cp_fixture *f, int read_from, int budget_ms) {
+/* Options for a client reading from read_from, with a retry budget of budget_ms (0: the
+ * default), for cp_fixture_client. */
+static cp_options reads_from(int read_from, int budget_ms) {
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     opt.read_from = read_from;
     if (budget_ms > 0)
         opt.retry_budget_ms = budget_ms;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    if (c->err != 0)
-        fail_msg("connect: %s", c->errstr);
-    return c;
+    return opt;
 }
 
 /* KEYS keys rf:i = vi, on every replica too (WAIT on every master). */
 static void load(cp_fixture *f) {
-    cp_client *c = connect_to(f, CP_READ_MASTER, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int i = 0; i < KEYS; i++)
         assert_int_equal(cp_append(p, "SET rf:%d v%d", i, i), 0);
@@ -64,7 +58,7 @@ static void load(cp_fixture *f) {
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     for (size_t i = 0; i < r->elements; i++)
-        assert_true(r->element[i]->integer >= 1);
+        assert_int_ge(r->element[i]->integer, 1);
     freeReplyObject(r);
     cp_free(c);
 }
@@ -169,7 +163,8 @@ static void reads_land_on_replicas(void **state) {
     cp_fixture *f = *state;
     load(f);
     reset_stats(f);
-    cp_client *c = connect_to(f, CP_READ_REPLICA, 0);
+    cp_options o = reads_from(CP_READ_REPLICA, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     cp_pipeline *p = cp_pipeline_new(c);
     int *idx = malloc(KEYS * sizeof(int));
     assert_int_equal(append_gets(f, p, 0, KEYS, SIZE_MAX, idx), KEYS);
@@ -189,7 +184,7 @@ static void reads_land_on_replicas(void **state) {
     assert_int_equal(cp_append(p, "WATCH rf:watched"), 0);
     assert_int_equal(cp_exec(p), 0);
     cp_pipeline_reset(p);
-    cp_client *other = connect_to(f, CP_READ_MASTER, 0);
+    cp_client *other = cp_fixture_client(f, NULL);
     freeReplyObject(cp_command(other, "SET rf:watched theirs"));
     cp_free(other);
     assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -222,7 +217,7 @@ static void reads_land_on_replicas(void **state) {
     assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "set"), 101); /* and the other client's */
     assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "watch"), 1);
     assert_int_equal(calls_by_role(f, CP_ROLE_REPLICA, "watch"), 0);
-    assert_true(calls_by_role(f, CP_ROLE_REPLICA, "readonly") >= 3);
+    assert_int_ge(calls_by_role(f, CP_ROLE_REPLICA, "readonly"), 3);
     free(idx);
 
     /* A bad policy is refused. */
@@ -290,14 +285,15 @@ static void replica_killed_mid_run(void **state) {
     size_t m0 = cp_fixture_master(f, 0);
     /* A budget well below the cluster's failure detection (node timeout 2 s): the reads must
      * leave the dead replica at once, not when the map stops naming it. */
-    cp_client *c = connect_to(f, CP_READ_REPLICA_PREFERRED, 800);
+    cp_options o = reads_from(CP_READ_REPLICA_PREFERRED, 800);
+    cp_client *c = cp_fixture_client(f, &o);
     size_t total = 0;
     size_t bad = read_while_killing(f, c, replica_of(f, m0, 0), 300, 2500, SIZE_MAX, &total);
     print_message("%zu reads, %zu failed; master 0 served %lld GETs after its replica died\n",
                   total, bad, calls(f, m0, "get"));
     assert_int_equal(bad, 0);
-    assert_true(total > 1000);
-    assert_true(calls(f, m0, "get") > 0); /* the fallback */
+    assert_int_gt(total, 1000);
+    assert_int_gt(calls(f, m0, "get"), 0); /* the fallback */
     cp_free(c);
 }
 
@@ -309,7 +305,8 @@ static void strict_replica_reads(void **state) {
     load(f);
     reset_stats(f);
     size_t m0 = cp_fixture_master(f, 0);
-    cp_client *c = connect_to(f, CP_READ_REPLICA, 400);
+    cp_options o = reads_from(CP_READ_REPLICA, 400);
+    cp_client *c = cp_fixture_client(f, &o);
     size_t total = 0;
     size_t bad = read_while_killing(f, c, replica_of(f, m0, 0), 300, 1500, SIZE_MAX, &total);
     assert_int_equal(bad, 0);
@@ -328,7 +325,7 @@ static void strict_replica_reads(void **state) {
     cp_pipeline_free(p);
     print_message("after both replicas died: %zu of %zu reads failed; master 0 GETs %lld\n", bad,
                   total, calls(f, m0, "get"));
-    assert_true(bad > 0);
+    assert_int_gt(bad, 0);
     assert_int_equal(calls(f, m0, "get"), 0);
     cp_free(c);
 }
@@ -344,12 +341,13 @@ static void moved_from_replica(void **state) {
         if (cp_keyslot(key, (size_t)n) == 5460)
             break;
     }
-    cp_client *w = connect_to(f, CP_READ_MASTER, 0);
+    cp_client *w = cp_fixture_client(f, NULL);
     redisReply *r = cp_command(w, "SET %s moved", key);
     freeReplyObject(r);
     r = cp_command_all(w, "WAIT %d 5000", 1);
     freeReplyObject(r);
-    cp_client *c = connect_to(f, CP_READ_REPLICA, 0);
+    cp_options o = reads_from(CP_READ_REPLICA, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     r = cp_command(c, "GET %s", key); /* from master 0's replica */
     assert_string_equal(r->str, "moved");
     freeReplyObject(r);
@@ -367,7 +365,7 @@ static void moved_from_replica(void **state) {
         freeReplyObject(r);
         if (moved)
             break;
-        assert_true(tries < 500);
+        assert_int_lt(tries, 500);
         struct timespec ts = {0, 10000000L};
         nanosleep(&ts, NULL);
     }
@@ -391,7 +389,7 @@ static void load_cli(cp_fixture *f, cp_clirun *run) {
     int rc = cp_clirun_run(run, ld);
     if (rc != 0)
         fail_msg("load exited %d: %s", rc, run->err);
-    cp_client *w = connect_to(f, CP_READ_MASTER, 0);
+    cp_client *w = cp_fixture_client(f, NULL);
     freeReplyObject(cp_command_all(w, "WAIT %d 5000", 1));
     cp_free(w);
 }
@@ -415,8 +413,9 @@ static void bench_reads_from_replicas(void **state) {
     long long gets = calls_by_role(f, CP_ROLE_REPLICA, "get");
     long long sets = calls_by_role(f, CP_ROLE_MASTER, "set");
     assert_int_equal(calls_by_role(f, CP_ROLE_MASTER, "get"), 0);
-    assert_true(gets + sets >= 10000); /* the measured requests, and the warm-up's before them */
-    assert_true(gets > 8000 && sets > 500);
+    assert_int_ge(gets + sets, 10000); /* the measured requests, and the warm-up's before them */
+    assert_int_gt(gets, 8000);
+    assert_int_gt(sets, 500);
     const char *bad[] = {"bench", "--dir", f->dir, "--read-from", "slave", NULL};
     assert_int_equal(cp_clirun_run(&run, bad), 2);
     cp_clirun_free(&run);
@@ -455,11 +454,16 @@ static void bench_replicas_cpu(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(reads_land_on_replicas, setup_1, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(replica_killed_mid_run, setup_1, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(moved_from_replica, setup_1, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(bench_reads_from_replicas, setup_1, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(bench_replicas_cpu, setup_1, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(reads_land_on_replicas, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(replica_killed_mid_run, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(moved_from_replica, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(bench_reads_from_replicas, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(bench_replicas_cpu, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(strict_replica_reads, setup_2, cp_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

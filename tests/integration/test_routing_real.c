@@ -40,11 +40,7 @@ static const char *const commands[] = {
 
 static void by_key_specs(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (size_t i = 0; i < NCOMMANDS; i++)
         assert_int_equal(cp_append(p, commands[i]), 0);
@@ -78,9 +74,9 @@ static void by_key_specs(void **state) {
 
     /* A second client shares the first one's table (read no second time), and keeps it after
      * the first is freed. */
+    cp_options opt = CP_OPTIONS_INIT;
     opt.commands_from = c;
-    cp_client *c2 = cp_connect(&opt);
-    assert_int_equal(c2->err, 0);
+    cp_client *c2 = cp_fixture_client(f, &opt);
     cp_free(c);
     p = cp_pipeline_new(c2);
     for (size_t i = 0; i < NCOMMANDS; i++)
@@ -98,10 +94,7 @@ static void by_key_specs(void **state) {
  * by argv[1] and are redirected, and still end done. */
 static void builtin_table_when_command_refused(void **state) {
     cp_fixture *f = *state;
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *admin = cp_connect(&opt);
-    assert_int_equal(admin->err, 0);
+    cp_client *admin = cp_fixture_client(f, NULL);
     redisReply *r = cp_command_all(admin, "ACL SETUSER default -command");
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
@@ -110,9 +103,7 @@ static void builtin_table_when_command_refused(void **state) {
     freeReplyObject(r);
     cp_free(admin);
 
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int i = 0; i < 300; i++)
         assert_int_equal(cp_append(p, "SET builtin:%d %d", i, i), 0);

@@ -45,6 +45,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "calltime.h"
 #include "fixture.h"
@@ -53,7 +54,6 @@
 #include "util/clock.h"
 
 #define NKEYS 20000
-#define CALL_BOUND_NS 10000000ull
 
 /* ---- every library call of the scanning client, timed ------------------------------------- */
 
@@ -289,27 +289,13 @@ static void assert_sane(const arun *r) {
                  r->d->name, r->called_inside, r->bad);
 }
 
-static void assert_never_blocked(const arun *r) {
-    char ct[256];
-    print_message("%-8s %s\n", r->d->name, calltime_str(&timed_calls, ct, sizeof(ct)));
-    assert_true(timed_calls.n > 10);
-    if (CALLTIME_ASSERTED && !calltime_within(&timed_calls, CALL_BOUND_NS)) /* calltime.h */
-        fail_msg("%s: a library call kept the loop %.2f ms, or took %.2f ms of CPU: more than 10",
-                 r->d->name, (double)timed_calls.max_blocked_ns / 1e6,
-                 (double)timed_calls.max_cpu_ns / 1e6);
-}
-
 /* ---- blocking helpers -------------------------------------------------------------------------
  */
 
 static cp_client *connect_blocking(cp_fixture *f) {
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     opt.retry_budget_ms = 30000;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
+    return cp_fixture_client(f, &opt);
 }
 
 static void flushall(cp_client *c) {
@@ -413,7 +399,7 @@ static void same_as_blocking(cp_fixture *f, cp_client *bc, const char *match, lo
             assert_int_equal(st.slots_reread, 0);
             assert_int_equal(r->callbacks, r->batches + 1);
             assert_int_equal(cp_pending(r->c), 0);
-            assert_never_blocked(r);
+            calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
             free_run(r);
         }
     free_keys(want, nwant);
@@ -485,9 +471,9 @@ static void async_scan_through_migration(void **state) {
             fail_msg("%s: %d keys present throughout were not returned, the first mv:%d",
                      r->d->name, missing, first);
         assert_int_equal(r->other, 0);
-        assert_true(during >= 1);
-        assert_true(st.slots_reread > 0);
-        assert_never_blocked(r);
+        assert_int_ge(during, 1);
+        assert_int_gt(st.slots_reread, 0);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
 }
@@ -536,7 +522,7 @@ static void async_stopped_master(void **state) {
         cp_scan_stats st;
         cp_scan_get_stats(r->s, &st);
         assert_int_equal(st.slots_reread, 0);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
 }
@@ -671,7 +657,8 @@ static void async_slot_stuck(void **state) {
         assert_non_null(strstr(r->errstr, want));
         /* the budget ran out; the pauses woke on time (a pause left to other timer work, the
          * 5 s I/O timeout, ended the call after 5.4 s) */
-        assert_true(ms >= STUCK_BUDGET_MS && ms < STUCK_BUDGET_MS + 2000);
+        assert_double_ge(ms, STUCK_BUDGET_MS);
+        assert_double_lt(ms, STUCK_BUDGET_MS + 2000);
         set_migrating(f, bc, 0);
         rc = drain_async(r, 1);
         if (rc != 0)
@@ -681,7 +668,7 @@ static void async_slot_stuck(void **state) {
         for (int k = 0; k < 2000; k++)
             if (r->seen[k] == 0)
                 fail_msg("%s: st:%d was not returned", r->d->name, k);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
     cp_free(bc);
@@ -721,7 +708,7 @@ static void async_type_big_slot(void **state) {
             fail_msg("%s: %s (%s)", r->d->name, cp_err_name(rc), r->errstr);
         cp_scan_stats st;
         cp_scan_get_stats(r->s, &st);
-        assert_true(st.slots_reread >= 1);
+        assert_int_ge(st.slots_reread, 1);
         /* the 3,000 strings and slot_half_migrate's 10, each at least once; no hash */
         size_t n = unique(r->keys, r->nkeys), strings = 0;
         for (size_t k = 0; k < n; k++) {
@@ -733,7 +720,7 @@ static void async_type_big_slot(void **state) {
         assert_int_equal(n, 3010);
         r->nkeys = n;
         assert_sane(r);
-        assert_never_blocked(r);
+        calltime_assert_never_blocked(&timed_calls, 10, CALLTIME_ASSERTED, r->d->name);
         free_run(r);
     }
     run_max_pending = 0;

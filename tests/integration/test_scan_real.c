@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,22 +34,20 @@
 
 #define NKEYS 20000
 
-static cp_client *connect_opts(cp_fixture *f, int io_timeout_ms, int budget_ms) {
+/* Options with an I/O timeout of io_timeout_ms and a retry budget of budget_ms (0: the
+ * defaults), for cp_fixture_client. */
+static cp_options timeouts(int io_timeout_ms, int budget_ms) {
     cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
     if (io_timeout_ms > 0)
         opt.io_timeout_ms = io_timeout_ms;
     if (budget_ms > 0)
         opt.retry_budget_ms = budget_ms;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
+    return opt;
 }
 
 /* A client of a cluster that the tests before may have filled: emptied first. */
 static cp_client *connect_empty(cp_fixture *f) {
-    cp_client *c = connect_opts(f, 0, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     redisReply *r = cp_command(c, "FLUSHALL");
     assert_non_null(r);
     assert_string_equal(r->str, "OK");
@@ -94,7 +94,7 @@ static int drain(cp_scan *s, const char *prefix, int n, int *seen, long *other) 
     int rc;
     while ((rc = cp_scan_next(s, &keys)) == 1) {
         assert_non_null(keys);
-        assert_true(keys->elements > 0);
+        assert_int_gt(keys->elements, 0);
         tally(keys, prefix, n, seen, other);
         freeReplyObject(keys);
     }
@@ -125,8 +125,8 @@ static void full_scan(void **state) {
     assert_int_equal(other, 0);
     cp_scan_stats st;
     cp_scan_get_stats(s, &st);
-    assert_true(st.keys >= NKEYS);
-    assert_true(st.scan_calls >= 3);
+    assert_int_ge(st.keys, NKEYS);
+    assert_int_ge(st.scan_calls, 3);
     assert_int_equal(st.slots_reread, 0);
     assert_int_equal(st.keys_reread, 0);
     redisReply *keys = (redisReply *)1;
@@ -179,9 +179,10 @@ static void expect_exactly(cp_fixture *f, cp_client *c, const char *match, long 
                   (unsigned long long)st.slots_reread, (unsigned long long)st.keys_reread);
     assert_all_seen(seen, MIXED, prefix);
     assert_int_equal(other, 0);
-    if (move)
-        assert_true(st.slots_reread > 0 && st.keys_reread > 0);
-    else
+    if (move) {
+        assert_int_gt(st.slots_reread, 0);
+        assert_int_gt(st.keys_reread, 0);
+    } else
         assert_int_equal(st.slots_reread, 0);
     cp_scan_free(s);
 }
@@ -254,7 +255,8 @@ static void glob_matches_server(void **state) {
 
 static void scan_through_migration(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 30000);
+    cp_options o = timeouts(0, 30000);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "mv:", NKEYS);
     int *seen = calloc(NKEYS, sizeof(int));
     long other = 0;
@@ -288,8 +290,8 @@ static void scan_through_migration(void **state) {
                   (unsigned long long)st.keys_reread);
     assert_all_seen(seen, NKEYS, "mv:");
     assert_int_equal(other, 0);
-    assert_true(during >= 1);
-    assert_true(st.slots_reread > 0);
+    assert_int_ge(during, 1);
+    assert_int_gt(st.slots_reread, 0);
     cp_scan_free(s);
     free(seen);
     cp_free(c);
@@ -347,7 +349,7 @@ static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, in
  * they were away were not on it then; its MIGRATE count moved, so its slots are listed again. */
 static void slots_leave_and_return(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 0);
+    cp_client *c = cp_fixture_client(f, NULL);
     load(c, "rt:", NKEYS);
     int *seen = calloc(NKEYS, sizeof(int));
     long other = 0;
@@ -374,7 +376,7 @@ static void slots_leave_and_return(void **state) {
                   (unsigned long long)st.keys_reread);
     assert_all_seen(seen, NKEYS, "rt:");
     assert_int_equal(other, 0);
-    assert_true(st.slots_reread >= 5461);
+    assert_int_ge(st.slots_reread, 5461);
     cp_scan_free(s);
     free(seen);
     cp_free(c);
@@ -385,7 +387,8 @@ static void slots_leave_and_return(void **state) {
 static void unreachable_master(void **state) {
     cp_fixture *f = *state;
     char err[512];
-    cp_client *c = connect_opts(f, 300, 0);
+    cp_options o = timeouts(300, 0);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "u:", 3000);
     int seen[3000] = {0};
     long other = 0;
@@ -402,9 +405,9 @@ static void unreachable_master(void **state) {
     }
     print_message("stopped master: %d more batches, then %s: %s\n", batches, cp_err_name(rc),
                   c->errstr);
-    assert_true(rc < 0);
+    assert_int_lt(rc, 0);
     assert_int_equal(c->err, rc);
-    assert_true(cp_scan_next(s, &keys) < 0); /* still stopped: the same step fails again */
+    assert_int_lt(cp_scan_next(s, &keys), 0); /* still stopped: the same step fails again */
     assert_int_equal(cp_topo_kill(f->topo, stopped, SIGCONT, err, sizeof(err)), 0);
     assert_int_equal(drain(s, "u:", 3000, seen, &other), 0);
     assert_all_seen(seen, 3000, "u:");
@@ -416,7 +419,7 @@ static void unreachable_master(void **state) {
     s = cp_scan_new(c, NULL, 1000, NULL);
     memset(seen, 0, sizeof(seen));
     rc = drain(s, "u:", 3000, seen, &other);
-    assert_true(rc < 0);
+    assert_int_lt(rc, 0);
     print_message("killed master: %s: %s\n", cp_err_name(rc), c->errstr);
     cp_scan_free(s);
     cp_free(c);
@@ -426,7 +429,8 @@ static void unreachable_master(void **state) {
  * moved): read from both nodes at once, no waiting for a migration that never ends. */
 static void half_migrated_slot(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_opts(f, 0, 2000);
+    cp_options o = timeouts(0, 2000);
+    cp_client *c = cp_fixture_client(f, &o);
     load(c, "h:", 2000);
     slot_half_migrate(f, c, 100, 20); /* 10 of its 20 keys moved */
     int seen[2000] = {0};
@@ -436,7 +440,7 @@ static void half_migrated_slot(void **state) {
     if (rc != 0)
         fail_msg("scan: %s (%s)", cp_err_name(rc), c->errstr);
     assert_all_seen(seen, 2000, "h:");
-    assert_true(other >= 20); /* the slot's keys, from both nodes */
+    assert_int_ge(other, 20); /* the slot's keys, from both nodes */
     cp_scan_stats st;
     cp_scan_get_stats(s, &st);
     print_message("half-migrated slot (10 of 20 keys moved): %llu slots listed again, %llu keys\n",
@@ -499,7 +503,7 @@ static void bad_arguments(void **state) {
     cp_loop_free(l2);
 
     /* Single-endpoint mode: SCAN of the endpoint, here one master, whatever it holds. */
-    c = connect_opts(f, 0, 0);
+    c = cp_fixture_client(f, NULL);
     size_t n0 = slot_node_of(c, f, cp_fixture_master(f, 0));
     redisReply *r = cp_command_node(c, n0, "DBSIZE");
     long long held = r->integer;
@@ -518,7 +522,8 @@ static void bad_arguments(void **state) {
     long long got = other;
     for (int i = 0; i < 500; i++)
         got += seen[i] > 0;
-    assert_true(held > 0 && held < 500);
+    assert_int_gt(held, 0);
+    assert_int_lt(held, 500);
     assert_int_equal(got, held);
     cp_scan_free(s);
     cp_free(c);

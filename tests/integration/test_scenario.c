@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 #include "hgrm.h"
 
@@ -55,7 +56,7 @@ static void assert_png(const char *path) {
     size_t n = 0;
     char *b = slurp(path, &n);
     assert_non_null(b);
-    assert_true(n > 100);
+    assert_int_gt(n, 100);
     assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
     free(b);
 }
@@ -66,8 +67,10 @@ static void assert_svg(const char *path) {
     assert_non_null(b);
     while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ' || b[n - 1] == '\r'))
         b[--n] = '\0';
-    assert_true(strncmp(b, "<?xml", 5) == 0 || strncmp(b, "<svg", 4) == 0);
-    assert_true(n > 6 && strcmp(b + n - 6, "</svg>") == 0);
+    if (strncmp(b, "<?xml", 5) != 0 && strncmp(b, "<svg", 4) != 0)
+        fail_msg("%s starts with neither <?xml nor <svg: %.40s", path, b);
+    assert_int_gt(n, 6);
+    assert_string_equal(b + n - 6, "</svg>");
     free(b);
 }
 
@@ -112,7 +115,7 @@ static int alive_recorded(const json_t *doc) {
             }
         }
     }
-    assert_true(seen >= 8);
+    assert_int_ge(seen, 8);
     return alive;
 }
 
@@ -121,20 +124,20 @@ static void assert_outcomes(const json_t *c) {
     const json_t *b = json_object_get(c, "bench");
     assert_non_null(b);
     double req = num(c, "summary.requests");
-    assert_true(req > 0);
-    assert_true(req == num(b, "ops") + num(b, "failed_ops") + num(b, "unknown_ops"));
+    assert_double_gt(req, 0);
+    assert_double_eq(req, num(b, "ops") + num(b, "failed_ops") + num(b, "unknown_ops"));
     double tl = 0;
     size_t i;
     const json_t *e;
     json_array_foreach(json_object_get(b, "timeline"), i, e) tl += num(e, "ops") + num(e, "errors");
-    assert_true(tl == req);
-    assert_true(num(b, "verify.checked") > 0);
-    assert_true(num(b, "verify.mismatches") == 0);
-    assert_true(num(c, "readback.keys") == 20000);
-    assert_true(num(c, "readback.mismatched") == 0);
-    assert_true(num(c, "summary.event_start") >= 1.5);
-    assert_true(num(c, "summary.event_end") >= num(c, "summary.event_start"));
-    assert_true(num(c, "summary.warmup_median_ops") > 0);
+    assert_double_eq(tl, req);
+    assert_double_gt(num(b, "verify.checked"), 0);
+    assert_double_eq(num(b, "verify.mismatches"), 0);
+    assert_double_eq(num(c, "readback.keys"), 20000);
+    assert_double_eq(num(c, "readback.mismatched"), 0);
+    assert_double_ge(num(c, "summary.event_start"), 1.5);
+    assert_double_ge(num(c, "summary.event_end"), num(c, "summary.event_start"));
+    assert_double_gt(num(c, "summary.warmup_median_ops"), 0);
 }
 
 /* Runs the scenario into r's scratch directory and returns its results.json (caller decrefs). */
@@ -197,14 +200,14 @@ static void test_reshard(void **state) {
     const json_t *c = find_case(doc, "cluster");
     assert_null(json_object_get(c, "error"));
     assert_outcomes(c);
-    assert_true(num(c, "bench.failed_ops") == 0);
-    assert_true(num(c, "bench.unknown_ops") == 0);
-    assert_true(num(c, "summary.misses") == 0);
-    assert_true(num(c, "summary.stale_reads") == 0);
-    assert_true(num(c, "readback.missing") == 0);
-    assert_true(num(c, "readback.stale") == 0);
-    assert_true(num(c, "slots_moved") == 4 * 819);
-    assert_true(num(c, "summary.redirects.moved") + num(c, "summary.redirects.ask") > 0);
+    assert_double_eq(num(c, "bench.failed_ops"), 0);
+    assert_double_eq(num(c, "bench.unknown_ops"), 0);
+    assert_double_eq(num(c, "summary.misses"), 0);
+    assert_double_eq(num(c, "summary.stale_reads"), 0);
+    assert_double_eq(num(c, "readback.missing"), 0);
+    assert_double_eq(num(c, "readback.stale"), 0);
+    assert_double_eq(num(c, "slots_moved"), 4 * 819);
+    assert_double_gt(num(c, "summary.redirects.moved") + num(c, "summary.redirects.ask"), 0);
 
     /* twemproxy 4 -> 5 servers, ketama: about a fifth of the keys moved away */
     const json_t *t = find_case(doc, "twemproxy");
@@ -213,9 +216,10 @@ static void test_reshard(void **state) {
     double f = num(t, "summary.miss_fraction_keys");
     fprintf(stderr, "twemproxy: %.3f of the untouched keys unreachable (%.0f keys)\n", f,
             num(t, "readback.untouched"));
-    assert_true(num(t, "readback.untouched") >= 1000);
-    assert_true(f >= 0.1 && f <= 0.3);
-    assert_true(num(t, "summary.misses") > 0);
+    assert_double_ge(num(t, "readback.untouched"), 1000);
+    assert_double_ge(f, 0.1);
+    assert_double_le(f, 0.3);
+    assert_double_gt(num(t, "summary.misses"), 0);
 
     char *md = report_md(&r);
     assert_non_null(strstr(md, "**cluster**"));
@@ -253,10 +257,10 @@ static void test_failover(void **state) {
         assert_null(json_object_get(c, "error"));
         assert_outcomes(c);
         assert_non_null(json_object_get(json_object_get(c, "summary"), "error_window"));
-        assert_true(num(c, "summary.acked_writes_lost") >= 0);
-        assert_true(num(c, "summary.stale_after") >= 0);
-        assert_true(num(c, "killed.pid") > 0);
-        assert_true(num(c, "summary.event_seconds") >= 3 - 0.05); /* restarted after --down */
+        assert_double_ge(num(c, "summary.acked_writes_lost"), 0);
+        assert_double_ge(num(c, "summary.stale_after"), 0);
+        assert_double_gt(num(c, "killed.pid"), 0);
+        assert_double_ge(num(c, "summary.event_seconds"), 3 - 0.05); /* restarted after --down */
     }
     /* the cluster's replica took over by itself before the old master came back */
     const json_t *c = find_case(doc, "cluster");
@@ -267,19 +271,20 @@ static void test_failover(void **state) {
         if (strcmp(json_string_value(json_object_get(e, "name")), "replica promoted") == 0)
             promoted = num(e, "t");
     }
-    assert_true(promoted > num(c, "summary.event_start"));
-    assert_true(promoted < num(c, "summary.event_end"));
+    assert_double_gt(promoted, num(c, "summary.event_start"));
+    assert_double_lt(promoted, num(c, "summary.event_end"));
     /* open loop: offered half the capacity the calibration measured, and the worst second's
      * share of it is reported (its value depends on the machine: not asserted) */
     const json_t *ol = find_case(doc, "cluster open loop");
     double cap = num(ol, "calibration.ops_per_sec"), rate = num(ol, "summary.offered_rate");
-    assert_true(cap > 0);
-    assert_true(fabs(rate - cap / 2) < 1);
+    assert_double_gt(cap, 0);
+    assert_double_lt(fabs(rate - cap / 2), 1);
     double share = num(ol, "summary.min_answered_share");
-    assert_true(share >= 0 && share < 2);
-    assert_true(num(ol, "bench.workload.rate") > 0);
+    assert_double_ge(share, 0);
+    assert_double_lt(share, 2);
+    assert_double_gt(num(ol, "bench.workload.rate"), 0);
     /* without ejection, a dead server's requests fail until it is back */
-    assert_true(num(find_case(doc, "twemproxy no-eject"), "summary.failed_ops") > 0);
+    assert_double_gt(num(find_case(doc, "twemproxy no-eject"), "summary.failed_ops"), 0);
 
     char *md = report_md(&r);
     assert_non_null(strstr(md, "**twemproxy eject**"));

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 
 #include <jansson.h>
@@ -82,9 +83,10 @@ static void test_pipeline_sweep_both_architectures(void **state) {
         int s = strcmp(setup, "cluster") == 0;
         double value = num(json_object_get(r, "sweep"), "value");
         double pipeline = num(json_object_get(r, "workload"), "pipeline");
-        assert_true(value == pipeline); /* the point is what the engine ran */
-        assert_true(value == 1 || value == 4);
-        assert_true(num(r, "ops") == 2000);
+        assert_double_eq(value, pipeline); /* the point is what the engine ran */
+        if (value != 1 && value != 4)
+            fail_msg("sweep value %g, neither 1 nor 4", value);
+        assert_double_eq(num(r, "ops"), 2000);
         seen[s][value == 4]++;
     }
     for (int s = 0; s < 2; s++)
@@ -124,8 +126,8 @@ static void test_connection_sweep_200_clients(void **state) {
         fail_msg("exit %d: %s", rc, c.err);
     json_t *doc = results(dir);
     const json_t *fd = json_object_get(json_object_get(doc, "settings"), "fd_limit");
-    assert_true(num(fd, "soft_before") == 256);
-    assert_true(num(fd, "soft") > 200 * 4);
+    assert_double_eq(num(fd, "soft_before"), 256);
+    assert_double_gt(num(fd, "soft"), 200 * 4);
     const json_t *runs = json_object_get(doc, "runs"), *r;
     assert_int_equal(json_array_size(runs), 2);
     size_t i, k;
@@ -141,9 +143,11 @@ static void test_connection_sweep_200_clients(void **state) {
             nredis++;
             double held = json_number_value(cc) - 1; /* the probe's own connection */
             if (cluster)
-                assert_true(held == 200); /* every client connects to every master */
-            else
-                assert_true(held >= 1 && held <= 4); /* 4 proxies x server_connections 1 */
+                assert_double_eq(held, 200); /* every client connects to every master */
+            else {                           /* 4 proxies x server_connections 1 */
+                assert_double_ge(held, 1);
+                assert_double_le(held, 4);
+            }
         }
         assert_int_equal(nredis, 4);
     }
@@ -183,9 +187,9 @@ static void test_shards_and_value_size_sweeps(void **state) {
         assert_int_equal(nredis, want[i]);
     }
     json_array_foreach(json_object_get(doc, "runs"), i, r) {
-        assert_true(num(r, "shards") == num(json_object_get(r, "sweep"), "value"));
+        assert_double_eq(num(r, "shards"), num(json_object_get(r, "sweep"), "value"));
         if (strcmp(json_string_value(json_object_get(r, "setup")), "cluster") == 0)
-            assert_true(num(json_object_get(r, "workload"), "masters") == num(r, "shards"));
+            assert_double_eq(num(json_object_get(r, "workload"), "masters"), num(r, "shards"));
     }
     json_decref(doc);
 
@@ -202,13 +206,13 @@ static void test_shards_and_value_size_sweeps(void **state) {
     const json_t *loads = json_object_get(doc, "load"), *l;
     assert_int_equal(json_array_size(loads), 4);
     json_array_foreach(loads, i, l) {
-        assert_true(num(l, "value_size") == (i % 2 == 0 ? 64 : 1000));
+        assert_double_eq(num(l, "value_size"), i % 2 == 0 ? 64 : 1000);
     }
     json_array_foreach(json_object_get(doc, "runs"), i, r) {
-        assert_true(num(json_object_get(r, "workload"), "value_size") ==
-                    num(json_object_get(r, "sweep"), "value"));
-        assert_true(num(json_object_get(r, "verify"), "mismatches") == 0);
-        assert_true(num(json_object_get(r, "verify"), "checked") == 1000);
+        assert_double_eq(num(json_object_get(r, "workload"), "value_size"),
+                         num(json_object_get(r, "sweep"), "value"));
+        assert_double_eq(num(json_object_get(r, "verify"), "mismatches"), 0);
+        assert_double_eq(num(json_object_get(r, "verify"), "checked"), 1000);
     }
     json_decref(doc);
     cp_clirun_free(&c);

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,15 +33,6 @@
 static int setup_cluster4(void **state) {
     *state = cp_fixture_cluster(4, 0);
     return *state == NULL ? -1 : 0;
-}
-
-static cp_client *connect_to(cp_fixture *f) {
-    cp_options opt = CP_OPTIONS_INIT;
-    opt.seeds = f->endpoints;
-    cp_client *c = cp_connect(&opt);
-    assert_non_null(c);
-    assert_int_equal(c->err, 0);
-    return c;
 }
 
 /* An event-loop client of the fixture's cluster on a built-in loop of its own (*l). */
@@ -88,7 +81,7 @@ static void assert_ran(const cp_pipeline *p, size_t at, size_t queued) {
  * got an empty array from EXEC on another master. */
 static void transactions_in_a_pipeline(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int t = 0; t < TAGS; t++) {
         assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -156,14 +149,14 @@ static void transactions_async(void **state) {
     assert_int_equal(cp_async_command(c, on_answer, &a, "MULTI"), 0);
     assert_int_equal(cp_async_command(c, on_answer, &a, "SET {open}k 1"), 0);
     for (int i = 0; i < 2000 && a.n < TAGS * 4 + 2; i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(a.n, TAGS * 4 + 2);
     assert_int_equal(a.bad, 2); /* the open unit's two commands, not executed */
     redisReply *r = cp_fixture_command(f, "CLUSTER COUNTKEYSINSLOT %u", cp_keyslot("open", 4));
     freeReplyObject(r);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     r = cp_command(c, "EXISTS {open}k");
     assert_non_null(r);
     assert_int_equal(r->integer, 0);
@@ -178,7 +171,7 @@ static void transactions_async(void **state) {
 /* Keys in two slots, or a MULTI without EXEC: refused, nothing sent. */
 static void refused_units(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "MULTI"), 0);
     assert_int_equal(cp_append(p, "SET cross:a 1"), 0);
@@ -214,7 +207,7 @@ static void refused_units(void **state) {
  * what was queued. Pipeline and async. */
 static void discarded_units(void **state) {
     cp_fixture *f = *state;
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     for (int t = 0; t < TAGS; t++) {
         assert_int_equal(cp_append(p, "MULTI"), 0);
@@ -242,13 +235,13 @@ static void discarded_units(void **state) {
         assert_int_equal(cp_async_command(c, on_answer, &a, "DISCARD"), 0);
     }
     for (int i = 0; i < 2000 && a.n < TAGS * 3; i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(a.n, TAGS * 3);
     if (a.bad != 0)
         fail_msg("%d of the async DISCARD units' commands did not run: %s", a.bad, a.why);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     for (int t = 0; t < TAGS; t++) {
         redisReply *r = cp_command(c, "EXISTS {tda%d}x", t);
         assert_non_null(r);
@@ -282,7 +275,7 @@ static void watch_and_its_unit(void **state) {
     char a[16], b[16];
     tag_of_slot(8000, a, sizeof(a));  /* master 1 */
     tag_of_slot(16000, b, sizeof(b)); /* master 2: not slot 0's master, where keyless units go */
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}k", b), 0);
     assert_int_equal(cp_append(p, "SET {%s}k 1", b), 0); /* fires the watch */
@@ -349,7 +342,7 @@ static void refused_units_async(void **state) {
     assert_int_equal(cp_async_command(c, on_refused, &x, "EXEC"), 0);
     assert_int_equal(cp_async_command(c, on_answer, &a, "SET after:async 1"), 0);
     for (int i = 0; i < 2000 && (x.n < 7 || a.n < 2); i++)
-        assert_true(cp_loop_run_once(l, 10) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(x.n, 7);
     assert_int_equal(x.not_executed, 7);
     assert_int_equal(x.crossslot, 7);
@@ -357,7 +350,7 @@ static void refused_units_async(void **state) {
     assert_int_equal(a.bad, 0);
     cp_free(c);
     cp_loop_free(l);
-    c = connect_to(f);
+    c = cp_fixture_client(f, NULL);
     static const char *const keys[] = {"cross:a", "cross:b"};
     for (size_t i = 0; i < 2; i++) {
         redisReply *r = cp_command(c, "EXISTS %s", keys[i]);
@@ -389,7 +382,7 @@ static void unit_after_moved(void **state) {
     cp_fixture *f = *state;
     char tag[16], err[512];
     tag_of_slot(5460, tag, sizeof(tag));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}w", tag), 0);
     assert_int_equal(cp_append(p, "SET {%s}before 1", tag), 0);
@@ -436,7 +429,7 @@ static void unit_after_unwatch(void **state) {
     cp_fixture *f = *state;
     char tag[16];
     tag_of_slot(5460, tag, sizeof(tag));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     assert_int_equal(cp_append(p, "WATCH {%s}w", tag), 0);
     assert_int_equal(cp_exec(p), 0);
@@ -484,7 +477,7 @@ static void units_through_migration(void **state) {
     char tags[HOT][16];
     for (int i = 0; i < HOT; i++)
         tag_of_slot(5211 + i * 12, tags[i], sizeof(tags[i]));
-    cp_client *c = connect_to(f);
+    cp_client *c = cp_fixture_client(f, NULL);
     migrator m = {.f = f};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, migrate, &m), 0);
@@ -524,8 +517,8 @@ static void units_through_migration(void **state) {
     print_message("units: %ld ran, %ld handed back; moved %llu, ask %llu\n", ran, aborted,
                   (unsigned long long)st.moved, (unsigned long long)st.ask);
     assert_int_equal(other, 0);
-    assert_true(ran > 100);
-    assert_true(st.moved + st.ask > 0);
+    assert_int_gt(ran, 100);
+    assert_int_gt(st.moved + st.ask, 0);
     for (int i = 0; i < HOT; i++) {
         redisReply *a = cp_command(c, "GET {%s}a", tags[i]);
         redisReply *b = cp_command(c, "GET {%s}b", tags[i]);

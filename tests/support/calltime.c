@@ -5,10 +5,14 @@
 #include "calltime.h"
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "util/clock.h"
 
@@ -82,4 +86,17 @@ const char *calltime_str(const calltime *k, char *buf, size_t len) {
              (double)k->max_blocked_ns / 1e6, (unsigned long long)k->preempted,
              (double)k->max_cpu_ns / 1e6, k->voluntary);
     return buf;
+}
+
+void calltime_assert_never_blocked(const calltime *k, uint64_t more_than, int bounded,
+                                   const char *who) {
+    char ct[256];
+    calltime_str(k, ct, sizeof(ct));
+    print_message("%-8s %s\n", who, ct);
+    if (k->n <= more_than)
+        fail_msg("%s: %llu calls timed, not more than %llu: %s", who, (unsigned long long)k->n,
+                 (unsigned long long)more_than, ct);
+    if (bounded && !calltime_within(k, CALLTIME_BOUND_NS))
+        fail_msg("%s: a library call kept the loop more than %.0f ms, or took more CPU: %s", who,
+                 (double)CALLTIME_BOUND_NS / 1e6, ct);
 }

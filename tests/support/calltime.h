@@ -66,6 +66,17 @@ void calltime_end(calltime *k, calltimer *t);
 /* 1 when every call kept within bound_ns, as the header says; 0 otherwise. */
 int calltime_within(const calltime *k, uint64_t bound_ns);
 
+/* What no call an event loop makes into the library may take (issue 18). */
+#define CALLTIME_BOUND_NS 10000000ull
+
+/* The check of every test that a loop was never blocked: prints who and calltime_str's
+ * figures (cmocka's print_message), then fails the test (naming who, with the figures) unless k
+ * timed more than more_than calls and, when bounded, every one kept within CALLTIME_BOUND_NS
+ * (calltime_within). bounded is CALLTIME_ASSERTED, or a test's own rule (test_async.c's: not
+ * under valgrind). */
+void calltime_assert_never_blocked(const calltime *k, uint64_t more_than, int bounded,
+                                   const char *who);
+
 /* "N calls, longest W ms (S slept, blocked B ms at most; P preempted; most CPU in one C ms), V
  * voluntary switches" into buf. */
 const char *calltime_str(const calltime *k, char *buf, size_t len);

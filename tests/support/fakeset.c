@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 /* Node 0 serves every slot; nodes 1..FAKESET_N-1 run but own nothing (redirect targets). Only node
  * 0 is in the topology, so the others are "not yet known" to the client until a redirect. */
 int fakeset_setup(void **state) {
@@ -26,7 +28,7 @@ int fakeset_setup(void **state) {
     }
     char buf[1024];
     int start = 0, end = 16383;
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &f->port[0]), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
     *state = f;
@@ -75,7 +77,7 @@ void fakeset_put(fakeset *f, int i, const char *key, const char *val) {
 void fakeset_rule(fake_node *n, const char *cmd, const char *key, int skip, int times,
                   fake_action a, const char *payload) {
     fake_rule r = {cmd, key, skip, times, a, payload, 0, 0};
-    assert_true(fake_node_rule(n, &r) >= 0);
+    assert_int_ge(fake_node_rule(n, &r), 0);
 }
 
 char *fakeset_redirect(char *buf, const char *kind, const char *key, int port) {

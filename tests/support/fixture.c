@@ -7,14 +7,18 @@
 
 #include "testutil.h"
 
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 /* Spawn hook: remember every process so the stop can prove it is gone. */
 static void record_spawn(void *ud, const cp_proc *p) {
@@ -231,6 +235,11 @@ int cp_fixture_setup_cluster3(void **state) {
     return *state ? 0 : -1;
 }
 
+int cp_fixture_setup_cluster3x1(void **state) {
+    *state = cp_fixture_cluster(3, 1);
+    return *state ? 0 : -1;
+}
+
 int cp_fixture_setup_twemproxy2(void **state) {
     *state = cp_fixture_twemproxy(2, 1);
     return *state ? 0 : -1;
@@ -247,4 +256,17 @@ size_t cp_fixture_master(const cp_fixture *f, int k) {
         if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER && k-- == 0)
             return i;
     return SIZE_MAX;
+}
+
+cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt) {
+    cp_options o = CP_OPTIONS_INIT;
+    if (opt != NULL)
+        o = *opt;
+    o.seeds = f->endpoints;
+    cp_client *c = cp_connect(&o);
+    if (c == NULL)
+        fail_msg("cp_connect %s: out of memory", f->endpoints);
+    if (c->err != 0)
+        fail_msg("cp_connect %s: %d (%s) %s", f->endpoints, c->err, cp_strerror(c->err), c->errstr);
+    return c;
 }

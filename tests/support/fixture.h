@@ -41,6 +41,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 
 #define CP_FIXTURE_MAX_PIDS 256
@@ -96,8 +97,15 @@ redisContext *cp_fixture_conn(cp_fixture *f, int port);
  * slot ranges (master 0 holds the lowest slots at start); SIZE_MAX when there is no such one. */
 size_t cp_fixture_master(const cp_fixture *f, int k);
 
+/* A blocking client of the fixture's cluster (cp_connect with seeds f->endpoints), connected:
+ * the test fails (with the client's error) when it could not be. opt: the options to start from
+ * (NULL: CP_OPTIONS_INIT); its seeds are replaced, and opt is not kept. Caller frees with
+ * cp_free. */
+cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt);
+
 /* cmocka setup/teardown pairs: *state becomes the cp_fixture. Setups return -1 on failure. */
 int cp_fixture_setup_cluster3(void **state);   /* 3 masters, no replicas */
+int cp_fixture_setup_cluster3x1(void **state); /* 3 masters, 1 replica each */
 int cp_fixture_setup_twemproxy2(void **state); /* 1 nutcracker in front of 2 redis-servers */
 int cp_fixture_teardown(void **state);         /* cp_fixture_stop; -1 if anything survived */
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "util/file.h"
 
 #include <math.h>
@@ -118,15 +119,15 @@ void cp_hgrm_check_json(const char *path, const json_t *lat, unsigned long long 
         fail_msg("%s: %s", path, err);
     if (h.total != count)
         fail_msg("%s: %llu values, the JSON has %llu", path, h.total, count);
-    assert_true(fabs(h.max - lat_num(lat, "max")) < 0.0005);
+    assert_double_lt(fabs(h.max - lat_num(lat, "max")), 0.0005);
     /* The file prints the mean to three decimals and the JSON in full: a mean whose fourth
      * decimal is 5 (sum/count in ns ending in .5) rounds by up to half a unit either way. */
-    assert_true(fabs(h.mean - lat_num(lat, "mean")) <= 0.0005 + 1e-9);
+    assert_double_le(fabs(h.mean - lat_num(lat, "mean")), 0.0005 + 1e-9);
     assert_int_equal(h.buckets, 29);
     assert_int_equal(h.subbuckets, 256);
-    assert_true(fabs(cp_hgrm_value_at(&h, 0.5) - lat_num(lat, "p50")) < 0.0005);
-    assert_true(fabs(cp_hgrm_value_at(&h, 0.9) - lat_num(lat, "p90")) < 0.0005);
-    assert_true(fabs(h.rows[0].value - lat_num(lat, "min")) < 0.0005);
+    assert_double_lt(fabs(cp_hgrm_value_at(&h, 0.5) - lat_num(lat, "p50")), 0.0005);
+    assert_double_lt(fabs(cp_hgrm_value_at(&h, 0.9) - lat_num(lat, "p90")), 0.0005);
+    assert_double_lt(fabs(h.rows[0].value - lat_num(lat, "min")), 0.0005);
     static const struct {
         double p;
         const char *k;
@@ -135,7 +136,8 @@ void cp_hgrm_check_json(const char *path, const json_t *lat, unsigned long long 
         size_t i = 0;
         while (i < h.n && h.rows[i].pct < around[a].p)
             i++;
-        assert_true(i > 0 && i < h.n);
+        assert_int_gt(i, 0);
+        assert_int_lt(i, h.n);
         double v = lat_num(lat, around[a].k);
         if (!(h.rows[i - 1].value <= v + 0.0005 && v <= h.rows[i].value + 0.0005))
             fail_msg("%s: %s %.3f is not between the rows at %.6f (%.3f) and %.6f (%.3f)", path,

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -87,7 +89,8 @@ void slot_half_migrate(cp_fixture *f, cp_client *c, int slot, int nkeys) {
     size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
     size_t n0 = slot_node_of(c, f, p0), n1 = slot_node_of(c, f, p1);
     char key[64][32];
-    assert_true(nkeys > 0 && nkeys <= 64);
+    assert_int_gt(nkeys, 0);
+    assert_int_le(nkeys, 64);
     for (int i = 0, k = 0; k < nkeys; i++) {
         snprintf(key[k], sizeof(key[k]), "{t%d}x", i);
         if (cp_keyslot(key[k], strlen(key[k])) == (unsigned)slot)

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "calltime.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
@@ -43,7 +44,7 @@ static int three_masters(void **state) {
     fakeset *f = *state;
     int start[3] = {0, 5461, 10923}, end[3] = {5460, 10922, 16383};
     char buf[2048];
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 3, start, end, f->port) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 3, start, end, f->port), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
     return 0;
@@ -93,7 +94,7 @@ static void timed_turn(cp_loop *l) {
     calltime_begin(&g_calls, &t);
     int rc = cp_loop_run_once(l, 0);
     calltime_end(&g_calls, &t);
-    assert_true(rc >= 0);
+    assert_int_ge(rc, 0);
 }
 
 /* Turns until done() or the deadline, sleeping 1 ms between turns (outside the measurement). */
@@ -103,14 +104,6 @@ static void run_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
         timed_turn(l);
         struct timespec ts = {0, 1000000L};
         nanosleep(&ts, NULL);
-    }
-}
-
-static void assert_never_blocked(void) {
-    assert_true(g_calls.n > 0);
-    if (!under_valgrind() && !calltime_within(&g_calls, 10000000ull)) { /* calltime.h */
-        char ct[256];
-        fail_msg("a turn kept the loop too long: %s", calltime_str(&g_calls, ct, sizeof(ct)));
     }
 }
 
@@ -191,9 +184,9 @@ static void every_callback_once(void **state) {
     }
     assert_int_equal(cp_pending(c), 0);
     for (int i = 0; i < FAKESET_N; i++)
-        assert_true(fake_node_count(f->node[i], "GET") > 0);
+        assert_int_gt(fake_node_count(f->node[i], "GET"), 0);
     /* One write per node per turn: the 300 GETs arrive in a handful of reads, not 300. */
-    assert_never_blocked();
+    calltime_assert_never_blocked(&g_calls, 0, !under_valgrind(), "cp_loop");
     cp_free(c);
     cp_loop_free(l);
 }
@@ -230,12 +223,12 @@ static void stalled_node_holds_back_only_its_own(void **state) {
             last_healthy = t.when[i] > last_healthy ? t.when[i] : last_healthy;
         }
     }
-    assert_true(stalled > 0);
-    assert_true(last_healthy < first_stalled);
+    assert_int_gt(stalled, 0);
+    assert_int_lt(last_healthy, first_stalled);
     cp_stats st;
     cp_get_stats(c, &st);
-    assert_true(st.io_retries > 0); /* read-only GETs were re-sent after the timeout */
-    assert_never_blocked();
+    assert_int_gt(st.io_retries, 0); /* read-only GETs were re-sent after the timeout */
+    calltime_assert_never_blocked(&g_calls, 0, !under_valgrind(), "cp_loop");
     cp_free(c);
     cp_loop_free(l);
 }
@@ -269,7 +262,7 @@ static void black_holed_seed(void **state) {
         assert_int_equal(t.calls[i], 1);
         assert_int_equal(t.outcome[i], CP_DONE);
     }
-    assert_never_blocked();
+    calltime_assert_never_blocked(&g_calls, 0, !under_valgrind(), "cp_loop");
     cp_free(c);
     cp_loop_free(l);
     for (int i = 0; i < 4; i++)
@@ -440,7 +433,7 @@ static void finished_pipelines_and_frees(void **state) {
     int done = 0;
     assert_int_equal(cp_exec_async(p, free_pipeline_in_done, &done), 0);
     assert_int_equal(done, 0);
-    assert_true(cp_pending(c) > 0); /* owed until `done` is called */
+    assert_int_gt(cp_pending(c), 0); /* owed until `done` is called */
     assert_int_equal(cp_loop_run(l), 0);
     assert_int_equal(done, 1);
     assert_int_equal(cp_pending(c), 0);
@@ -570,7 +563,7 @@ static void moved_fence_keeps_key_order(void **state) {
     int end[5] = {(int)slot - 1, (int)slot, 5460, 10922, 16383};
     int ports[5] = {f->port[0], f->port[1], f->port[0], f->port[1], f->port[2]};
     char map[4096], moved[128];
-    assert_true(fake_cluster_shards(map, sizeof(map), 5, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(map, sizeof(map), 5, start, end, ports), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", map);
     snprintf(moved, sizeof(moved), "-MOVED %u 127.0.0.1:%d\r\n", slot, f->port[1]);
@@ -581,7 +574,7 @@ static void moved_fence_keeps_key_order(void **state) {
                                                        .action = FAKE_DELAY,
                                                        .payload = moved,
                                                        .delay_ms = -1}); /* v2 */
-    assert_true(held >= 0);
+    assert_int_ge(held, 0);
     fakeset_rule(f->node[0], NULL, key, 0, -1, FAKE_REPLY, moved); /* v3 and anything later */
 
     memset(&t, 0, sizeof(t));
@@ -631,7 +624,7 @@ static void moved_fence_keeps_key_order(void **state) {
     run_until(l, all_finished, &t, 10000);
     assert_int_equal(t.outcome[0], CP_DONE);
     assert_string_equal(t.value[0], "v4");
-    assert_never_blocked();
+    calltime_assert_never_blocked(&g_calls, 0, !under_valgrind(), "cp_loop");
     cp_free(c);
     cp_loop_free(l);
 }

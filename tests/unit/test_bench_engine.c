@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "bench/engine.h"
 #include "util/jsonfile.h"
 #include "bench/nodes.h"
@@ -67,14 +68,15 @@ static void test_ratio_spread(void **state) {
         }
         assert_int_equal(sets, (uint64_t)rs * 100);
         if (rs <= rg) /* with fewer SETs than GETs, no two SETs in a row */
-            assert_true(max_run <= 1);
+            assert_int_le(max_run, 1);
     }
     /* 1:10 -> one SET per 11 requests, at the same place each period */
     int first = -1;
     for (int n = 0; n < 11; n++)
         if (cp__ratio_is_set((uint64_t)n, 1, 10))
             first = first < 0 ? n : 100;
-    assert_true(first >= 0 && first < 11);
+    assert_int_ge(first, 0);
+    assert_int_lt(first, 11);
     for (int k = 1; k < 5; k++)
         assert_true(cp__ratio_is_set((uint64_t)(first + 11 * k), 1, 10));
 }
@@ -105,8 +107,8 @@ static void test_batch_composition(void **state) {
             lo = q < lo ? q : lo;
             hi = q > hi ? q : hi;
         }
-        assert_true(sum == totals[k]);
-        assert_true(hi - lo <= 1);
+        assert_int_equal(sum, totals[k]);
+        assert_int_le(hi - lo, 1);
     }
 }
 
@@ -236,18 +238,19 @@ static void test_json_contract(void **state) {
     double prev = 0;
     for (int i = 0; lat[i]; i++) {
         double v = json_real_value(json_object_get(json_object_get(j, "latency_us"), lat[i]));
-        assert_true(v >= prev);
+        assert_double_ge(v, prev);
         prev = v;
     }
-    assert_true(prev > 990 && prev < 1010);
+    assert_double_gt(prev, 990);
+    assert_double_lt(prev, 1010);
     /* unmeasurable CPU is null, never 0 */
     json_t *cs = json_object_get(j, "cpu_seconds"), *cu = json_object_get(j, "cpu_us_per_op");
     assert_true(json_is_null(json_object_get(cs, "redis")));
     assert_true(json_is_null(json_object_get(cs, "proxy")));
     assert_true(json_is_null(json_object_get(cs, "total")));
     assert_true(json_is_null(json_object_get(cu, "proxy")));
-    assert_true(json_real_value(json_object_get(cs, "client")) == 0.5);
-    assert_true(json_real_value(json_object_get(cu, "client")) == 500.0);
+    assert_double_eq(json_real_value(json_object_get(cs, "client")), 0.5);
+    assert_double_eq(json_real_value(json_object_get(cu, "client")), 500.0);
     assert_non_null(json_object_get(json_object_get(j, "redirects"), "moved"));
     assert_non_null(json_object_get(json_object_get(j, "redirects"), "ask"));
     const char *rt[] = {"tryagain", "clusterdown", "io", NULL};
@@ -257,9 +260,9 @@ static void test_json_contract(void **state) {
                      900);
     assert_int_equal(json_array_size(json_object_get(j, "timeline")), 2);
     json_t *curve = json_object_get(j, "latency_curve");
-    assert_true(json_array_size(curve) >= 3);
+    assert_int_ge(json_array_size(curve), 3);
     json_t *last = json_array_get(curve, json_array_size(curve) - 1);
-    assert_true(json_real_value(json_object_get(last, "percentile")) == 100.0);
+    assert_double_eq(json_real_value(json_object_get(last, "percentile")), 100.0);
     assert_non_null(json_object_get(json_object_get(j, "versions"), "clusterpipe"));
     assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "machine"), "cores")),
                      2);

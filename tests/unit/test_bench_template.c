@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +50,7 @@ static void expand_is(const cp__template *t, const char *key, const char *data, 
     size_t otherlen[2] = {o1 ? strlen(o1) : 0, o2 ? strlen(o2) : 0};
     cp__tmpl_subst sub = {key, strlen(key), data,  data ? strlen(data) : 0,
                           tag, taglen,      other, otherlen};
-    assert_true(cp__template_scratch(t, strlen(key), data ? strlen(data) : 0) <= sizeof(scratch));
+    assert_int_le(cp__template_scratch(t, strlen(key), data ? strlen(data) : 0), sizeof(scratch));
     const char *argv[CP__TEMPLATE_ARGS_MAX];
     size_t argvlen[CP__TEMPLATE_ARGS_MAX];
     int argc = cp__template_expand(t, &sub, scratch, argv, argvlen);
@@ -213,7 +215,7 @@ static void check_schedule(const char *ratio, int n) {
     uint64_t count[CP__COMMANDS_MAX] = {0};
     for (uint64_t m = 0; m < 3 * s->period + 7; m++) {
         unsigned k = cp__cmdset_pick(s, m);
-        assert_true(k < (unsigned)n);
+        assert_int_lt(k, (unsigned)n);
         count[k]++;
         for (int j = 0; j < n; j++) {
             double want = (double)(m + 1) * s->weight[j] / total;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,19 +45,19 @@ static void test_parse_stat(void **state) {
     cp__cpu_times t;
     unsigned long long st = 0;
     assert_int_equal(cp__cpu_parse_stat(line, strlen(line), 100, &t, &st), 0);
-    assert_true(t.user == 2.5);
-    assert_true(t.sys == 0.75);
-    assert_true(cp__cpu_total(&t) == 3.25);
+    assert_double_eq(t.user, 2.5);
+    assert_double_eq(t.sys, 0.75);
+    assert_double_eq(cp__cpu_total(&t), 3.25);
     assert_int_equal(st, 76502);
 
     /* A command name with spaces and ") " in it: fields count from the last ')'. */
     const char *odd = "42 (a) b (c) R 1 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 999 0 0";
     assert_int_equal(cp__cpu_parse_stat(odd, strlen(odd), 100, &t, &st), 0);
-    assert_true(t.user == 0.07);
-    assert_true(t.sys == 0.03);
+    assert_double_eq(t.user, 0.07);
+    assert_double_eq(t.sys, 0.03);
     assert_int_equal(st, 999);
     assert_int_equal(cp__cpu_parse_stat(odd, strlen(odd), 1000, &t, NULL), 0);
-    assert_true(t.user == 0.007);
+    assert_double_eq(t.user, 0.007);
 
     /* Malformed: no ')', truncated before stime, truncated before start time. */
     assert_int_equal(cp__cpu_parse_stat("42 cat R 1", 10, 100, &t, NULL), -EINVAL);
@@ -76,7 +78,7 @@ static void test_busy_child(void **state) {
     assert_int_equal(pipe(up), 0);
     assert_int_equal(pipe(down), 0);
     pid_t pid = fork();
-    assert_true(pid >= 0);
+    assert_int_ge(pid, 0);
     if (pid == 0) {
         char c = 'a';
         if (read(down[0], &c, 1) != 1) /* wait for "before" */
@@ -90,21 +92,21 @@ static void test_busy_child(void **state) {
     cp__cpu_source s;
     cp__cpu_source_pid(&s, CP__CPU_REDIS, pid);
     assert_int_equal(cp__cpu_source_before(&s), 0);
-    assert_true(s.start_time > 0);
+    assert_int_gt(s.start_time, 0);
     char c = 'g';
     assert_int_equal(write(down[1], &c, 1), 1);
     assert_int_equal(read(up[0], &c, 1), 1); /* child has burnt its CPU */
     assert_int_equal(cp__cpu_source_after(&s), 0);
     double d = 0;
     assert_true(cp__cpu_source_delta(&s, &d));
-    assert_true(d > 0.0);
+    assert_double_gt(d, 0.0);
 
     /* Direct read agrees with the source's sample and the start time is stable. */
     cp__cpu_times t;
     unsigned long long st;
     assert_int_equal(cp__cpu_read_pid(pid, &t, &st), 0);
     assert_int_equal(st, s.start_time);
-    assert_true(cp__cpu_total(&t) >= cp__cpu_total(&s.after));
+    assert_double_ge(cp__cpu_total(&t), cp__cpu_total(&s.after));
 
     kill(pid, SIGKILL);
     int status;
@@ -113,14 +115,14 @@ static void test_busy_child(void **state) {
     assert_int_equal(cp__cpu_source_after(&s), -ENOENT);
     double d2 = 0;
     assert_true(cp__cpu_source_delta(&s, &d2));
-    assert_true(d2 == d);
+    assert_double_eq(d2, d);
     /* A source whose "before" failed has no delta. */
     cp__cpu_source dead;
     cp__cpu_source_pid(&dead, CP__CPU_PROXY, pid);
     assert_int_equal(cp__cpu_source_before(&dead), -ENOENT);
     assert_int_equal(cp__cpu_source_after(&dead), -ENOENT);
     assert_false(cp__cpu_source_delta(&dead, &d2));
-    assert_true(d2 == 0.0);
+    assert_double_eq(d2, 0.0);
     assert_int_equal(cp__cpu_read_pid(0, &t, NULL), -EINVAL);
     close(up[0]);
     close(up[1]);
@@ -142,7 +144,7 @@ static void test_reused_pid(void **state) {
     assert_int_equal(cp__cpu_source_before(&s), 0);
     assert_int_equal(cp__cpu_source_after(&s), 0);
     assert_true(cp__cpu_source_delta(&s, &d));
-    assert_true(d >= 0.0);
+    assert_double_ge(d, 0.0);
 }
 
 /* The client's own CPU: process-wide, this thread, and /proc/self/task/TID. */
@@ -162,9 +164,9 @@ static void test_self_and_thread(void **state) {
     assert_int_equal(cp__cpu_read_task(tid, &tk1), 0);
     double d;
     assert_true(cp__cpu_source_delta(&s, &d));
-    assert_true(d > 0.0);
-    assert_true(cp__cpu_total(&th1) > cp__cpu_total(&th0));
-    assert_true(cp__cpu_total(&tk1) > cp__cpu_total(&tk0));
+    assert_double_gt(d, 0.0);
+    assert_double_gt(cp__cpu_total(&th1), cp__cpu_total(&th0));
+    assert_double_gt(cp__cpu_total(&tk1), cp__cpu_total(&tk0));
     assert_int_equal(cp__cpu_read_task(0, &tk1), -EINVAL);
 
     /* Remote setters refuse local sources and vice versa. */
@@ -185,8 +187,8 @@ static void test_parse_info_fixture(void **state) {
     assert_non_null(text);
     cp__cpu_times t;
     assert_int_equal(cp__cpu_parse_info(text, len, &t), 0);
-    assert_true(t.sys == 0.017400);
-    assert_true(t.user == 0.012016);
+    assert_double_eq(t.sys, 0.017400);
+    assert_double_eq(t.user, 0.012016);
     free(text);
 }
 
@@ -199,14 +201,14 @@ static void test_parse_info_variants(void **state) {
                      "used_cpu_sys_main_thread:8.0\nused_cpu_sys:12.25\n"
                      "# Keyspace\ndb0:keys=1,expires=0\nused_cpu_user:3";
     assert_int_equal(cp__cpu_parse_info(lf, strlen(lf), &t), 0);
-    assert_true(t.sys == 12.25);
-    assert_true(t.user == 3.0);
-    assert_true(cp__cpu_total(&t) == 15.25);
+    assert_double_eq(t.sys, 12.25);
+    assert_double_eq(t.user, 3.0);
+    assert_double_eq(cp__cpu_total(&t), 15.25);
 
     const char *exact = "used_cpu_sys:123456.123456\r\nused_cpu_user:0.000001\r\n";
     assert_int_equal(cp__cpu_parse_info(exact, strlen(exact), &t), 0);
-    assert_true(t.sys == 123456.123456);
-    assert_true(t.user == 0.000001);
+    assert_double_eq(t.sys, 123456.123456);
+    assert_double_eq(t.user, 0.000001);
 
     const char *missing = "# CPU\r\nused_cpu_sys:1.0\r\nused_cpu_sys_children:0.0\r\n";
     assert_int_equal(cp__cpu_parse_info(missing, strlen(missing), &t), -ENOENT);
@@ -248,31 +250,31 @@ static void test_remote_and_sum(void **state) {
 
     double d;
     assert_true(cp__cpu_source_delta(&src[0], &d));
-    assert_true(d == 1.25);
+    assert_double_eq(d, 1.25);
     assert_true(cp__cpu_source_delta(&src[1], &d));
-    assert_true(d == 0.0);
+    assert_double_eq(d, 0.0);
     assert_false(cp__cpu_source_delta(&src[2], &d));
     assert_false(cp__cpu_source_delta(&src[3], &d));
 
     cp__cpu_totals tot;
     cp__cpu_sum(src, 5, &tot);
-    assert_true(tot.seconds[CP__CPU_REDIS] == 1.25);
+    assert_double_eq(tot.seconds[CP__CPU_REDIS], 1.25);
     assert_int_equal(tot.sources[CP__CPU_REDIS], 3);
     assert_int_equal(tot.missing[CP__CPU_REDIS], 1);
-    assert_true(tot.seconds[CP__CPU_PROXY] == 0.0);
+    assert_double_eq(tot.seconds[CP__CPU_PROXY], 0.0);
     assert_int_equal(tot.sources[CP__CPU_PROXY], 1);
     assert_int_equal(tot.missing[CP__CPU_PROXY], 1);
     assert_int_equal(tot.sources[CP__CPU_CLIENT], 1);
     assert_int_equal(tot.missing[CP__CPU_CLIENT], 0);
-    assert_true(tot.seconds[CP__CPU_CLIENT] > 0.0);
-    assert_true(cp__cpu_totals_all(&tot) == 1.25 + tot.seconds[CP__CPU_CLIENT]);
+    assert_double_gt(tot.seconds[CP__CPU_CLIENT], 0.0);
+    assert_double_eq(cp__cpu_totals_all(&tot), 1.25 + tot.seconds[CP__CPU_CLIENT]);
 
     /* A new "before" starts a fresh interval. */
     assert_int_equal(cp__cpu_source_set_before(&src[2], &restarted), 0);
     assert_false(cp__cpu_source_delta(&src[2], &d));
     assert_int_equal(cp__cpu_source_set_after(&src[2], &a), 0);
     assert_true(cp__cpu_source_delta(&src[2], &d));
-    assert_true(d > 2.5);
+    assert_double_gt(d, 2.5);
 
     assert_string_equal(cp__cpu_comp_name(CP__CPU_REDIS), "redis");
     assert_string_equal(cp__cpu_comp_name(CP__CPU_PROXY), "proxy");

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 
 static const struct {
@@ -29,7 +30,7 @@ static void names_and_messages(void **state) {
     for (size_t i = 0; i < NCODES; i++) {
         assert_string_equal(cp_err_name(table[i].code), table[i].name);
         assert_string_equal(cp_strerror(table[i].code), table[i].msg);
-        assert_true(table[i].code <= 0);
+        assert_int_le(table[i].code, 0);
         for (size_t j = 0; j < i; j++) {
             assert_int_not_equal(table[i].code, table[j].code);
             assert_string_not_equal(table[i].msg, table[j].msg);

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -93,7 +95,7 @@ static void expect_conn_error(redisContext *c, int err, const char *cmd) {
 
 static int raw_connect(fake_node *n) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
+    assert_int_ge(fd, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(fake_node_port(n))};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -197,7 +199,8 @@ static void test_inline_pipelined_and_split(void **state) {
     /* a malformed request gets a protocol error and a close, like Redis */
     raw_send(fd, "*1\r\n#bad\r\n");
     raw_read(fd, buf, sizeof(buf), sizeof(buf), 2000, &eof);
-    assert_true(strncmp(buf, "-ERR Protocol error", 19) == 0);
+    if (strncmp(buf, "-ERR Protocol error", 19) != 0)
+        fail_msg("reply \"%s\", not -ERR Protocol error...", buf);
     assert_true(eof);
     close(fd);
     assert_int_equal(fake_node_count(n, "PING"), 2);
@@ -451,7 +454,7 @@ static void test_delay(void **state) {
                                             .action = FAKE_DELAY,
                                             .payload = "-MOVED 1 127.0.0.1:1\r\n",
                                             .delay_ms = -1});
-    assert_true(id >= 0);
+    assert_int_ge(id, 0);
     int fd = raw_connect(n);
     raw_send(fd, "PING\r\nGET held\r\nSET k v\r\nGET k\r\n");
     char buf[128];
@@ -486,7 +489,7 @@ static void test_delay(void **state) {
     raw_send(fd, "GET k\r\nPING\r\n");
     raw_read(fd, buf, sizeof(buf), strlen(want), 5000, &eof);
     assert_string_equal(buf, want);
-    assert_true(mono_ms() - t0 >= 250);
+    assert_int_ge(mono_ms() - t0, 250);
     close(fd);
     redisFree(c);
 
@@ -608,7 +611,7 @@ static void test_cluster_slots(void **state) {
     const int ports[] = {7000, 7001, 7000};
     char buf[4096];
     int len = fake_cluster_slots(buf, sizeof(buf), 3, start, end, ports);
-    assert_true(len > 0);
+    assert_int_gt(len, 0);
     assert_int_equal((size_t)len, strlen(buf));
     assert_int_equal(fake_cluster_slots(buf, 20, 3, start, end, ports), -1);
     len = fake_cluster_slots(buf, sizeof(buf), 3, start, end, ports);
@@ -648,7 +651,7 @@ static void test_cluster_shards(void **state) {
     const int end[] = {5460, 10922, 16383};
     const int ports[] = {7000, 7001, 7000};
     char buf[4096];
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 3, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 3, start, end, ports), 0);
     assert_int_equal(fake_node_set_cluster_reply(n, "Shards", buf), 0);
 
     redisContext *c = client(n, 2000);
@@ -707,7 +710,7 @@ static void test_quit_and_stop(void **state) {
     fake_node *n = fake_node_start();
     assert_non_null(n);
     int port = fake_node_port(n);
-    assert_true(port > 0);
+    assert_int_gt(port, 0);
     redisContext *c = client(n, 2000);
     expect_text(c, REDIS_REPLY_STATUS, "OK", "QUIT");
     expect_conn_error(c, REDIS_ERR_EOF, "PING");

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +107,8 @@ static void test_percentiles_match_exact(void **state) {
     qsort(vals, N, sizeof(*vals), cmp_u64);
     assert_int_equal(cp__hist_count(h), N);
     assert_int_equal(cp__hist_clamped(h), 0);
-    assert_true(cp__hist_min_us(h) == (double)vals[0] / 1000.0);
-    assert_true(cp__hist_max_us(h) == (double)vals[N - 1] / 1000.0);
+    assert_double_eq(cp__hist_min_us(h), (double)vals[0] / 1000.0);
+    assert_double_eq(cp__hist_max_us(h), (double)vals[N - 1] / 1000.0);
     assert_rel_close(cp__hist_mean_us(h), (double)sum / N / 1000.0, 1e-9);
 
     double ps[] = {0, 0.1, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 99.999, 100};
@@ -131,16 +133,16 @@ static void test_percentile_ranks(void **state) {
     assert_rel_close(cp__hist_percentile_us(h, 90.0), 900.0, 1.0 / 256);
     assert_rel_close(cp__hist_percentile_us(h, 99.0), 990.0, 1.0 / 256);
     assert_rel_close(cp__hist_percentile_us(h, 99.9), 999.0, 1.0 / 256);
-    assert_true(cp__hist_percentile_us(h, 100.0) == 1000.0);
-    assert_true(cp__hist_percentile_us(h, 0.0) == 1.0);
+    assert_double_eq(cp__hist_percentile_us(h, 100.0), 1000.0);
+    assert_double_eq(cp__hist_percentile_us(h, 0.0), 1.0);
     /* Out-of-range p is clamped. */
-    assert_true(cp__hist_percentile_us(h, -5.0) == 1.0);
-    assert_true(cp__hist_percentile_us(h, 150.0) == 1000.0);
+    assert_double_eq(cp__hist_percentile_us(h, -5.0), 1.0);
+    assert_double_eq(cp__hist_percentile_us(h, 150.0), 1000.0);
     /* Monotonic in p. */
     double prev = 0;
     for (double p = 0; p <= 100.0; p += 0.37) {
         double v = cp__hist_percentile_us(h, p);
-        assert_true(v >= prev);
+        assert_double_ge(v, prev);
         prev = v;
     }
     free(h);
@@ -175,11 +177,11 @@ static void test_empty(void **state) {
     (void)state;
     cp__hist *h = new_hist();
     assert_int_equal(cp__hist_count(h), 0);
-    assert_true(cp__hist_min_us(h) == 0.0);
-    assert_true(cp__hist_max_us(h) == 0.0);
-    assert_true(cp__hist_mean_us(h) == 0.0);
-    assert_true(cp__hist_percentile_us(h, 50.0) == 0.0);
-    assert_true(cp__hist_percentile_us(h, 100.0) == 0.0);
+    assert_double_eq(cp__hist_min_us(h), 0.0);
+    assert_double_eq(cp__hist_max_us(h), 0.0);
+    assert_double_eq(cp__hist_mean_us(h), 0.0);
+    assert_double_eq(cp__hist_percentile_us(h, 50.0), 0.0);
+    assert_double_eq(cp__hist_percentile_us(h, 100.0), 0.0);
     cp__hist_iter it;
     cp__hist_point pt;
     cp__hist_iter_init(&it, h);
@@ -196,14 +198,14 @@ static void test_one_value(void **state) {
     assert_int_equal(cp__hist_count(h), 1);
     double ps[] = {0, 50, 99.9, 100};
     for (size_t i = 0; i < 4; i++)
-        assert_true(cp__hist_percentile_us(h, ps[i]) == 123456.789);
-    assert_true(cp__hist_min_us(h) == 123456.789);
-    assert_true(cp__hist_max_us(h) == 123456.789);
-    assert_true(cp__hist_mean_us(h) == 123456.789);
+        assert_double_eq(cp__hist_percentile_us(h, ps[i]), 123456.789);
+    assert_double_eq(cp__hist_min_us(h), 123456.789);
+    assert_double_eq(cp__hist_max_us(h), 123456.789);
+    assert_double_eq(cp__hist_mean_us(h), 123456.789);
     cp__hist_point pts[4];
     assert_int_equal(cp__hist_curve(h, 3, pts, 4), 1);
-    assert_true(pts[0].percentile == 100.0);
-    assert_true(pts[0].value_us == 123456.789);
+    assert_double_eq(pts[0].percentile, 100.0);
+    assert_double_eq(pts[0].value_us, 123456.789);
     free(h);
 }
 
@@ -217,10 +219,10 @@ static void test_clamp_and_extremes(void **state) {
     cp__hist_record_ns(h, CP__HIST_MAX_NS + 1);
     assert_int_equal(cp__hist_count(h), 4);
     assert_int_equal(cp__hist_clamped(h), 2);
-    assert_true(cp__hist_min_us(h) == 0.0);
-    assert_true(cp__hist_max_us(h) == 60e6);
+    assert_double_eq(cp__hist_min_us(h), 0.0);
+    assert_double_eq(cp__hist_max_us(h), 60e6);
     assert_rel_close(cp__hist_percentile_us(h, 50.0), 60e6, 1.0 / 256);
-    assert_true(cp__hist_percentile_us(h, 100.0) == 60e6);
+    assert_double_eq(cp__hist_percentile_us(h, 100.0), 60e6);
 
     cp__hist_reset(h);
     assert_int_equal(cp__hist_count(h), 0);
@@ -228,7 +230,7 @@ static void test_clamp_and_extremes(void **state) {
     cp__hist_record_n_ns(h, 5000, 10);
     cp__hist_record_n_ns(h, 7000, 0);
     assert_int_equal(cp__hist_count(h), 10);
-    assert_true(cp__hist_mean_us(h) == 5.0);
+    assert_double_eq(cp__hist_mean_us(h), 5.0);
     free(h);
 }
 
@@ -243,16 +245,17 @@ static void test_iterator(void **state) {
     cp__hist_iter_init(&it, h);
     size_t n = 0;
     while (cp__hist_iter_next(&it, &pt)) {
-        assert_true(pt.value_us >= last.value_us);
-        assert_true(pt.count > last.count);
-        assert_true(pt.percentile > last.percentile);
+        assert_double_ge(pt.value_us, last.value_us);
+        assert_int_gt(pt.count, last.count);
+        assert_double_gt(pt.percentile, last.percentile);
         last = pt;
         n++;
     }
-    assert_true(n > 100 && n <= CP__HIST_BUCKETS);
+    assert_int_gt(n, 100);
+    assert_int_le(n, CP__HIST_BUCKETS);
     assert_int_equal(last.count, 20000);
-    assert_true(last.percentile == 100.0);
-    assert_true(last.value_us == cp__hist_max_us(h));
+    assert_double_eq(last.percentile, 100.0);
+    assert_double_eq(last.value_us, cp__hist_max_us(h));
     free(h);
 }
 
@@ -265,24 +268,25 @@ static void test_curve(void **state) {
     cp__hist_point pts[64];
     size_t n = cp__hist_curve(h, 2, pts, 64);
     /* p = 0, 68.4, 90, 96.8, 99, ..., 99.999 (rank 99999.x rounds up to count, stops) */
-    assert_true(n >= 10 && n < 64);
-    assert_true(pts[0].percentile == 0.0);
-    assert_true(pts[0].value_us == cp__hist_min_us(h));
+    assert_int_ge(n, 10);
+    assert_int_lt(n, 64);
+    assert_double_eq(pts[0].percentile, 0.0);
+    assert_double_eq(pts[0].value_us, cp__hist_min_us(h));
     assert_rel_close(pts[2].percentile, 90.0, 1e-12);
     assert_rel_close(pts[2].value_us, 9000.0, 1.0 / 256);
     assert_rel_close(pts[4].value_us, 9900.0, 1.0 / 256);
     for (size_t i = 1; i < n; i++) {
-        assert_true(pts[i].percentile > pts[i - 1].percentile);
-        assert_true(pts[i].value_us >= pts[i - 1].value_us);
+        assert_double_gt(pts[i].percentile, pts[i - 1].percentile);
+        assert_double_ge(pts[i].value_us, pts[i - 1].value_us);
     }
-    assert_true(pts[n - 1].percentile == 100.0);
-    assert_true(pts[n - 1].value_us == 10000.0);
+    assert_double_eq(pts[n - 1].percentile, 100.0);
+    assert_double_eq(pts[n - 1].value_us, 10000.0);
     assert_int_equal(pts[n - 1].count, 100000);
 
     /* A small cap still ends with the max. */
     n = cp__hist_curve(h, 2, pts, 3);
     assert_int_equal(n, 3);
-    assert_true(pts[2].percentile == 100.0);
+    assert_double_eq(pts[2].percentile, 100.0);
     free(h);
 }
 
@@ -304,7 +308,7 @@ static void test_hgrm(void **state) {
         fail_msg("%s", err);
     size_t n = g.n;
     const cp_hgrm_row *rows = g.rows;
-    assert_true(n > 50);
+    assert_int_gt(n, 50);
     /* HdrHistogram's levels for 5 ticks per half distance */
     static const double levels[] = {0,      0.1, 0.2,    0.3,   0.4,    0.5,    0.55, 0.6,
                                     0.65,   0.7, 0.75,   0.775, 0.8,    0.825,  0.85, 0.875,
@@ -318,23 +322,25 @@ static void test_hgrm(void **state) {
             fail_msg("row %zu (%.12f): value %.3f, the histogram says %.3f", i, rows[i].pct,
                      rows[i].value, want);
         if (i > 0) {
-            assert_true(rows[i].pct > rows[i - 1].pct);
-            assert_true(rows[i].total >= rows[i - 1].total);
-            assert_true(rows[i].value >= rows[i - 1].value);
+            assert_double_gt(rows[i].pct, rows[i - 1].pct);
+            assert_int_ge(rows[i].total, rows[i - 1].total);
+            assert_double_ge(rows[i].value, rows[i - 1].value);
         }
         if (i + 1 < n)
-            assert_true(fabs(rows[i].inv - 1.0 / (1.0 - rows[i].pct)) < 0.005 + 1e-6 * rows[i].inv);
+            assert_double_lt(fabs(rows[i].inv - 1.0 / (1.0 - rows[i].pct)),
+                             0.005 + 1e-6 * rows[i].inv);
         /* the count up to the row's bucket covers the row's percentile */
-        assert_true((double)rows[i].total >= rows[i].pct * 100000.0 - 1e-6);
+        assert_double_ge((double)rows[i].total, rows[i].pct * 100000.0 - 1e-6);
     }
-    assert_true(rows[n - 1].pct == 1.0 && rows[n - 1].inv == 0);
+    assert_double_eq(rows[n - 1].pct, 1.0);
+    assert_double_eq(rows[n - 1].inv, 0);
     assert_int_equal(rows[n - 1].total, 100000);
-    assert_true(fabs(rows[n - 1].value - cp__hist_max_us(h)) < 0.0005);
-    assert_true(fabs(rows[5].value - cp__hist_percentile_us(h, 50)) < 0.0005);
-    assert_true(fabs(rows[17].value - cp__hist_percentile_us(h, 90)) < 0.0005);
-    assert_true(fabs(g.mean - cp__hist_mean_us(h)) < 0.0005);
-    assert_true(g.stddev > 0);
-    assert_true(fabs(g.max - cp__hist_max_us(h)) < 0.0005);
+    assert_double_lt(fabs(rows[n - 1].value - cp__hist_max_us(h)), 0.0005);
+    assert_double_lt(fabs(rows[5].value - cp__hist_percentile_us(h, 50)), 0.0005);
+    assert_double_lt(fabs(rows[17].value - cp__hist_percentile_us(h, 90)), 0.0005);
+    assert_double_lt(fabs(g.mean - cp__hist_mean_us(h)), 0.0005);
+    assert_double_gt(g.stddev, 0);
+    assert_double_lt(fabs(g.max - cp__hist_max_us(h)), 0.0005);
     assert_int_equal(g.total, 100000);
     assert_int_equal(g.buckets, 29);
     assert_int_equal(g.subbuckets, 256);
@@ -348,9 +354,14 @@ static void test_hgrm(void **state) {
     cp__hist_hgrm(h, 0, &b);
     assert_int_equal(cp_hgrm_parse(b.buf, &g, err, sizeof(err)), 0);
     assert_int_equal(g.n, 2);
-    assert_true(g.rows[0].pct == 0 && g.rows[0].value == 5.0 && g.rows[0].total == 3);
-    assert_true(g.rows[1].pct == 1.0 && g.rows[1].value == 5.0);
-    assert_true(g.mean == 5.0 && g.stddev == 0.0 && g.total == 3);
+    assert_double_eq(g.rows[0].pct, 0);
+    assert_double_eq(g.rows[0].value, 5.0);
+    assert_int_equal(g.rows[0].total, 3);
+    assert_double_eq(g.rows[1].pct, 1.0);
+    assert_double_eq(g.rows[1].value, 5.0);
+    assert_double_eq(g.mean, 5.0);
+    assert_double_eq(g.stddev, 0.0);
+    assert_int_equal(g.total, 3);
     cp_hgrm_free(&g);
     cp__sbuf_free(&b);
 

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +41,14 @@ static void test_rng_streams(void **state) {
     int seen[10] = {0};
     for (int i = 0; i < 100000; i++) {
         uint64_t v = cp__rng_below(&a, 10);
-        assert_true(v < 10);
+        assert_int_lt(v, 10);
         seen[v]++;
         double d = cp__rng_double(&a);
-        assert_true(d >= 0.0 && d < 1.0);
+        assert_double_ge(d, 0.0);
+        assert_double_lt(d, 1.0);
     }
     for (int i = 0; i < 10; i++)
-        assert_true(seen[i] > 9500 && seen[i] < 10500);
+        assert_in_range(seen[i], 9501, 10499); /* > 9500 and < 10500 */
     assert_int_equal(cp__rng_below(&a, 0), 0);
     assert_int_equal(cp__rng_below(&a, 1), 0);
 }
@@ -90,7 +93,7 @@ static void test_key_format(void **state) {
     assert_int_equal(cp__keyfmt_init(&f, longp, 20), 0);
     n = cp__key_format(&f, 0, buf);
     assert_int_equal(n, CP__KEY_PREFIX_MAX + 20);
-    assert_true(n <= CP__KEY_MAX_LEN);
+    assert_int_le(n, CP__KEY_MAX_LEN);
     assert_int_equal(cp__keyfmt_init(&f, "a|b", 0), CP__KS_EINVAL);
     assert_int_equal(cp__keyfmt_init(&f, "k", 21), CP__KS_EINVAL);
 }
@@ -107,13 +110,13 @@ static void test_dist_parse(void **state) {
     assert_string_equal(buf, "sequential");
     assert_int_equal(cp__dist_parse("zipf:0.99", &d), 0);
     assert_int_equal(d.kind, CP__DIST_ZIPF);
-    assert_true(d.zipf_s == 0.99);
+    assert_double_eq(d.zipf_s, 0.99);
     cp__dist_format(&d, buf, sizeof(buf));
     assert_string_equal(buf, "zipf:0.99");
     assert_int_equal(cp__dist_parse("zipf:2", &d), 0);
-    assert_true(d.zipf_s == 2.0);
+    assert_double_eq(d.zipf_s, 2.0);
     assert_int_equal(cp__dist_parse("zipf:.5", &d), 0);
-    assert_true(d.zipf_s == 0.5);
+    assert_double_eq(d.zipf_s, 0.5);
 
     const char *bad[] = {
         "",           "Uniform",  "zipf",       "zipf:",       "zipf:0",   "zipf:-1",
@@ -153,7 +156,7 @@ static void check_sequential_cover(uint64_t keys, uint64_t parts) {
         uint64_t first = 0;
         for (uint64_t i = 0; i < share; i++) {
             uint64_t k = cp__keygen_next(&g);
-            assert_true(k < keys);
+            assert_int_lt(k, keys);
             if (i == 0)
                 first = k;
             else
@@ -163,7 +166,7 @@ static void check_sequential_cover(uint64_t keys, uint64_t parts) {
         if (share > 0)
             assert_int_equal(cp__keygen_next(&g), first); /* wraps to its own start */
         else
-            assert_true(cp__keygen_next(&g) < keys); /* still valid indices */
+            assert_int_lt(cp__keygen_next(&g), keys); /* still valid indices */
     }
     assert_int_equal(total, keys);
     for (uint64_t k = 0; k < keys; k++)
@@ -186,7 +189,7 @@ static void test_sequential(void **state) {
     cp__dist d = {CP__DIST_SEQUENTIAL, 0, 0, 0};
     cp__keygen g;
     assert_int_equal(cp__keygen_init(&g, &d, UINT64_MAX, 1, 3, 4), 0);
-    assert_true(cp__keygen_next(&g) == UINT64_MAX / 4 * 3 + 3 * 3 / 4);
+    assert_int_equal(cp__keygen_next(&g), UINT64_MAX / 4 * 3 + 3 * 3 / 4);
 }
 
 static void test_uniform(void **state) {
@@ -200,24 +203,24 @@ static void test_uniform(void **state) {
     int same = 0;
     for (int i = 0; i < 200000; i++) {
         uint64_t k = cp__keygen_next(&g);
-        assert_true(k < 1000);
+        assert_int_lt(k, 1000);
         seen[k]++;
         same += k == cp__keygen_next(&g2);
     }
     for (int i = 0; i < 1000; i++)
-        assert_true(seen[i] > 100 && seen[i] < 300); /* expected 200 */
-    assert_true(same < 1000);                        /* parts draw independent streams */
+        assert_in_range(seen[i], 101, 299); /* > 100 and < 300: expected 200 */
+    assert_int_lt(same, 1000);              /* parts draw independent streams */
 
     /* 50 million keys: the generator's memory is its fixed struct. */
     assert_int_equal(cp__keygen_init(&g, &d, 50000000, 5, 0, 1), 0);
     uint64_t mx = 0;
     for (int i = 0; i < 100000; i++) {
         uint64_t k = cp__keygen_next(&g);
-        assert_true(k < 50000000);
+        assert_int_lt(k, 50000000);
         if (k > mx)
             mx = k;
     }
-    assert_true(mx > 49000000);
+    assert_int_gt(mx, 49000000);
 }
 
 /* Empirical zipf frequencies match p(k) = k^-s / sum_j j^-s within a small total variation
@@ -231,7 +234,7 @@ static void check_zipf(uint64_t keys, double s) {
     assert_non_null(cnt);
     for (int i = 0; i < N; i++) {
         uint64_t k = cp__keygen_next(&g);
-        assert_true(k < keys);
+        assert_int_lt(k, keys);
         cnt[k]++;
     }
     double norm = 0;
@@ -270,14 +273,14 @@ static void test_zipf(void **state) {
     uint64_t zero = 0, high = 0;
     for (int i = 0; i < 1000000; i++) {
         uint64_t k = cp__keygen_next(&g);
-        assert_true(k < 50000000);
+        assert_int_lt(k, 50000000);
         zero += k == 0;
         high += k >= 25000000;
     }
     double h = log(5e7) + 0.5772156649 + 1.0 / (2 * 5e7);
-    assert_true(fabs((double)zero / 1e6 - 1.0 / h) < 0.002);
+    assert_double_lt(fabs((double)zero / 1e6 - 1.0 / h), 0.002);
     /* P(k >= K/2) = (H(K) - H(K/2)) / H(K) ~= ln 2 / H(K) */
-    assert_true(fabs((double)high / 1e6 - log(2.0) / h) < 0.002);
+    assert_double_lt(fabs((double)high / 1e6 - log(2.0) / h), 0.002);
 }
 
 static void test_value_roundtrip(void **state) {
@@ -294,7 +297,7 @@ static void test_value_roundtrip(void **state) {
         uint32_t ver = (uint32_t)(n * 2654435761u);
         memset(buf, '#', sizeof(buf));
         size_t hdr = cp__value_fill(&vf, key, kl, ver, buf);
-        assert_true(hdr > kl + 2);
+        assert_int_gt(hdr, kl + 2);
         assert_int_equal(buf[100], '#'); /* exactly value_size bytes written */
         assert_memory_equal(buf, key, kl);
         assert_int_equal(buf[kl], '|');
@@ -553,7 +556,8 @@ static void test_key_tags(void **state) {
             size_t tl = 0; /* 3 bytes, no NUL */
             while (tl < 3 && t[tl] != '}' && strchr(ALNUM, t[tl]) != NULL)
                 tl++;
-            assert_true(tl >= 1 && tl <= 3);
+            assert_int_ge(tl, 1);
+            assert_int_le(tl, 3);
             for (size_t j = tl; j < 3; j++)
                 assert_int_equal(t[j], '}');
             assert_int_equal(cp_keyslot(t, tl), base + i);
@@ -635,15 +639,17 @@ static void test_gaussian_parse(void **state) {
     char buf[64];
     assert_int_equal(cp__dist_parse("gaussian", &d), 0);
     assert_int_equal(d.kind, CP__DIST_GAUSSIAN);
-    assert_true(d.spread == 0.0); /* the defaults: keys / 2, keys / 6 */
+    assert_double_eq(d.spread, 0.0); /* the defaults: keys / 2, keys / 6 */
     cp__dist_format(&d, buf, sizeof(buf));
     assert_string_equal(buf, "gaussian");
     assert_int_equal(cp__dist_parse("gaussian:500,12.5", &d), 0);
-    assert_true(d.centre == 500.0 && d.spread == 12.5);
+    assert_double_eq(d.centre, 500.0);
+    assert_double_eq(d.spread, 12.5);
     cp__dist_format(&d, buf, sizeof(buf));
     assert_string_equal(buf, "gaussian:500,12.5");
     assert_int_equal(cp__dist_parse("gaussian:0,.5", &d), 0);
-    assert_true(d.centre == 0.0 && d.spread == 0.5);
+    assert_double_eq(d.centre, 0.0);
+    assert_double_eq(d.spread, 0.5);
     assert_int_equal(cp__dist_check(&d, 1), 0);
     const char *bad[] = {"gaussian:",      "gaussian:5",     "gaussian:5,",    "gaussian:,5",
                          "gaussian:5,0",   "gaussian:-1,5",  "gaussian:5,-1",  "gaussian:5,x",
@@ -707,18 +713,20 @@ static void test_gaussian(void **state) {
         double k = (double)cp__keygen_next(&g);
         inside += fabs(k - 30000.0) <= 250.0;
     }
-    assert_true(fabs((double)inside / n - 0.6827) < 0.01);
+    assert_double_lt(fabs((double)inside / n - 0.6827), 0.01);
 
     /* the centre at key 0: half the normal is cut off, nothing falls outside */
     assert_int_equal(cp__dist_parse("gaussian:0,100", &d), 0);
     assert_int_equal(cp__keygen_init(&g, &d, 1000, 3, 0, 1), 0);
     gaussian_moments(&g, n, 1000, &mean, &sd);
-    assert_true(mean > 70 && mean < 90); /* half-normal: 100 * sqrt(2 / pi) = 79.8 */
+    assert_double_gt(mean, 70);
+    assert_double_lt(mean, 90); /* half-normal: 100 * sqrt(2 / pi) = 79.8 */
     /* a spread far wider than the key space: still inside, about flat */
     assert_int_equal(cp__dist_parse("gaussian:5,1000000000", &d), 0);
     assert_int_equal(cp__keygen_init(&g, &d, 10, 3, 0, 1), 0);
     gaussian_moments(&g, 20000, 10, &mean, &sd);
-    assert_true(mean > 4.0 && mean < 5.0);
+    assert_double_gt(mean, 4.0);
+    assert_double_lt(mean, 5.0);
 }
 
 /* --value-size: every form, its spelling, min / max / mean, and every refusal with its reason. */
@@ -735,7 +743,7 @@ static void test_value_sizes_parse(void **state) {
     assert_true(cp__value_sizes_varied(&z) && z.range);
     assert_int_equal(cp__value_sizes_min(&z), 100);
     assert_int_equal(cp__value_sizes_max(&z), 1000);
-    assert_true(cp__value_sizes_mean(&z) == 550.0);
+    assert_double_eq(cp__value_sizes_mean(&z), 550.0);
     cp__value_sizes_format(&z, buf, sizeof(buf));
     assert_string_equal(buf, "100-1000");
     assert_int_equal(cp__value_sizes_parse("100:7,1000:2,10000:1", &z, why, sizeof(why)), 0);
@@ -744,7 +752,7 @@ static void test_value_sizes_parse(void **state) {
     assert_int_equal(z.total, 10);
     assert_int_equal(cp__value_sizes_min(&z), 100);
     assert_int_equal(cp__value_sizes_max(&z), 10000);
-    assert_true(fabs(cp__value_sizes_mean(&z) - 1270.0) < 1e-9);
+    assert_double_lt(fabs(cp__value_sizes_mean(&z) - 1270.0), 1e-9);
     cp__value_sizes_format(&z, buf, sizeof(buf));
     assert_string_equal(buf, "100:7,1000:2,10000:1");
     /* one size however it is spelled */
@@ -831,7 +839,7 @@ static void test_value_sizes_shares(void **state) {
     for (int i = 0; i < 3; i++)
         if (fabs((double)count[i] / n - want[i]) > 0.01)
             fail_msg("size %d: %.4f of the keys, want %.2f", i, (double)count[i] / n, want[i]);
-    assert_true(fabs(bytes / n - cp__value_sizes_mean(&z)) < 0.02 * cp__value_sizes_mean(&z));
+    assert_double_lt(fabs(bytes / n - cp__value_sizes_mean(&z)), 0.02 * cp__value_sizes_mean(&z));
     cp__valuefmt_free(&vf);
 
     assert_int_equal(cp__value_sizes_parse("50-59", &z, NULL, 0), 0);
@@ -840,11 +848,12 @@ static void test_value_sizes_shares(void **state) {
     for (int i = 0; i < 100000; i++) {
         size_t kl = cp__key_format(&kf, (uint64_t)i, key);
         size_t len = cp__value_len(&vf, key, kl);
-        assert_true(len >= 50 && len <= 59);
+        assert_int_ge(len, 50);
+        assert_int_le(len, 59);
         hist[len - 50]++;
     }
     for (int i = 0; i < 10; i++)
-        assert_true(hist[i] > 9500 && hist[i] < 10500); /* expected 10000 */
+        assert_in_range(hist[i], 9501, 10499); /* > 9500 and < 10500: expected 10000 */
     cp__valuefmt_free(&vf);
 
     /* one size: cp__value_len is value_size, whatever the key */
@@ -877,7 +886,7 @@ static void test_value_sizes_verify(void **state) {
         size_t kl = (size_t)snprintf(key, sizeof(key), "key:%d", i);
         size_t len = cp__value_len(&vf, key, kl);
         seen[len == 40 ? 0 : len == 300 ? 1 : 2]++;
-        assert_true(cp__value_fill(&vf, key, kl, 7, buf) > 0);
+        assert_int_gt(cp__value_fill(&vf, key, kl, 7, buf), 0);
         uint32_t ver = 0;
         assert_int_equal(cp__value_verify(&vf, buf, len, key, kl, &ver), CP__VERIFY_OK);
         assert_int_equal(ver, 7);
@@ -896,7 +905,9 @@ static void test_value_sizes_verify(void **state) {
         t[len - 1] ^= 1;
         assert_int_equal(cp__value_verify(&vf, t, len, key, kl, NULL), CP__VERIFY_BAD_FORMAT);
     }
-    assert_true(seen[0] > 50 && seen[1] > 50 && seen[2] > 50);
+    assert_int_gt(seen[0], 50);
+    assert_int_gt(seen[1], 50);
+    assert_int_gt(seen[2], 50);
     free(buf);
     free(t);
     cp__valuefmt_free(&vf);

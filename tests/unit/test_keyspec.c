@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "lib/keyspec.h"
 #include "testutil.h"
 
@@ -89,7 +90,8 @@ static const char *keys_of(const cp__cmdtable *t, const char *cmdline, unsigned 
     out[0] = '\0';
     for (int i = 0; i < k.n; i++) {
         int a = cp__keys_at(&k, i);
-        assert_true(a >= 1 && a < argc);
+        assert_int_ge(a, 1);
+        assert_int_lt(a, argc);
         append(out, sizeof(out), "%s%d", i ? " " : "", a);
     }
     if (flags)
@@ -445,7 +447,7 @@ static void malformed_replies(void **state) {
             fail_msg("case %zu: rc %d, expected %d (%s)", i, rc, cases[i].rc, err);
         if (rc != 0) {
             assert_null(t);
-            assert_true(err[0] != '\0');
+            assert_int_not_equal(err[0], '\0');
             continue;
         }
         if (t->ncmds != cases[i].ncmds || t->skipped != cases[i].skipped)
@@ -487,15 +489,18 @@ static void exercise(const cp__cmdtable *t, unsigned seed) {
             cp__keys k;
             int n = cp__keys_find(t, argc, argv, len, v & 1 ? CP__KEYS_WITH_CHANNELS : 0, &k);
             int sum = 0;
-            assert_true(k.nruns >= 0 && k.nruns <= CP__KEYRUNS);
+            assert_int_ge(k.nruns, 0);
+            assert_int_le(k.nruns, CP__KEYRUNS);
             for (int r = 0; r < k.nruns; r++) {
                 sum += k.run[r].count;
-                assert_true(k.run[r].step >= 1 && k.run[r].count >= 1);
+                assert_int_ge(k.run[r].step, 1);
+                assert_int_ge(k.run[r].count, 1);
             }
             assert_int_equal(sum, n);
             for (int j = 0; j < n; j++) {
                 int p = cp__keys_at(&k, j);
-                assert_true(p >= 1 && p < argc);
+                assert_int_ge(p, 1);
+                assert_int_lt(p, argc);
             }
         }
     }
@@ -512,7 +517,9 @@ static void parse_and_exercise(const redisReply *top) {
         exercise(t, mutations);
         cp__cmdtable_free(t);
     } else {
-        assert_true(rc == CP_EPROTO || rc == CP_ESERVER);
+        if (rc != CP_EPROTO && rc != CP_ESERVER)
+            fail_msg("cp__cmdtable_parse: %d (%s), neither CP_EPROTO nor CP_ESERVER", rc,
+                     cp_strerror(rc));
         assert_null(t);
     }
 }
@@ -564,7 +571,7 @@ static void every_entry_truncated_and_retyped(void **state) {
     }
     r->elements = n;
     print_message("%u mutated replies parsed\n", mutations);
-    assert_true(mutations > 10000);
+    assert_int_gt(mutations, 10000);
     freeReplyObject(r);
 }
 

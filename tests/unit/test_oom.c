@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 
@@ -94,7 +95,7 @@ static void every_allocation_fails_in_turn(void **state) {
     assert_non_null(node);
     char buf[1024];
     int start = 0, end = 16383, port = fake_node_port(node);
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &port) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 1, &start, &end, &port), 0);
     fake_node_set_cluster_reply(node, "SHARDS", buf);
     long k = 1, runs = 0;
     while (run_with_failure_at(node, k) >= k) {
@@ -103,7 +104,7 @@ static void every_allocation_fails_in_turn(void **state) {
     }
     /* The sweep reached the end of the run (a run that made fewer than k allocations), having
      * failed each allocation before it once. */
-    assert_true(runs > 10);
+    assert_int_gt(runs, 10);
     fake_node_stop(node);
 }
 

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakeset.h"
 #include "lib/client.h"
@@ -60,9 +61,9 @@ static void defaults_are_documented_numbers(void **state) {
     assert_int_equal(CP_DEFAULT_RETRY_BUDGET_MS, 3000);
     assert_int_equal(CP_DEFAULT_MAX_PENDING, 65536);
     assert_int_equal(CP_MAX_REDIRECTS, 255);
-    assert_true(CP_TIMEOUT_NONE < 0);
-    assert_true(CP_RETRY_NONE < 0);
-    assert_true(CP_PENDING_UNLIMITED < 0);
+    assert_int_lt(CP_TIMEOUT_NONE, 0);
+    assert_int_lt(CP_RETRY_NONE, 0);
+    assert_int_lt(CP_PENDING_UNLIMITED, 0);
 }
 
 static void zeroed_options_give_every_default(void **state) {

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include <limits.h>
 #include <string.h>
 
@@ -39,10 +41,10 @@ static cp_up_opts opts(cp_topo_kind kind, int shards, int replicas, int proxies)
 
 /* Every recorded process is inside the array, and no port is handed out twice. */
 static void assert_records_sane(const cp_topo *t) {
-    assert_true(t->nprocs <= CP__MAX_PROCS);
-    assert_true(t->nprocs <= t->cap);
+    assert_int_le(t->nprocs, CP__MAX_PROCS);
+    assert_int_le(t->nprocs, t->cap);
     for (size_t i = 0; i < t->nprocs; i++) {
-        assert_true(t->procs[i].port > 0);
+        assert_int_gt(t->procs[i].port, 0);
         for (size_t k = 0; k < i; k++) {
             assert_int_not_equal(t->procs[i].port, t->procs[k].port);
             if (t->procs[i].stats_port)
@@ -124,7 +126,10 @@ static void test_plans_that_fit(void **state) {
     assert_int_equal(t->nprocs, 5);
     for (size_t i = 0; i < 5; i++) {
         assert_int_equal(t->procs[i].role, i < 3 ? CP_ROLE_SHARD : CP_ROLE_PROXY);
-        assert_int_equal(t->procs[i].stats_port != 0, i >= 3);
+        if (i >= 3) /* the proxies have a stats port, the shards none */
+            assert_int_not_equal(t->procs[i].stats_port, 0);
+        else
+            assert_int_equal(t->procs[i].stats_port, 0);
     }
     assert_int_not_equal(t->procs[3].stats_port, t->procs[4].stats_port);
     assert_records_sane(t);

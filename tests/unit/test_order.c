@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
@@ -61,7 +62,7 @@ static cp_client *loop_client(const char *seeds, cp_loop **loop) {
 static int turn_until(cp_loop *l, int (*done)(void *), void *arg, int max_ms) {
     uint64_t end = now_ns() + (uint64_t)max_ms * 1000000ull;
     while (!done(arg) && now_ns() < end) {
-        assert_true(cp_loop_run_once(l, 0) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 0), 0);
         sleep_ms(1);
     }
     return done(arg);
@@ -169,7 +170,7 @@ static void retry_round(fakeset *f, int pipelines) {
         f->node[0],
         &(fake_rule){
             .cmd = "CLUSTER", .key = "SHARDS", .times = 1, .action = FAKE_DELAY, .delay_ms = -1});
-    assert_true(held >= 0);
+    assert_int_ge(held, 0);
     answer a1 = {0}, a2 = {0};
     cp_pipeline *p1 = cp_pipeline_new(c), *p2 = cp_pipeline_new(c);
     assert_non_null(p1);
@@ -199,7 +200,7 @@ static void retry_round(fakeset *f, int pipelines) {
     if (pipelines) {
         for (uint64_t end = now_ns() + 5000000000ull;
              (cp_running(p1) || cp_running(p2)) && now_ns() < end;)
-            assert_true(cp_loop_run_once(l, 10) >= 0);
+            assert_int_ge(cp_loop_run_once(l, 10), 0);
         assert_int_equal(cp_running(p1), 0);
         assert_int_equal(cp_running(p2), 0);
         assert_int_equal(cp_get_outcome(p1, 0), CP_DONE);
@@ -246,13 +247,13 @@ static void refused_connection_keeps_order(void **state) {
 
     char map[1024];
     int start = 0, end = 16383;
-    assert_true(fake_cluster_shards(map, sizeof(map), 1, &start, &end, &f->port[1]) > 0);
+    assert_int_gt(fake_cluster_shards(map, sizeof(map), 1, &start, &end, &f->port[1]), 0);
     fake_node_set_cluster_reply(f->node[1], "SHARDS", map);
     int held = fake_node_rule(
         f->node[1],
         &(fake_rule){
             .cmd = "CLUSTER", .key = "SHARDS", .times = 1, .action = FAKE_DELAY, .delay_ms = -1});
-    assert_true(held >= 0);
+    assert_int_ge(held, 0);
     fake_node_stop(f->node[0]);
     f->node[0] = NULL;
 
@@ -261,13 +262,13 @@ static void refused_connection_keeps_order(void **state) {
     log_count refresh = {f->node[1], "CLUSTER SHARDS", 1};
     assert_true(turn_until(l, logged, &refresh, 5000));
     for (int i = 0; i < 20; i++) { /* v1 has met its refusal by now: loopback refuses at once */
-        assert_true(cp_loop_run_once(l, 0) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 0), 0);
         sleep_ms(1);
     }
     assert_int_equal(a1.calls, 0);
     assert_int_equal(cp_async_command(c, on_reply, &a2, "SET %s v2", key), 0);
     for (int i = 0; i < 50; i++) {
-        assert_true(cp_loop_run_once(l, 0) >= 0);
+        assert_int_ge(cp_loop_run_once(l, 0), 0);
         sleep_ms(1);
     }
     fake_node_release(f->node[1]);
@@ -309,11 +310,12 @@ static void new_map_fences_old_owner(void **state) {
     fakeset *f = *state;
     const char *key = "order:map1", *other = "order:other{x}";
     unsigned slot = cp_keyslot(key, strlen(key)), oslot = cp_keyslot(other, strlen(other));
-    assert_true(slot > 0 && slot < 8191);
-    assert_true(oslot > 8191);
+    assert_int_gt(slot, 0);
+    assert_int_lt(slot, 8191);
+    assert_int_gt(oslot, 8191);
     char map[2048];
     int s1[2] = {0, 8192}, e1[2] = {8191, 16383}, p1[2] = {f->port[0], f->port[2]};
-    assert_true(fake_cluster_shards(map, sizeof(map), 2, s1, e1, p1) > 0);
+    assert_int_gt(fake_cluster_shards(map, sizeof(map), 2, s1, e1, p1), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", map);
     char seed[32];
@@ -330,7 +332,7 @@ static void new_map_fences_old_owner(void **state) {
     int s2[4] = {0, (int)slot, (int)slot + 1, 8192};
     int e2[4] = {(int)slot - 1, (int)slot, 8191, 16383};
     int p2[4] = {f->port[0], f->port[1], f->port[0], f->port[2]};
-    assert_true(fake_cluster_shards(map, sizeof(map), 4, s2, e2, p2) > 0);
+    assert_int_gt(fake_cluster_shards(map, sizeof(map), 4, s2, e2, p2), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", map);
     char moved[128], self[128];
@@ -342,7 +344,7 @@ static void new_map_fences_old_owner(void **state) {
                                                        .action = FAKE_DELAY,
                                                        .payload = moved,
                                                        .delay_ms = -1});
-    assert_true(held >= 0);
+    assert_int_ge(held, 0);
     fakeset_rule(f->node[0], NULL, key, 0, -1, FAKE_REPLY, moved);
     fakeset_rule(f->node[2], "GET", other, 0, 1, FAKE_REPLY, self);
 

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
@@ -29,7 +30,7 @@ static void shards_with_k5_on_node1(fakeset *f) {
     int start[3] = {0, s5, s5 + 1}, end[3] = {s5 - 1, s5, 16383};
     int ports[3] = {f->port[0], f->port[1], f->port[0]};
     char shards[2048];
-    assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports), 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
 }
 
@@ -65,7 +66,7 @@ static void moved_mid_batch(void **state) {
     assert_int_equal(st.moved, 1);
     /* The slot was patched at once, and the map is re-read in-band, once: never a refresh per
      * MOVED, never one that the batch waits for. */
-    assert_true(fake_node_count(f->node[0], "CLUSTER") <= shards_before + 1);
+    assert_int_le(fake_node_count(f->node[0], "CLUSTER"), shards_before + 1);
     past_refresh_spacing();
     cp_pipeline_reset(f->p);
     fakeset_append_gets(f->p, 10);
@@ -107,7 +108,7 @@ static void ask_mid_batch(void **state) {
     fakeset_assert_str(f->p, 1, "v1");
     fakeset_assert_str(f->p, 3, "moving");
     assert_int_equal(cp_reply(f->p, 0)->type, REDIS_REPLY_NIL);
-    assert_true(fake_node_log_follows(f->node[2], "ASKING", "GET k3") == 1);
+    assert_int_equal(fake_node_log_follows(f->node[2], "ASKING", "GET k3"), 1);
     cp_stats st;
     cp_get_stats(f->c, &st);
     assert_int_equal(st.ask, 1);
@@ -115,7 +116,7 @@ static void ask_mid_batch(void **state) {
     cp_pipeline_reset(f->p);
     fakeset_append_gets(f->p, 5);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_int_equal(fake_node_log_find(f->node[0], 0, "GET k3") >= 0, 1);
+    assert_int_ge(fake_node_log_find(f->node[0], 0, "GET k3"), 0);
     assert_int_equal(fake_node_count(f->node[2], "GET"), 1);
 }
 
@@ -128,8 +129,9 @@ static void wrong_slot_hint_follows_moved(void **state) {
     int start[3] = {0, (int)hint, (int)hint + 1}, end[3] = {(int)hint - 1, (int)hint, 16383};
     int ports[3] = {f->port[0], f->port[1], f->port[0]};
     char shards[2048], buf[128];
-    assert_true(hint > 0 && hint < 16383); /* k1's slot is 12706: three non-empty ranges */
-    assert_true(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports) > 0);
+    assert_int_gt(hint, 0);
+    assert_int_lt(hint, 16383); /* k1's slot is 12706: three non-empty ranges */
+    assert_int_gt(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports), 0);
     for (int i = 0; i < FAKESET_N; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", shards);
     fakeset_put(f, 0, "k1", "v1");
@@ -188,8 +190,8 @@ static void clusterdown_outlasts_budget(void **state) {
     assert_non_null(strstr(cp_reply(f->p, 1)->str, "CLUSTERDOWN"));
     assert_int_equal(cp_get_outcome(f->p, 2), CP_DONE);
     /* It retried (more than once) and then gave up at the budget rather than hanging. */
-    assert_true(fake_node_count(f->node[0], "GET") >= 4);
-    assert_true(took < 5.0);
+    assert_int_ge(fake_node_count(f->node[0], "GET"), 4);
+    assert_double_lt(took, 5.0);
     assert_non_null(strstr(cp_pipeline_errstr(f->p), "CLUSTERDOWN"));
 }
 
@@ -216,7 +218,7 @@ static void closed_after_k_of_n(void **state) {
     /* Read-only GET and the INCR flagged idempotent were re-sent on a new connection. */
     fakeset_assert_str(f->p, 6, "1");
     assert_int_equal(cp_get_outcome(f->p, 7), CP_DONE);
-    assert_int_equal(fake_node_connections(f->node[0]) >= 2, 1);
+    assert_int_ge(fake_node_connections(f->node[0]), 2);
     cp_stats st;
     cp_get_stats(f->c, &st);
     assert_int_equal(st.io_retries, 2);
@@ -246,7 +248,7 @@ static void stalled_node_times_out(void **state) {
     fakeset_append_gets(f->p, 3);
     double t0 = now_s();
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
-    assert_true(now_s() - t0 < 5.0);
+    assert_double_lt(now_s() - t0, 5.0);
     fakeset_assert_str(f->p, 0, "v0");
     /* Written, never answered, no budget to retry: unknown, for it and the one behind it. */
     assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
@@ -260,7 +262,7 @@ static void malformed_reply(void **state) {
     fakeset *f = *state;
     char buf[2048];
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports), 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
     /* Keys: "foo" -> 12182 (node 1), "bar" -> 5061 (node 0). */
     fakeset_put(f, 1, "foo", "F");
@@ -271,7 +273,7 @@ static void malformed_reply(void **state) {
     assert_int_equal(cp_append(f->p, "GET foo"), 0);
     assert_int_equal(cp_append(f->p, "INCR n1"), 0); /* slot 3671: node 0 */
     assert_int_equal(cp_append(f->p, "GET foo"), 0);
-    assert_true(cp_keyslot("n1", 2) < 8192);
+    assert_int_lt(cp_keyslot("n1", 2), 8192);
     assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
     fakeset_assert_str(f->p, 0, "B");
     fakeset_assert_str(f->p, 1, "F");
@@ -290,7 +292,7 @@ static void slot_moves_to_unknown_node(void **state) {
     fakeset_append_gets(f->p, 3);
     assert_int_equal(cp_exec(f->p), 0);
     fakeset_assert_str(f->p, 1, "on-node-2");
-    assert_int_equal(fake_node_connections(f->node[2]) >= 1, 1);
+    assert_int_ge(fake_node_connections(f->node[2]), 1);
 }
 
 static void all_seeds_down(void **state) {
@@ -325,7 +327,7 @@ static void slots_fallback(void **state) {
     char buf[512];
     int start = 0, end = 16383;
     fake_node_set_cluster_reply(f->node[0], "SHARDS", NULL);
-    assert_true(fake_cluster_slots(buf, sizeof(buf), 1, &start, &end, &f->port[0]) > 0);
+    assert_int_gt(fake_cluster_slots(buf, sizeof(buf), 1, &start, &end, &f->port[0]), 0);
     fake_node_set_cluster_reply(f->node[0], "SLOTS", buf);
     fakeset_connect(f, 2000, CP_RETRY_NONE, 0);
     redisReply *r = cp_command(f->c, "SET %s %s", "a", "1");
@@ -381,7 +383,7 @@ static void split_multikey(void **state) {
     fakeset *f = *state;
     char buf[2048];
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports), 0);
     fake_node_set_cluster_reply(f->node[0], "SHARDS", buf);
     fakeset_connect(f, 2000, CP_RETRY_NONE, CP_OPT_SPLIT_MULTIKEY);
     /* foo -> node 1, bar -> node 0, {foo}x -> node 1. The fake node has no MSET: the MSET split

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakeset.h"
 
@@ -97,7 +98,8 @@ static void redirect_loop_ends_at_deadline(void **state) {
     o.retry_budget_ms = 1;
     size_t gets = ping_pong(f, o);
     assert_non_null(strstr(cp_pipeline_errstr(f->p), "retry budget"));
-    assert_true(gets >= 2 && gets < CP_MAX_REDIRECTS + 1);
+    assert_int_ge(gets, 2);
+    assert_int_lt(gets, CP_MAX_REDIRECTS + 1);
 }
 
 /* A poll(2) that fails for good (here EINVAL: more sockets than RLIMIT_NOFILE) ends the batch at
@@ -108,19 +110,19 @@ static void poll_failure_ends_batch(void **state) {
     fakeset *f = *state;
     int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {f->port[0], f->port[1]};
     char buf[2048];
-    assert_true(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports) > 0);
+    assert_int_gt(fake_cluster_shards(buf, sizeof(buf), 2, start, end, ports), 0);
     for (int i = 0; i < 2; i++)
         fake_node_set_cluster_reply(f->node[i], "SHARDS", buf);
     fakeset_connect(f, 20000, 3000, 0);
     /* Both nodes connected: keys of either half of the slots. */
     const char *keys[2] = {"a", "b"};
-    assert_true((cp_keyslot("a", 1) < 8192) != (cp_keyslot("b", 1) < 8192));
+    assert_int_not_equal(cp_keyslot("a", 1) < 8192, cp_keyslot("b", 1) < 8192);
     for (int i = 0; i < 2; i++)
         assert_int_equal(cp_append(f->p, "SET %s %d", keys[i], i + 1), 0);
     assert_int_equal(cp_exec(f->p), 0);
     cp_pipeline_reset(f->p);
     pid_t pid = fork();
-    assert_true(pid >= 0);
+    assert_int_ge(pid, 0);
     if (pid == 0) {
         alarm(10); /* the old behaviour spun for the 20 s I/O timeout */
         for (int i = 0; i < 2; i++)

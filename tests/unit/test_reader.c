@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "lib/reader.h"
 
@@ -89,7 +90,7 @@ static void read_stream(size_t step) {
         while ((rc = cp__reader_next(&rd, &a, &r)) == 1) {
             char buf[256] = "";
             render(r, buf, sizeof(buf));
-            assert_true(got < NEXPECT);
+            assert_int_lt(got, NEXPECT);
             assert_string_equal(buf, expect[got]);
             got++;
         }
@@ -120,7 +121,7 @@ static void big_bulk_in_pieces(void **state) {
     cp__reply_arena a = {0};
     redisReply *r = NULL;
     for (size_t off = 0; off < total; off += 1000) {
-        assert_int_equal(r, NULL);
+        assert_null(r);
         size_t k = total - off < 1000 ? total - off : 1000;
         assert_int_equal(cp__reader_feed(&rd, resp + off, k), 0);
         int rc = cp__reader_next(&rd, &a, &r);
@@ -186,7 +187,7 @@ static void malformed(void **state) {
         if (rc == 1) /* "*2\r\n:1..." yields nothing before the bad element */
             fail_msg("accepted: %s", bad[i]);
         assert_int_equal(rc, CP_EPROTO);
-        assert_true(rd.errstr[0] != '\0');
+        assert_int_not_equal(rd.errstr[0], '\0');
         cp__reader_free(&rd);
         cp__arena_free(&a);
     }

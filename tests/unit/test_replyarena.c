@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "lib/reader.h"
 #include "lib/replyarena.h"
 
@@ -79,7 +80,8 @@ static void big_and_many(void **state) {
         assert_int_equal(small[i]->integer, i);
     cp__arena_reset(&a);
     assert_null(a.used);
-    assert_true(a.nspare > 0 && a.nspare <= 8);
+    assert_int_gt(a.nspare, 0);
+    assert_int_le(a.nspare, 8);
     /* Reuse after reset. */
     redisReply *e = cp__arena_error(&a, "bad\r\nthing");
     assert_string_equal(e->str, "bad  thing");

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "testutil.h"
 
 #include "clusterpipe/clusterpipe.h"
@@ -106,20 +107,25 @@ static void test_stat_median_spread(void **state) {
     double odd[] = {3, 1, 2};
     cp__rpt_stat_of(odd, 3, &s);
     assert_int_equal(s.n, 3);
-    assert_true(s.med == 2 && s.min == 1 && s.max == 3);
+    assert_double_eq(s.med, 2);
+    assert_double_eq(s.min, 1);
+    assert_double_eq(s.max, 3);
     double even[] = {4, 1, 3, 2};
     cp__rpt_stat_of(even, 4, &s);
-    assert_true(s.med == 2.5 && s.min == 1 && s.max == 4);
+    assert_double_eq(s.med, 2.5);
+    assert_double_eq(s.min, 1);
+    assert_double_eq(s.max, 4);
     double holes[] = {NAN, 5, NAN, 7};
     cp__rpt_stat_of(holes, 4, &s);
     assert_int_equal(s.n, 2);
-    assert_true(s.med == 6);
+    assert_double_eq(s.med, 6);
     double none[] = {NAN, NAN};
     cp__rpt_stat_of(none, 2, &s);
     assert_int_equal(s.n, 0);
     cp__rpt_stat_of(NULL, 0, &s);
     assert_int_equal(s.n, 0);
-    assert_int_equal(holes[0] != holes[0], 1); /* input untouched (still NaN) */
+    if (!isnan(holes[0])) /* input untouched (still NaN) */
+        fail_msg("holes[0] is %g, no longer NaN", holes[0]);
 }
 
 static void test_overlap_and_ratio(void **state) {
@@ -131,7 +137,7 @@ static void test_overlap_and_ratio(void **state) {
     assert_false(cp__rpt_overlap(&a, &c));
     assert_false(cp__rpt_overlap(&a, &na));
     cp__rpt_stat t = {140, 140, 140, 1}, k = {67, 67, 67, 1}, zero = {0, 0, 0, 1};
-    assert_true(fabs(cp__rpt_ratio(&k, &t) - 67.0 / 140) < 1e-12);
+    assert_double_lt(fabs(cp__rpt_ratio(&k, &t) - 67.0 / 140), 1e-12);
     assert_true(isnan(cp__rpt_ratio(&k, &zero)));
     assert_true(isnan(cp__rpt_ratio(&na, &t)));
     assert_true(isnan(cp__rpt_ratio(&t, &na)));
@@ -180,15 +186,16 @@ static void test_summarize_repeats(void **state) {
     assert_non_null(t);
     assert_non_null(c);
     assert_null(cp__rpt_find(&s, "cluster", "pipelined GET"));
-    assert_true(t->m[CP__M_SECONDS].med == 11 && t->m[CP__M_SECONDS].min == 10 &&
-                t->m[CP__M_SECONDS].max == 12);
+    assert_double_eq(t->m[CP__M_SECONDS].med, 11);
+    assert_double_eq(t->m[CP__M_SECONDS].min, 10);
+    assert_double_eq(t->m[CP__M_SECONDS].max, 12);
     assert_int_equal(c->nfailed, 1);
     assert_int_equal(c->m[CP__M_CPU_PROXY].n, 0); /* null stays n/a, never 0 */
     /* total CPU absent: the sum of what was measured */
-    assert_true(fabs(t->m[CP__M_CPU_TOTAL].med - 9) < 1e-9);
-    assert_true(fabs(c->m[CP__M_CPU_TOTAL].med - 3) < 1e-9);
+    assert_double_lt(fabs(t->m[CP__M_CPU_TOTAL].med - 9), 1e-9);
+    assert_double_lt(fabs(c->m[CP__M_CPU_TOTAL].med - 3), 1e-9);
     /* the representative run is the one with the median time */
-    assert_true(json_real_value(json_object_get(c->median_run, "seconds")) == 6);
+    assert_double_eq(json_real_value(json_object_get(c->median_run, "seconds")), 6);
     json_decref(d);
 }
 

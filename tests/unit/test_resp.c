@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "lib/command.h"
 #include "lib/replyarena.h"
@@ -102,7 +103,7 @@ static int format_both(const char *fmt, ...) {
         assert_int_equal(rc, CP_EINVAL);
         assert_int_equal(b.len, 6);
     } else {
-        assert_true(rc >= 0);
+        assert_int_ge(rc, 0);
         assert_int_equal(b.len, 6 + (size_t)n);
         assert_memory_equal(b.data, "prefix", 6);
         assert_memory_equal(b.data + 6, ref, (size_t)n);

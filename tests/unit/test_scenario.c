@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "scenario/scenario.h"
 
 #include <math.h>
@@ -42,9 +43,9 @@ static void test_opts(void **state) {
 static void test_median(void **state) {
     (void)state;
     double a[] = {5, 1, 3};
-    assert_true(cp__scn_median(a, 3) == 3);
+    assert_double_eq(cp__scn_median(a, 3), 3);
     double b[] = {4, 1, 3, 2};
-    assert_true(cp__scn_median(b, 4) == 2.5);
+    assert_double_eq(cp__scn_median(b, 4), 2.5);
     assert_true(isnan(cp__scn_median(b, 0)));
 }
 
@@ -69,25 +70,27 @@ static void test_analyze(void **state) {
     tl[10].ops = 40;
     cp__scn_stats st;
     cp__scn_analyze(tl, 11, 4.5, 6.2, &st);
-    assert_true(st.warmup_median_ops == 1000); /* seconds 1..4 */
-    assert_true(st.min_ops == 300);
-    assert_true(st.min_ops_t == 6);
-    assert_true(fabs(st.dip - 0.7) < 1e-9);
+    assert_double_eq(st.warmup_median_ops, 1000); /* seconds 1..4 */
+    assert_double_eq(st.min_ops, 300);
+    assert_double_eq(st.min_ops_t, 6);
+    assert_double_lt(fabs(st.dip - 0.7), 1e-9);
     assert_int_equal(st.low_seconds, 1);
-    assert_true(st.low_from == 5 && st.low_to == 6);
-    assert_true(st.after_median_ops == 1000); /* seconds starting at >= 7.2: 8, 9, 10 */
+    assert_double_eq(st.low_from, 5);
+    assert_double_eq(st.low_to, 6);
+    assert_double_eq(st.after_median_ops, 1000); /* seconds starting at >= 7.2: 8, 9, 10 */
     /* phases by the middle of each second: before (0.5..3.5), during (4.5, 5.5), after */
     assert_int_equal(st.before.seconds, 4);
     assert_int_equal(st.during.seconds, 2);
     assert_int_equal(st.after.seconds, 5);
-    assert_true(st.during.errors == 50);
-    assert_true(st.after.errors == 5);
-    assert_true(st.after.misses == 90 && st.after.stale == 3);
-    assert_true(st.after.ops == 4 * 1000 + 40); /* the partial second counts in the sums */
+    assert_int_equal(st.during.errors, 50);
+    assert_int_equal(st.after.errors, 5);
+    assert_int_equal(st.after.misses, 90);
+    assert_int_equal(st.after.stale, 3);
+    assert_int_equal(st.after.ops, 4 * 1000 + 40); /* the partial second counts in the sums */
 
     /* no dip at all: never negative, no low seconds */
     cp__scn_analyze(tl, 4, 2.5, 2.5, &st);
-    assert_true(st.dip == 0);
+    assert_double_eq(st.dip, 0);
     assert_int_equal(st.low_seconds, 0);
     assert_true(isnan(st.low_from));
     /* nothing before the event: unknown dip */

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "lib/topology.h"
 #include "testutil.h"
 
@@ -35,7 +36,9 @@ static redisReply *load(const char *name) {
 static void check_replicas_map(const cp__slotmap *m) {
     assert_int_equal(m->nnodes, 4);
     int a = m->owner[0], b = m->owner[5001];
-    assert_true(a >= 0 && b >= 0 && a != b);
+    assert_int_ge(a, 0);
+    assert_int_ge(b, 0);
+    assert_int_not_equal(a, b);
     assert_int_equal(m->owner[5000], a);
     assert_int_equal(m->owner[9000], b);
     assert_int_equal(m->owner[9001], -1);
