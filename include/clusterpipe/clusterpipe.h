@@ -527,6 +527,69 @@ CP_API int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata)
 /* 1 while p runs (between cp_exec_async and its callback), else 0. */
 CP_API int cp_running(const cp_pipeline *p);
 
+/* ---- pub/sub ---------------------------------------------------------------------------------- *
+ *
+ * Subscriptions run on connections of their own (a subscribed connection answers nothing but
+ * pub/sub frames), which the library opens, watches and re-opens itself: the command
+ * connections never change mode, and SUBSCRIBE and its kin sent as commands are refused. An
+ * event-loop client only. Pub/sub is at-most-once: a message published while a subscription is
+ * being re-established is gone, and the CP_SUB_RESUBSCRIBED event says when that may have
+ * happened. PUBLISH and SPUBLISH are ordinary commands. docs/async.md, "Pub/sub". */
+
+typedef enum cp_sub_kind {
+    CP_SUB_CHANNEL = 0, /* SUBSCRIBE: a channel, on one connection to any master (a cluster
+                           delivers every PUBLISH to every node) */
+    CP_SUB_PATTERN,     /* PSUBSCRIBE: a glob pattern, the same way */
+    CP_SUB_SHARD        /* SSUBSCRIBE: a shard channel, at the master serving its slot
+                           (SPUBLISH); followed there when the slot moves or fails over */
+} cp_sub_kind;
+
+typedef enum cp_sub_event {
+    CP_SUB_MESSAGE = 0,  /* a message: channel and payload */
+    CP_SUB_SUBSCRIBED,   /* the server confirmed the subscription, the first time */
+    CP_SUB_RESUBSCRIBED, /* confirmed again after it was lost (its connection broke, its master
+                            failed over, its slot moved): messages in between may be gone */
+    CP_SUB_ENDED         /* its last event: cp_unsubscribe was confirmed (err 0), the server
+                            refused it (CP_ESERVER, errstr its answer), or the client is being
+                            freed (CP_ECANCELED); the subscription is gone after the callback */
+} cp_sub_event;
+
+/* What a subscription's callback gets; the strings live until it returns (not NUL-terminated:
+ * use the lengths). */
+typedef struct cp_sub_msg {
+    cp_sub_event event;
+    cp_sub_kind kind;
+    const char *name; /* the subscription's channel or pattern */
+    size_t name_len;
+    const char *channel; /* CP_SUB_MESSAGE: the channel it was published on (a pattern's match) */
+    size_t channel_len;
+    const char *payload; /* CP_SUB_MESSAGE: the message */
+    size_t payload_len;
+    int err;            /* CP_SUB_ENDED: 0, or why */
+    const char *errstr; /* ... and its description ("" when none) */
+    size_t node;        /* the node whose connection carried it (cp_node_get) */
+} cp_sub_msg;
+
+/* Called from the loop's calls (cp_on_ready, cp_on_timer) and from cp_free, never inside
+ * cp_subscribe or cp_unsubscribe. It may subscribe, unsubscribe, send commands and call
+ * cp_free. */
+typedef void cp_sub_callback(cp_client *c, const cp_sub_msg *m, void *privdata);
+
+/* Subscribes to a channel, pattern or shard channel (name: len bytes, copied), each message and
+ * event going to cb. Never blocks: the connection opens and the SUBSCRIBE goes out from the
+ * loop. Returns 0 (cb will be called, at least CP_SUB_ENDED once), or CP_EINVAL (not an
+ * event-loop client, cb NULL, an unknown kind, already subscribed to that name and kind, the
+ * client being freed), CP_ENOMEM; then cb is never called. Subscriptions do not count in
+ * cp_pending (cp_loop_run does not wait for them). */
+CP_API int cp_subscribe(cp_client *c, cp_sub_kind kind, const char *name, size_t len,
+                        cp_sub_callback *cb, void *privdata);
+
+/* Ends a subscription: UNSUBSCRIBE (or PUNSUBSCRIBE, SUNSUBSCRIBE) goes out, and its callback
+ * gets CP_SUB_ENDED once the server confirms (or at once, from the loop, when its connection is
+ * down). Messages may still come before that. 0, or CP_EINVAL (no such subscription, or it is
+ * already ending). Never blocks. */
+CP_API int cp_unsubscribe(cp_client *c, cp_sub_kind kind, const char *name, size_t len);
+
 /* ---- the built-in loop ----------------------------------------------------------------------- *
  *
  * poll(2) over any number of clients, for programs that have no loop of their own. */

@@ -7,6 +7,8 @@
  */
 #include "lib/batch.h"
 
+#include <assert.h>
+
 #include "lib/fence.h"
 #include "lib/pool.h"
 
@@ -35,8 +37,11 @@ static void unlink_running(cp_pipeline *p) {
 void cp__batch_complete(cp_pipeline *p) {
     cp__client *c = p->c;
     unlink_running(p);
-    if (p->kind == CP__BATCH_USER) /* the caller hears of them now (or never: it let go) */
+    assert(p->remaining == 0);       /* every outcome is in */
+    if (p->kind == CP__BATCH_USER) { /* the caller hears of them now (or never: it let go) */
+        assert(c->pending >= p->npending);
         c->pending -= p->npending;
+    }
     p->npending = 0;
     if (p->orphan) {
         cp__pipeline_destroy(p);
@@ -66,8 +71,10 @@ static void notify(cp_pipeline *p, uint32_t i) {
         cp__batch_wake_at(c, 1);
         return;
     }
-    if (p->kind == CP__BATCH_ASYNC)
+    if (p->kind == CP__BATCH_ASYNC) {
+        assert(c->pending > 0);
         c->pending--; /* delivered */
+    }
     cp__cmd *cmd = &p->cmds.v[i];
     cp__cb cb = p->cbs[i];
     int err = cmd->outcome == CP_DONE ? 0 : cmd->err;
@@ -82,6 +89,8 @@ static void notify(cp_pipeline *p, uint32_t i) {
 
 void cp__batch_finish(cp_pipeline *p, uint32_t tag, cp_outcome outcome, int err) {
     cp__cmd *cmd = cp__get(p, tag);
+    /* once per command: its callback is called once, its batch counted down once */
+    assert(cmd->outcome == CP_PENDING && p->remaining > 0);
     cmd->outcome = (uint8_t)outcome;
     cmd->err = (int8_t)err;
     p->remaining--;

@@ -292,6 +292,18 @@ void cp__client_destroy(cp__client *c) {
     }
     free(c->pool);
     free(c->pool_wait);
+    for (int i = 0; i < c->nlinks; i++) { /* a client never on a loop may still have them */
+        cp__client_unregister_conn(c, &c->links[i]->conn);
+        cp__conn_free(&c->links[i]->conn);
+        free(c->links[i]->ops);
+        free(c->links[i]);
+    }
+    free(c->links);
+    for (int i = 0; i < c->nsubs; i++) {
+        free(c->subs[i]->name);
+        free(c->subs[i]);
+    }
+    free(c->subs);
     free(c->refresh.cand);
     free(c->nodes);
     free(c->seed_host);

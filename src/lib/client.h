@@ -23,6 +23,10 @@
 
 #define CP__NIL UINT32_MAX
 
+/* How long a node that refused a command (CLUSTERDOWN, TRYAGAIN, LOADING) gets a slot's commands
+ * one at a time (cp__node.cautious). */
+#define CP__CAUTIOUS_NS 1000000000ull
+
 struct cp_pipeline;
 struct cp__cmdtable;
 
@@ -68,7 +72,12 @@ typedef struct cp__node {
     int healthy;   /* the last slot map does not call it failed */
     int reader;    /* a master, reads on replicas: the replica serving them (readfrom.h), or -1 */
     uint64_t read_down_until; /* a replica whose connection failed: no reads before then */
-    cp__queue q;              /* commands waiting to be written, in order */
+    /* It answered CLUSTERDOWN, TRYAGAIN or LOADING lately (until then: cautious): its state may
+     * change between two commands of one slot, so a slot's commands go to it one at a time,
+     * each once the one before is answered (send.c). */
+    uint64_t cautious_until;
+    int cautious;
+    cp__queue q; /* commands waiting to be written, in order */
 } cp__node;
 
 /* A command a fence holds (fence.h): its batch and tag, its place in the client's send order,
@@ -117,6 +126,45 @@ typedef struct cp__pwait {
     uint32_t tag;
     int node;
 } cp__pwait;
+
+/* A subscription (sub.h): what the program asked for, and where it stands. Allocated one by
+ * one (a link's pending list points at it). */
+typedef enum cp__sub_state {
+    CP__SUB_WAITING = 0, /* to be sent: no link yet, its link not ready, or lost (re-sent) */
+    CP__SUB_SENT,        /* SUBSCRIBE written, not confirmed */
+    CP__SUB_ON,          /* confirmed */
+    CP__SUB_ENDING,      /* cp_unsubscribe: UNSUBSCRIBE to write, or written */
+} cp__sub_state;
+
+typedef struct cp__sub {
+    int kind; /* cp_sub_kind */
+    char *name;
+    size_t len;
+    cp_sub_callback *cb;
+    void *data;
+    int state;  /* cp__sub_state */
+    int ever;   /* confirmed at least once: the next confirmation is a re-subscription */
+    int unsent; /* ENDING: its UNSUBSCRIBE is not written yet */
+    struct cp__slink *link; /* the link carrying it, NULL */
+    int moved_to;           /* a shard channel answered MOVED: the node named, else -1 */
+} cp__sub;
+
+/* A SUBSCRIBE or UNSUBSCRIBE a link wrote, not confirmed yet: answers come in this order. */
+typedef struct cp__subop {
+    cp__sub *sub;
+    int unsub;
+} cp__subop;
+
+/* A subscriber's connection (sub.h): the classic subscriptions' one (on any master), or a node's
+ * shard channels'. Allocated one by one: the loop keeps the address of its slot. */
+typedef struct cp__slink {
+    cp__conn conn; /* conn.push: frames come unasked */
+    int node;
+    int shard;
+    cp__subop *ops; /* written, not answered, in order: ops[head .. head + nops) */
+    size_t head, nops, capops;
+    uint64_t ping_at; /* a PING it was sent then is not answered yet (0: none out) */
+} cp__slink;
 
 /* The slot map is re-read in-band: a CLUSTER SHARDS (or SLOTS) request to a master with an idle
  * ready connection first, then busier and other nodes, then the seeds; the next candidate as
@@ -186,6 +234,14 @@ typedef struct cp__client {
     cp__connopts pool_opts; /* copts without READONLY: blocking commands run on masters */
     cp__pwait *pool_wait;   /* blocking commands waiting for a pool connection, in order */
     size_t npool_wait, cappool_wait;
+    cp__sub **subs; /* sub.h: the subscriptions and their connections */
+    int nsubs, capsubs;
+    cp__slink **links;
+    int nlinks, caplinks;
+    uint64_t sub_due;        /* a subscription waits to be (re)sent from then on (0: none) */
+    unsigned sub_backoff_ms; /* the wait after a subscriber's connection failed */
+    unsigned sub_gen;        /* refresh.generation at the last failed attempt: a new map is
+                                worth trying at once */
     /* The loop. */
     const cp_event_ops *ops;
     void *loop;

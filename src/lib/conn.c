@@ -232,20 +232,8 @@ void cp__conn_free(cp__conn *c) {
     c->ocap = c->fcap = 0;
 }
 
-int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
-                       cp__reply_arena *arena) {
-    if (c->fcount == c->fcap) {
-        size_t ncap = c->fcap ? c->fcap * 2 : 64;
-        cp__inflight *f = malloc(ncap * sizeof(*f));
-        if (f == NULL)
-            return CP_ENOMEM;
-        for (size_t i = 0; i < c->fcount; i++)
-            f[i] = c->fifo[(c->fhead + i) & (c->fcap - 1)];
-        free(c->fifo);
-        c->fifo = f;
-        c->fhead = 0;
-        c->fcap = ncap;
-    }
+/* Room for len more bytes of output. 0 or CP_ENOMEM. */
+static int reserve(cp__conn *c, size_t len) {
     /* Compact before growing: written bytes at the front are dead. */
     if (c->opos > 0 && c->ocap - c->olen < len) {
         memmove(c->obuf, c->obuf + c->opos, c->olen - c->opos);
@@ -262,7 +250,35 @@ int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
         c->obuf = b;
         c->ocap = ncap;
     }
+    return 0;
+}
+
+int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
+                       cp__reply_arena *arena) {
+    if (c->fcount == c->fcap) {
+        size_t ncap = c->fcap ? c->fcap * 2 : 64;
+        cp__inflight *f = malloc(ncap * sizeof(*f));
+        if (f == NULL)
+            return CP_ENOMEM;
+        for (size_t i = 0; i < c->fcount; i++)
+            f[i] = c->fifo[(c->fhead + i) & (c->fcap - 1)];
+        free(c->fifo);
+        c->fifo = f;
+        c->fhead = 0;
+        c->fcap = ncap;
+    }
+    if (reserve(c, len) != 0)
+        return CP_ENOMEM;
     return cp__conn_push(c, req, len, tag, arena); /* fits now */
+}
+
+int cp__conn_send(cp__conn *c, const char *bytes, size_t len) {
+    if (reserve(c, len) != 0)
+        return CP_ENOMEM;
+    memcpy(c->obuf + c->olen, bytes, len);
+    c->olen += len;
+    c->buffered += len;
+    return 0;
 }
 
 int cp__conn_flush(cp__conn *c, uint64_t now) {
@@ -359,6 +375,21 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
 }
 
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_arena **arena) {
+    if (c->fcount == 0 && c->push) { /* a subscriber's: the server's own frames */
+        cp__arena_reset(&c->own);    /* the frame before is the owner's no longer */
+        redisReply *r = NULL;
+        int rc = cp__reader_next(&c->reader, &c->own, &r);
+        if (rc == 0)
+            return 0;
+        if (rc == CP_EPROTO)
+            return set_err(c, CP_EPROTO, "protocol error: %s", c->reader.errstr);
+        if (rc < 0)
+            return set_err(c, CP_ENOMEM, "reader: out of memory");
+        *reply = r;
+        *tag = CP__TAG_PUSH;
+        *arena = NULL;
+        return 1;
+    }
     if (c->fcount == 0) {
         if (c->reader.pos == c->reader.len)
             return 0;

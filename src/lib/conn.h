@@ -52,6 +52,7 @@ typedef struct cp__inflight {
 /* Tags the connection uses itself (its owner never sees them). */
 #define CP__TAG_AUTH 0xFFFFFFFEu
 #define CP__TAG_READONLY 0xFFFFFFFDu
+#define CP__TAG_PUSH 0xFFFFFFFCu /* a frame a subscriber's connection got unasked (conn.push) */
 
 typedef enum cp__conn_state {
     CP__CONN_CLOSED = 0,
@@ -72,6 +73,7 @@ typedef struct cp__conn {
     uint8_t state;      /* cp__conn_state */
     uint8_t tls_want;   /* CP__EV_READ or CP__EV_WRITE while state is TLS */
     uint8_t ev;         /* readiness registered with the owner's loop (the owner keeps it) */
+    uint8_t push;       /* a subscriber's: frames with nothing in flight are the server's own */
     void *ev_data;      /* the loop adapter's slot for this connection */
     struct ssl_st *ssl; /* TLS session when the client uses TLS */
     cp__reader reader;
@@ -152,6 +154,10 @@ static inline int cp__conn_push(cp__conn *c, const char *req, size_t len, uint32
     return 0;
 }
 
+/* Appends request bytes whose replies are not matched to requests (a subscriber's commands:
+ * their answers arrive as frames, conn.push). 0 or CP_ENOMEM. */
+int cp__conn_send(cp__conn *c, const char *bytes, size_t len);
+
 /* Writes buffered bytes without blocking; progress is stamped `now` (the caller's clock, read
  * just before: one clock read per batch instead of one per send). Returns 0 when the buffer is
  * empty, 1 when bytes remain (socket full), or a negative CP_E* code (connection unusable). */
@@ -162,7 +168,9 @@ int cp__conn_flush(cp__conn *c, uint64_t now);
 int cp__conn_fill(cp__conn *c);
 
 /* Next complete reply: returns 1 and sets *reply (built in the request's arena), *tag and
- * *arena (popped from the FIFO), 0 when no complete reply is buffered, CP_EPROTO when the bytes
+ * *arena (popped from the FIFO); on a subscriber's connection (push) with nothing in flight, a
+ * frame of the server's own, built in the connection's arena until the next call, with *tag
+ * CP__TAG_PUSH and *arena NULL; 0 when no complete reply is buffered, CP_EPROTO when the bytes
  * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, CP_EAUTH when the
  * connection's AUTH was refused, or CP_ECONNECT when READONLY was. The handshake's replies are
  * consumed here (state AUTH -> READY after the last); *tag is then CP__TAG_AUTH or

@@ -14,6 +14,7 @@
 
 #include "lib/batch.h"
 #include "lib/pool.h"
+#include "lib/sub.h"
 
 #include <stdlib.h>
 
@@ -117,6 +118,7 @@ void cp__events_after_call(cp__client *c) {
     for (int n = 0; n < c->nnodes; n++)
         cp__client_sync_node(c, n);
     cp__pool_sync_all(c);
+    cp__sub_sync_all(c);
     arm_timer(c);
 }
 
@@ -169,6 +171,7 @@ int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
             cp__client_unregister_conn(c, &c->nodes[n].conn);
         for (int i = 0; i < c->npool; i++)
             cp__client_unregister_conn(c, &c->pool[i]->conn);
+        cp__sub_unregister_all(c);
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, pc, -1);
         if (c->ops->detach != NULL)
@@ -195,6 +198,13 @@ void cp_on_ready(cp_client *pc, int fd, int events) {
     if (blocking != NULL) {
         enter(c);
         cp__exec_pool_ready(c, blocking, events);
+        leave(c);
+        return;
+    }
+    cp__slink *link = cp__sub_of_fd(c, fd);
+    if (link != NULL) {
+        enter(c);
+        cp__sub_ready(c, link, events);
         leave(c);
     }
 }
@@ -232,6 +242,31 @@ int cp_exec_async(cp_pipeline *p, cp_exec_callback *done, void *privdata) {
     return 0;
 }
 
+int cp_subscribe(cp_client *pc, cp_sub_kind kind, const char *name, size_t len, cp_sub_callback *cb,
+                 void *privdata) {
+    cp__client *c = cp__client_of(pc);
+    if (!cp__events_async_ok(c) || c->closing || cb == NULL || (name == NULL && len > 0))
+        return cp__client_err(c, CP_EINVAL, "cp_subscribe: %s",
+                              cb == NULL || (name == NULL && len > 0) ? "no callback or no name"
+                              : c->closing                            ? "the client is being freed"
+                                           : "not an event-loop client (a subscription needs a "
+                                             "loop: cp_attach, cp_loop)");
+    int rc = cp__sub_add(c, (int)kind, name != NULL ? name : "", len, cb, privdata);
+    if (rc == 0)
+        cp__events_after_call(c); /* sent from the loop's next call */
+    return rc;
+}
+
+int cp_unsubscribe(cp_client *pc, cp_sub_kind kind, const char *name, size_t len) {
+    cp__client *c = cp__client_of(pc);
+    if (name == NULL && len > 0)
+        return cp__client_err(c, CP_EINVAL, "cp_unsubscribe: no name");
+    int rc = cp__sub_remove(c, (int)kind, name != NULL ? name : "", len);
+    if (rc == 0)
+        cp__events_after_call(c);
+    return rc;
+}
+
 static void really_free(cp__client *c) {
     c->free_pending = 0;
     cp__batch_cancel_all(c, CP_ECANCELED, "the client was freed");
@@ -240,6 +275,7 @@ static void really_free(cp__client *c) {
     c->closing = 1;
     c->depth++;
     run_wakes(c, CP_ECANCELED);
+    cp__sub_end_all(c, CP_ECANCELED, "the client was freed");
     c->depth--;
     for (int n = 0; n < c->nnodes; n++) /* every fd cleaned up, then the client leaves */
         cp__client_close_node(c, n);

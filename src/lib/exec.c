@@ -12,6 +12,7 @@
 
 #include "lib/batch.h"
 #include "lib/pool.h"
+#include "lib/sub.h"
 #include "lib/recv.h"
 #include "lib/send.h"
 
@@ -79,6 +80,8 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
     for (int n = 0; n < c->nnodes; n++) {
         const cp__node *node = &c->nodes[n];
         const cp__conn *conn = &node->conn;
+        if (node->cautious)
+            wake = EARLIER(node->cautious_until);
         if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS)
             wake = EARLIER(conn->connect_deadline);
         else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0)
@@ -86,9 +89,11 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
         else if (conn->state == CP__CONN_CLOSED && node->q.n > 0)
             wake = EARLIER(1); /* connect it */
     }
-    uint64_t pool = cp__pool_next_wake(c);
+    uint64_t pool = cp__pool_next_wake(c), sub = cp__sub_next_wake(c);
     if (pool != 0)
         wake = EARLIER(pool);
+    if (sub != 0)
+        wake = EARLIER(sub);
     if (c->deferred.n > 0)
         wake = EARLIER(1);
     if (c->batch_wake != 0)
@@ -107,6 +112,8 @@ void cp__exec_timers(cp__client *c) {
     uint64_t io_ns = (uint64_t)c->copts.io_timeout_ms * 1000000ull;
     for (int n = 0; n < c->nnodes; n++) {
         cp__conn *conn = &c->nodes[n].conn;
+        if (c->nodes[n].cautious && now >= c->nodes[n].cautious_until)
+            c->nodes[n].cautious = 0; /* no refusal for a while: commands stream again */
         if ((conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) &&
             now >= conn->connect_deadline)
             cp__send_fail_node(c, n, CP_ETIMEDOUT, "connect timed out");
@@ -127,6 +134,7 @@ void cp__exec_timers(cp__client *c) {
         else
             i++;
     }
+    cp__sub_timers(c, now);  /* subscriptions: links watched, (re)subscribing */
     cp__send_pump_all(c, 0); /* connects nodes with queued commands */
     cp__send_kick_refresh(c, now);
     /* Each step may finish, free or start batches. The stamp marks the batches seen; after a

@@ -63,8 +63,10 @@ static void drop(cp__client *c, cp__fence *f) {
     c->nfences--;
 }
 
-/* Puts a command into f at its place in the send order. 0 or CP_ENOMEM. */
+/* Puts a command into f at its place in the send order. 0 or CP_ENOMEM. A fence holds only
+ * commands that wait: none has its outcome yet. */
 static int insert(cp__fence *f, const cp__held *h) {
+    assert(cp__get(h->p, h->tag)->outcome == CP_PENDING);
     if (f->head + f->n == f->cap) {
         if (f->head > 0) { /* room at the front: close the gap first */
             memmove(f->held, f->held + f->head, f->n * sizeof(*f->held));

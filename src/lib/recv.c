@@ -11,6 +11,7 @@
 #include "lib/readfrom.h"
 #include "lib/send.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,6 +156,9 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
     case CP__ERR_CLUSTERDOWN:
     case CP__ERR_LOADING:
     case CP__ERR_UNBLOCKED:
+        /* Its state is changing: one command of a slot at a time to it for a while. */
+        c->nodes[n].cautious = 1;
+        c->nodes[n].cautious_until = now + CP__CAUTIOUS_NS;
         if (kind == CP__ERR_TRYAGAIN)
             c->stats.tryagain++;
         else if (kind == CP__ERR_CLUSTERDOWN || kind == CP__ERR_UNBLOCKED) {
@@ -175,6 +179,17 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         cp__batch_answered(p, tag, r, now);
     }
 }
+
+#ifndef NDEBUG
+/* A connection's FIFO entry names a command of its batch that is still waiting for its answer
+ * (or an ASKING before one), in a batch that runs. */
+static int entry_matches(cp_pipeline *p, uint32_t tag) {
+    if (tag >= CP__TAG_INTERNAL)
+        return tag == CP__ASKING_TAG;
+    size_t i = tag & ~CP__PART_TAG, n = (tag & CP__PART_TAG) ? p->parts.n : p->cmds.n;
+    return p->running && i < n && cp__get(p, tag)->outcome == CP_PENDING;
+}
+#endif
 
 void cp__recv_node(cp__client *c, int n) {
     int rc = cp__conn_fill(&c->nodes[n].conn);
@@ -198,6 +213,7 @@ void cp__recv_node(cp__client *c, int n) {
             continue;
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
+        assert(entry_matches(p, tag));
         /* A fence is lifted after its last command's reply was acted on: a redirect of that
          * command goes before the commands the fence held. (Read first: acting may free p.)
          * A blocking command's fence (cp__fence_behind) counts these replies the same way. */
@@ -241,6 +257,7 @@ int cp__recv_pool(cp__client *c, cp__pconn *pc) {
         if (tag == CP__ASKING_TAG)
             continue; /* its command's own reply tells what happened */
         cp_pipeline *p = cp__pipeline_of_arena(arena);
+        assert(entry_matches(p, tag) && p == pc->p && tag == pc->tag);
         cp__pool_idle(c, pc, now); /* first: acting on the reply may send it a new command */
         if (r->type != REDIS_REPLY_ERROR || !c->cluster)
             cp__batch_answered(p, tag, r, now);

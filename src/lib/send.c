@@ -40,12 +40,17 @@ static void enqueue_blocking(cp_pipeline *p, int n, uint32_t tag) {
     }
 }
 
-/* Queues a command on node n, behind what waits there (a blocking one: on n's pool). */
+/* Queues a command on node n, behind what waits there (a blocking one: on n's pool). While n
+ * is cautious (it refused commands lately, its state changing), a command of a slot n still
+ * has an unanswered command of waits for that answer: were the earlier one refused and this one
+ * run, because the state changed between them, the earlier one's retry would come after it. */
 void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
     if (cp__get(p, tag)->flags & CP__F_BLOCKING) {
         enqueue_blocking(p, n, tag);
         return;
     }
+    if (p->c->nodes[n].cautious && cp__fence_behind(p->c, n, p, tag) > 0)
+        return;
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
         cp__batch_give_up(p, tag, 0, CP_ENOMEM);
@@ -283,7 +288,7 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
         cp__node *node = &c->nodes[n];
         cp__conn *conn = &node->conn;
         size_t inflight = conn->fcount;
-        if (node->q.n == 0 && conn->state == CP__CONN_READY &&
+        if (node->q.n == 0 && conn->state == CP__CONN_READY && !node->cautious &&
             conn->olen - conn->opos < CP__OBUF_SOFT_LIMIT &&
             cp__conn_push(conn, p->arena.data + cmd->off, cmd->len, tag, &p->replies) == 0) {
             cmd->sent_ns = now;         /* as pump would: latency counts from the first send */

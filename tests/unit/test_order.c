@@ -12,7 +12,9 @@
  *   - a refused connection (the key's master is gone) puts SET v1 aside until a new map names
  *     another master; SET v2, sent meanwhile, meets the same refusal in a later loop turn;
  *   - a new slot map moves the key's slot while SET v1 is still unanswered on the old master;
- *     SET v2, routed by the new map, must wait until the old master answered v1 (MOVED).
+ *     SET v2, routed by the new map, must wait until the old master answered v1 (MOVED);
+ *   - a node that refused commands lately (cautious) gets a slot's commands one at a time: it
+ *     refuses SET v1 and would run SET v2, sent in the same turn, right after.
  *
  * Without the fences that hold a slot's later commands (fence.h), v2 runs first in each.
  */
@@ -227,6 +229,45 @@ static void retry_round_holds_later_pipelines(void **state) {
     retry_round(*state, 1);
 }
 
+/* ---- a node whose state changes between two commands ------------------------------------------
+ */
+
+/* Node 0 has answered CLUSTERDOWN lately (a key of another slot), so it is cautious. Then SET v1
+ * and SET v2 of one key go out in one turn, and node 0 refuses v1 (CLUSTERDOWN once more) but
+ * would run v2 right after it, as a node whose cluster came back between the two does. While
+ * cautious, v2 is not sent until v1's answer is in: it waits behind v1's retry, and node 0 runs
+ * v1 before v2. */
+static void cautious_node_sends_one_at_a_time(void **state) {
+    fakeset *f = *state;
+    char seed[32];
+    snprintf(seed, sizeof(seed), "127.0.0.1:%d", f->port[0]);
+    cp_loop *l;
+    cp_client *c = loop_client(seed, &l);
+    const char *key = "order:flip", *other = "order:other";
+    answer warm = {0};
+    assert_int_equal(cp_async_command(c, on_reply, &warm, "GET %s", key), 0);
+    assert_true(turn_until(l, answered, &warm, 5000));
+    fakeset_rule(f->node[0], "GET", other, 0, 1, FAKE_REPLY,
+                 "-CLUSTERDOWN The cluster is down\r\n");
+    answer o = {0};
+    assert_int_equal(cp_async_command(c, on_reply, &o, "GET %s", other), 0);
+    log_count asked = {f->node[0], "GET order:other", 2}; /* refused once, then answered */
+    assert_true(turn_until(l, logged, &asked, 5000));
+
+    fakeset_rule(f->node[0], "SET", key, 0, 1, FAKE_REPLY, "-CLUSTERDOWN The cluster is down\r\n");
+    answer a1 = {0}, a2 = {0};
+    assert_int_equal(cp_async_command(c, on_reply, &a1, "SET %s v1", key), 0);
+    assert_int_equal(cp_async_command(c, on_reply, &a2, "SET %s v2", key), 0);
+    both x = {&a1, &a2};
+    assert_true(turn_until(l, both_answered, &x, 5000));
+    assert_int_equal(a1.outcome, CP_DONE);
+    assert_int_equal(a2.outcome, CP_DONE);
+    assert_ran_in_order(f->node[0], key);
+    assert_value(c, l, key, "v2");
+    cp_free(c);
+    cp_loop_free(l);
+}
+
 /* ---- a refused connection -------------------------------------------------------------------- */
 
 /* The key's master (node 0) is gone: its port refuses. SET v1 goes aside until a new map, which
@@ -378,6 +419,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(retry_round_holds_later_async_commands, fakeset_setup,
                                         fakeset_teardown),
         cmocka_unit_test_setup_teardown(retry_round_holds_later_pipelines, fakeset_setup,
+                                        fakeset_teardown),
+        cmocka_unit_test_setup_teardown(cautious_node_sends_one_at_a_time, fakeset_setup,
                                         fakeset_teardown),
         cmocka_unit_test_setup_teardown(refused_connection_keeps_order, fakeset_setup,
                                         fakeset_teardown),
