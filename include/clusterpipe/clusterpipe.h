@@ -234,9 +234,10 @@ CP_API size_t cp_pending(const cp_client *c);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-/* The nodes a client knows: every master and replica of its last slot map, and its seeds. Node
- * indexes are stable for the client's life (nodes are added, never removed). Read-only; never
- * blocks. */
+/* The nodes a client knows: every master and replica of its last slot map, and its seeds. A node
+ * index is an int from 0 to cp_node_count() - 1, stable for the client's life (nodes are added,
+ * never removed); -1 means none, and a call given a negative index refuses it as no such node.
+ * Read-only; never blocks. */
 #define CP_NODE_HOSTLEN 256
 typedef enum cp_node_role {
     CP_NODE_MASTER = 0,
@@ -248,20 +249,20 @@ typedef struct cp_node_info {
     char host[CP_NODE_HOSTLEN];
     int port;
     cp_node_role role; /* per the last slot map */
-    long master;       /* a replica's master (a node index), else -1 */
+    int master;        /* a replica's master (a node index), else -1 */
     int nslots;        /* slots it serves per the last map */
 } cp_node_info;
 
-CP_API size_t cp_node_count(const cp_client *c);
+CP_API int cp_node_count(const cp_client *c);
 /* Node i. 0, or CP_EINVAL when there is no such node. */
-CP_API int cp_node_get(const cp_client *c, size_t i, cp_node_info *out);
+CP_API int cp_node_get(const cp_client *c, int i, cp_node_info *out);
 /* The slot ranges node i serves, as [first, last] pairs: up to max of them are written; returns
  * how many there are (0 for a replica), or CP_EINVAL. */
-CP_API int cp_node_slots(const cp_client *c, size_t i, int (*ranges)[2], int max);
+CP_API int cp_node_slots(const cp_client *c, int i, int (*ranges)[2], int max);
 
 /* cp_command to one chosen node (by index), whatever the command's keys: no redirect is
  * followed and nothing is retried. NULL with c->err set on failure (CP_EINVAL: no such node). */
-CP_API redisReply *cp_command_node(cp_client *c, size_t node, const char *fmt, ...);
+CP_API redisReply *cp_command_node(cp_client *c, int node, const char *fmt, ...);
 
 /* cp_command to every master at once, the answers combined: DBSIZE summed, KEYS concatenated,
  * FLUSHALL / FLUSHDB / SCRIPT FLUSH / FUNCTION FLUSH|DELETE|RESTORE +OK when every master said
@@ -389,7 +390,7 @@ CP_API int cp_append_formatted(cp_pipeline *p, const char *cmd, size_t len);
  * no retry). 0, CP_ENOMEM, CP_EINVAL (no such node, a bad format, after exec). In a transaction
  * (after MULTI) both append as cp_append does: the unit goes to one node. */
 CP_API int cp_append_all(cp_pipeline *p, const char *fmt, ...);
-CP_API int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...);
+CP_API int cp_append_node(cp_pipeline *p, int node, const char *fmt, ...);
 
 /* cp_append_argv for a caller that already computed the slot of the command's keys (with
  * cp_keyslot, to group commands by node, say): the library routes by `slot` instead of hashing
@@ -508,7 +509,7 @@ CP_API int cp_async_command_argv(cp_client *c, cp_callback *cb, void *privdata, 
  * whatever the keys. The callback is called once, as for any async command. */
 CP_API int cp_async_command_all(cp_client *c, cp_callback *cb, void *privdata, const char *fmt,
                                 ...);
-CP_API int cp_async_command_node(cp_client *c, size_t node, cp_callback *cb, void *privdata,
+CP_API int cp_async_command_node(cp_client *c, int node, cp_callback *cb, void *privdata,
                                  const char *fmt, ...);
 
 /* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
@@ -567,7 +568,7 @@ typedef struct cp_sub_msg {
     size_t payload_len;
     int err;            /* CP_SUB_ENDED: 0, or why */
     const char *errstr; /* ... and its description ("" when none) */
-    size_t node;        /* the node whose connection carried it (cp_node_get) */
+    int node;           /* the node whose connection carried it (cp_node_get), -1: none */
 } cp_sub_msg;
 
 /* Called from the loop's calls (cp_on_ready, cp_on_timer) and from cp_free, never inside

@@ -121,7 +121,7 @@ static int warm_ping(cp__wctx *x, cp__client_state *cs, cp_pipeline *p) {
     const cp__run_spec *s = x->spec;
     if (s->map != NULL) {
         const cp__node_addr *m = &s->map->masters[cs->lane];
-        for (size_t i = 0; i < cp_node_count(cs->c); i++) {
+        for (int i = 0; i < cp_node_count(cs->c); i++) {
             cp_node_info ni;
             if (cp_node_get(cs->c, i, &ni) == 0 && ni.port == m->port &&
                 strcmp(ni.host, m->host) == 0)

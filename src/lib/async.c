@@ -151,11 +151,11 @@ int cp_async_command_all(cp_client *pc, cp_callback *cb, void *privdata, const c
     return rc;
 }
 
-int cp_async_command_node(cp_client *pc, size_t node, cp_callback *cb, void *privdata,
-                          const char *fmt, ...) {
+int cp_async_command_node(cp_client *pc, int node, cp_callback *cb, void *privdata, const char *fmt,
+                          ...) {
     va_list ap;
     va_start(ap, fmt);
-    int rc = command_to(pc, node > INT_MAX ? INT_MAX : (int)node, cb, privdata, fmt, ap);
+    int rc = command_to(pc, cp__node_arg(node), cb, privdata, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -171,10 +171,10 @@ redisReply *cp_command_all(cp_client *pc, const char *fmt, ...) {
     return r;
 }
 
-redisReply *cp_command_node(cp_client *pc, size_t node, const char *fmt, ...) {
+redisReply *cp_command_node(cp_client *pc, int node, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = command_to(cp__client_of(pc), node > INT_MAX ? INT_MAX : (int)node, fmt, ap);
+    redisReply *r = command_to(cp__client_of(pc), cp__node_arg(node), fmt, ap);
     va_end(ap);
     return r;
 }

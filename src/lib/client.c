@@ -174,7 +174,7 @@ cp__client *cp__client_create(const cp_options *opt) {
     cp_options def = CP_OPTIONS_INIT;
     if (opt == NULL)
         opt = &def;
-    cp__routes_init(&c->routes);
+    cp__slottab_init(&c->slottab);
     c->rng = (uint64_t)cp__now_ns() | 1u;
     /* 0 is each field's default; negative is "none" where the field has one (clusterpipe.h). */
     c->copts.connect_timeout_ms = opt->connect_timeout_ms > 0    ? opt->connect_timeout_ms
@@ -260,8 +260,8 @@ cp__client *cp__client_create(const cp_options *opt) {
         }
         c->nodes[n].is_master = 1;
         for (int s = 0; s < CP_SLOTS; s++) /* one node serves everything */
-            c->routes.node[s] = (int16_t)n;
-        cp__routes_rebuild(&c->routes);
+            c->slottab.node[s] = (int16_t)n;
+        cp__slottab_rebuild(&c->slottab);
         return c;
     }
     c->need_refresh = 1; /* the first map is read once the client is on a loop */
@@ -328,13 +328,13 @@ void cp_get_stats(const cp_client *c, cp_stats *out) {
 
 /* ---- node iteration (public, read-only) ---------------------------------------------------- */
 
-size_t cp_node_count(const cp_client *pc) {
-    return (size_t)cp__client_of((cp_client *)pc)->nnodes;
+int cp_node_count(const cp_client *pc) {
+    return cp__client_of((cp_client *)pc)->nnodes;
 }
 
-int cp_node_get(const cp_client *pc, size_t i, cp_node_info *out) {
+int cp_node_get(const cp_client *pc, int i, cp_node_info *out) {
     const cp__client *c = cp__client_of((cp_client *)pc);
-    if (i >= (size_t)c->nnodes)
+    if (i < 0 || i >= c->nnodes)
         return CP_EINVAL;
     const cp__node *n = &c->nodes[i];
     snprintf(out->host, sizeof(out->host), "%s", n->host);
@@ -343,19 +343,19 @@ int cp_node_get(const cp_client *pc, size_t i, cp_node_info *out) {
     out->master = n->master;
     out->nslots = 0;
     for (int s = 0; s < CP_SLOTS; s++)
-        out->nslots += c->routes.node[s] == (int)i;
+        out->nslots += c->slottab.node[s] == i;
     return 0;
 }
 
-int cp_node_slots(const cp_client *pc, size_t i, int (*ranges)[2], int max) {
+int cp_node_slots(const cp_client *pc, int i, int (*ranges)[2], int max) {
     const cp__client *c = cp__client_of((cp_client *)pc);
-    if (i >= (size_t)c->nnodes)
+    if (i < 0 || i >= c->nnodes)
         return CP_EINVAL;
     int n = 0;
     for (int s = 0; s < CP_SLOTS; s++) {
-        if (c->routes.node[s] != (int)i)
+        if (c->slottab.node[s] != i)
             continue;
-        if (s > 0 && c->routes.node[s - 1] == (int)i) { /* the run goes on */
+        if (s > 0 && c->slottab.node[s - 1] == i) { /* the run goes on */
             if (n - 1 < max)
                 ranges[n - 1][1] = s;
             continue;

@@ -16,7 +16,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "lib/conn.h"
 #include "lib/replyarena.h"
-#include "lib/routes.h"
+#include "lib/slottab.h"
 #include "lib/topology.h"
 
 #include <limits.h>
@@ -215,7 +215,7 @@ typedef struct cp__client {
     int nseeds;
     cp__node *nodes;
     int nnodes, capnodes;
-    cp__routes routes;           /* slot -> index into nodes[] */
+    cp__slottab slottab;         /* slot -> index into nodes[] (from the last map and MOVEDs) */
     int need_refresh;            /* MOVED, CLUSTERDOWN or a broken connection was seen */
     int no_shards;               /* the server lacks CLUSTER SHARDS: use CLUSTER SLOTS */
     struct cp__cmdtable *cmdtab; /* the server's COMMAND (cmdtable.h); NULL: built-in table */

@@ -340,7 +340,7 @@ void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
             return;
             /* Its commands of slots it served before the map and does not now. (A command it has
              * for a slot it never served, an ASK's, is not about the map.) */
-#define LOST(s) ((s) >= 0 && old_owner[s] == n && c->routes.node[s] != n)
+#define LOST(s) ((s) >= 0 && old_owner[s] == n && c->slottab.node[s] != n)
         for (size_t i = 0; i < node->conn.fcount; i++) {
             int s = fifo_slot(c, &node->conn, i);
             if (LOST(s))

@@ -69,7 +69,7 @@ int cp__fence_behind(cp__client *c, int n, cp_pipeline *p, uint32_t tag);
  * then not kept). */
 void cp__fence_moved(cp__client *c, int n, int slot);
 
-/* A new map is in the routes; old_owner[s] was each slot's node before it (-1: none). Every
+/* A new map is in the slot table; old_owner[s] was each slot's node before it (-1: none). Every
  * node that lost a slot while it still had commands of it becomes an old owner of the slot's
  * fence. Out of memory, order across this change is not kept for the slots not fenced. */
 void cp__fence_map_changed(cp__client *c, const int16_t *old_owner);

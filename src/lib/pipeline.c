@@ -465,12 +465,12 @@ int cp_append_all(cp_pipeline *p, const char *fmt, ...) {
     return rc;
 }
 
-int cp_append_node(cp_pipeline *p, size_t node, const char *fmt, ...) {
+int cp_append_node(cp_pipeline *p, int node, const char *fmt, ...) {
     if (p->executed)
         return CP_EINVAL;
     va_list ap;
     va_start(ap, fmt);
-    int rc = cp__pipeline_append_to(p, node > INT_MAX ? INT_MAX : (int)node, fmt, ap);
+    int rc = cp__pipeline_append_to(p, cp__node_arg(node), fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -10,6 +10,7 @@
 #ifndef CLUSTERPIPE_PIPELINE_H
 #define CLUSTERPIPE_PIPELINE_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,12 @@
 /* cp_pipeline.next_node: by its keys (the table's rules), to every master, or a node index. */
 #define CP__TO_KEYS (-1)
 #define CP__TO_ALL (-2)
+
+/* A node index a caller passed, for cp__pipeline_append_to: a negative one names no node and is
+ * refused as one (CP__TO_KEYS and CP__TO_ALL are the library's own). */
+static inline int cp__node_arg(int node) {
+    return node >= 0 ? node : INT_MAX;
+}
 
 #define CP__F_READONLY 0x01u   /* command never changes data */
 #define CP__F_IDEMPOTENT 0x02u /* caller says re-sending is harmless */

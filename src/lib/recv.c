@@ -68,7 +68,7 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
         }
         if (m >= 0 && kind == CP__ERR_MOVED) {
             cp__fence_moved(c, n, slot); /* later commands for the slot wait for the unit */
-            cp__routes_patch(&c->routes, slot, m);
+            cp__slottab_patch(&c->slottab, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1;
         }
@@ -144,7 +144,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         cmd->slot = slot;
         if (kind == CP__ERR_MOVED) {
             cp__fence_moved(c, n, slot);
-            cp__routes_patch(&c->routes, slot, m);
+            cp__slottab_patch(&c->slottab, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1; /* the rest of the map is read in-band, spaced */
         } else {

@@ -127,11 +127,11 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
     int16_t *before = NULL;
     for (int i = 0; i < c->nnodes && before == NULL; i++)
         if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
-            (before = malloc(sizeof(c->routes.node))) != NULL)
-            memcpy(before, c->routes.node, sizeof(c->routes.node));
+            (before = malloc(sizeof(c->slottab.node))) != NULL)
+            memcpy(before, c->slottab.node, sizeof(c->slottab.node));
     for (int s = 0; s < CP_SLOTS; s++)
-        c->routes.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
-    cp__routes_rebuild(&c->routes);
+        c->slottab.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
+    cp__slottab_rebuild(&c->slottab);
     if (before != NULL) {
         cp__fence_map_changed(c, before);
         free(before);
@@ -161,7 +161,7 @@ static int fail(cp__client *c, int code, const char *fmt, ...) {
  * applied, 1 when the same node should be asked again (it lacks CLUSTER SHARDS: SLOTS from now
  * on), or a CP_E* code with the reason kept in c->refresh.errstr for the next candidate to
  * improve on. */
-static int answer(cp__client *c, int n, const redisReply *r, int err, const char *errstr) {
+static int apply_reply(cp__client *c, int n, const redisReply *r, int err, const char *errstr) {
     const char *host = c->nodes[n].host;
     int port = c->nodes[n].port;
     if (r == NULL)
@@ -285,7 +285,7 @@ int cp__refresh_took(cp__client *c, void *data, const cp_response *r, uint64_t n
         c->closing)
         return -1;
     c->refresh.out--;
-    int rc = answer(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
+    int rc = apply_reply(c, n, r->outcome == CP_DONE ? r->reply : NULL, r->err, r->errstr);
     if (rc == 0) {
         round_end(c, 1, now);
         *node = n;

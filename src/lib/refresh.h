@@ -3,7 +3,7 @@
  * The in-band slot-map refresh, without any I/O: a round asks node after node (masters with an
  * idle ready connection first, then other ready masters, other masters, replicas and other
  * nodes, then the seeds), hedging a request not answered in 200 ms, until one answers with a map;
- * the answer (CLUSTER SHARDS, or SLOTS) is applied to the client's node set and routes, and
+ * the reply (CLUSTER SHARDS, or SLOTS) is applied to the client's node set and slot table, and
  * commands waiting for it go on. Here the round decides and builds each request as a batch of
  * its own; exec.c sends it in-band, like any other command, and hands its answer back. One
  * thread, the client's.

@@ -38,7 +38,7 @@ int cp__scan_reread_start(cp_scan *s) {
     s->sub = CP__SCAN_S_BEGIN;
     int any = cp__client_any_node(c);
     for (int slot = 0; slot < CP_SLOTS; slot++) {
-        int owner = c->routes.node[slot];
+        int owner = c->slottab.node[slot];
         s->from[slot] = (int16_t)(owner >= 0 ? owner : any);
         s->pair_to[slot] = -1;
     }
@@ -106,7 +106,7 @@ static int list_take(cp_scan *s, int pass) {
             *(pass == 0 ? &g[j].calls0 : &g[j].calls1) = cp__scan_migrate_calls(
                 cp_reply(p, pass == 0 ? g[j].exec_at - 1 : g[j].exec_at + 1));
         for (int i = 0; i < g[j].k && pass == 0; i++) {
-            const redisReply *r = cp__scan_answer(s, p, g[j].exec_at + (size_t)i, g[j].node);
+            const redisReply *r = cp__scan_reply(s, p, g[j].exec_at + (size_t)i, g[j].node);
             if (r == NULL)
                 return s->c->pub.err;
             g[j].max[i] = listing_room(r->type == REDIS_REPLY_INTEGER ? r->integer : -1);
@@ -119,7 +119,7 @@ static int list_take(cp_scan *s, int pass) {
  * not that (EXECABORT, a command refused). */
 static const redisReply *listing(cp_scan *s, const cp__scan_group *g) {
     char name[CP__HOSTLEN + 8];
-    const redisReply *r = cp__scan_answer(s, s->p, g->exec_at, g->node);
+    const redisReply *r = cp__scan_reply(s, s->p, g->exec_at, g->node);
     if (r == NULL)
         return NULL;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)g->k + 1;
@@ -156,9 +156,9 @@ static int add_listed(cp_scan *s, const redisReply *keys) {
     return 0;
 }
 
-/* A slot listed at n without a certificate: where to list it next, per n's view v (NULL: the
+/* A slot listed at n without a certificate: the node to list it next, per n's view v (NULL: the
  * client's map). A slot n migrates becomes a candidate for the pair certificate. */
-static int route(cp_scan *s, int n, const cp__nodesview *v, int slot) {
+static int next_lister(cp_scan *s, int n, const cp__nodesview *v, int slot) {
     cp__client *c = s->c;
     int to = -1;
     if (v != NULL && v->moving[slot] != 0 && v->peer[slot] >= 0)
@@ -173,7 +173,7 @@ static int route(cp_scan *s, int n, const cp__nodesview *v, int slot) {
         s->pair_to[slot] = (int16_t)to;
     }
     if (to < 0)
-        to = c->routes.node[slot] >= 0 ? c->routes.node[slot] : cp__client_any_node(c);
+        to = c->slottab.node[slot] >= 0 ? c->slottab.node[slot] : cp__client_any_node(c);
     s->from[slot] = (int16_t)to;
     return 0;
 }
@@ -359,7 +359,7 @@ static int chunk_listed(cp_scan *s) {
         int slot = g->slots[i];
         s->ok[i] = v != NULL && whole(g, r, i) &&
                    (cp__scan_serves(v, slot) || (v->map.owner[slot] < 0 && v->moving[slot] == 0 &&
-                                                 s->c->routes.node[slot] < 0));
+                                                 s->c->slottab.node[slot] < 0));
         if (s->ok[i])
             rc = add_listed(s, r->element[i + 1]);
     }
@@ -372,7 +372,7 @@ static int chunk_done(cp_scan *s) {
     cp__nodesview *v = s->chunk_view ? s->view : NULL;
     int rc = 0;
     for (int i = 0; i < g->k && rc == 0; i++)
-        rc = s->ok[i] ? (certify(s, g->slots[i]), 0) : route(s, g->node, v, g->slots[i]);
+        rc = s->ok[i] ? (certify(s, g->slots[i]), 0) : next_lister(s, g->node, v, g->slots[i]);
     if (v != NULL)
         cp__slotmap_free(&v->map);
     s->chunk_view = 0;

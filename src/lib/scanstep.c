@@ -43,7 +43,7 @@ int cp__scan_append_node_fmt(cp_pipeline *p, int n, const char *fmt, ...) {
     return rc;
 }
 
-const redisReply *cp__scan_answer(cp_scan *s, cp_pipeline *p, size_t i, int n) {
+const redisReply *cp__scan_reply(cp_scan *s, cp_pipeline *p, size_t i, int n) {
     const redisReply *r = cp_reply(p, i);
     char name[CP__HOSTLEN + 8];
     if (r != NULL && r->type != REDIS_REPLY_ERROR)

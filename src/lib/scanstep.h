@@ -25,7 +25,7 @@ int cp__scan_append_node_fmt(cp_pipeline *p, int n, const char *fmt, ...);
 
 /* Reply i of p (sent to node n) when it is not an error reply; else NULL with the client's
  * error set. The reply stays p's. */
-const redisReply *cp__scan_answer(cp_scan *s, cp_pipeline *p, size_t i, int n);
+const redisReply *cp__scan_reply(cp_scan *s, cp_pipeline *p, size_t i, int n);
 
 /* ---- what a node says ---- */
 

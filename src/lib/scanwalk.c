@@ -131,7 +131,7 @@ int cp__scan_walk_take(cp_scan *s) {
         return CP__SCAN_STEP_ON;
     }
     char next[sizeof(s->cursor)];
-    const redisReply *r = cp__scan_answer(s, p, with_view ? 2 : 0, n);
+    const redisReply *r = cp__scan_reply(s, p, with_view ? 2 : 0, n);
     if (r == NULL || (rc = take_scan(s, r, n, next)) != 0 || (rc = cp__scan_emit(s)) != 0)
         return r == NULL ? c->pub.err : rc;
     s->st.scan_calls++;

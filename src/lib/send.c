@@ -66,7 +66,7 @@ static inline int node_of(cp_pipeline *p, const cp__cmd *cmd) {
     if (!c->cluster)
         return 0;
     if (cmd->slot >= 0) {
-        int n = cp__routes_lookup(&c->routes, cmd->slot);
+        int n = cp__slottab_lookup(&c->slottab, cmd->slot);
         /* A read under read_from; never a transaction's member nor a WATCH (the unit and what
          * guards it stay on the master). */
         if (c->read_from != CP_READ_MASTER && n >= 0 &&
@@ -264,7 +264,7 @@ void cp__send_released(cp_pipeline *p, uint32_t tag, int target, uint64_t now) {
 }
 
 /* The node of a batch's next first send: the one before's when it has the same slot and flags
- * (a batch of one hash tag's keys routes once), else node_of's answer. */
+ * (a batch of one hash tag's keys routes once), else what node_of says. */
 typedef struct dispatch_memo {
     int32_t slot;
     uint16_t flags;
@@ -536,8 +536,8 @@ void cp__send_start(cp_pipeline *p, int io_now) {
     p->nretry = 0;
     p->node_failed = 0;
     p->wait_map = 0;
-    if (c->routes.stale) /* MOVED patched slots since: rebuild the runs */
-        cp__routes_rebuild(&c->routes);
+    if (c->slottab.stale) /* MOVED patched slots since: rebuild the runs */
+        cp__slottab_rebuild(&c->slottab);
     uint64_t now = cp__now_ns();
     p->deadline = now + (uint64_t)c->retry_budget_ms * 1000000ull;
     cp__batch_link(p);

@@ -50,7 +50,7 @@ static void notify(cp__client *c, cp__sub *s, cp_sub_event ev, const redisReply 
                     .payload_len = payload != NULL ? payload->len : 0,
                     .err = err,
                     .errstr = errstr != NULL ? errstr : "",
-                    .node = node >= 0 ? (size_t)node : 0};
+                    .node = node};
     s->cb(&c->pub, &m, s->data);
 }
 
@@ -196,7 +196,7 @@ static int target(const cp__client *c, const cp__sub *s) {
     if (kind_shard(s->kind)) {
         if (s->moved_to >= 0)
             return s->moved_to;
-        return cp__routes_lookup(&c->routes, (int)cp_keyslot(s->name, s->len));
+        return cp__slottab_lookup(&c->slottab, (int)cp_keyslot(s->name, s->len));
     }
     for (int i = 0; i < c->nlinks; i++)
         if (!c->links[i]->shard)

@@ -130,7 +130,7 @@ static void one_master_refuses(void **state) {
     cp_client *c = cp_fixture_client(f, NULL);
     cp_pipeline *p = cp_pipeline_new(c);
     set_keys(p);
-    size_t m = 0;
+    int m = 0;
     cp_node_info n;
     while (cp_node_get(c, m, &n) == 0 && n.role != CP_NODE_MASTER)
         m++;
@@ -218,7 +218,7 @@ static void nodes(void **state) {
 
     int masters = 0, replicas = 0, slots = 0;
     long long held = 0;
-    for (size_t i = 0; i < cp_node_count(c); i++) {
+    for (int i = 0; i < cp_node_count(c); i++) {
         cp_node_info n;
         assert_int_equal(cp_node_get(c, i, &n), 0);
         char want[64];
@@ -244,7 +244,7 @@ static void nodes(void **state) {
             replicas++;
             assert_string_equal(want, "slave");
             cp_node_info m;
-            assert_int_equal(cp_node_get(c, (size_t)n.master, &m), 0);
+            assert_int_equal(cp_node_get(c, n.master, &m), 0);
             assert_int_equal(m.role, CP_NODE_MASTER);
             assert_int_equal(n.nslots, 0);
         }
@@ -257,6 +257,17 @@ static void nodes(void **state) {
     assert_int_equal(cp_node_get(c, cp_node_count(c), &none), CP_EINVAL);
     assert_null(cp_command_node(c, cp_node_count(c), "PING"));
     assert_int_equal(c->err, CP_EINVAL);
+    /* -1 is "none" (a master's cp_node_info.master): never a node, never slot-routed */
+    assert_int_equal(cp_node_get(c, -1, &none), CP_EINVAL);
+    assert_int_equal(cp_node_slots(c, -1, NULL, 0), CP_EINVAL);
+    assert_null(cp_command_node(c, -1, "PING"));
+    assert_int_equal(c->err, CP_EINVAL);
+    assert_string_equal(c->errstr, "no such node");
+    p = cp_pipeline_new(c);
+    assert_int_equal(cp_append_node(p, -1, "PING"), CP_EINVAL);
+    assert_int_equal(cp_append_node(p, -2, "PING"), CP_EINVAL);
+    assert_int_equal(cp_count(p), 0);
+    cp_pipeline_free(p);
     cp_free(c);
 }
 
@@ -320,7 +331,7 @@ static void every_master_async(void **state) {
     assert_int_equal(cp_async_command_all(c, on_any, &all, "PING"), 0);
     long long sum = 0;
     int masters = 0;
-    for (size_t i = 0; i < cp_node_count(c); i++) {
+    for (int i = 0; i < cp_node_count(c); i++) {
         cp_node_info n;
         assert_int_equal(cp_node_get(c, i, &n), 0);
         if (n.role != CP_NODE_MASTER)

@@ -44,7 +44,7 @@ typedef struct record {
     _Atomic long dups, out_of_order, wrong;
     _Atomic long last;                 /* the last sequence number received */
     _Atomic uint64_t lost_at, back_at; /* when it was lost (for the test's clock) and back */
-    _Atomic size_t node;
+    _Atomic int node;
     _Atomic int port;    /* of that node */
     unsigned char *seen; /* [MAXSEQ] */
     char prefix[32];

@@ -619,7 +619,7 @@ static void async_free_in_flight(void **state) {
 static void set_migrating(cp_fixture *f, cp_client *c, int on) {
     size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
     int port0 = cp_topo_proc(f->topo, p0)->port;
-    for (size_t i = 0; i < cp_node_count(c); i++) {
+    for (int i = 0; i < cp_node_count(c); i++) {
         cp_node_info n;
         assert_int_equal(cp_node_get(c, i, &n), 0);
         if (n.port != port0)

@@ -301,7 +301,7 @@ static void scan_through_migration(void **state) {
  * tool does (IMPORTING, MIGRATING, MIGRATE each key, NODE on the target, the source, the third
  * master), one pipeline per step. */
 static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, int first, int n) {
-    size_t from = slot_node_of(c, f, pfrom), to = slot_node_of(c, f, pto);
+    int from = slot_node_of(c, f, pfrom), to = slot_node_of(c, f, pto);
     const char *fid = cp_topo_proc(f->topo, pfrom)->id, *tid = cp_topo_proc(f->topo, pto)->id;
     int port = cp_topo_proc(f->topo, pto)->port;
     cp_pipeline *p = cp_pipeline_new(c);
@@ -330,7 +330,7 @@ static void move_slots(cp_client *c, cp_fixture *f, size_t pfrom, size_t pto, in
      * pipeline, the third could apply a ping the source sent before it let go: the cluster then
      * lost keys or bounced MOVED between two masters (2 times in 80 rounds under load). */
     for (int k = -1; k < 3; k++) {
-        size_t node = k < 0 ? from : slot_node_of(c, f, cp_fixture_master(f, k));
+        int node = k < 0 ? from : slot_node_of(c, f, cp_fixture_master(f, k));
         if (node == to || (k >= 0 && node == from))
             continue;
         cp_pipeline_reset(p);
@@ -504,7 +504,7 @@ static void bad_arguments(void **state) {
 
     /* Single-endpoint mode: SCAN of the endpoint, here one master, whatever it holds. */
     c = cp_fixture_client(f, NULL);
-    size_t n0 = slot_node_of(c, f, cp_fixture_master(f, 0));
+    int n0 = slot_node_of(c, f, cp_fixture_master(f, 0));
     redisReply *r = cp_command_node(c, n0, "DBSIZE");
     long long held = r->integer;
     freeReplyObject(r);

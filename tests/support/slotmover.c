@@ -68,8 +68,8 @@ int slot_mover_stop(slot_mover *m) {
     return rounds < 0 ? -1 : rounds;
 }
 
-size_t slot_node_of(cp_client *c, cp_fixture *f, size_t proc) {
-    for (size_t i = 0; i < cp_node_count(c); i++) {
+int slot_node_of(cp_client *c, cp_fixture *f, size_t proc) {
+    for (int i = 0; i < cp_node_count(c); i++) {
         cp_node_info n;
         assert_int_equal(cp_node_get(c, i, &n), 0);
         if (n.port == cp_topo_proc(f->topo, proc)->port)
@@ -87,7 +87,7 @@ static void expect_ok(redisReply *r, const char *what) {
 
 void slot_half_migrate(cp_fixture *f, cp_client *c, int slot, int nkeys) {
     size_t p0 = cp_fixture_master(f, 0), p1 = cp_fixture_master(f, 1);
-    size_t n0 = slot_node_of(c, f, p0), n1 = slot_node_of(c, f, p1);
+    int n0 = slot_node_of(c, f, p0), n1 = slot_node_of(c, f, p1);
     char key[64][32];
     assert_int_gt(nkeys, 0);
     assert_int_le(nkeys, 64);

@@ -40,7 +40,7 @@ int slot_mover_rounds(slot_mover *m);
 int slot_mover_stop(slot_mover *m);
 
 /* Client c's index of the fixture's process proc (fails the test when c has no such node). */
-size_t slot_node_of(cp_client *c, cp_fixture *f, size_t proc);
+int slot_node_of(cp_client *c, cp_fixture *f, size_t proc);
 
 /* Leaves `slot` (served by master 0) half-migrated to master 1, as an interrupted resharding
  * does: nkeys (<= 64) keys {tN}x of the slot set on master 0, the slot IMPORTING on master 1

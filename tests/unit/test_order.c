@@ -334,7 +334,7 @@ typedef struct owner_wait {
 /* The client's map gives the node at port some slots. */
 static int serves(void *arg) {
     owner_wait *w = arg;
-    for (size_t i = 0; i < cp_node_count(w->c); i++) {
+    for (int i = 0; i < cp_node_count(w->c); i++) {
         cp_node_info info;
         if (cp_node_get(w->c, i, &info) == 0 && info.port == w->port && info.nslots > 0)
             return 1;

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Building the run list of a routing table (routes.h).
+ * Building the run list of a slot table (slottab.h).
  */
-#include "lib/routes.h"
+#include "lib/slottab.h"
 
-void cp__routes_init(cp__routes *r) {
+void cp__slottab_init(cp__slottab *r) {
     for (int s = 0; s < CP_SLOTS; s++)
         r->node[s] = -1;
-    cp__routes_rebuild(r);
+    cp__slottab_rebuild(r);
 }
 
-void cp__routes_rebuild(cp__routes *r) {
+void cp__slottab_rebuild(cp__slottab *r) {
     int n = 0;
     r->stale = 0;
     for (int s = 0; s < CP_SLOTS; s++) {
         if (s > 0 && r->node[s] == r->node[s - 1])
             continue;
-        if (n == CP__ROUTE_RUNS) { /* fragmented (mid-migration): the table answers */
+        if (n == CP__SLOTTAB_RUNS) { /* fragmented (mid-migration): the table answers */
             r->nruns = 0;
             return;
         }
