@@ -112,6 +112,15 @@ void cp__client_unregister_conn(cp__client *c, cp__conn *conn) {
     conn->ev_data = NULL;
 }
 
+int cp__client_conn_progress(cp__client *c, cp__conn *conn, int events) {
+    int rc = cp__conn_progress(conn, events);
+    if (rc == CP__CONN_NEXT) {
+        cp__client_unregister_conn(c, conn);
+        rc = cp__conn_next(conn);
+    }
+    return rc;
+}
+
 void cp__client_unregister_node(cp__client *c, int n) {
     cp__client_unregister_conn(c, &c->nodes[n].conn);
 }

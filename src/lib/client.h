@@ -304,6 +304,11 @@ void cp__client_sync_node(cp__client *c, int n);
 void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want);
 void cp__client_unregister_conn(cp__client *c, cp__conn *conn);
 
+/* A connecting connection of the client moved on by readiness `events` (cp__conn_progress):
+ * when an address failed, the loop lets go of the old fd before the next address is tried.
+ * 0 (connected, or its handshake or TLS under way) or a CP_E* code (errstr says why). */
+int cp__client_conn_progress(cp__client *c, cp__conn *conn, int events);
+
 /* A node for a command without a usable slot owner: a master with an open connection, else any
  * master, else node 0. -1 when there is no node at all. */
 int cp__client_any_node(cp__client *c);

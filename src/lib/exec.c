@@ -19,11 +19,7 @@
 void cp__exec_ready(cp__client *c, int n, int events) {
     cp__conn *conn = &c->nodes[n].conn;
     if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
-        int rc = cp__conn_progress(conn, events);
-        if (rc == CP__CONN_NEXT) { /* the loop lets go of the old fd before it closes */
-            cp__client_unregister_node(c, n);
-            rc = cp__conn_next(&c->nodes[n].conn);
-        }
+        int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0)
             cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
         else
@@ -52,11 +48,7 @@ void cp__exec_pool_ready(cp__client *c, cp__pconn *pc, int events) {
     cp__conn *conn = &pc->conn;
     uint64_t now = cp__now_ns();
     if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
-        int rc = cp__conn_progress(conn, events);
-        if (rc == CP__CONN_NEXT) {
-            cp__client_unregister_conn(c, conn);
-            rc = cp__conn_next(conn);
-        }
+        int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0) {
             cp__send_fail_pool(c, pc, rc, conn->errstr);
             return;

@@ -443,11 +443,7 @@ void cp__sub_ready(cp__client *c, cp__slink *l, int events) {
     uint64_t now = cp__now_ns();
     cp__conn *conn = &l->conn;
     if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
-        int rc = cp__conn_progress(conn, events);
-        if (rc == CP__CONN_NEXT) {
-            cp__client_unregister_conn(c, conn);
-            rc = cp__conn_next(conn);
-        }
+        int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0) {
             link_failed(c, l, now);
             return;
