@@ -17,7 +17,10 @@ length and the function definitions and calls of src/ and include/clusterpipe/ a
   7. two modules of one folder call each other, directly or around a circle, whether or not
      they include each other's header: module A's .c calls a non-static function that module
      B's .c defines, and B's calls (through any modules of the folder) lead back to A.
-     ALLOW_CALL_CIRCLES names the circles let through for now, each with its reason.
+     ALLOW_CALL_CIRCLES names the circles let through for now, each with its reason;
+  8. a file of the library (src/lib/) other than alloc.c calls malloc, calloc, realloc, free,
+     strdup, strndup or freeReplyObject itself: every allocation goes through lib/alloc.h, so
+     that cp_set_allocators reaches all of it (read as rule 7 reads calls).
 
 How rule 7 reads C (a regex-level parser, not a compiler; see calls_of): comments, string and
 character literals and preprocessor lines are blanked first. A definition is a `{` at brace
@@ -273,6 +276,28 @@ def long_file_errors(root, files, allowed):
     return errors
 
 
+# Rule 8: what the library may call only through lib/alloc.h, and the one file that calls it.
+BARE_ALLOC = {"malloc", "calloc", "realloc", "free", "strdup", "strndup", "freeReplyObject"}
+ALLOC_FILE = os.path.join("src", "lib", "alloc.c")
+BARE_CALL = re.compile(r'(?<![\w.>])(' + "|".join(sorted(BARE_ALLOC)) + r')\s*\(')
+
+
+def bare_alloc_errors(root, files):
+    """Rule 8's violations: calls of libc's allocator in src/lib outside alloc.c."""
+    errors = []
+    for folder, rel in files:
+        if folder != "lib" or rel == ALLOC_FILE or not rel.startswith("src" + os.sep):
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            code = plain_code(f.read())
+        for m in BARE_CALL.finditer(code):
+            line = code.count("\n", 0, m.start()) + 1
+            errors.append(f"{rel}:{line}: {m.group(1)}(): the library allocates through "
+                          "lib/alloc.h (cp__malloc ..., cp_reply_free), so that "
+                          "cp_set_allocators reaches every allocation")
+    return errors
+
+
 def check(root, allow_long=None, allow_calls=None):
     """Every rule over the tree at root: (violations, summary). The allow-lists default to the
     script's own (a test passes others)."""
@@ -326,10 +351,11 @@ def check(root, allow_long=None, allow_calls=None):
     errors += long_file_errors(root, files, allow_long)
     calls, parse_errors = call_graph(root, files)
     errors += parse_errors + call_circle_errors(calls, allow_calls)
+    errors += bare_alloc_errors(root, files)
     ncalls = sum(len(t) for g in calls.values() for t in g.values())
     summary = (f"{len(files)} files, {nincludes} project includes, {len(RANK)} layers, no include "
                f"circles, no file over {MAX_LINES} lines ({len(allow_long)} allowed), {ncalls} "
-               f"calls between modules, no call circles")
+               f"calls between modules, no call circles, every library allocation through alloc.h")
     return errors, summary
 
 

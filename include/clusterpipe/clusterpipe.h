@@ -91,6 +91,29 @@ CP_API const char *cp_err_name(int code);
  * after it, when that is non-empty (Redis Cluster spec). Returns 0..16383. */
 CP_API unsigned cp_keyslot(const char *key, size_t len);
 
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+/* The functions every allocation of the library goes through: its clients, pipelines, buffers,
+ * and the replies it hands out (cp_command, cp_take_reply, cp_reply_dup, cp_scan_next). libc's
+ * until set. OpenSSL and the system's resolver allocate with their own. */
+typedef struct cp_allocators {
+    void *(*malloc_fn)(size_t size);
+    void *(*calloc_fn)(size_t nmemb, size_t size);
+    void *(*realloc_fn)(void *ptr, size_t size);
+    void (*free_fn)(void *ptr);
+} cp_allocators;
+
+/* Sets the allocator functions (a NULL: back to libc's), the previous ones written to *old when
+ * old is not NULL. Process-wide, like hiredis's hiredisSetAllocators: call it before any client
+ * exists and while no library call runs, and free what the library handed out under one set of
+ * functions before setting another. 0, or CP_EINVAL when a field is NULL (nothing changes). */
+CP_API int cp_set_allocators(const cp_allocators *a, cp_allocators *old);
+
+/* Frees a reply the library handed out (cp_command, cp_take_reply, cp_reply_dup, cp_scan_next's
+ * keys), with the library's free function. freeReplyObject frees it too only while neither
+ * library's allocators were changed. NULL is ignored. */
+CP_API void cp_reply_free(redisReply *r);
+
 /* ---- client ---------------------------------------------------------------------------------- */
 
 /* Options for cp_connect and cp_client_new. Zero means the default in every field, so
@@ -274,7 +297,7 @@ CP_API redisReply *cp_command_all(cp_client *c, const char *fmt, ...);
 
 /* Runs one command and waits for its answer, following MOVED/ASK and retrying as a pipeline does
  * (it is a pipeline of one). Blocks: a blocking client only (an event-loop client gets NULL
- * with c->err CP_EINVAL). Returns the reply, which the caller frees with freeReplyObject, or
+ * with c->err CP_EINVAL). Returns the reply, which the caller frees with cp_reply_free, or
  * NULL with c->err set when the command did not end CP_DONE. An error reply from the server is
  * returned as a reply (type REDIS_REPLY_ERROR), not as NULL. */
 CP_API redisReply *cp_command(cp_client *c, const char *fmt, ...);
@@ -304,7 +327,7 @@ CP_API cp_scan *cp_scan_new(cp_client *c, const char *match, long count, const c
 /* The next batch, on a blocking client: blocks for one round trip or more (a SCAN to one master,
  * or the listing of some slots), bounded by the client's timeouts, and while a slot to list
  * again is still migrating by its retry budget (it pauses 1 to 64 ms between tries). Returns 1
- * with *keys a non-empty array reply of key strings (the caller frees it with freeReplyObject),
+ * with *keys a non-empty array reply of key strings (the caller frees it with cp_reply_free),
  * 0 when the scan is complete (*keys NULL), or a negative CP_E* code with c->err / c->errstr
  * set: a master that does not answer (CP_ETIMEDOUT, CP_ECONNECT, ...) or refuses a command
  * (CP_ESERVER) ends the call, never the scan short; calling again retries the step that failed.
@@ -316,7 +339,7 @@ CP_API int cp_scan_next(cp_scan *s, redisReply **keys);
 /* The answer to cp_scan_next_async, called once, from the loop's calls (cp_on_ready,
  * cp_on_timer) or from cp_free, never inside cp_scan_next_async itself. rc and keys mean what
  * cp_scan_next's return and *keys mean: 1 with keys a non-empty array the callback owns
- * (freeReplyObject), 0 when the scan is complete (keys NULL), a negative CP_E* with c->err /
+ * (cp_reply_free), 0 when the scan is complete (keys NULL), a negative CP_E* with c->err /
  * c->errstr set (keys NULL; calling again retries the step that failed; also CP_ELIMIT when a
  * step's pipeline, up to about 1,100 commands, would pass max_pending: docs/commands.md);
  * CP_ECANCELED when the client is being freed (cp_free): the scan then takes only cp_scan_free,
@@ -419,7 +442,7 @@ CP_API size_t cp_count(const cp_pipeline *p);
 CP_API const redisReply *cp_reply(const cp_pipeline *p, size_t i);
 
 /* Reply i as the caller's own copy (the pipeline forgets it): replies live in the pipeline's
- * arena until reset, so this copies the reply tree out. Free with freeReplyObject. NULL when
+ * arena until reset, so this copies the reply tree out. Free with cp_reply_free. NULL when
  * there is no reply, or out of memory. */
 CP_API redisReply *cp_take_reply(cp_pipeline *p, size_t i);
 
@@ -512,7 +535,7 @@ CP_API int cp_async_command_all(cp_client *c, cp_callback *cb, void *privdata, c
 CP_API int cp_async_command_node(cp_client *c, int node, cp_callback *cb, void *privdata,
                                  const char *fmt, ...);
 
-/* A deep copy of a reply for the caller to keep (freeReplyObject). NULL on OOM or for NULL. */
+/* A deep copy of a reply for the caller to keep (cp_reply_free). NULL on OOM or for NULL. */
 CP_API redisReply *cp_reply_dup(const redisReply *r);
 
 /* Runs pipeline p on an event-loop client without waiting: every command goes out now, each

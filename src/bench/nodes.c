@@ -145,7 +145,7 @@ int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, ch
         rc = CP_ETOPOLOGY;
     }
 out:
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }
 
@@ -209,7 +209,7 @@ int cp__node_info_cpu(cp_client *c, cp__cpu_times *out) {
     int rc = CP_ESERVER;
     if (r->type == REDIS_REPLY_STRING)
         rc = cp__cpu_parse_info(r->str, r->len, out);
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }
 
@@ -237,7 +237,7 @@ int cp__node_repl_offsets(cp_client *c, long long *master_offset, int *online,
                 *min_acked = v;
         }
     }
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }
 
@@ -246,7 +246,7 @@ long long cp__node_dbsize(cp_client *c) {
     if (r == NULL)
         return c->err ? c->err : CP_EIO;
     long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : CP_ESERVER;
-    freeReplyObject(r);
+    cp_reply_free(r);
     return n;
 }
 
@@ -268,7 +268,7 @@ int cp__node_version(cp_client *c, char *buf, size_t cap) {
             rc = 0;
         }
     }
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }
 

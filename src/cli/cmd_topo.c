@@ -324,7 +324,7 @@ static long long topo_keys(const cp_topo *t, const char *eps, const long long *s
                  r == NULL        ? c->errstr
                  : r->str != NULL ? r->str
                                   : "DBSIZE: not a count");
-    freeReplyObject(r);
+    cp_reply_free(r);
     cp_free(c);
     return n;
 }

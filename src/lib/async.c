@@ -7,6 +7,7 @@
  * Each command gets the callback it was sent with, called once from the loop. One thread, the
  * client's.
  */
+#include "lib/alloc.h"
 #include "lib/events.h"
 
 #include <limits.h>
@@ -71,7 +72,7 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     }
     if (i >= p->capcbs) {
         size_t ncap = p->capcbs ? p->capcbs * 2 : 64;
-        cp__cb *v = realloc(p->cbs, ncap * sizeof(*v));
+        cp__cb *v = cp__realloc(p->cbs, ncap * sizeof(*v));
         if (v == NULL) {
             p->cmds.n--;
             p->arena.len = off;

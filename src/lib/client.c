@@ -4,6 +4,7 @@
  * I/O but starting a non-blocking connect; the slot map is read by refresh.c and exec.c. One
  * thread at a time.
  */
+#include "lib/alloc.h"
 #include "lib/client.h"
 
 #include "lib/cmdtable.h"
@@ -28,7 +29,7 @@ int cp__client_err(cp__client *c, int code, const char *fmt, ...) {
 }
 
 static char *dup_or_null(const char *s) {
-    return s ? strdup(s) : NULL;
+    return s ? cp__strdup(s) : NULL;
 }
 
 int cp__client_node(cp__client *c, const char *host, int port) {
@@ -39,7 +40,7 @@ int cp__client_node(cp__client *c, const char *host, int port) {
         return CP_EINVAL;
     if (c->nnodes == c->capnodes) {
         int ncap = c->capnodes ? c->capnodes * 2 : 8;
-        cp__node *n = realloc(c->nodes, (size_t)ncap * sizeof(*n));
+        cp__node *n = cp__realloc(c->nodes, (size_t)ncap * sizeof(*n));
         if (n == NULL)
             return CP_ENOMEM;
         c->nodes = n;
@@ -58,12 +59,12 @@ int cp__client_node(cp__client *c, const char *host, int port) {
 int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag) {
     if (q->n == q->cap) {
         uint32_t ncap = q->cap ? q->cap * 2 : 64;
-        cp__qent *v = malloc((size_t)ncap * sizeof(*v));
+        cp__qent *v = cp__malloc((size_t)ncap * sizeof(*v));
         if (v == NULL)
             return CP_ENOMEM;
         for (uint32_t i = 0; i < q->n; i++)
             v[i] = *cp__queue_at(q, i);
-        free(q->v);
+        cp__free(q->v);
         q->v = v;
         q->head = 0;
         q->cap = ncap;
@@ -154,8 +155,8 @@ static int parse_seeds(cp__client *c, const char *list) {
     size_t n = 1;
     for (const char *p = list; *p; p++)
         n += *p == ',';
-    c->seed_host = calloc(n, sizeof(*c->seed_host));
-    c->seed_port = calloc(n, sizeof(int));
+    c->seed_host = cp__calloc(n, sizeof(*c->seed_host));
+    c->seed_port = cp__calloc(n, sizeof(int));
     if (c->seed_host == NULL || c->seed_port == NULL)
         return cp__client_err(c, CP_ENOMEM, "out of memory");
     const char *p = list;
@@ -177,7 +178,7 @@ static int parse_seeds(cp__client *c, const char *list) {
 }
 
 cp__client *cp__client_create(const cp_options *opt) {
-    cp__client *c = calloc(1, sizeof(*c));
+    cp__client *c = cp__calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
     cp_options def = CP_OPTIONS_INIT;
@@ -286,41 +287,41 @@ void cp__client_destroy(cp__client *c) {
     for (int i = 0; i < c->nnodes; i++) {
         cp__client_close_node(c, i);
         cp__conn_free(&c->nodes[i].conn);
-        free(c->nodes[i].q.v);
+        cp__free(c->nodes[i].q.v);
     }
     for (int i = 0; i < c->nfences; i++) {
-        free(c->fences[i].held);
-        free(c->fences[i].old);
+        cp__free(c->fences[i].held);
+        cp__free(c->fences[i].old);
     }
-    free(c->fences);
-    free(c->fence_of);
+    cp__free(c->fences);
+    cp__free(c->fence_of);
     for (int i = 0; i < c->npool; i++) {
         cp__client_unregister_conn(c, &c->pool[i]->conn);
         cp__conn_free(&c->pool[i]->conn);
-        free(c->pool[i]);
+        cp__free(c->pool[i]);
     }
-    free(c->pool);
-    free(c->pool_wait);
+    cp__free(c->pool);
+    cp__free(c->pool_wait);
     for (int i = 0; i < c->nlinks; i++) { /* a client never on a loop may still have them */
         cp__client_unregister_conn(c, &c->links[i]->conn);
         cp__conn_free(&c->links[i]->conn);
-        free(c->links[i]->ops);
-        free(c->links[i]);
+        cp__free(c->links[i]->ops);
+        cp__free(c->links[i]);
     }
-    free(c->links);
+    cp__free(c->links);
     for (int i = 0; i < c->nsubs; i++) {
-        free(c->subs[i]->name);
-        free(c->subs[i]);
+        cp__free(c->subs[i]->name);
+        cp__free(c->subs[i]);
     }
-    free(c->subs);
-    free(c->refresh.cand);
-    free(c->nodes);
-    free(c->seed_host);
-    free(c->seed_port);
-    free(c->username);
-    free(c->password);
+    cp__free(c->subs);
+    cp__free(c->refresh.cand);
+    cp__free(c->nodes);
+    cp__free(c->seed_host);
+    cp__free(c->seed_port);
+    cp__free(c->username);
+    cp__free(c->password);
     cp__tls_ctx_free(c->copts.tls);
-    free(c);
+    cp__free(c);
 }
 
 int cp_is_cluster(const cp_client *c) {

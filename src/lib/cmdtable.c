@@ -6,6 +6,7 @@
  * documented shape is left out whole (with its subcommands), so its name falls back to the
  * built-in table. One thread at a time.
  */
+#include "lib/alloc.h"
 #include "lib/cmdtable.h"
 
 #include <stdio.h>
@@ -123,7 +124,7 @@ static int grow(void **v, size_t *cap, size_t need, size_t size) {
     size_t ncap = *cap ? *cap : 64;
     while (ncap < need)
         ncap *= 2;
-    void *nv = realloc(*v, ncap * size);
+    void *nv = cp__realloc(*v, ncap * size);
     if (nv == NULL)
         return CP_ENOMEM;
     *v = nv;
@@ -362,7 +363,7 @@ static int build_index(cp__cmdtable *t) {
     uint32_t cap = 16;
     while (cap < 2 * t->ncmds)
         cap *= 2;
-    t->slots = calloc(cap, sizeof(*t->slots));
+    t->slots = cp__calloc(cap, sizeof(*t->slots));
     if (t->slots == NULL)
         return CP_ENOMEM;
     t->mask = cap - 1;
@@ -392,7 +393,7 @@ int cp__cmdtable_parse(const redisReply *r, cp__cmdtable **out, char *err, size_
         snprintf(err, errlen, "COMMAND reply is not an array");
         return CP_EPROTO;
     }
-    cp__cmdtable *t = calloc(1, sizeof(*t));
+    cp__cmdtable *t = cp__calloc(1, sizeof(*t));
     if (t == NULL)
         return CP_ENOMEM;
     builder b = {.t = t, .err = err, .errlen = errlen, .why = NULL};
@@ -430,11 +431,11 @@ int cp__cmdtable_parse(const redisReply *r, cp__cmdtable **out, char *err, size_
 void cp__cmdtable_free(cp__cmdtable *t) {
     if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
-    free(t->cmds);
-    free(t->specs);
-    free(t->pool);
-    free(t->slots);
-    free(t);
+    cp__free(t->cmds);
+    cp__free(t->specs);
+    cp__free(t->pool);
+    cp__free(t->slots);
+    cp__free(t);
 }
 
 /* ---- lookups ------------------------------------------------------------------------------- */

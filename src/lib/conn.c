@@ -3,6 +3,7 @@
  * Connection: non-blocking socket, bounded output buffer, FIFO of requests in flight, reply
  * reader. Owned by the client that made it; one thread. See conn.h for the contract.
  */
+#include "lib/alloc.h"
 #include "lib/conn.h"
 
 #include "lib/replyarena.h"
@@ -225,8 +226,8 @@ void cp__conn_free(cp__conn *c) {
     cp__conn_close(c);
     cp__reader_free(&c->reader);
     cp__arena_free(&c->own);
-    free(c->obuf);
-    free(c->fifo);
+    cp__free(c->obuf);
+    cp__free(c->fifo);
     c->obuf = NULL;
     c->fifo = NULL;
     c->ocap = c->fcap = 0;
@@ -244,7 +245,7 @@ static int reserve(cp__conn *c, size_t len) {
         size_t ncap = c->ocap ? c->ocap : 16 * 1024;
         while (ncap - c->olen < len)
             ncap *= 2;
-        char *b = realloc(c->obuf, ncap);
+        char *b = cp__realloc(c->obuf, ncap);
         if (b == NULL)
             return CP_ENOMEM;
         c->obuf = b;
@@ -257,12 +258,12 @@ int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
                        cp__reply_arena *arena) {
     if (c->fcount == c->fcap) {
         size_t ncap = c->fcap ? c->fcap * 2 : 64;
-        cp__inflight *f = malloc(ncap * sizeof(*f));
+        cp__inflight *f = cp__malloc(ncap * sizeof(*f));
         if (f == NULL)
             return CP_ENOMEM;
         for (size_t i = 0; i < c->fcount; i++)
             f[i] = c->fifo[(c->fhead + i) & (c->fcap - 1)];
-        free(c->fifo);
+        cp__free(c->fifo);
         c->fifo = f;
         c->fhead = 0;
         c->fcap = ncap;

@@ -10,6 +10,7 @@
  * SCAN's pauses), folded into the next wake-up and run after the core's timer work. One thread,
  * the client's.
  */
+#include "lib/alloc.h"
 #include "lib/events.h"
 
 #include "lib/batch.h"
@@ -293,7 +294,7 @@ static void really_free(cp__client *c) {
     }
     if (c->single != NULL)
         cp__pipeline_destroy(c->single);
-    free(c->deferred.v);
+    cp__free(c->deferred.v);
     void *own = c->own_loop;
     void (*own_free)(void *) = c->own_loop_free;
     cp__client_destroy(c); /* tells the loop of every fd first */

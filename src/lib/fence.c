@@ -6,6 +6,7 @@
  * is a search and rarely a move. A fence goes as soon as it holds nothing and has no old owner.
  * One thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/fence.h"
 
 #include <assert.h>
@@ -30,14 +31,14 @@ static cp__fence *get(cp__client *c, int slot) {
     if (f != NULL)
         return f;
     if (c->fence_of == NULL) {
-        c->fence_of = malloc(CP_SLOTS * sizeof(*c->fence_of));
+        c->fence_of = cp__malloc(CP_SLOTS * sizeof(*c->fence_of));
         if (c->fence_of == NULL)
             return NULL;
         memset(c->fence_of, 0xff, CP_SLOTS * sizeof(*c->fence_of)); /* -1 everywhere */
     }
     if (c->nfences == c->capfences) {
         int ncap = c->capfences ? c->capfences * 2 : 8;
-        cp__fence *v = realloc(c->fences, (size_t)ncap * sizeof(*v));
+        cp__fence *v = cp__realloc(c->fences, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return NULL;
         c->fences = v;
@@ -52,8 +53,8 @@ static cp__fence *get(cp__client *c, int slot) {
 /* Removes fence f (it holds nothing and has no old owner): the last one takes its place. */
 static void drop(cp__client *c, cp__fence *f) {
     assert(f->n == 0 && f->nold == 0);
-    free(f->held);
-    free(f->old);
+    cp__free(f->held);
+    cp__free(f->old);
     int i = (int)(f - c->fences), last = c->nfences - 1;
     c->fence_of[f->slot] = -1;
     if (i != last) {
@@ -73,7 +74,7 @@ static int insert(cp__fence *f, const cp__held *h) {
             f->head = 0;
         } else {
             uint32_t ncap = f->cap ? f->cap * 2 : 8;
-            cp__held *v = realloc(f->held, ncap * sizeof(*v));
+            cp__held *v = cp__realloc(f->held, ncap * sizeof(*v));
             if (v == NULL)
                 return CP_ENOMEM;
             f->held = v;
@@ -196,7 +197,7 @@ static front heap_pop(front *h, size_t *n) {
  * order across them. Out of memory for the heap, fence by fence. */
 static void let_go_slots(cp__client *c, const int *slots, size_t nslots, cp__fence_send *send,
                          uint64_t now) {
-    front *h = nslots > 0 ? malloc(nslots * sizeof(*h)) : NULL;
+    front *h = nslots > 0 ? cp__malloc(nslots * sizeof(*h)) : NULL;
     if (h == NULL) {
         for (size_t i = 0; i < nslots; i++)
             let_go(c, slots[i], send, now);
@@ -224,12 +225,12 @@ static void let_go_slots(cp__client *c, const int *slots, size_t nslots, cp__fen
         if ((f = may_go(c, x.slot)) != NULL) /* looked up again: send may change fences */
             heap_push(h, &n, (front){f->held[f->head].seq, x.slot});
     }
-    free(h);
+    cp__free(h);
 }
 
 void cp__fence_ready(cp__client *c, cp_pipeline *p, const uint32_t *tags, size_t ntags,
                      cp__fence_send *send, uint64_t now) {
-    int one = 0, *slots = ntags > 1 ? malloc(ntags * sizeof(*slots)) : &one;
+    int one = 0, *slots = ntags > 1 ? cp__malloc(ntags * sizeof(*slots)) : &one;
     size_t nslots = 0;
     for (size_t t = 0; t < ntags; t++) {
         int slot = cp__fence_slot(c, cp__get(p, tags[t]));
@@ -251,7 +252,7 @@ void cp__fence_ready(cp__client *c, cp_pipeline *p, const uint32_t *tags, size_t
     if (slots != NULL)
         let_go_slots(c, slots, nslots, send, now);
     if (slots != &one)
-        free(slots);
+        cp__free(slots);
 }
 
 /* Node n has `count` commands of f's slot it no longer serves: it is an old owner (its count
@@ -264,7 +265,7 @@ static int add_old(cp__fence *f, int n, uint32_t count) {
         }
     if (f->nold == f->capold) {
         int ncap = f->capold ? f->capold * 2 : 2;
-        cp__old_owner *v = realloc(f->old, (size_t)ncap * sizeof(*v));
+        cp__old_owner *v = cp__realloc(f->old, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return CP_ENOMEM;
         f->old = v;
@@ -336,7 +337,7 @@ void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
         const cp__node *node = &c->nodes[n];
         if (node->conn.fcount == 0 && node->q.n == 0)
             continue;
-        if (count == NULL && (count = calloc(CP_SLOTS, sizeof(*count))) == NULL)
+        if (count == NULL && (count = cp__calloc(CP_SLOTS, sizeof(*count))) == NULL)
             return;
             /* Its commands of slots it served before the map and does not now. (A command it has
              * for a slot it never served, an ASK's, is not about the map.) */
@@ -370,7 +371,7 @@ void cp__fence_map_changed(cp__client *c, const int16_t *old_owner) {
         }
 #undef LOST
     }
-    free(count);
+    cp__free(count);
 }
 
 int cp__fence_counts(const cp__client *c, int n, int slot) {
@@ -408,7 +409,7 @@ void cp__fence_node_failed(cp__client *c, int n, cp__fence_send *send, uint64_t 
                 break;
             }
     /* Then what may go goes, in send order across the slots. */
-    int *slots = c->nfences > 0 ? malloc((size_t)c->nfences * sizeof(*slots)) : NULL;
+    int *slots = c->nfences > 0 ? cp__malloc((size_t)c->nfences * sizeof(*slots)) : NULL;
     size_t nslots = 0;
     for (int i = 0; i < c->nfences; i++)
         if (c->fences[i].nold == 0) {
@@ -417,7 +418,7 @@ void cp__fence_node_failed(cp__client *c, int n, cp__fence_send *send, uint64_t 
         }
     if (slots != NULL) {
         let_go_slots(c, slots, nslots, send, now);
-        free(slots);
+        cp__free(slots);
         return;
     }
     /* Out of memory: fence by fence. Letting a slot's commands go only ever removes that slot's
@@ -445,8 +446,8 @@ void cp__fence_drop_all(cp__client *c, cp__fence_drop *drop_fn, void *data) {
     for (int i = 0; i < n; i++) {
         for (uint32_t j = 0; j < v[i].n; j++)
             drop_fn(v[i].held[v[i].head + j].p, v[i].held[v[i].head + j].tag, data);
-        free(v[i].held);
-        free(v[i].old);
+        cp__free(v[i].held);
+        cp__free(v[i].old);
     }
-    free(v);
+    cp__free(v);
 }

@@ -10,6 +10,7 @@
  * after every call into a client. One thread.
  */
 #include "clusterpipe/clusterpipe.h"
+#include "lib/alloc.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -41,17 +42,17 @@ struct cp_loop {
 };
 
 cp_loop *cp_loop_new(void) {
-    return calloc(1, sizeof(cp_loop));
+    return cp__calloc(1, sizeof(cp_loop));
 }
 
 void cp_loop_free(cp_loop *l) {
     if (l == NULL)
         return;
-    free(l->w);
-    free(l->t);
-    free(l->pfd);
-    free(l->pgen);
-    free(l);
+    cp__free(l->w);
+    cp__free(l->t);
+    cp__free(l->pfd);
+    cp__free(l->pgen);
+    cp__free(l);
 }
 
 static watch *find_watch(cp_loop *l, int fd) {
@@ -69,7 +70,7 @@ static watch *get_watch(cp_loop *l, cp_client *c, int fd) {
         return w;
     if (l->nw == l->capw) {
         int ncap = l->capw ? l->capw * 2 : 16;
-        watch *v = realloc(l->w, (size_t)ncap * sizeof(*v));
+        watch *v = cp__realloc(l->w, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return NULL;
         l->w = v;
@@ -127,7 +128,7 @@ static void set_timer(void *loop, cp_client *c, long ms) {
     if (i == l->nt) {
         if (l->nt == l->capt) {
             int ncap = l->capt ? l->capt * 2 : 8;
-            timer *v = realloc(l->t, (size_t)ncap * sizeof(*v));
+            timer *v = cp__realloc(l->t, (size_t)ncap * sizeof(*v));
             if (v == NULL)
                 return; /* out of memory: the client's timeouts wait for its next event */
             l->t = v;
@@ -177,10 +178,10 @@ int cp_loop_run_once(cp_loop *l, int timeout_ms) {
             timeout_ms = ms;
     }
     if (l->nw > l->cappfd) {
-        struct pollfd *p = realloc(l->pfd, (size_t)l->nw * sizeof(*p));
+        struct pollfd *p = cp__realloc(l->pfd, (size_t)l->nw * sizeof(*p));
         if (p != NULL)
             l->pfd = p;
-        unsigned *g = realloc(l->pgen, (size_t)l->nw * sizeof(*g));
+        unsigned *g = cp__realloc(l->pgen, (size_t)l->nw * sizeof(*g));
         if (g != NULL)
             l->pgen = g;
         if (p == NULL || g == NULL) {

@@ -6,6 +6,7 @@
  * since parts run on different nodes at different times. Parts live in the pipeline's parts
  * vector; their replies stay owned by the pipeline. One thread.
  */
+#include "lib/alloc.h"
 #include "lib/pipeline.h"
 
 #include <stdlib.h>
@@ -30,9 +31,9 @@ int cp__split(cp_pipeline *p, size_t i) {
     ci = cp__cmd_lookup(p->argv[0], p->argvlen[0]);
     int first, step;
     int nkeys = cp__cmd_keyspan(ci, argc, p->argv, p->argvlen, &first, &step);
-    int16_t *part_of = malloc(CP_SLOTS * sizeof(int16_t));
-    const char **pargv = malloc((size_t)argc * sizeof(*pargv));
-    size_t *plen = malloc((size_t)argc * sizeof(*plen));
+    int16_t *part_of = cp__malloc(CP_SLOTS * sizeof(int16_t));
+    const char **pargv = cp__malloc((size_t)argc * sizeof(*pargv));
+    size_t *plen = cp__malloc((size_t)argc * sizeof(*plen));
     int rc = CP_ENOMEM;
     if (part_of == NULL || pargv == NULL || plen == NULL)
         goto out;
@@ -77,9 +78,9 @@ int cp__split(cp_pipeline *p, size_t i) {
 undo:
     p->parts.n = part0;
 out:
-    free(part_of);
-    free(pargv);
-    free(plen);
+    cp__free(part_of);
+    cp__free(pargv);
+    cp__free(plen);
     return rc;
 }
 
@@ -160,10 +161,10 @@ static int same_reply(const redisReply *a, const redisReply *b) {
 static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *parts) {
     int argc =
         cp__parse_command(p->arena.data + cmd->off, cmd->len, p->argv, p->argvlen, (int)p->capargv);
-    size_t *cursor = calloc(cmd->nparts, sizeof(size_t));
+    size_t *cursor = cp__calloc(cmd->nparts, sizeof(size_t));
     redisReply *out = cursor ? cp__arena_array(&p->replies, (size_t)(argc - 1)) : NULL;
     if (out == NULL) {
-        free(cursor);
+        cp__free(cursor);
         return NULL;
     }
     for (int k = 1; k < argc; k++) {
@@ -177,7 +178,7 @@ static redisReply *merge_array(cp_pipeline *p, const cp__cmd *cmd, cp__cmd *part
             break;
         }
     }
-    free(cursor);
+    cp__free(cursor);
     return out;
 }
 

@@ -13,6 +13,7 @@
  * The pipeline owns its arena (commands' bytes), the replies until taken, and the parts of split
  * multi-key commands; it borrows its client. One thread.
  */
+#include "lib/alloc.h"
 #include "lib/pipeline.h"
 
 #include "lib/keyspec.h"
@@ -24,7 +25,7 @@
 #include <strings.h>
 
 cp_pipeline *cp_pipeline_new(cp_client *c) {
-    cp_pipeline *p = calloc(1, sizeof(*p));
+    cp_pipeline *p = cp__calloc(1, sizeof(*p));
     if (p != NULL) {
         p->c = cp__client_of(c);
         p->next_node = CP__TO_KEYS;
@@ -65,15 +66,15 @@ void cp_pipeline_free(cp_pipeline *p) {
 void cp__pipeline_destroy(cp_pipeline *p) {
     cp__arena_free(&p->replies);
     cp__buf_free(&p->arena);
-    free(p->cmds.v);
-    free(p->parts.v);
-    free(p->retry);
-    free(p->argv);
-    free(p->argvlen);
-    free(p->txns);
+    cp__free(p->cmds.v);
+    cp__free(p->parts.v);
+    cp__free(p->retry);
+    cp__free(p->argv);
+    cp__free(p->argvlen);
+    cp__free(p->txns);
     if (p->capcbs > 0) /* async batches' and refresh requests' own callback arrays */
-        free(p->cbs);
-    free(p);
+        cp__free(p->cbs);
+    cp__free(p);
 }
 
 /* memcmp(a, b, len) == 0 for a command name of 1 to 16 bytes (what the memo keeps): two
@@ -181,7 +182,7 @@ int cp__txn_record(cp_pipeline *p, size_t i, unsigned cmdflags) {
             return 0; /* an EXEC without MULTI goes alone: the server answers it */
         if (p->ntxns == p->captxns) {
             size_t ncap = p->captxns ? p->captxns * 2 : 4;
-            cp__txn *v = realloc(p->txns, ncap * sizeof(*v));
+            cp__txn *v = cp__realloc(p->txns, ncap * sizeof(*v));
             if (v == NULL)
                 return CP_ENOMEM;
             p->txns = v;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/alloc.h"
 #include "lib/client.h"
 #include "lib/command.h"
 #include "lib/replyarena.h"
@@ -198,10 +199,10 @@ int cp__pipeline_append_argv(cp_pipeline *p, int argc, const char **argv, const 
 static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
     if (n <= p->capargv)
         return 0;
-    const char **a = realloc(p->argv, n * sizeof(*a));
+    const char **a = cp__realloc(p->argv, n * sizeof(*a));
     if (a != NULL)
         p->argv = a;
-    size_t *l = realloc(p->argvlen, n * sizeof(*l));
+    size_t *l = cp__realloc(p->argvlen, n * sizeof(*l));
     if (l != NULL)
         p->argvlen = l;
     if (a == NULL || l == NULL)
@@ -215,7 +216,7 @@ static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
 static inline cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
     if (v->n == v->cap) {
         size_t ncap = v->cap ? v->cap * 2 : 64;
-        cp__cmd *n = realloc(v->v, ncap * sizeof(*n));
+        cp__cmd *n = cp__realloc(v->v, ncap * sizeof(*n));
         if (n == NULL)
             return NULL;
         v->v = n;

@@ -5,6 +5,7 @@
  * and blocking commands are few), and the wait list, in the order the commands came. One
  * thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/pool.h"
 
 #include <stdio.h>
@@ -59,7 +60,7 @@ static void take(cp__client *c, cp__pconn *pc, cp_pipeline *p, uint32_t tag, uin
 static int wait_push(cp__client *c, cp_pipeline *p, uint32_t tag, int n) {
     if (c->npool_wait == c->cappool_wait) {
         size_t ncap = c->cappool_wait ? c->cappool_wait * 2 : 8;
-        cp__pwait *v = realloc(c->pool_wait, ncap * sizeof(*v));
+        cp__pwait *v = cp__realloc(c->pool_wait, ncap * sizeof(*v));
         if (v == NULL)
             return CP_ENOMEM;
         c->pool_wait = v;
@@ -81,13 +82,13 @@ int cp__pool_submit(cp__client *c, cp_pipeline *p, uint32_t tag, int n, uint64_t
         return wait_push(c, p, tag, n);
     if (c->npool == c->cappool) {
         int ncap = c->cappool ? c->cappool * 2 : 8;
-        cp__pconn **v = realloc(c->pool, (size_t)ncap * sizeof(*v));
+        cp__pconn **v = cp__realloc(c->pool, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return CP_ENOMEM;
         c->pool = v;
         c->cappool = ncap;
     }
-    cp__pconn *pc = calloc(1, sizeof(*pc));
+    cp__pconn *pc = cp__calloc(1, sizeof(*pc));
     if (pc == NULL)
         return CP_ENOMEM;
     cp__conn_init(&pc->conn);
@@ -96,7 +97,7 @@ int cp__pool_submit(cp__client *c, cp_pipeline *p, uint32_t tag, int n, uint64_t
     if (rc != 0) {
         snprintf(why, whylen, "%s", pc->conn.errstr);
         cp__conn_free(&pc->conn);
-        free(pc);
+        cp__free(pc);
         return rc;
     }
     c->pool[c->npool++] = pc;
@@ -143,7 +144,7 @@ void cp__pool_remove(cp__client *c, cp__pconn *pc) {
             c->pool[i] = c->pool[--c->npool];
             break;
         }
-    free(pc);
+    cp__free(pc);
 }
 
 void cp__pool_sync_all(cp__client *c) {

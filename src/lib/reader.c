@@ -2,6 +2,7 @@
  *
  * RESP2 reply reader (reader.h).
  */
+#include "lib/alloc.h"
 #include "lib/reader.h"
 
 #include <limits.h>
@@ -25,7 +26,7 @@ void cp__reader_reset(cp__reader *r) {
 }
 
 void cp__reader_free(cp__reader *r) {
-    free(r->buf);
+    cp__free(r->buf);
     memset(r, 0, sizeof(*r));
 }
 
@@ -33,7 +34,7 @@ size_t cp__reader_space(cp__reader *r, char **space) {
     if (r->pos == r->len) {
         r->pos = r->len = 0;
         if (r->cap > KEEP_CAP) {
-            free(r->buf);
+            cp__free(r->buf);
             r->buf = NULL;
             r->cap = 0;
         }
@@ -47,7 +48,7 @@ size_t cp__reader_space(cp__reader *r, char **space) {
         size_t ncap = r->cap ? r->cap * 2 : 4 * MIN_SPACE;
         while (ncap - r->len < MIN_SPACE)
             ncap *= 2;
-        char *nb = realloc(r->buf, ncap);
+        char *nb = cp__realloc(r->buf, ncap);
         if (nb == NULL)
             return 0;
         r->buf = nb;

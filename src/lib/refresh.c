@@ -4,6 +4,7 @@
  * answer does, and the command table read beside the first map. No I/O: the requests are
  * one-command batches that exec.c sends.
  */
+#include "lib/alloc.h"
 #include "lib/refresh.h"
 
 #include "lib/batch.h"
@@ -30,7 +31,7 @@ static int add_cand(cp__client *c, int n) {
             return 0;
     if (c->refresh.ncand == c->refresh.capcand) {
         int ncap = c->refresh.capcand ? c->refresh.capcand * 2 : 16;
-        int *v = realloc(c->refresh.cand, (size_t)ncap * sizeof(*v));
+        int *v = cp__realloc(c->refresh.cand, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return CP_ENOMEM;
         c->refresh.cand = v;
@@ -97,7 +98,7 @@ static const char *request(const cp__client *c, size_t *len) {
 /* Applies a parsed map: every node it names gets (or keeps) a stable index here. */
 static int apply_map(cp__client *c, const cp__slotmap *m) {
     int idx[512];
-    int *map = m->nnodes <= 512 ? idx : malloc((size_t)m->nnodes * sizeof(int));
+    int *map = m->nnodes <= 512 ? idx : cp__malloc((size_t)m->nnodes * sizeof(int));
     if (map == NULL)
         return CP_ENOMEM;
     for (int i = 0; i < m->nnodes; i++) {
@@ -105,7 +106,7 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         if (map[i] < 0) {
             int rc = map[i];
             if (map != idx)
-                free(map);
+                cp__free(map);
             return rc;
         }
     }
@@ -127,18 +128,18 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
     int16_t *before = NULL;
     for (int i = 0; i < c->nnodes && before == NULL; i++)
         if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
-            (before = malloc(sizeof(c->slottab.node))) != NULL)
+            (before = cp__malloc(sizeof(c->slottab.node))) != NULL)
             memcpy(before, c->slottab.node, sizeof(c->slottab.node));
     for (int s = 0; s < CP_SLOTS; s++)
         c->slottab.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
     cp__slottab_rebuild(&c->slottab);
     if (before != NULL) {
         cp__fence_map_changed(c, before);
-        free(before);
+        cp__free(before);
     }
     cp__readfrom_pick(c, cp__now_ns());
     if (map != idx)
-        free(map);
+        cp__free(map);
     return 0;
 }
 
@@ -237,7 +238,7 @@ int cp__refresh_begin(cp__client *c, uint64_t now) {
 static cp_pipeline *node_batch(cp__client *c, int n, const char *req, size_t len,
                                cp_callback *answered, void *data) {
     cp_pipeline *p = cp_pipeline_new(&c->pub);
-    if (p == NULL || (p->cbs = malloc(sizeof(*p->cbs))) == NULL ||
+    if (p == NULL || (p->cbs = cp__malloc(sizeof(*p->cbs))) == NULL ||
         cp_append_formatted(p, req, len) != 0) {
         cp_pipeline_free(p);
         return NULL;

@@ -3,6 +3,7 @@
  * Reply arena (replyarena.h): chunked bump allocation, reply objects in it, and the malloc'd
  * copies callers own.
  */
+#include "lib/alloc.h"
 #include "lib/replyarena.h"
 
 #include <stdalign.h>
@@ -31,7 +32,7 @@ void *cp__arena_alloc_chunk(cp__reply_arena *a, size_t n) {
         a->nspare--;
     } else {
         size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES; /* big replies get a chunk of their own */
-        if (cap > SIZE_MAX - sizeof(cp__chunk) || (c = malloc(sizeof(cp__chunk) + cap)) == NULL)
+        if (cap > SIZE_MAX - sizeof(cp__chunk) || (c = cp__malloc(sizeof(cp__chunk) + cap)) == NULL)
             return NULL;
         c->cap = cap;
     }
@@ -53,7 +54,7 @@ void cp__arena_reset(cp__reply_arena *a) {
             a->spare = c;
             a->nspare++;
         } else {
-            free(c);
+            cp__free(c);
         }
     }
 }
@@ -63,7 +64,7 @@ void cp__arena_free(cp__reply_arena *a) {
     while (a->spare != NULL) {
         cp__chunk *c = a->spare;
         a->spare = c->next;
-        free(c);
+        cp__free(c);
     }
     a->nspare = 0;
 }
@@ -127,14 +128,14 @@ redisReply *cp__arena_array(cp__reply_arena *a, size_t elements) {
 redisReply *cp__reply_dup(const redisReply *r) {
     if (r == NULL)
         return NULL;
-    redisReply *d = calloc(1, sizeof(*d));
+    redisReply *d = cp__calloc(1, sizeof(*d));
     if (d == NULL)
         return NULL;
     d->type = r->type;
     d->integer = r->integer;
     if (r->str != NULL) {
-        if ((d->str = malloc(r->len + 1)) == NULL) {
-            free(d);
+        if ((d->str = cp__malloc(r->len + 1)) == NULL) {
+            cp__free(d);
             return NULL;
         }
         memcpy(d->str, r->str, r->len);
@@ -142,14 +143,14 @@ redisReply *cp__reply_dup(const redisReply *r) {
         d->len = r->len;
     }
     if (r->elements > 0) {
-        if ((d->element = calloc(r->elements, sizeof(*d->element))) == NULL) {
-            freeReplyObject(d);
+        if ((d->element = cp__calloc(r->elements, sizeof(*d->element))) == NULL) {
+            cp_reply_free(d);
             return NULL;
         }
         d->elements = r->elements;
         for (size_t i = 0; i < r->elements; i++) {
             if (r->element[i] != NULL && (d->element[i] = cp__reply_dup(r->element[i])) == NULL) {
-                freeReplyObject(d);
+                cp_reply_free(d);
                 return NULL;
             }
         }

@@ -6,8 +6,8 @@
  * builds replies with a pointer bump in chunks that are kept for the next batch; reset frees
  * nothing one by one.
  *
- * Replies in an arena are never passed to freeReplyObject: cp__reply_dup makes the malloc'd
- * copy a caller owns (cp_take_reply, cp_command). One thread.
+ * Replies in an arena are never freed one by one: cp__reply_dup makes the copy a caller owns
+ * (cp_take_reply, cp_command), freed with cp_reply_free. One thread.
  */
 #ifndef CLUSTERPIPE_REPLYARENA_H
 #define CLUSTERPIPE_REPLYARENA_H
@@ -60,7 +60,7 @@ redisReply *cp__arena_status(cp__reply_arena *a, const char *s);
 redisReply *cp__arena_integer(cp__reply_arena *a, long long v);
 redisReply *cp__arena_array(cp__reply_arena *a, size_t elements);
 
-/* A deep copy allocated the way hiredis's default reader does, for freeReplyObject. NULL on OOM
+/* A deep copy with the library's allocator (alloc.h), for cp_reply_free. NULL on OOM
  * (or when r is NULL). */
 redisReply *cp__reply_dup(const redisReply *r);
 

@@ -4,6 +4,7 @@
  * commands, cluster error classification, reply construction. Pure functions on caller-owned
  * memory; any thread.
  */
+#include "lib/alloc.h"
 #include "lib/resp.h"
 
 #include "clusterpipe/clusterpipe.h"
@@ -16,7 +17,7 @@ int cp__buf_grow(cp__buf *b, size_t extra) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra)
         cap *= 2;
-    char *d = realloc(b->data, cap);
+    char *d = cp__realloc(b->data, cap);
     if (d == NULL)
         return CP_ENOMEM;
     b->data = d;
@@ -35,7 +36,7 @@ int cp__buf_append(cp__buf *b, const void *p, size_t n) {
 }
 
 void cp__buf_free(cp__buf *b) {
-    free(b->data);
+    cp__free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }

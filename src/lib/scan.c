@@ -43,6 +43,7 @@
  * A step that fails (a node unreachable, an error reply) returns its CP_E* code with the
  * client's errstr and starts over at the next call: it tries the same step again.
  */
+#include "lib/alloc.h"
 #include "lib/scanlist.h"
 #include "lib/scanstep.h"
 #include "lib/scanwalk.h"
@@ -301,7 +302,7 @@ cp_scan *cp_scan_new(cp_client *pc, const char *match, long count, const char *t
     if (pc == NULL)
         return NULL;
     cp__client *c = cp__client_of(pc);
-    cp_scan *s = calloc(1, sizeof(*s));
+    cp_scan *s = cp__calloc(1, sizeof(*s));
     if (s == NULL)
         goto oom;
     s->c = c;
@@ -312,20 +313,20 @@ cp_scan *cp_scan_new(cp_client *pc, const char *match, long count, const char *t
     strcpy(s->cursor, "0");
     if (match != NULL && strcmp(match, "*") != 0) { /* "*" alone: no filter, as SCAN has it */
         s->matchlen = strlen(match);
-        if ((s->match = strdup(match)) == NULL)
+        if ((s->match = cp__strdup(match)) == NULL)
             goto oom;
     }
-    if (type != NULL && (s->type = strdup(type)) == NULL)
+    if (type != NULL && (s->type = cp__strdup(type)) == NULL)
         goto oom;
     s->p = cp_pipeline_new(pc);
     s->tp = cp_pipeline_new(pc);
-    s->mine = calloc(1, CP_SLOTS);
-    s->done = calloc(1, CP_SLOTS);
-    s->view = malloc(sizeof(*s->view));
-    s->from = malloc(sizeof(int16_t) * CP_SLOTS);
-    s->pair_from = malloc(sizeof(int16_t) * CP_SLOTS);
-    s->pair_to = malloc(sizeof(int16_t) * CP_SLOTS);
-    s->groups = malloc(sizeof(cp__scan_group) * 2 * CP__SCAN_PAIRS);
+    s->mine = cp__calloc(1, CP_SLOTS);
+    s->done = cp__calloc(1, CP_SLOTS);
+    s->view = cp__malloc(sizeof(*s->view));
+    s->from = cp__malloc(sizeof(int16_t) * CP_SLOTS);
+    s->pair_from = cp__malloc(sizeof(int16_t) * CP_SLOTS);
+    s->pair_to = cp__malloc(sizeof(int16_t) * CP_SLOTS);
+    s->groups = cp__malloc(sizeof(cp__scan_group) * 2 * CP__SCAN_PAIRS);
     if (s->p == NULL || s->tp == NULL || s->mine == NULL || s->done == NULL || s->view == NULL ||
         s->from == NULL || s->pair_from == NULL || s->pair_to == NULL || s->groups == NULL)
         goto oom;
@@ -352,17 +353,17 @@ void cp_scan_free(cp_scan *s) {
         cp__slotmap_free(&s->view->map);
     cp_pipeline_free(s->p); /* a running one is detached: it finishes on its own */
     cp_pipeline_free(s->tp);
-    freeReplyObject(s->out);
-    free(s->match);
-    free(s->type);
-    free(s->masters);
-    free(s->mine);
-    free(s->done);
-    free(s->view);
-    free(s->from);
-    free(s->pair_from);
-    free(s->pair_to);
-    free(s->groups);
-    free(s->keys);
-    free(s);
+    cp_reply_free(s->out);
+    cp__free(s->match);
+    cp__free(s->type);
+    cp__free(s->masters);
+    cp__free(s->mine);
+    cp__free(s->done);
+    cp__free(s->view);
+    cp__free(s->from);
+    cp__free(s->pair_from);
+    cp__free(s->pair_to);
+    cp__free(s->groups);
+    cp__free(s->keys);
+    cp__free(s);
 }

@@ -6,6 +6,7 @@
  * (its view scratch, its keys, s->out: the caller's once handed out) and the client's errstr.
  * One thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/scanstep.h"
 
 #include <stdio.h>
@@ -89,7 +90,7 @@ int cp__scan_add_key(cp_scan *s, const redisReply *k) {
         return cp__scan_err(s, CP_EPROTO, "a key that is not a string (type %d)", k->type);
     if (s->nkeys == s->capkeys) {
         size_t ncap = s->capkeys ? s->capkeys * 2 : 256;
-        const redisReply **v = realloc(s->keys, ncap * sizeof(*v));
+        const redisReply **v = cp__realloc(s->keys, ncap * sizeof(*v));
         if (v == NULL)
             return cp__scan_err(s, CP_ENOMEM, "out of memory");
         s->keys = v;

@@ -7,6 +7,7 @@
  * count did not move, is certified. Each step appends to the scan's pipeline and asks its
  * driver to run it; the keys of each SCAN are the caller's batch. One thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/scanwalk.h"
 
 #include "lib/scanstep.h"
@@ -22,7 +23,7 @@ int cp__scan_start(cp_scan *s) {
         return CP__SCAN_ASK_REFRESH;
     }
     s->sub = CP__SCAN_S_BEGIN;
-    int *m = malloc(sizeof(int) * (size_t)(c->nnodes > 0 ? c->nnodes : 1));
+    int *m = cp__malloc(sizeof(int) * (size_t)(c->nnodes > 0 ? c->nnodes : 1));
     if (m == NULL)
         return cp__scan_err(s, CP_ENOMEM, "out of memory");
     s->nmasters = 0;

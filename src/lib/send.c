@@ -11,6 +11,7 @@
  * loop's calls (exec.c) or a caller with io_now ask for it; elsewhere work is queued and the loop
  * told. One thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/send.h"
 
 #include "lib/batch.h"
@@ -90,7 +91,7 @@ static uint64_t backoff_ns(cp_pipeline *p) {
 static int retry_push(cp_pipeline *p, uint32_t tag) {
     if (p->nretry == p->capretry) {
         size_t ncap = p->capretry ? p->capretry * 2 : 64;
-        uint32_t *r = realloc(p->retry, ncap * sizeof(*r));
+        uint32_t *r = cp__realloc(p->retry, ncap * sizeof(*r));
         if (r == NULL)
             return CP_ENOMEM;
         p->retry = r;
@@ -197,7 +198,7 @@ void cp__send_run_retries(cp_pipeline *p, uint64_t now) {
         p->retry = list;
         p->capretry = cap;
     } else {
-        free(list);
+        cp__free(list);
     }
 }
 
@@ -313,11 +314,11 @@ typedef struct taken {
 static int take_node(cp__client *c, int n, taken *t) {
     cp__conn *conn = &c->nodes[n].conn;
     t->nf = conn->fcount;
-    t->fifo = t->nf ? malloc(t->nf * sizeof(*t->fifo)) : NULL;
-    t->written = t->nf ? malloc(t->nf) : NULL;
+    t->fifo = t->nf ? cp__malloc(t->nf * sizeof(*t->fifo)) : NULL;
+    t->written = t->nf ? cp__malloc(t->nf) : NULL;
     if (t->nf > 0 && (t->fifo == NULL || t->written == NULL)) {
-        free(t->fifo);
-        free(t->written);
+        cp__free(t->fifo);
+        cp__free(t->written);
         t->fifo = NULL;
         t->written = NULL;
         return CP_ENOMEM;
@@ -333,9 +334,9 @@ static int take_node(cp__client *c, int n, taken *t) {
 }
 
 static void taken_free(taken *t) {
-    free(t->q.v);
-    free(t->fifo);
-    free(t->written);
+    cp__free(t->q.v);
+    cp__free(t->fifo);
+    cp__free(t->written);
 }
 
 /* Node n's connection is unusable: requests written on it end unknown (or are retried when

@@ -5,6 +5,7 @@
  * seldom. A callback may subscribe, unsubscribe or free the client (put off by the loop's call),
  * so every walk that calls back looks its entries up again afterwards. One thread, the client's.
  */
+#include "lib/alloc.h"
 #include "lib/sub.h"
 
 #include "lib/resp.h"
@@ -65,8 +66,8 @@ static void end(cp__client *c, cp__sub *s, int err, const char *errstr) {
         }
     c->sub_due = c->sub_due ? c->sub_due : 1; /* its link may now have nothing to carry */
     notify(c, s, CP_SUB_ENDED, NULL, NULL, err, errstr, node);
-    free(s->name);
-    free(s);
+    cp__free(s->name);
+    cp__free(s);
 }
 
 int cp__sub_add(cp__client *c, int kind, const char *name, size_t len, cp_sub_callback *cb,
@@ -78,17 +79,17 @@ int cp__sub_add(cp__client *c, int kind, const char *name, size_t len, cp_sub_ca
                               (int)(len > 64 ? 64 : len), name);
     if (c->nsubs == c->capsubs) {
         int ncap = c->capsubs ? c->capsubs * 2 : 8;
-        cp__sub **v = realloc(c->subs, (size_t)ncap * sizeof(*v));
+        cp__sub **v = cp__realloc(c->subs, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return cp__client_err(c, CP_ENOMEM, "out of memory");
         c->subs = v;
         c->capsubs = ncap;
     }
-    cp__sub *s = calloc(1, sizeof(*s));
-    char *copy = malloc(len + 1);
+    cp__sub *s = cp__calloc(1, sizeof(*s));
+    char *copy = cp__malloc(len + 1);
     if (s == NULL || copy == NULL) {
-        free(s);
-        free(copy);
+        cp__free(s);
+        cp__free(copy);
         return cp__client_err(c, CP_ENOMEM, "out of memory");
     }
     memcpy(copy, name, len);
@@ -124,8 +125,8 @@ static void link_free(cp__client *c, cp__slink *l) {
             c->links[i] = c->links[--c->nlinks];
             break;
         }
-    free(l->ops);
-    free(l);
+    cp__free(l->ops);
+    cp__free(l);
 }
 
 /* The link to node n for shard channels (shard) or classic subscriptions, opened when there is
@@ -136,13 +137,13 @@ static cp__slink *link_to(cp__client *c, int n, int shard) {
             return c->links[i];
     if (c->nlinks == c->caplinks) {
         int ncap = c->caplinks ? c->caplinks * 2 : 4;
-        cp__slink **v = realloc(c->links, (size_t)ncap * sizeof(*v));
+        cp__slink **v = cp__realloc(c->links, (size_t)ncap * sizeof(*v));
         if (v == NULL)
             return NULL;
         c->links = v;
         c->caplinks = ncap;
     }
-    cp__slink *l = calloc(1, sizeof(*l));
+    cp__slink *l = cp__calloc(1, sizeof(*l));
     if (l == NULL)
         return NULL;
     cp__conn_init(&l->conn);
@@ -151,7 +152,7 @@ static cp__slink *link_to(cp__client *c, int n, int shard) {
     if (cp__conn_start(&l->conn, c->nodes[n].host, c->nodes[n].port, &c->pool_opts) != 0) {
         cp__client_err(c, l->conn.err, "subscriber's connection: %s", l->conn.errstr);
         cp__conn_free(&l->conn);
-        free(l);
+        cp__free(l);
         return NULL;
     }
     l->conn.push = 1;
@@ -168,7 +169,7 @@ static int write_op(cp__slink *l, cp__sub *s, int unsub) {
             l->head = 0;
         } else {
             size_t ncap = l->capops ? l->capops * 2 : 8;
-            cp__subop *v = realloc(l->ops, ncap * sizeof(*v));
+            cp__subop *v = cp__realloc(l->ops, ncap * sizeof(*v));
             if (v == NULL)
                 return CP_ENOMEM;
             l->ops = v;

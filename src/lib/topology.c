@@ -4,6 +4,7 @@
  * nothing: every element's type and range is checked, since the reply may come from a buggy or
  * hostile peer. Pure functions; any thread.
  */
+#include "lib/alloc.h"
 #include "lib/topology.h"
 
 #include <stdio.h>
@@ -30,7 +31,7 @@ static int new_node(cp__slotmap *m, const char *host, size_t hostlen, long long 
         return CP_EPROTO;
     if (m->nnodes == *cap) {
         int ncap = *cap ? *cap * 2 : 8;
-        cp__topo_node *n = realloc(m->nodes, (size_t)ncap * sizeof(*n));
+        cp__topo_node *n = cp__realloc(m->nodes, (size_t)ncap * sizeof(*n));
         if (n == NULL)
             return CP_ENOMEM;
         m->nodes = n;
@@ -444,7 +445,7 @@ int cp__slotmap_covered(const cp__slotmap *m) {
 }
 
 void cp__slotmap_free(cp__slotmap *m) {
-    free(m->nodes);
+    cp__free(m->nodes);
     m->nodes = NULL;
     m->nnodes = 0;
 }

@@ -234,6 +234,6 @@ int cp__adm_info(cp__adm *a, const char *section, const char *field, char *out, 
         rc = cp__info_field(r->str, field, out, len);
     if (rc != 0)
         cp__seterr(err, errlen, "INFO %s has no %s", section, field);
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }

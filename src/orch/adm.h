@@ -8,7 +8,7 @@
  * on a benchmark's hot path, and independent of the bench code.
  *
  * Ownership: a cp__adm is owned by the caller (cp__adm_free). Replies returned by cp__adm_cmd /
- * cp__adm_argv belong to the caller (freeReplyObject); replies seen through cp__adm_reply belong
+ * cp__adm_argv belong to the caller (cp_reply_free); replies seen through cp__adm_reply belong
  * to the connection until its next command. One thread per connection.
  *
  * Callers must ignore SIGPIPE (the CLI and the test fixture do): writing to a server that just

@@ -130,7 +130,7 @@ static int view_of(cp__adm *c, cp__cview *v, char *err, size_t errlen) {
         rc = cp__cluster_parse_nodes(r->str, v);
     if (rc != 0)
         cp__seterr(err, errlen, "unparsable CLUSTER NODES reply");
-    freeReplyObject(r);
+    cp_reply_free(r);
     return rc;
 }
 
@@ -249,11 +249,11 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
                 cp__seterr(err, errlen, "%s reports cluster_state:%s", label, val);
             else
                 rc = cp__adm_last(c);
-            freeReplyObject(r);
+            cp_reply_free(r);
             cp__adm_free(c);
             goto out;
         }
-        freeReplyObject(r);
+        cp_reply_free(r);
         cp__cview *mine = have_ref ? v : ref;
         int bad = view_of(c, mine, err, errlen);
         if (bad == 0)
@@ -388,7 +388,7 @@ static int add_slots(cp__adm *c, int lo, int hi, char *err, size_t errlen) {
         redisReply *r = cp__adm_argv(c, argc, argv, NULL, err, errlen);
         if (r == NULL)
             return cp__adm_last(c);
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
     return 0;
 }
@@ -470,7 +470,7 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             snprintf(p->id, sizeof(p->id), "%s", r->str);
             rc = 0;
         }
-        freeReplyObject(r);
+        cp_reply_free(r);
         /* Distinct config epochs up front: no epoch collision to resolve after MEET. */
         if (rc == 0)
             rc = cp__adm_ok(c, e, sizeof(e), "CLUSTER SET-CONFIG-EPOCH %d", (int)i + 1);

@@ -108,7 +108,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
             cp__seterr(err, errlen, "new node on port %d: CLUSTER MYID: %s", p->port, e);
             rc = CP_ESERVER;
         }
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
     cp__adm_free(c);
     if (rc != 0) {
@@ -169,7 +169,7 @@ static int move_keys(const cp_topo *t, cp__adm *cf, const cp_proc *to, int slot,
         if (keys == NULL)
             return cp__adm_last(cf);
         if (keys->type != REDIS_REPLY_ARRAY || keys->elements == 0) {
-            freeReplyObject(keys);
+            cp_reply_free(keys);
             return 0;
         }
         const char *argv[MIGRATE_BATCH + 12];
@@ -194,10 +194,10 @@ static int move_keys(const cp_topo *t, cp__adm *cf, const cp_proc *to, int slot,
             lens[argc++] = keys->element[k]->len;
         }
         redisReply *r = cp__adm_argv(cf, argc, argv, lens, err, errlen);
-        freeReplyObject(keys);
+        cp_reply_free(keys);
         if (r == NULL)
             return cp__adm_last(cf);
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
 }
 

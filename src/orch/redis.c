@@ -90,7 +90,7 @@ int cp__redis_probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
     int ok = r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
     if (r != NULL && !ok)
         cp__seterr(err, errlen, "PING answered %s", r->str ? r->str : "?");
-    freeReplyObject(r);
+    cp_reply_free(r);
     cp__adm_free(c);
     return ok ? 0 : CP_ESERVER;
 }

@@ -31,7 +31,7 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
         return 0;
     redisReply *r = cp__adm_cmd(c, e, sizeof(e), "PING");
     st->reachable = r != NULL;
-    freeReplyObject(r);
+    cp_reply_free(r);
     if (st->reachable && t->procs[i].role != CP_ROLE_PROXY) {
         if (cp__adm_info(c, "memory", "used_memory", val, sizeof(val), e, sizeof(e)) == 0)
             st->used_memory = strtoll(val, NULL, 10);
@@ -44,7 +44,7 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
         r = cp__adm_cmd(c, e, sizeof(e), "DBSIZE");
         if (r != NULL && r->type == REDIS_REPLY_INTEGER)
             st->keys = r->integer;
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
     cp__adm_free(c);
     return 0;
@@ -68,7 +68,7 @@ int cp_topo_check(const cp_topo *t, char *err, size_t errlen) {
         cp__adm *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
         redisReply *r = c ? cp__adm_cmd(c, e, sizeof(e), "PING") : NULL;
         int ok = r != NULL;
-        freeReplyObject(r);
+        cp_reply_free(r);
         if (c != NULL)
             cp__adm_free(c);
         if (!ok) {

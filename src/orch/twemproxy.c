@@ -113,18 +113,18 @@ static int probe(const cp_topo *t, size_t i, char *err, size_t errlen) {
     if (r == NULL) {
         rc = cp__adm_last(c);
     } else {
-        freeReplyObject(r);
+        cp_reply_free(r);
         r = cp__adm_cmd(c, err, errlen, "GET %s", key);
         rc = r == NULL ? cp__adm_last(c) : 0;
         if (r != NULL && (r->type != REDIS_REPLY_STRING || strcmp(r->str, val) != 0)) {
             cp__seterr(err, errlen, "GET %s through the proxy returned something else", key);
             rc = CP_EPROTO;
         }
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
     if (rc == 0) {
         r = cp__adm_cmd(c, err, errlen, "DEL %s", key); /* leave no key behind */
-        freeReplyObject(r);
+        cp_reply_free(r);
     }
     cp__adm_free(c);
     return rc;

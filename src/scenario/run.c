@@ -220,7 +220,7 @@ static int wait_promoted(const scn *s, const cp_topo *t, size_t replica, uint64_
                          r->element[0]->type == REDIS_REPLY_STRING &&
                          strcmp(r->element[0]->str, "master") == 0;
             if (r != NULL)
-                freeReplyObject(r);
+                cp_reply_free(r);
             if (master) {
                 rc = 0;
                 break;

@@ -178,6 +178,25 @@ class IncludeRules(Case):
         self.assertIn("modules include each other around a circle: lib/a, lib/b", errors[0])
 
 
+class Allocations(Case):
+    def test_a_bare_allocation_in_the_library_fails(self):
+        t = self.tree()
+        t.module("lib/a", "void f(void) {\n    char *s = strdup(\"x\");\n    free(s);\n}\n")
+        errors = t.check()
+        self.assertEqual(len(errors), 2, errors)
+        self.assertIn("src/lib/a.c:4: strdup(): the library allocates through lib/alloc.h", errors[0])
+        self.assertIn("src/lib/a.c:5: free()", errors[1])
+
+    def test_the_allocator_itself_members_comments_and_other_layers_pass(self):
+        t = self.tree()
+        t.module("lib/alloc", "void *g(unsigned n) {\n    return malloc(n);\n}\n")
+        t.module("lib/b", "/* malloc(n) in a comment */\nvoid h(struct o *o) {\n"
+                 "    o->free(o);\n    cp__free(o);\n    cp_reply_free(0);\n"
+                 "    puts(\"free(\");\n}\n")
+        t.module("bench/c", "void k(void *p) {\n    free(p);\n}\n")
+        self.assertEqual(t.check(), [])
+
+
 class TheRepository(unittest.TestCase):
     def test_the_tree_passes_with_its_allow_lists(self):
         errors, _ = layers.check(ROOT)
