@@ -77,6 +77,10 @@ typedef struct cp__node {
      * each once the one before is answered (send.c). */
     uint64_t cautious_until;
     int cautious;
+    /* WAIT / WAITAOF written on its connection and not answered yet, and the latest of their
+     * timeouts (UINT64_MAX: one waits for ever): the I/O timeout counts from then (exec.c). */
+    int waits;
+    uint64_t wait_until;
     cp__queue q; /* commands waiting to be written, in order */
 } cp__node;
 

@@ -321,7 +321,9 @@ int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvl
             }
         return 0;
     }
-    if (arg_is(name, len, "BLMPOP") || arg_is(name, len, "BZMPOP")) /* timeout numkeys key ... */
+    if (arg_is(name, len, "WAIT") || arg_is(name, len, "WAITAOF")) /* ... timeout (ms) */
+        *ms = timeout_arg(argv[argc - 1], argvlen[argc - 1], 0);
+    else if (arg_is(name, len, "BLMPOP") || arg_is(name, len, "BZMPOP")) /* timeout numkeys */
         *ms = timeout_arg(argv[1], argvlen[1], 1);
     else /* BLPOP key ... timeout, BLMOVE src dst LEFT RIGHT timeout, ...: the last */
         *ms = timeout_arg(argv[argc - 1], argvlen[argc - 1], 1);

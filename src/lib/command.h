@@ -60,8 +60,9 @@ const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *
 /* A command the server flags blocking (or the built-in table does): whether these arguments
  * block, and for how long. Returns 1 with *ms its timeout in milliseconds (UINT32_MAX: none,
  * it waits until answered; an unreadable timeout, which the server refuses at once, counts as
- * 0 ms), or 0 when they do not block (XREAD and XREADGROUP without BLOCK). WAIT and WAITAOF are
- * not for this: their meaning is their own connection's writes (docs/commands.md). */
+ * 0 ms), or 0 when they do not block (XREAD and XREADGROUP without BLOCK). WAIT and WAITAOF
+ * too (their timeout in ms), though they stay on their own connection, whose writes they count
+ * (docs/commands.md). */
 int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvlen, uint32_t *ms);
 
 /* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for

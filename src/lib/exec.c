@@ -65,6 +65,15 @@ void cp__exec_pool_ready(cp__client *c, cp__pconn *pc, int events) {
         cp__client_sync_conn(c, &pc->conn, cp__conn_interest(&pc->conn));
 }
 
+/* When node n's connection, with requests in flight, has waited too long for a reply: io_ns
+ * after its last progress, or after its WAITs' timeouts when later; 0 for never (a WAIT 0). */
+static uint64_t io_deadline(const cp__node *node, uint64_t io_ns) {
+    if (node->wait_until == UINT64_MAX)
+        return 0;
+    uint64_t from = node->conn.last_io_ns;
+    return (node->wait_until > from ? node->wait_until : from) + io_ns;
+}
+
 uint64_t cp__exec_next_wake(const cp__client *c) {
     uint64_t wake = 0;
 #define EARLIER(t) (wake == 0 || (t) < wake ? (t) : wake)
@@ -76,8 +85,9 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
             wake = EARLIER(node->cautious_until);
         if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS)
             wake = EARLIER(conn->connect_deadline);
-        else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0)
-            wake = EARLIER(conn->last_io_ns + io_ns);
+        else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
+                 io_deadline(node, io_ns) != 0)
+            wake = EARLIER(io_deadline(node, io_ns));
         else if (conn->state == CP__CONN_CLOSED && node->q.n > 0)
             wake = EARLIER(1); /* connect it */
     }
@@ -110,7 +120,7 @@ void cp__exec_timers(cp__client *c) {
             now >= conn->connect_deadline)
             cp__send_fail_node(c, n, CP_ETIMEDOUT, "connect timed out");
         else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
-                 now - conn->last_io_ns >= io_ns)
+                 io_deadline(&c->nodes[n], io_ns) != 0 && now >= io_deadline(&c->nodes[n], io_ns))
             cp__send_fail_node(c, n, CP_ETIMEDOUT, "no reply within the I/O timeout");
     }
     for (int i = 0; i < c->npool;) { /* a failed one leaves, the last one takes its place */

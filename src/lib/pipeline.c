@@ -281,6 +281,10 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         cp__cmd_block_timeout(argc, argv, argvlen, &block_ms)) {
         cmd->flags |= CP__F_BLOCKING;
         cmd->block_ms = block_ms;
+    } else if (!p->txn_open && is_wait(argv[0], argvlen[0]) &&
+               cp__cmd_block_timeout(argc, argv, argvlen, &block_ms)) {
+        cmd->flags |= CP__F_WAIT; /* it stays, and holds its connection's I/O deadline */
+        cmd->block_ms = block_ms;
     }
     int to = p->next_node;
     p->next_node = CP__TO_KEYS;

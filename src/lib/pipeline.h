@@ -48,6 +48,7 @@ static inline int cp__node_arg(int node) {
                                  part of UNWATCH: its answer ends that */
 #define CP__F_PARKED 0x100u   /* put aside for a retry round, and parked in its slot's fence */
 #define CP__F_BLOCKING 0x200u /* a blocking command: runs on a pool connection (pool.h) */
+#define CP__F_WAIT 0x400u     /* WAIT, WAITAOF: its connection's I/O deadline waits for it */
 
 #define CP__BLOCK_FOREVER UINT32_MAX /* a blocking command's timeout 0: it waits for its answer */
 
@@ -67,7 +68,8 @@ typedef struct cp__cmd {
     uint32_t nparts; /* split user command: number of parts */
     union {
         uint32_t pending;  /* split user command: parts without an outcome yet */
-        uint32_t block_ms; /* blocking command (never split): its timeout, CP__BLOCK_FOREVER */
+        uint32_t block_ms; /* blocking command or WAIT (never split): its timeout, or
+                              CP__BLOCK_FOREVER */
     };
     uint16_t flags;
     uint8_t outcome; /* cp_outcome */

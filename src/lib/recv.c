@@ -220,6 +220,9 @@ void cp__recv_node(cp__client *c, int n) {
         int fenced = c->nfences > 0 && tag < CP__TAG_INTERNAL;
         int slot = fenced ? cp__fence_slot(c, cp__get(p, tag)) : 0;
         fenced = fenced && cp__fence_counts(c, n, slot);
+        if (tag < CP__TAG_INTERNAL && (cp__get(p, tag)->flags & CP__F_WAIT) &&
+            --c->nodes[n].waits == 0)
+            c->nodes[n].wait_until = 0; /* the I/O timeout is its own again */
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
             if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
                 txn_reply(c, n, p, tag, r, now);

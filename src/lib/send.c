@@ -279,8 +279,9 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
     cp__cmd *cmd = cp__get(p, tag);
     cmd->seq = ++c->seq; /* its place in the send order: a fence keeps a slot's by it */
     int n;
-    if (c->nfences > 0 || (cmd->flags & CP__F_BLOCKING))
-        n = -1; /* by route: a fence may hold it, and a blocking command goes to the pool */
+    if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT)))
+        n = -1; /* by route: a fence may hold it, a blocking command goes to the pool, and a
+                 * WAIT's timeout is noted where pump writes it */
     else if (cmd->slot >= 0 && cmd->slot == m->slot && cmd->flags == m->flags)
         n = m->node;
     else
@@ -355,6 +356,8 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
         return;
     }
     c->nodes[n].watched = 0; /* the connection's WATCHes went with it */
+    c->nodes[n].waits = 0;   /* ... and its WAITs */
+    c->nodes[n].wait_until = 0;
     c->need_refresh = 1;
     cp__readfrom_failed(c, n, now); /* reads it served go elsewhere from now on */
     for (size_t i = 0; i < t.nf; i++) {
@@ -449,8 +452,17 @@ static void pump_at(cp__client *c, int n, uint64_t now) {
             if (rc != 0) {
                 cp__pipeline_set_err(e.p, CP_ENOMEM, "out of memory");
                 cp__batch_give_up(e.p, e.tag, 0, CP_ENOMEM);
-            } else if (idle) {
-                conn->last_io_ns = now; /* the I/O timeout counts from the first request */
+                continue;
+            }
+            if (idle)
+                conn->last_io_ns = now;    /* the I/O timeout counts from the first request */
+            if (cmd->flags & CP__F_WAIT) { /* no reply is due before its timeout */
+                uint64_t until = cmd->block_ms == CP__BLOCK_FOREVER
+                                     ? UINT64_MAX
+                                     : now + (uint64_t)cmd->block_ms * 1000000ull;
+                node->waits++;
+                if (until > node->wait_until)
+                    node->wait_until = until;
             }
             idle = 0;
         }

@@ -15,7 +15,10 @@
  *    UNBLOCKED) is sent again to the promoted replica and served there; one waiting when its
  *    master is killed ends CP_UNKNOWN (it was written: it may have popped);
  *  - cp_free with a BLPOP waiting calls its callback (CP_ECANCELED) and closes its connection:
- *    the server has no blocked client left.
+ *    the server has no blocked client left;
+ *  - a WAIT, which stays on its command connection, is not cut by the I/O timeout while its
+ *    own timeout runs (it was, as "no reply within the I/O timeout", CP_UNKNOWN), and the
+ *    connection's I/O timeout is its own again once it is answered.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -234,6 +237,55 @@ static void blpop_longer_than_io_timeout(void **state) {
     cp_free(c);
 }
 
+static void wait_longer_than_io_timeout(void **state) {
+    cp_fixture *f = *state;
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints;
+    o.io_timeout_ms = 1000;
+    cp_client *c = cp_connect(&o);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    cp_pipeline *p = cp_pipeline_new(c);
+    assert_int_equal(cp_append(p, "SET {w}k v"), 0);
+    assert_int_equal(cp_append(p, "WAIT 1 2500"), 0); /* no replica: it waits it all */
+    assert_int_equal(cp_append(p, "GET {w}k"), 0);
+    uint64_t t0 = cp__now_ns();
+    assert_int_equal(cp_exec(p), 0);
+    uint64_t took = cp__now_ns() - t0;
+    for (size_t i = 0; i < 3; i++)
+        if (cp_get_outcome(p, i) != CP_DONE)
+            fail_msg("command %zu ended %d: %s", i, cp_get_outcome(p, i), cp_pipeline_errstr(p));
+    assert_int_equal(cp_reply(p, 1)->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(cp_reply(p, 1)->integer, 0);
+    assert_string_equal(cp_reply(p, 2)->str, "v");
+    print_message("SET, WAIT 1 2500, GET with a 1 s I/O timeout: done after %.2f s\n",
+                  (double)took / 1e9);
+    assert_int_ge(took, 2400000000ull);
+    cp_pipeline_free(p);
+    /* Answered: a silent node is cut after 1 s again (CLIENT PAUSE holds the SET). */
+    unsigned slot = cp_keyslot("{w}k", 4);
+    int port = cp_topo_proc(f->topo, cp_fixture_master(f, slot <= 5460    ? 0
+                                                          : slot <= 10922 ? 1
+                                                                          : 2))
+                   ->port;
+    redisContext *hc = cp_fixture_conn(f, port);
+    assert_non_null(hc);
+    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 4000 ALL");
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    t0 = cp__now_ns();
+    redisReply *r = cp_command(c, "SET {w}k v2");
+    took = cp__now_ns() - t0;
+    rep = redisCommand(hc, "CLIENT UNPAUSE");
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    assert_null(r);
+    assert_int_equal(c->err, CP_ETIMEDOUT);
+    print_message("then a SET held by CLIENT PAUSE: cut after %.2f s\n", (double)took / 1e9);
+    assert_int_lt(took, 2500000000ull);
+    cp_free(c);
+}
+
 static void blpop_served_by_lpush(void **state) {
     cp_fixture *f = *state;
     cp_loop *l;
@@ -376,6 +428,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(blpop_holds_back_nothing, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(blpop_longer_than_io_timeout, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(blpop_served_by_lpush, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
