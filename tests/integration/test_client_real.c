@@ -2,9 +2,10 @@
  *
  * The client against real servers (Debian's redis-server and nutcracker on free loopback ports):
  * a 3-master cluster (routing by slot, slots given by the caller, MOVED after a live slot
- * migration, ASK during one, AUTH with a password and with an ACL user) and one nutcracker in front
- * of 2 redis-servers (the same calls in endpoint mode). Each test has its own topology, stopped by
- * PID in its teardown.
+ * migration, ASK during one, AUTH with a password and with an ACL user, the commands that would
+ * change a shared connection refused: no master ever runs one, and GETs keep their answers) and
+ * one nutcracker in front of 2 redis-servers (the same calls in endpoint mode). Each test has its
+ * own topology, stopped by PID in its teardown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -20,6 +22,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "refused.h"
 
 static cp_client *connect_seeds(const char *seeds, const char *user, const char *pass) {
     cp_options o = CP_OPTIONS_INIT;
@@ -213,6 +216,61 @@ static int setup_cluster_password(void **state) {
     return *state ? 0 : -1;
 }
 
+/* The name INFO commandstats gives cmd's calls ("cmdstat_select:", "cmdstat_client|reply:"). */
+static void stat_name(const char *cmd, char *out, size_t len) {
+    size_t n = snprintf(out, len, "cmdstat_");
+    for (const char *p = cmd; *p != '\0' && n + 2 < len; p++) {
+        if (*p == ' ' && strncasecmp(cmd, "CLIENT ", 7) != 0)
+            break;
+        if (*p == ' ' && strchr(out + 8, '|') != NULL)
+            break;
+        out[n++] = *p == ' ' ? '|' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    }
+    snprintf(out + n, len - n, ":");
+}
+
+static void refusals_on_a_real_cluster(void **state) {
+    cp_fixture *f = *state;
+    cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
+    assert_int_equal(c->err, 0);
+    redisReply *r = cp_command(c, "SET rk rv");
+    assert_string_equal(r->str, "OK");
+    cp_reply_free(r);
+    cp_reply_free(cp_command_all(c, "CONFIG RESETSTAT"));
+    for (size_t i = 0; i < NREFUSED; i++) {
+        c->err = 0;
+        assert_null(cp_command(c, refused[i].cmd));
+        assert_int_equal(c->err, CP_EINVAL);
+        if (strstr(c->errstr, refused[i].word) == NULL)
+            fail_msg("\"%s\": the message \"%s\" does not name %s", refused[i].cmd, c->errstr,
+                     refused[i].word);
+        r = cp_command(c, "GET rk"); /* the connection answers as before */
+        assert_non_null(r);
+        assert_string_equal(r->str, "rv");
+        cp_reply_free(r);
+    }
+    r = cp_command(c, "GET rk"); /* SELECT 1 ran nowhere: still database 0 */
+    assert_string_equal(r->str, "rv");
+    cp_reply_free(r);
+    r = cp_command_all(c, "INFO commandstats");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    for (size_t i = 0; i < NREFUSED; i++) {
+        char name[64];
+        stat_name(refused[i].cmd, name, sizeof(name));
+        for (size_t m = 0; m < r->elements; m++)
+            if (strstr(r->element[m]->str, name) != NULL)
+                fail_msg("a master ran %s (%s)", refused[i].cmd, name);
+    }
+    int gets = 0; /* the stats are read right: the GETs are in them */
+    for (size_t m = 0; m < r->elements; m++)
+        gets += strstr(r->element[m]->str, "cmdstat_get:calls=") != NULL;
+    assert_int_equal(gets, 1);
+    cp_reply_free(r);
+    cp_free(c);
+}
+
 static void auth_password_and_acl_user(void **state) {
     cp_fixture *f = *state;
     cp_client *c = connect_seeds(f->endpoints, NULL, NULL);
@@ -360,6 +418,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(follows_ask_during_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(split_multikey_real, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(refusals_on_a_real_cluster, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(auth_password_and_acl_user, setup_cluster_password,
                                         cp_fixture_teardown),

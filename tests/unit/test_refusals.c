@@ -20,32 +20,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
-
-/* Each refused command, and a word its message must contain. */
-static const struct {
-    const char *cmd, *word;
-} refused[] = {
-    {"SUBSCRIBE chan", "cp_subscribe"},
-    {"PSUBSCRIBE ch*", "cp_subscribe"},
-    {"SSUBSCRIBE chan", "cp_subscribe"},
-    {"UNSUBSCRIBE chan", "cp_unsubscribe"},
-    {"PUNSUBSCRIBE", "cp_unsubscribe"},
-    {"SUNSUBSCRIBE chan", "cp_unsubscribe"},
-    {"MONITOR", "MONITOR"},
-    {"CLIENT REPLY OFF", "CLIENT REPLY"},
-    {"client reply skip", "CLIENT REPLY"},
-    {"CLIENT TRACKING ON", "TRACKING"},
-    {"CLIENT CACHING yes", "CACHING"},
-    {"SELECT 1", "SELECT"},
-    {"select 15", "SELECT"},
-    {"HELLO 3", "HELLO"},
-    {"RESET", "RESET"},
-    {"QUIT", "QUIT"},
-    {"READONLY", "READONLY"},
-    {"READWRITE", "READWRITE"},
-    {"AUTH someone secret", "AUTH"},
-};
-#define NREFUSED (sizeof(refused) / sizeof(refused[0]))
+#include "refused.h"
 
 /* The fake node never saw a command of that name. */
 static void assert_never_sent(fakeset *f, const char *cmd) {
