@@ -129,6 +129,8 @@ void cp__client_unregister_node(cp__client *c, int n) {
 void cp__client_close_node(cp__client *c, int n) {
     cp__client_unregister_node(c, n);
     cp__conn_close(&c->nodes[n].conn);
+    c->nodes[n].waits = 0; /* its WAITs went with it, answered or not */
+    c->nodes[n].wait_until = 0;
 }
 
 int cp__client_any_node(cp__client *c) {

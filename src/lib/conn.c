@@ -387,8 +387,9 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
         head = &c->fifo[c->fhead];
         if (head->arena != NULL)
             a = head->arena;
-    } else if (c->push) {   /* a subscriber's: the server's own frames */
-        cp__arena_reset(a); /* the frame before is the owner's no longer */
+    } else if (c->push) {         /* a subscriber's: the server's own frames */
+        if (c->reader.depth == 0) /* the frame before is the owner's no longer; a frame half */
+            cp__arena_reset(a);   /* read keeps its finished elements there */
     } else {
         if (c->reader.pos == c->reader.len)
             return 0;

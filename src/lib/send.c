@@ -50,7 +50,10 @@ void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
         enqueue_blocking(p, n, tag);
         return;
     }
-    if (p->c->nodes[n].cautious && cp__fence_behind(p->c, n, p, tag) > 0)
+    /* A transaction's members go in one piece (their unit is written back to back): held one
+     * by one, other commands for the node would be written between MULTI and EXEC. */
+    if (p->c->nodes[n].cautious && !(cp__get(p, tag)->flags & CP__F_TX) &&
+        cp__fence_behind(p->c, n, p, tag) > 0)
         return;
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
@@ -356,8 +359,6 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
         return;
     }
     c->nodes[n].watched = 0; /* the connection's WATCHes went with it */
-    c->nodes[n].waits = 0;   /* ... and its WAITs */
-    c->nodes[n].wait_until = 0;
     c->need_refresh = 1;
     cp__readfrom_failed(c, n, now); /* reads it served go elsewhere from now on */
     for (size_t i = 0; i < t.nf; i++) {
