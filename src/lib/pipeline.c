@@ -363,8 +363,12 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
         if (++m == p->memo + CP__MEMO)
             return 0;
     const cp__cmdinfo *ci = m->ci;
-    if ((m->e != NULL && m->e->has_subs) ||
-        (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL | CP__CMD_CONN)))
+    /* A blocking command (and WAIT, which the server flags so) takes record()'s path: it
+     * needs its pool flag, or its I/O deadline's. */
+    if ((m->e != NULL && (m->e->has_subs || (m->e->flags & CP__CF_BLOCKING))) ||
+        (m->e == NULL && is_xread(argv[0], argvlen[0])) ||
+        (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL | CP__CMD_CONN |
+                      CP__CMD_BLOCKING)))
         return 0;
     cp__cmd *cmd = &p->cmds.v[p->cmds.n++];
     int ro = (ci->flags & CP__CMD_READONLY) || (m->e != NULL && cp__cmdspec_readonly(m->e));

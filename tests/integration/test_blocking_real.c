@@ -286,6 +286,38 @@ static void wait_longer_than_io_timeout(void **state) {
     cp_free(c);
 }
 
+/* Two BLPOP 1 of one slot through cp_append_argv_slot, twice: each time on a pool connection of
+ * its own (the second append of a name takes a shortcut that used to drop the pool flag, so the
+ * BLPOPs went one after the other on the command connection: 2 s). */
+static void blpop_by_slot_runs_in_the_pool(void **state) {
+    cp_fixture *f = *state;
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints;
+    cp_client *c = cp_connect(&o);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    const char *argv[3] = {"BLPOP", "{t}slotted", "1"};
+    int slot = (int)cp_keyslot(argv[1], strlen(argv[1]));
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(cp_append_argv_slot(p, 3, argv, NULL, slot), 0);
+        assert_int_equal(cp_append_argv_slot(p, 3, argv, NULL, slot), 0);
+        uint64_t t0 = cp__now_ns();
+        assert_int_equal(cp_exec(p), 0);
+        uint64_t took = cp__now_ns() - t0;
+        for (size_t i = 0; i < 2; i++) {
+            assert_int_equal(cp_get_outcome(p, i), CP_DONE);
+            assert_int_equal(cp_reply(p, i)->type, REDIS_REPLY_NIL);
+        }
+        print_message("round %d: two BLPOP 1 by slot answered after %.2f s\n", round,
+                      (double)took / 1e9);
+        assert_int_lt(took, 1800000000ull); /* side by side, not one after the other */
+        cp_pipeline_reset(p);
+    }
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
 static void blpop_served_by_lpush(void **state) {
     cp_fixture *f = *state;
     cp_loop *l;
@@ -430,6 +462,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(blpop_longer_than_io_timeout, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(blpop_by_slot_runs_in_the_pool, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(blpop_served_by_lpush, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
