@@ -114,6 +114,39 @@ CP_API int cp_set_allocators(const cp_allocators *a, cp_allocators *old);
  * library's allocators were changed. NULL is ignored. */
 CP_API void cp_reply_free(redisReply *r);
 
+/* ---- replies ------------------------------------------------------------------------------- */
+
+/* A reply is hiredis's redisReply, the struct Debian's hiredis 0.14 defines (type, integer, len,
+ * str, elements, element), read by the library's own reader. RESP2 replies use hiredis's five
+ * types. RESP3 (cp_options.protocol = 3) adds types of the same values as hiredis 1.x's
+ * REDIS_REPLY_* (so a program built against either reads them the same way), carried in the
+ * fields the struct has: a RESP3 null is CP_REPLY_NIL, as in RESP2; a map's key i is element
+ * 2i and its value element 2i+1; a verbatim string's str is its text without the "txt:" prefix.
+ * RESP3 attributes are read and dropped (Redis sends them only for DEBUG PROTOCOL attrib). What
+ * 0.14's struct has no field for is read through the calls below. docs/api.md, "Replies". */
+#define CP_REPLY_STRING 1  /* str, len */
+#define CP_REPLY_ARRAY 2   /* element[0..elements) */
+#define CP_REPLY_INTEGER 3 /* integer */
+#define CP_REPLY_NIL 4
+#define CP_REPLY_STATUS 5  /* str, len */
+#define CP_REPLY_ERROR 6   /* str, len; also RESP3's blob error */
+#define CP_REPLY_DOUBLE 7  /* str, len: the text sent; cp_reply_double gives the value */
+#define CP_REPLY_BOOL 8    /* integer: 0 or 1 */
+#define CP_REPLY_MAP 9     /* element: 2 * pairs, key then value */
+#define CP_REPLY_SET 10    /* element[0..elements) */
+#define CP_REPLY_PUSH 12   /* element: kind first; only a push callback ever sees one */
+#define CP_REPLY_BIGNUM 13 /* str, len: the decimal digits, '-' first when negative */
+#define CP_REPLY_VERB 14   /* str, len: the text; cp_reply_verbatim_format gives "txt" / "mkd" */
+
+/* The number a reply holds: a double's value; an integer's or a boolean's; the decimal text of
+ * a string, status or big number (ZSCORE under RESP2 answers "1.5" as a string; this reads both
+ * protocols' answers alike). NAN for anything else or text that is not a number. */
+CP_API double cp_reply_double(const redisReply *r);
+
+/* A verbatim string's format, the three letters before its text ("txt", "mkd"), written to
+ * out[0..3] with a NUL. 0, or CP_EINVAL when r is not a verbatim string. */
+CP_API int cp_reply_verbatim_format(const redisReply *r, char out[4]);
+
 /* ---- client ---------------------------------------------------------------------------------- */
 
 /* Options for cp_connect and cp_client_new. Zero means the default in every field, so
@@ -190,6 +223,11 @@ typedef struct cp_options {
      * default, CP_DEFAULT_BLOCKING_CONNS (8). No "none": negative is refused (CP_EINVAL).
      * docs/commands.md, "Blocking commands". */
     int blocking_conns;
+    /* The protocol every connection speaks: 2 (RESP2) or 3 (RESP3: each connection starts with
+     * HELLO 3, carrying the AUTH; a server that refuses it fails the connection with CP_EPROTO
+     * and a message saying so). Replies then have RESP3's types (see "replies" above), and
+     * the server may push frames unasked: cp_set_push_callback. 0: the default, 2. */
+    int protocol;
 } cp_options;
 
 /* read_from. Replicas may answer with data older than their master's, also older than this
@@ -254,6 +292,22 @@ CP_API int cp_refresh(cp_client *c);
 /* Commands queued or in flight (async commands and commands of running pipelines); a
  * cp_scan_next_async call under way counts one. Never blocks. */
 CP_API size_t cp_pending(const cp_client *c);
+
+/* ---- push frames ----------------------------------------------------------------------------- */
+
+/* A frame a RESP3 server sent unasked on one of the client's command connections (an
+ * invalidation of client-side caching, anything a later server adds): node is the node whose
+ * connection it came on, kind its first element ("invalidate"; "" when that is not a string),
+ * frame the whole push (type CP_REPLY_PUSH). A push is never taken as a command's reply, with
+ * or without a callback. frame lives until the callback returns (cp_reply_dup keeps it). The
+ * callback runs while the library reads that connection: it may look at the frame and record
+ * what it needs, and must not call the client (no appends, no cp_exec, no cp_free).
+ * Subscribers' messages go to their cp_subscribe callbacks instead. */
+typedef void cp_push_fn(cp_client *c, int node, const char *kind, const redisReply *frame,
+                        void *data);
+
+/* Sets (fn NULL: clears) the client's push callback. Never blocks. */
+CP_API void cp_set_push_callback(cp_client *c, cp_push_fn *fn, void *data);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
@@ -375,6 +429,7 @@ CP_API void cp_scan_free(cp_scan *s);
 typedef struct cp_stats {
     uint64_t moved, ask, tryagain, clusterdown, loading, io_retries, refreshes;
     uint64_t command_tables; /* the server's COMMAND read (1: its key specs route commands) */
+    uint64_t pushes;         /* push frames received on command connections (RESP3) */
 } cp_stats;
 CP_API void cp_get_stats(const cp_client *c, cp_stats *out);
 

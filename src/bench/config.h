@@ -46,6 +46,7 @@ typedef struct cp__bench_target {
      * own (cp_topo_client_options). */
     int tls, tls_insecure;
     const char *tls_ca, *tls_cert, *tls_key;
+    int protocol; /* cp_options.protocol of every client (0: the library's default, RESP2) */
     /* A topology started by `up` / cp_topo_up (borrowed, not freed by the engine): its processes
      * are measured for CPU through /proc and its servers are counted by `load`'s DBSIZE check.
      * NULL: an external deployment ("topology": "external"); redis CPU is then read with

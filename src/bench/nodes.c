@@ -207,7 +207,7 @@ int cp__node_info_cpu(cp_client *c, cp__cpu_times *out) {
     if (r == NULL)
         return c->err ? c->err : CP_EIO;
     int rc = CP_ESERVER;
-    if (r->type == REDIS_REPLY_STRING)
+    if (r->type == CP_REPLY_STRING || r->type == CP_REPLY_VERB) /* VERB: RESP3's INFO */
         rc = cp__cpu_parse_info(r->str, r->len, out);
     cp_reply_free(r);
     return rc;
@@ -219,7 +219,7 @@ int cp__node_repl_offsets(cp_client *c, long long *master_offset, int *online,
     if (r == NULL)
         return c->err ? c->err : CP_EIO;
     int rc = CP_ESERVER;
-    if (r->type == REDIS_REPLY_STRING) {
+    if (r->type == CP_REPLY_STRING || r->type == CP_REPLY_VERB) {
         const char *at = strstr(r->str, "master_repl_offset:");
         rc = at != NULL ? 0 : CP_EPROTO;
         *master_offset = at != NULL ? strtoll(at + strlen("master_repl_offset:"), NULL, 10) : 0;
@@ -256,7 +256,7 @@ int cp__node_version(cp_client *c, char *buf, size_t cap) {
     if (r == NULL)
         return c->err ? c->err : CP_EIO;
     int rc = CP_ESERVER;
-    if (r->type == REDIS_REPLY_STRING) {
+    if (r->type == CP_REPLY_STRING || r->type == CP_REPLY_VERB) {
         const char *v = strstr(r->str, "redis_version:");
         if (v != NULL) {
             v += strlen("redis_version:");

@@ -100,6 +100,11 @@ static const char *counter_wrong(cp__wctx *x, cp__flight *fl, size_t i, const re
     return back ? "counter did not grow" : NULL;
 }
 
+/* An array, or what RESP3 answers in its place: a map (HGETALL) or a set (SMEMBERS). */
+static int is_list(const redisReply *r) {
+    return r->type == CP_REPLY_ARRAY || r->type == CP_REPLY_MAP || r->type == CP_REPLY_SET;
+}
+
 /* Checks the reply of request i (template t; not nil, not an empty array). */
 static void check_template(cp__wctx *x, cp__flight *fl, size_t i, const cp__template *t,
                            const redisReply *r, cp__tally *tl) {
@@ -111,7 +116,7 @@ static void check_template(cp__wctx *x, cp__flight *fl, size_t i, const cp__temp
         why = value_wrong(x, fl, i, r);
         break;
     case CP__CHECK_VALUES:
-        if (r->type != REDIS_REPLY_ARRAY) {
+        if (!is_list(r)) {
             why = "not an array";
             break;
         }
@@ -178,8 +183,8 @@ static void finish_templates(cp__wctx *x, cp__flight *fl) {
         if (t->read) {
             tl.gets++;
             parts[k].reads++;
-            if (r->type == REDIS_REPLY_NIL || (t->check == CP__CHECK_VALUES &&
-                                               r->type == REDIS_REPLY_ARRAY && r->elements == 0)) {
+            if (r->type == REDIS_REPLY_NIL ||
+                (t->check == CP__CHECK_VALUES && is_list(r) && r->elements == 0)) {
                 tl.misses++;
                 parts[k].misses++;
                 continue;

@@ -41,6 +41,7 @@ void cp__bench_target_options(const cp__bench_target *t, cp_options *opt) {
     opt->tls_ca_file = t->tls_ca;
     opt->tls_cert_file = t->tls_cert;
     opt->tls_key_file = t->tls_key;
+    opt->protocol = t->protocol;
 }
 
 cp_client *cp__target_node_connect(const cp__bench_target *t, const char *host, int port, char *err,

@@ -81,6 +81,7 @@ static int resolve_target(const char *cmd, const cp_cli_target *tf, cp__bench_ta
             *topo = NULL;
             return CP_EXIT_FAIL;
         }
+        t->protocol = tf->protocol;
         return CP_EXIT_OK;
     }
     const char *list = tf->cluster ? tf->cluster : tf->proxy;
@@ -93,6 +94,7 @@ static int resolve_target(const char *cmd, const cp_cli_target *tf, cp__bench_ta
     t->tls_ca = tf->cacert;
     t->tls_cert = tf->cert;
     t->tls_key = tf->key;
+    t->protocol = tf->protocol;
     return CP_EXIT_OK;
 }
 

@@ -207,5 +207,7 @@ const cp_cli_flag cp_cli_target_flags[] = {
     TGT_STRING("--key", key, "FILE", "the client certificate's key"),
     CP_CLI_SET("--insecure", CP_CLI_SWITCH, 1, TGT(insecure),
                "TLS without verifying the servers' certificates (implies --tls)"),
+    CP_CLI_NUM("--protocol", "N", CP_CLI_INT, 2, 3, TGT(protocol),
+               "RESP version every connection speaks: 2 (default) or 3\n(HELLO 3)"),
     CP_CLI_END,
 };

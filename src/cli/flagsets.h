@@ -65,6 +65,7 @@ typedef struct cp_cli_target {
     const char *cluster, *proxy, *dir, *password, *user;
     int tls, insecure;
     const char *cacert, *cert, *key;
+    int protocol; /* 0: not given */
 } cp_cli_target;
 
 extern const cp_cli_flag cp_cli_def_cluster; /* const char *, HOST:PORT[,...] */

@@ -160,7 +160,3 @@ int cp_async_command_node(cp_client *pc, int node, cp_callback *cb, void *privda
     va_end(ap);
     return rc;
 }
-
-redisReply *cp_reply_dup(const redisReply *r) {
-    return cp__reply_dup(r);
-}

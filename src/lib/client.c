@@ -252,6 +252,11 @@ cp__client *cp__client_create(const cp_options *opt) {
         cp__client_err(c, CP_EINVAL, "read_from must be one of CP_READ_*");
         return c;
     }
+    if (opt->protocol != 0 && opt->protocol != 2 && opt->protocol != 3) {
+        cp__client_err(c, CP_EINVAL, "protocol must be 2 or 3 (0: the default, 2)");
+        return c;
+    }
+    c->copts.resp3 = opt->protocol == 3;
     c->pool_per_node = opt->blocking_conns > 0 ? opt->blocking_conns : CP_DEFAULT_BLOCKING_CONNS;
     c->cluster = opt->seeds != NULL;
     c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;

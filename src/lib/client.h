@@ -246,6 +246,8 @@ typedef struct cp__client {
     unsigned sub_backoff_ms; /* the wait after a subscriber's connection failed */
     unsigned sub_gen;        /* refresh.generation at the last failed attempt: a new map is
                                 worth trying at once */
+    cp_push_fn *push_cb;     /* push.h: the program's, for push frames; NULL: none */
+    void *push_data;
     /* The loop. */
     const cp_event_ops *ops;
     void *loop;

@@ -9,6 +9,8 @@
 #include "lib/alloc.h"
 #include "lib/cmdtable.h"
 
+#include "lib/reply.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +90,11 @@ typedef struct builder {
 } builder;
 
 static int is_str(const redisReply *r) {
-    return r != NULL && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
-           r->str != NULL;
+    return cp__reply_is_text(r) && r->str != NULL;
 }
 
 static int is_arr(const redisReply *r) {
-    return r != NULL && r->type == REDIS_REPLY_ARRAY && (r->elements == 0 || r->element != NULL);
+    return cp__reply_is_list(r) && (r->elements == 0 || r->element != NULL);
 }
 
 static int get_int(const redisReply *r, int lo, int hi, int32_t *out) {

@@ -64,34 +64,45 @@ static int connect_next(cp__conn *c, int *last) {
     return -1;
 }
 
-/* The AUTH request, first on the new connection. 0 or CP_ENOMEM. */
-static int push_auth(cp__conn *c) {
+/* The first request on a new connection: HELLO 3 (with AUTH in it when there is a password)
+ * for RESP3, else AUTH. 0 or CP_ENOMEM. */
+static int push_hello_or_auth(cp__conn *c) {
     const cp__connopts *o = c->opts;
-    const char *argv[3] = {"AUTH", o->username, o->password};
-    size_t argvlen[3] = {4, o->username ? strlen(o->username) : 0, strlen(o->password)};
-    if (o->username == NULL) {
-        argv[1] = o->password;
-        argvlen[1] = argvlen[2];
+    const char *argv[5];
+    size_t argvlen[5];
+    int argc = 0;
+    if (o->resp3) {
+        argv[argc++] = "HELLO";
+        argv[argc++] = "3";
     }
+    if (o->password != NULL) {
+        argv[argc++] = "AUTH";
+        if (o->username != NULL || o->resp3) /* HELLO's AUTH always names the user */
+            argv[argc++] = o->username != NULL ? o->username : "default";
+        argv[argc++] = o->password;
+    }
+    for (int i = 0; i < argc; i++)
+        argvlen[i] = strlen(argv[i]);
     cp__buf b = {0};
-    int rc = cp__format_argv(&b, o->username ? 3 : 2, argv, argvlen);
+    int rc = cp__format_argv(&b, argc, argv, argvlen);
     if (rc == 0)
-        rc = cp__conn_push(c, b.data, b.len, CP__TAG_AUTH, NULL);
+        rc = cp__conn_push(c, b.data, b.len, o->resp3 ? CP__TAG_HELLO : CP__TAG_AUTH, NULL);
     cp__buf_free(&b);
     return rc == 0 ? 0 : set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
 }
 
 static const char readonly_cmd[] = "*1\r\n$8\r\nREADONLY\r\n";
 
-/* The socket (and TLS) is up: AUTH and READONLY go first when the options ask for them, and
- * the connection is ready once they are answered; else it is ready now. 0 or CP_ENOMEM. */
+/* The socket (and TLS) is up: HELLO or AUTH, and READONLY, go first when the options ask for
+ * them, and the connection is ready once they are answered; else it is ready now. 0 or
+ * CP_ENOMEM. */
 static int handshake(cp__conn *c) {
-    if (c->opts->password == NULL && !c->opts->readonly) {
+    if (c->opts->password == NULL && !c->opts->readonly && !c->opts->resp3) {
         c->state = CP__CONN_READY;
         return 0;
     }
     c->state = CP__CONN_AUTH;
-    if (c->opts->password != NULL && push_auth(c) != 0)
+    if ((c->opts->password != NULL || c->opts->resp3) && push_hello_or_auth(c) != 0)
         return CP_ENOMEM;
     if (c->opts->readonly &&
         cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1, CP__TAG_READONLY, NULL) != 0)
@@ -358,14 +369,29 @@ int cp__conn_fill(cp__conn *c) {
     }
 }
 
-/* A handshake reply (AUTH or READONLY): the connection is ready after the last one, or
- * refused. */
+/* An error that says the password (or user) was refused, not HELLO itself. */
+static int is_auth_error(const redisReply *r) {
+    return r->type == CP_REPLY_ERROR &&
+           (strncmp(r->str, "WRONGPASS", 9) == 0 || strncmp(r->str, "NOAUTH", 6) == 0);
+}
+
+/* A handshake reply (HELLO, AUTH or READONLY): the connection is ready after the last one, or
+ * refused. HELLO answers a map of the server's facts; a server that does not speak RESP3 (before
+ * Redis 6, twemproxy) answers an error, and so does a wrong password inside HELLO. */
 static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
-    int ok = r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        set_err(c, tag == CP__TAG_AUTH ? CP_EAUTH : CP_ECONNECT, "%s refused by %s:%d: %.60s",
-                tag == CP__TAG_AUTH ? "AUTH" : "READONLY", c->host, c->port,
-                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    int ok = tag == CP__TAG_HELLO ? r->type == CP_REPLY_MAP : r->type == CP_REPLY_STATUS;
+    if (!ok) {
+        const char *why = r->type == CP_REPLY_ERROR ? r->str : "unexpected reply";
+        if (tag == CP__TAG_HELLO && !is_auth_error(r))
+            set_err(c, CP_EPROTO,
+                    "HELLO 3 refused by %s:%d (cp_options.protocol 3 needs a server "
+                    "that speaks RESP3, Redis 6 or later): %.60s",
+                    c->host, c->port, why);
+        else
+            set_err(c, tag == CP__TAG_READONLY ? CP_ECONNECT : CP_EAUTH,
+                    "%s refused by %s:%d: %.60s", tag == CP__TAG_READONLY ? "READONLY" : "AUTH",
+                    c->host, c->port, why);
+    }
     cp__arena_reset(&c->own);
     if (!ok)
         return c->err;
@@ -383,13 +409,14 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
                                             cp__reply_arena **arena) {
     const cp__inflight *head = NULL;
     cp__reply_arena *a = &c->own;
-    if (c->fcount > 0) {
+    int at_push = cp__reader_at_push(&c->reader);
+    if (c->fcount > 0 && !at_push) {
         head = &c->fifo[c->fhead];
         if (head->arena != NULL)
             a = head->arena;
-    } else if (c->push) {         /* a subscriber's: the server's own frames */
-        if (c->reader.depth == 0) /* the frame before is the owner's no longer; a frame half */
-            cp__arena_reset(a);   /* read keeps its finished elements there */
+    } else if (c->push || at_push) { /* a subscriber's frames, or a RESP3 push: the server's own */
+        if (c->reader.depth == 0)    /* the frame before is the owner's no longer; a frame half */
+            cp__arena_reset(a);      /* read keeps its finished elements there */
     } else {
         if (c->reader.pos == c->reader.len)
             return 0;
@@ -414,7 +441,7 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
     *arena = head->arena;
     c->fhead = (c->fhead + 1) & (c->fcap - 1);
     c->fcount--;
-    if (*tag == CP__TAG_AUTH || *tag == CP__TAG_READONLY) {
+    if (cp__conn_is_handshake(*tag)) {
         *reply = NULL;
         return handshake_answered(c, *tag, r);
     }

@@ -41,6 +41,7 @@ typedef struct cp__connopts {
     int connect_timeout_ms, io_timeout_ms;
     struct ssl_ctx_st *tls; /* TLS context (owned by the client), NULL for plain TCP */
     int readonly;           /* send READONLY after AUTH: the client reads from replicas */
+    int resp3;              /* HELLO 3 first (with the AUTH in it): the connection speaks RESP3 */
 } cp__connopts;
 
 typedef struct cp__inflight {
@@ -52,7 +53,13 @@ typedef struct cp__inflight {
 /* Tags the connection uses itself (its owner never sees them). */
 #define CP__TAG_AUTH 0xFFFFFFFEu
 #define CP__TAG_READONLY 0xFFFFFFFDu
-#define CP__TAG_PUSH 0xFFFFFFFCu /* a frame a subscriber's connection got unasked (conn.push) */
+#define CP__TAG_PUSH 0xFFFFFFFCu /* a frame the server sent unasked: a subscriber's, or a push */
+#define CP__TAG_HELLO 0xFFFFFFFBu
+
+/* The tag of a request the connection makes itself before it is ready: HELLO, AUTH, READONLY. */
+static inline int cp__conn_is_handshake(uint32_t tag) {
+    return tag == CP__TAG_AUTH || tag == CP__TAG_READONLY || tag == CP__TAG_HELLO;
+}
 
 typedef enum cp__conn_state {
     CP__CONN_CLOSED = 0,
@@ -173,8 +180,8 @@ int cp__conn_fill(cp__conn *c);
  * CP__TAG_PUSH and *arena NULL; 0 when no complete reply is buffered, CP_EPROTO when the bytes
  * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, CP_EAUTH when the
  * connection's AUTH was refused, or CP_ECONNECT when READONLY was. The handshake's replies are
- * consumed here (state AUTH -> READY after the last); *tag is then CP__TAG_AUTH or
- * CP__TAG_READONLY and *reply NULL, so the owner can move waiting requests in. */
+ * consumed here (state AUTH -> READY after the last); *tag is then one of its handshake's
+ * (cp__conn_is_handshake) and *reply NULL, so the owner can move waiting requests in. */
 int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag, cp__reply_arena **arena);
 
 /* 1 when the request at FIFO position i (0 = oldest) had at least one byte written. */

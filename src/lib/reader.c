@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * RESP2 reply reader (reader.h).
+ * RESP2 and RESP3 reply reader (reader.h).
  */
 #include "lib/alloc.h"
 #include "lib/reader.h"
+#include "lib/reply.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -164,53 +165,167 @@ static size_t bulk_header(const char *p, const char *end, size_t *n) {
     return (size_t)(q + 2 - p);
 }
 
+/* Aggregates: filled by the objects that follow (the stack). */
+#define AGGREGATES                                                                                 \
+    (1u << CP_REPLY_ARRAY | 1u << CP_REPLY_MAP | 1u << CP_REPLY_SET | 1u << CP__REPLY_ATTR |       \
+     1u << CP_REPLY_PUSH)
+
+static int is_aggregate(int type) {
+    return ((1u << type) & AGGREGATES) != 0;
+}
+
+/* RESP3's double: "inf", "-inf", "nan", or a decimal with an optional exponent. strtod takes
+ * more (hex, "infinity", spaces), so the form is checked first. 1 when s[0..n) is one. */
+static int is_double(const char *s, size_t n) {
+    if ((n == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0)) ||
+        (n == 4 && memcmp(s, "-inf", 4) == 0))
+        return 1;
+    size_t i = 0, digits = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        i++;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        digits++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t exp = 0;
+        if (++i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            exp++;
+        if (exp == 0)
+            return 0;
+    }
+    return i == n;
+}
+
+/* RESP3's big number: an optional '-', then decimal digits. */
+static int is_bignum(const char *s, size_t n) {
+    size_t i = n > 0 && s[0] == '-';
+    if (i == n)
+        return 0;
+    for (; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* A blob ($ string, ! error, = verbatim) whose header line ends at eol: *obj once all its bytes
+ * are in (1), 0 before, or an error. *used grows by the data and its CRLF. */
+static int parse_blob(cp__reader *r, cp__reply_arena *a, const char *p, const char *eol,
+                      const char *end, redisReply **obj, size_t *used) {
+    long long n = 0;
+    if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(SIZE_MAX / 4))
+        return proto_err(r, eol - p == 2 && p[1] == '?' ? "streamed strings are not supported"
+                                                        : "bad bulk string length");
+    if (n == -1) {
+        if (*p != '$')
+            return proto_err(r, "a null %s", *p == '!' ? "blob error" : "verbatim string");
+        *obj = cp__arena_reply(a, CP_REPLY_NIL);
+        return *obj != NULL ? 1 : CP_ENOMEM;
+    }
+    if ((size_t)(end - p) < *used + (size_t)n + 2)
+        return 0; /* taken whole once every byte is in */
+    if (eol[2 + n] != '\r' || eol[3 + n] != '\n')
+        return proto_err(r, "bulk string not terminated by CRLF");
+    const char *data = eol + 2;
+    *used += (size_t)n + 2;
+    if (*p != '=') {
+        *obj = cp__arena_string(a, *p == '$' ? CP_REPLY_STRING : CP_REPLY_ERROR, data, (size_t)n);
+        return *obj != NULL ? 1 : CP_ENOMEM;
+    }
+    if (n < 4 || data[3] != ':')
+        return proto_err(r, "verbatim string without its \"xxx:\" format");
+    if ((*obj = cp__arena_string(a, CP_REPLY_VERB, data + 4, (size_t)n - 4)) == NULL)
+        return CP_ENOMEM;
+    (*obj)->integer = cp__verbatim_pack(data);
+    return 1;
+}
+
+/* An aggregate's header: *obj with its announced element count (pairs count twice). */
+static int parse_aggregate(cp__reader *r, cp__reply_arena *a, const char *p, const char *eol,
+                           redisReply **obj) {
+    long long n = 0;
+    int type = *p == '*'   ? CP_REPLY_ARRAY
+               : *p == '%' ? CP_REPLY_MAP
+               : *p == '~' ? CP_REPLY_SET
+               : *p == '|' ? CP__REPLY_ATTR
+                           : CP_REPLY_PUSH;
+    int pairs = type == CP_REPLY_MAP || type == CP__REPLY_ATTR;
+    if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(MAX_ELEMENTS >> pairs))
+        return proto_err(r, eol - p == 2 && p[1] == '?' ? "streamed aggregates are not supported"
+                                                        : "bad aggregate length");
+    if (n == -1) {
+        if (type != CP_REPLY_ARRAY)
+            return proto_err(r, "a null aggregate of type '%c'", *p);
+        *obj = cp__arena_reply(a, CP_REPLY_NIL);
+        return *obj != NULL ? 1 : CP_ENOMEM;
+    }
+    size_t elements = (size_t)n << pairs;
+    if (elements > 0 && r->depth == CP__READER_DEPTH)
+        return proto_err(r, "aggregates nested deeper than %d", CP__READER_DEPTH);
+    *obj = cp__arena_array(a, elements < FIRST_SLOTS ? elements : FIRST_SLOTS);
+    if (*obj == NULL)
+        return CP_ENOMEM;
+    (*obj)->type = type;
+    (*obj)->elements = elements; /* announced; attach() grows the slots */
+    return 1;
+}
+
 /* The object whose header starts at p (any type): 1 with *obj and *used (its bytes, header and
- * bulk data; an array's elements follow), 0 when more bytes are needed, or an error. */
+ * blob data; an aggregate's elements follow), 0 when more bytes are needed, or an error. */
 static int parse_object(cp__reader *r, cp__reply_arena *a, const char *p, const char *end,
                         redisReply **obj, size_t *used) {
     const char *eol = line_end(p + 1, end);
     if (eol == NULL)
         return 0;
     *used = (size_t)(eol + 2 - p); /* the header line */
-    long long n = 0;
+    const char *s = p + 1;
+    size_t n = (size_t)(eol - s);
+    long long v = 0;
     switch (*p) {
     case '+':
     case '-':
-        *obj = cp__arena_string(a, *p == '+' ? REDIS_REPLY_STATUS : REDIS_REPLY_ERROR, p + 1,
-                                (size_t)(eol - (p + 1)));
+        *obj = cp__arena_string(a, *p == '+' ? CP_REPLY_STATUS : CP_REPLY_ERROR, s, n);
         break;
     case ':':
-        if (parse_ll(p + 1, eol, &n) != 0)
-            return proto_err(r, "bad integer \"%.*s\"", (int)(eol - p - 1 < 24 ? eol - p - 1 : 24),
-                             p + 1);
-        *obj = cp__arena_integer(a, n);
+        if (parse_ll(s, eol, &v) != 0)
+            return proto_err(r, "bad integer \"%.*s\"", (int)(n < 24 ? n : 24), s);
+        *obj = cp__arena_integer(a, v);
         break;
     case '$':
-        if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)(SIZE_MAX / 4))
-            return proto_err(r, "bad bulk string length");
-        if (n == -1) {
-            *obj = cp__arena_reply(a, REDIS_REPLY_NIL);
-            break;
-        }
-        if ((size_t)(end - p) < *used + (size_t)n + 2)
-            return 0; /* taken whole once every byte is in */
-        if (eol[2 + n] != '\r' || eol[3 + n] != '\n')
-            return proto_err(r, "bulk string not terminated by CRLF");
-        *obj = cp__arena_string(a, REDIS_REPLY_STRING, eol + 2, (size_t)n);
-        *used += (size_t)n + 2;
-        break;
+    case '!':
+    case '=':
+        return parse_blob(r, a, p, eol, end, obj, used);
     case '*':
-        if (parse_ll(p + 1, eol, &n) != 0 || n < -1 || n > (long long)MAX_ELEMENTS)
-            return proto_err(r, "bad array length");
-        if (n == -1) {
-            *obj = cp__arena_reply(a, REDIS_REPLY_NIL);
-            break;
-        }
-        if (n > 0 && r->depth == CP__READER_DEPTH)
-            return proto_err(r, "arrays nested deeper than %d", CP__READER_DEPTH);
-        *obj = cp__arena_array(a, (size_t)n < FIRST_SLOTS ? (size_t)n : FIRST_SLOTS);
-        if (*obj != NULL)
-            (*obj)->elements = (size_t)n; /* announced; attach() grows the slots */
+    case '%':
+    case '~':
+    case '|':
+    case '>':
+        return parse_aggregate(r, a, p, eol, obj);
+    case '_':
+        if (n != 0)
+            return proto_err(r, "bad null");
+        *obj = cp__arena_reply(a, CP_REPLY_NIL);
+        break;
+    case '#':
+        if (n != 1 || (*s != 't' && *s != 'f'))
+            return proto_err(r, "bad boolean");
+        if ((*obj = cp__arena_reply(a, CP_REPLY_BOOL)) != NULL)
+            (*obj)->integer = *s == 't';
+        break;
+    case ',':
+        if (!is_double(s, n))
+            return proto_err(r, "bad double \"%.*s\"", (int)(n < 24 ? n : 24), s);
+        *obj = cp__arena_string(a, CP_REPLY_DOUBLE, s, n);
+        break;
+    case '(':
+        if (!is_bignum(s, n))
+            return proto_err(r, "bad big number");
+        *obj = cp__arena_string(a, CP_REPLY_BIGNUM, s, n);
         break;
     default:
         return proto_err(r, "got byte 0x%02x where a reply type was expected", (uint8_t)*p);
@@ -230,7 +345,7 @@ int cp__reader_next(cp__reader *r, cp__reply_arena *a, redisReply **out) {
                 return 0; /* taken whole once every byte is in */
             if (p[hdr + n] != '\r' || p[hdr + n + 1] != '\n')
                 return proto_err(r, "bulk string not terminated by CRLF");
-            obj = cp__arena_string(a, REDIS_REPLY_STRING, p + hdr, n);
+            obj = cp__arena_string(a, CP_REPLY_STRING, p + hdr, n);
             used = hdr + n + 2;
         } else {
             int rc = parse_object(r, a, p, end, &obj, &used);
@@ -240,13 +355,16 @@ int cp__reader_next(cp__reader *r, cp__reply_arena *a, redisReply **out) {
         if (obj == NULL)
             return CP_ENOMEM;
         r->pos += used;
-        if (obj->type == REDIS_REPLY_ARRAY && obj->elements > 0) { /* filled by what follows */
+        if (obj->elements > 0 && is_aggregate(obj->type)) { /* filled by what follows */
             size_t slots = obj->elements < FIRST_SLOTS ? obj->elements : FIRST_SLOTS;
             r->stack[r->depth++] = (cp__reader_level){.r = obj, .next = 0, .cap = slots};
             continue;
         }
-        /* A finished object: into its array; arrays it completes go into theirs. */
+        /* A finished object: into its aggregate; aggregates it completes go into theirs. An
+         * attribute goes nowhere: dropped, the object it describes comes next. */
         for (;;) {
+            if (obj->type == CP__REPLY_ATTR)
+                break;
             if (r->depth == 0) {
                 *out = obj;
                 return 1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * RESP2 reply reader: a connection reads straight into its buffer and replies are built in a
+ * Reply reader: a connection reads straight into its buffer and replies are built in a
  * reply arena (replyarena.h) as redisReply trees, the type callers already know from hiredis.
  * Replaces hiredis's redisReader on the hot path, which copied every read into its own buffer,
  * moved the unread rest to the front after each kilobyte consumed, and went through a callback
@@ -9,8 +9,10 @@
  * A reply split across reads is resumed where it stopped: finished elements of an array stay
  * built (the stack below), and a bulk string is taken only once all its bytes are in, so a big
  * reply is never parsed twice. Every object of one reply goes to the arena given while it was
- * being read (the caller keeps one per batch). Types: + - : $ * (what Redis sends without HELLO
- * 3); anything else is a protocol error, as with hiredis 0.14.
+ * being read (the caller keeps one per batch). Types: RESP2's + - : $ * and RESP3's _ # , ( ! =
+ * % ~ > | (reply types in clusterpipe.h; an attribute "|" is read and dropped, the reply it
+ * describes comes out). Streamed strings and aggregates ("$?", "*?"), which Redis never sends,
+ * are a protocol error, as is anything else.
  *
  * Owned by its connection; one thread.
  */
@@ -21,9 +23,10 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "lib/replyarena.h"
 
-#define CP__READER_DEPTH 32 /* nested arrays; Redis's own replies use fewer than 8 */
+#define CP__READER_DEPTH 32 /* nested aggregates; Redis's own replies use fewer than 8 */
 
 /* An array being filled. Its slots grow as elements arrive, so a header announcing a billion
  * elements costs nothing until they come. */
@@ -52,6 +55,14 @@ void cp__reader_commit(cp__reader *r, size_t n);
 
 /* Copies bytes in (for TLS, whose reads go through OpenSSL, and for tests). 0 or CP_ENOMEM. */
 int cp__reader_feed(cp__reader *r, const char *p, size_t n);
+
+/* 1 when the reply being read (or the next one, when none is under way) is a RESP3 push: a frame
+ * the server sent unasked, not the answer to the oldest request. */
+static inline int cp__reader_at_push(const cp__reader *r) {
+    if (r->depth > 0)
+        return r->stack[0].r->type == CP_REPLY_PUSH;
+    return r->pos < r->len && r->buf[r->pos] == '>';
+}
 
 /* Next complete reply, built in arena a: returns 1 and sets *out, 0 when more bytes are needed,
  * CP_EPROTO (errstr says why; the stream cannot be resynchronised) or CP_ENOMEM. */

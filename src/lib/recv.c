@@ -8,6 +8,7 @@
 #include "lib/batch.h"
 #include "lib/fence.h"
 #include "lib/pool.h"
+#include "lib/push.h"
 #include "lib/readfrom.h"
 #include "lib/send.h"
 
@@ -206,10 +207,12 @@ void cp__recv_node(cp__client *c, int n) {
             cp__send_fail_node(c, n, got, c->nodes[n].conn.errstr);
             return;
         }
-        if (arena ==
-            NULL) { /* the handshake answered (commands may go in now), or a dropped reply */
-            if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
+        if (arena == NULL) { /* the handshake answered (commands may go in now), a push, or a
+                                dropped reply */
+            if (cp__conn_is_handshake(tag))
                 cp__send_pump(c, n);
+            else if (tag == CP__TAG_PUSH)
+                cp__push_deliver(c, n, r);
             continue;
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
@@ -252,9 +255,11 @@ int cp__recv_pool(cp__client *c, cp__pconn *pc) {
             cp__send_fail_pool(c, pc, got, pc->conn.errstr);
             return 1;
         }
-        if (arena == NULL) { /* the handshake answered: the command goes in */
-            if (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY)
+        if (arena == NULL) { /* the handshake answered (the command goes in), or a push */
+            if (cp__conn_is_handshake(tag))
                 cp__pool_send(c, pc, now);
+            else if (tag == CP__TAG_PUSH)
+                cp__push_deliver(c, pc->node, r);
             continue;
         }
         if (tag == CP__ASKING_TAG)

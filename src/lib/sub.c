@@ -366,9 +366,9 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
         end(c, s, CP_ESERVER, r->str);
         return;
     }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING)
-        return;
+    if ((r->type != CP_REPLY_ARRAY && r->type != CP_REPLY_PUSH) || r->elements < 2 ||
+        r->element[0]->type != CP_REPLY_STRING)
+        return; /* RESP3 sends the same frames as pushes, and PING's answer as +PONG */
     const redisReply *w = r->element[0];
     int k;
     if ((is(w, "message") || is(w, "smessage")) && r->elements == 3) {

@@ -7,6 +7,8 @@
 #include "lib/alloc.h"
 #include "lib/topology.h"
 
+#include "lib/reply.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@ static int fail(char *err, size_t errlen, const char *why) {
 }
 
 static int is_str(const redisReply *r) {
-    return r != NULL && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS);
+    return cp__reply_is_text(r);
 }
 
 static int str_eq(const redisReply *r, const char *s) {
@@ -95,7 +97,7 @@ static const redisReply *kv_get(const redisReply *a, const char *k) {
  * index, and whether it is the shard's master in *is_master. */
 static int shard_node(cp__slotmap *m, const redisReply *n, const char *asked, int tls, int *cap,
                       int *is_master) {
-    if (n->type != REDIS_REPLY_ARRAY || n->elements % 2 != 0)
+    if (!cp__reply_is_list(n) || n->elements % 2 != 0)
         return CP_EPROTO;
     const redisReply *port = kv_get(n, "port");
     if (tls && kv_get(n, "tls-port") != NULL)
@@ -126,18 +128,18 @@ int cp__topo_parse_shards(const redisReply *r, const char *asked, int tls, cp__s
     int cap = 0, rc = CP_EPROTO;
     const char *why = "not an array";
     map_init(out);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+    if (!cp__reply_is_list(r))
         goto bad;
     for (size_t i = 0; i < r->elements; i++) {
         const redisReply *sh = r->element[i];
         why = "shard is not a key/value array";
-        if (sh->type != REDIS_REPLY_ARRAY || sh->elements % 2 != 0)
+        if (!cp__reply_is_list(sh) || sh->elements % 2 != 0)
             goto bad;
         const redisReply *slots = kv_get(sh, "slots");
         const redisReply *nodes = kv_get(sh, "nodes");
         why = "shard without slots or nodes";
-        if (slots == NULL || nodes == NULL || slots->type != REDIS_REPLY_ARRAY ||
-            nodes->type != REDIS_REPLY_ARRAY || slots->elements % 2 != 0)
+        if (slots == NULL || nodes == NULL || !cp__reply_is_list(slots) ||
+            !cp__reply_is_list(nodes) || slots->elements % 2 != 0)
             goto bad;
         int master = -1, first = out->nnodes;
         for (size_t j = 0; j < nodes->elements; j++) {
@@ -182,13 +184,13 @@ int cp__topo_parse_slots(const redisReply *r, const char *asked, cp__slotmap *ou
     int cap = 0, rc = CP_EPROTO;
     const char *why = "not an array";
     map_init(out);
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+    if (!cp__reply_is_list(r))
         goto bad;
     for (size_t i = 0; i < r->elements; i++) {
         /* [start, end, [host, port, id, ...] master, [host, port, id, ...] replica ...] */
         const redisReply *e = r->element[i];
         why = "bad slot range entry";
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+        if (!cp__reply_is_list(e) || e->elements < 3 ||
             e->element[0]->type != REDIS_REPLY_INTEGER ||
             e->element[1]->type != REDIS_REPLY_INTEGER)
             goto bad;
@@ -196,7 +198,7 @@ int cp__topo_parse_slots(const redisReply *r, const char *asked, cp__slotmap *ou
         for (size_t j = 2; j < e->elements; j++) {
             const redisReply *n = e->element[j];
             why = "bad node entry";
-            if (n->type != REDIS_REPLY_ARRAY || n->elements < 2 || !is_str(n->element[0]) ||
+            if (!cp__reply_is_list(n) || n->elements < 2 || !is_str(n->element[0]) ||
                 n->element[1]->type != REDIS_REPLY_INTEGER)
                 goto bad;
             int idx = add_node(out, n->element[0]->str, (size_t)n->element[0]->len, asked,

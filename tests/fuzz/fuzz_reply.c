@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Fuzz target: the reply reader (server bytes, fed in two pieces split where the first byte
- * says), the redirect and error parser (an error reply's text decides where a command goes
- * next), the parser of preformatted commands (cp_append_formatted takes caller bytes), and the
+ * Fuzz target: the reply reader (RESP2 and RESP3 server bytes, fed in two pieces split where the
+ * first byte says), the redirect and error parser (an error reply's text decides where a command
+ * goes next), the parser of preformatted commands (cp_append_formatted takes caller bytes), and the
  * host:port parser. None may crash, read out of bounds, or return a slot or port out of range;
  * the reader's replies must be well-formed trees.
  */
@@ -17,17 +17,41 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Walks a reply tree: strings NUL-terminated at their length, arrays fully filled. */
+/* Walks a reply tree: strings NUL-terminated at their length, aggregates fully filled, a map's
+ * elements in pairs, booleans 0 or 1, no attribute handed out. */
 static void check_tree(const redisReply *r, int depth) {
     if (r == NULL || depth > CP__READER_DEPTH)
         abort();
-    if ((r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
-         r->type == REDIS_REPLY_ERROR) &&
-        (r->str == NULL || r->str[r->len] != '\0'))
-        abort();
-    if (r->type == REDIS_REPLY_ARRAY)
+    switch (r->type) {
+    case CP_REPLY_STRING:
+    case CP_REPLY_STATUS:
+    case CP_REPLY_ERROR:
+    case CP_REPLY_DOUBLE:
+    case CP_REPLY_BIGNUM:
+    case CP_REPLY_VERB:
+        if (r->str == NULL || r->str[r->len] != '\0')
+            abort();
+        break;
+    case CP_REPLY_BOOL:
+        if (r->integer != 0 && r->integer != 1)
+            abort();
+        break;
+    case CP_REPLY_MAP:
+        if (r->elements % 2 != 0)
+            abort();
+        /* fall through */
+    case CP_REPLY_ARRAY:
+    case CP_REPLY_SET:
+    case CP_REPLY_PUSH:
         for (size_t i = 0; i < r->elements; i++)
             check_tree(r->element[i], depth + 1);
+        break;
+    case CP_REPLY_INTEGER:
+    case CP_REPLY_NIL:
+        break;
+    default:
+        abort();
+    }
 }
 
 static void read_replies(const uint8_t *data, size_t size) {

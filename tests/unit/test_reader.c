@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The RESP2 reader: every reply type, nesting, several replies per read, replies split at every
- * byte (the same trees as whole), big bulk strings arriving in pieces, and each malformed input
- * rejected as a protocol error.
+ * The reader: every RESP2 and RESP3 reply type, nesting, several replies per read, replies split
+ * at every byte (the same trees as whole), big bulk strings arriving in pieces, attributes
+ * dropped, the values of RESP3's types read back, and each malformed input rejected as a
+ * protocol error.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,28 +19,50 @@
 #include "clusterpipe/clusterpipe.h"
 #include "lib/reader.h"
 
-/* A compact rendering of a reply tree, to compare trees: S"..", E"..", +"..", :n, nil, [a,b]. */
+/* A compact rendering of a reply tree, to compare trees: S"..", E"..", +"..", :n, nil, [a,b];
+ * RESP3: ,"1.5" (double), #1 (bool), ("123" (big number), V"txt:.." (verbatim), %[k,v] (map),
+ * ~[..] (set), >[..] (push). */
 static void render(const redisReply *r, char *out, size_t cap) {
     size_t n = strlen(out);
+    char fmt[4];
     switch (r->type) {
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
-    case REDIS_REPLY_ERROR:
+    case CP_REPLY_STRING:
+    case CP_REPLY_STATUS:
+    case CP_REPLY_ERROR:
+    case CP_REPLY_DOUBLE:
+    case CP_REPLY_BIGNUM:
         snprintf(out + n, cap - n, "%c\"%.*s\"",
-                 r->type == REDIS_REPLY_STRING   ? 'S'
-                 : r->type == REDIS_REPLY_STATUS ? '+'
-                                                 : 'E',
+                 r->type == CP_REPLY_STRING   ? 'S'
+                 : r->type == CP_REPLY_STATUS ? '+'
+                 : r->type == CP_REPLY_DOUBLE ? ','
+                 : r->type == CP_REPLY_BIGNUM ? '('
+                                              : 'E',
                  (int)r->len, r->str);
         assert_int_equal(r->str[r->len], '\0');
         break;
-    case REDIS_REPLY_INTEGER:
+    case CP_REPLY_VERB:
+        assert_int_equal(cp_reply_verbatim_format(r, fmt), 0);
+        snprintf(out + n, cap - n, "V\"%s:%.*s\"", fmt, (int)r->len, r->str);
+        assert_int_equal(r->str[r->len], '\0');
+        break;
+    case CP_REPLY_INTEGER:
         snprintf(out + n, cap - n, ":%lld", r->integer);
         break;
-    case REDIS_REPLY_NIL:
+    case CP_REPLY_BOOL:
+        snprintf(out + n, cap - n, "#%lld", r->integer);
+        break;
+    case CP_REPLY_NIL:
         snprintf(out + n, cap - n, "nil");
         break;
-    case REDIS_REPLY_ARRAY:
-        snprintf(out + n, cap - n, "[");
+    case CP_REPLY_ARRAY:
+    case CP_REPLY_MAP:
+    case CP_REPLY_SET:
+    case CP_REPLY_PUSH:
+        snprintf(out + n, cap - n, "%s[",
+                 r->type == CP_REPLY_MAP    ? "%"
+                 : r->type == CP_REPLY_SET  ? "~"
+                 : r->type == CP_REPLY_PUSH ? ">"
+                                            : "");
         for (size_t i = 0; i < r->elements; i++) {
             if (i > 0)
                 strncat(out, ",", cap - strlen(out) - 1);
@@ -51,18 +75,18 @@ static void render(const redisReply *r, char *out, size_t cap) {
     }
 }
 
-static const char stream[] = "+OK\r\n"
-                             "-ERR bad\rthing\r\n"
-                             ":-9223372036854775808\r\n"
-                             ":42\r\n"
-                             "$5\r\na\r\nbc\r\n"
-                             "$12\r\n0123456789ab\r\n"
-                             "$0\r\n\r\n"
-                             "$-1\r\n"
-                             "*-1\r\n"
-                             "*0\r\n"
-                             "*3\r\n*2\r\n:1\r\n*1\r\n$1\r\nx\r\n$-1\r\n+s\r\n";
-static const char *const expect[] = {
+static const char stream2[] = "+OK\r\n"
+                              "-ERR bad\rthing\r\n"
+                              ":-9223372036854775808\r\n"
+                              ":42\r\n"
+                              "$5\r\na\r\nbc\r\n"
+                              "$12\r\n0123456789ab\r\n"
+                              "$0\r\n\r\n"
+                              "$-1\r\n"
+                              "*-1\r\n"
+                              "*0\r\n"
+                              "*3\r\n*2\r\n:1\r\n*1\r\n$1\r\nx\r\n$-1\r\n+s\r\n";
+static const char *const expect2[] = {
     "+\"OK\"",
     "E\"ERR bad\rthing\"",
     ":-9223372036854775808",
@@ -74,37 +98,130 @@ static const char *const expect[] = {
     "nil",
     "[]",
     "[[:1,[S\"x\"]],nil,+\"s\"]",
+    NULL,
 };
-#define NEXPECT (sizeof(expect) / sizeof(expect[0]))
 
-/* Feeds the stream in pieces of `step` bytes and renders every reply that comes out. */
-static void read_stream(size_t step) {
+/* Every RESP3 type, nested in each other, and attributes in front of a reply and of an element
+ * (dropped: the reply they describe is what comes out). */
+static const char stream3[] =
+    "_\r\n"
+    "#t\r\n"
+    "#f\r\n"
+    ",1.5\r\n"
+    ",-2e-3\r\n"
+    ",inf\r\n"
+    ",-inf\r\n"
+    ",nan\r\n"
+    "(3492890328409238509324850943850943825024385\r\n"
+    "(-1\r\n"
+    "!22\r\nSYNTAX invalid\r\nsyntax\r\n"
+    "=15\r\ntxt:Some string\r\n"
+    "=4\r\nmkd:\r\n"
+    "%2\r\n+first\r\n:1\r\n$6\r\nsecond\r\n%1\r\n_\r\n~0\r\n"
+    "%0\r\n"
+    "~3\r\n:1\r\n#f\r\n,0.25\r\n"
+    ">3\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nkey\r\n_\r\n"
+    "|1\r\n+key-popularity\r\n%2\r\n$1\r\na\r\n,0.19\r\n$1\r\nb\r\n,0.6\r\n"
+    "*2\r\n:2039123\r\n:9543892\r\n"
+    "*3\r\n:1\r\n|1\r\n+ttl\r\n:3600\r\n:2\r\n:3\r\n"
+    "|0\r\n:7\r\n";
+static const char *const expect3[] = {
+    "nil",
+    "#1",
+    "#0",
+    ",\"1.5\"",
+    ",\"-2e-3\"",
+    ",\"inf\"",
+    ",\"-inf\"",
+    ",\"nan\"",
+    "(\"3492890328409238509324850943850943825024385\"",
+    "(\"-1\"",
+    "E\"SYNTAX invalid\r\nsyntax\"",
+    "V\"txt:Some string\"",
+    "V\"mkd:\"",
+    "%[+\"first\",:1,S\"second\",%[nil,~[]]]",
+    "%[]",
+    "~[:1,#0,,\"0.25\"]",
+    ">[S\"invalidate\",[S\"key\"],nil]",
+    "[:2039123,:9543892]",
+    "[:1,:2,:3]",
+    ":7",
+    NULL,
+};
+
+/* Feeds a stream in pieces of `step` bytes and renders every reply that comes out. */
+static void read_stream(const char *stream, const char *const *expect, size_t step) {
     cp__reader rd = {0};
     cp__reply_arena a = {0};
-    size_t got = 0, len = sizeof(stream) - 1;
+    size_t got = 0, len = strlen(stream);
     for (size_t off = 0; off < len; off += step) {
         size_t n = len - off < step ? len - off : step;
         assert_int_equal(cp__reader_feed(&rd, stream + off, n), 0);
         redisReply *r;
         int rc;
         while ((rc = cp__reader_next(&rd, &a, &r)) == 1) {
-            char buf[256] = "";
+            char buf[512] = "";
             render(r, buf, sizeof(buf));
-            assert_int_lt(got, NEXPECT);
+            assert_non_null(expect[got]);
             assert_string_equal(buf, expect[got]);
             got++;
         }
         assert_int_equal(rc, 0);
     }
-    assert_int_equal(got, NEXPECT);
+    assert_null(expect[got]);
     cp__reader_free(&rd);
     cp__arena_free(&a);
 }
 
 static void every_type_whole_and_split(void **state) {
     (void)state;
-    for (size_t step = 1; step <= sizeof(stream); step++)
-        read_stream(step);
+    for (size_t step = 1; step <= sizeof(stream2); step++)
+        read_stream(stream2, expect2, step);
+}
+
+static void resp3_whole_and_split(void **state) {
+    (void)state;
+    for (size_t step = 1; step <= sizeof(stream3); step++)
+        read_stream(stream3, expect3, step);
+}
+
+/* The values the struct has no field for, read back; cp_reply_double reads RESP2's text too. */
+static void resp3_values(void **state) {
+    (void)state;
+    cp__reader rd = {0};
+    cp__reply_arena a = {0};
+    const char *in = ",1.5\r\n,-inf\r\n,nan\r\n$4\r\n2.25\r\n:-3\r\n#t\r\n(12\r\n$3\r\nabc\r\n"
+                     "=7\r\nmkd:# a\r\n";
+    assert_int_equal(cp__reader_feed(&rd, in, strlen(in)), 0);
+    redisReply *r[9];
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(cp__reader_next(&rd, &a, &r[i]), 1);
+    assert_double_eq(cp_reply_double(r[0]), 1.5);
+    assert_double_eq(cp_reply_double(r[1]), -INFINITY);
+    assert_true(isnan(cp_reply_double(r[2])));
+    assert_double_eq(cp_reply_double(r[3]), 2.25);
+    assert_double_eq(cp_reply_double(r[4]), -3.0);
+    assert_double_eq(cp_reply_double(r[5]), 1.0);
+    assert_double_eq(cp_reply_double(r[6]), 12.0);
+    assert_true(isnan(cp_reply_double(r[7])));
+    assert_true(isnan(cp_reply_double(NULL)));
+    char fmt[4];
+    assert_int_equal(cp_reply_verbatim_format(r[7], fmt), CP_EINVAL);
+    assert_int_equal(cp_reply_verbatim_format(r[8], fmt), 0);
+    assert_string_equal(fmt, "mkd");
+    assert_string_equal(r[8]->str, "# a");
+    /* A copy the caller owns keeps all of it. */
+    redisReply *d = cp_reply_dup(r[8]);
+    assert_int_equal(d->type, CP_REPLY_VERB);
+    assert_int_equal(cp_reply_verbatim_format(d, fmt), 0);
+    assert_string_equal(fmt, "mkd");
+    assert_string_equal(d->str, "# a");
+    cp_reply_free(d);
+    d = cp_reply_dup(r[0]);
+    assert_double_eq(cp_reply_double(d), 1.5);
+    cp_reply_free(d);
+    cp__reader_free(&rd);
+    cp__arena_free(&a);
 }
 
 /* A 1 MB value arriving 1000 bytes at a time is taken once, when complete. */
@@ -127,7 +244,7 @@ static void big_bulk_in_pieces(void **state) {
         int rc = cp__reader_next(&rd, &a, &r);
         assert_int_equal(rc, off + k == total ? 1 : 0);
     }
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_int_equal(r->type, CP_REPLY_STRING);
     assert_int_equal(r->len, n);
     assert_memory_equal(r->str, resp + h, n);
     free(resp);
@@ -163,7 +280,6 @@ static void malformed(void **state) {
     (void)state;
     const char *bad[] = {
         "?x\r\n",                   /* unknown type byte */
-        "%1\r\n",                   /* RESP3 map: not without HELLO 3 */
         ":12a\r\n",                 /* integer with junk */
         ":\r\n",                    /* empty integer */
         ":-\r\n",                   /* sign only */
@@ -177,6 +293,28 @@ static void malformed(void **state) {
         "*-5\r\n",                  /* negative count */
         "*2\r\n:1\r\n!\r\n",        /* bad element inside an array */
         "*4294967296000\r\n",       /* absurd count */
+        "_x\r\n",                   /* RESP3: null with bytes */
+        "#x\r\n",                   /* boolean neither t nor f */
+        "#tt\r\n",
+        ",\r\n",     /* empty double */
+        ",1.5x\r\n", /* double with junk */
+        ",0x10\r\n", /* hex: strtod's, not RESP3's */
+        ",1e\r\n",   /* exponent without digits */
+        ",infinity\r\n",
+        "(\r\n", /* empty big number */
+        "(12a\r\n",
+        "!-1\r\n",         /* null blob error */
+        "=-1\r\n",         /* null verbatim */
+        "=3\r\ntxt\r\n",   /* verbatim shorter than its format */
+        "=5\r\ntxt-x\r\n", /* format not ended by ':' */
+        "%-1\r\n",         /* null map */
+        "%-2\r\n",
+        "~-1\r\n",
+        ">-1\r\n",
+        "|-1\r\n",
+        "%536870913\r\n", /* pairs past the element bound */
+        "*?\r\n",         /* streamed aggregate */
+        "$?\r\n",         /* streamed string */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cp__reader rd = {0};
@@ -232,7 +370,7 @@ static void reset_drops_partial(void **state) {
     cp__reader_reset(&rd);
     assert_int_equal(cp__reader_feed(&rd, ":7\r\n", 4), 0);
     assert_int_equal(cp__reader_next(&rd, &a, &r), 1);
-    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->type, CP_REPLY_INTEGER);
     assert_int_equal(r->integer, 7);
     cp__reader_free(&rd);
     cp__arena_free(&a);
@@ -241,6 +379,8 @@ static void reset_drops_partial(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_type_whole_and_split),
+        cmocka_unit_test(resp3_whole_and_split),
+        cmocka_unit_test(resp3_values),
         cmocka_unit_test(big_bulk_in_pieces),
         cmocka_unit_test(long_arrays),
         cmocka_unit_test(malformed),
