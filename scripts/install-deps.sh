@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
-      libhiredis-dev libcmocka-dev libjansson-dev libssl-dev openssl
+      libhiredis-dev libcmocka-dev libjansson-dev libssl-dev openssl libc-ares-dev
       libevent-dev libev-dev libuv1-dev
       redis-server redis-tools nutcracker gnuplot-nox
       python3-minimal)

@@ -95,7 +95,7 @@ CP_API unsigned cp_keyslot(const char *key, size_t len);
 
 /* The functions every allocation of the library goes through: its clients, pipelines, buffers,
  * and the replies it hands out (cp_command, cp_take_reply, cp_reply_dup, cp_scan_next). libc's
- * until set. OpenSSL and the system's resolver allocate with their own. */
+ * until set. OpenSSL and c-ares (the resolver of host names) allocate with their own. */
 typedef struct cp_allocators {
     void *(*malloc_fn)(size_t size);
     void *(*calloc_fn)(size_t nmemb, size_t size);
@@ -195,8 +195,9 @@ typedef struct cp_options {
                                no retries (0 used to mean none: docs/api.md, "Changes") */
     unsigned flags;         /* CP_OPT_*; 0: none */
     /* TLS (Redis tls-port, tls-cluster yes): set tls = 1. The server's certificate is verified
-     * against tls_ca_file (NULL: the system's CAs) and the address connected to (IP SAN or DNS
-     * name), unless tls_insecure. A client certificate is sent when tls_cert_file is set. */
+     * against tls_ca_file (NULL: the system's CAs) and the host dialled (IP SAN or DNS name;
+     * tls_server_name below names another), unless tls_insecure. A client certificate is sent when
+     * tls_cert_file is set. */
     int tls; /* 0: plain TCP */
     const char *tls_ca_file;
     const char *tls_cert_file;
@@ -228,7 +229,28 @@ typedef struct cp_options {
      * and a message saying so). Replies then have RESP3's types (see "replies" above), and
      * the server may push frames unasked: cp_set_push_callback. 0: the default, 2. */
     int protocol;
+    /* Host names (in seeds, endpoint, a slot map or a redirect) are resolved without blocking,
+     * by c-ares on the client's loop, within the connect timeout (which counts from the start
+     * of the resolution); numeric addresses are used as they are. prefer_ip orders the
+     * addresses of a name that has both families (CP_PREFER_IP_*; each address is tried in
+     * turn until one accepts). 0: CP_PREFER_IP_ANY, the resolver's order. */
+    int prefer_ip;
+    /* The DNS servers to ask, "ip[:port][,ip[:port]...]" (IPv6 as "[::1]:53"). NULL: the
+     * system's (/etc/resolv.conf). The hosts file is read first either way. */
+    const char *dns_servers;
+    /* TLS: the name the server's certificate is verified against and sent as SNI, instead of
+     * the host dialled (for a node announced by IP whose certificate names a DNS name). NULL:
+     * the host dialled. */
+    const char *tls_server_name;
 } cp_options;
+
+/* prefer_ip: which family of a host name's addresses is tried first. The other family is still
+ * tried when every preferred address refuses. */
+typedef enum cp_prefer_ip {
+    CP_PREFER_IP_ANY = 0, /* the resolver's order (the hosts file's, the DNS answer's) */
+    CP_PREFER_IPV4,       /* IPv4 addresses first */
+    CP_PREFER_IPV6        /* IPv6 addresses first */
+} cp_prefer_ip;
 
 /* read_from. Replicas may answer with data older than their master's, also older than this
  * client's own earlier writes; a pipeline's order per key holds only for reads on the master. */
@@ -430,6 +452,7 @@ typedef struct cp_stats {
     uint64_t moved, ask, tryagain, clusterdown, loading, io_retries, refreshes;
     uint64_t command_tables; /* the server's COMMAND read (1: its key specs route commands) */
     uint64_t pushes;         /* push frames received on command connections (RESP3) */
+    uint64_t resolved;       /* host names resolved to addresses (numeric addresses do not count) */
 } cp_stats;
 CP_API void cp_get_stats(const cp_client *c, cp_stats *out);
 
@@ -519,7 +542,8 @@ CP_API const char *cp_pipeline_errstr(const cp_pipeline *p);
  * cp_on_ready / cp_on_timer back. No call in this section, nor any async call, ever blocks:
  * connecting is non-blocking (the connect timeout is the timer), AUTH goes out as soon as the
  * socket connects, and the slot map is re-read in-band (one more command on a healthy
- * connection). Only resolving a host name can block (getaddrinfo); numeric addresses never do.
+ * connection). A host name is resolved on the loop too (c-ares; its sockets come through the
+ * same hooks as the connections' fds); numeric addresses are never resolved.
  * Ready-made hooks: clusterpipe/adapters/{libevent,libev,libuv}.h and cp_loop below. */
 
 #define CP_EV_READ 0x1

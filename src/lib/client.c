@@ -83,19 +83,32 @@ int cp__client_connect_node(cp__client *c, int n) {
     return rc;
 }
 
-void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want) {
-    if (want == conn->ev || c->ops == NULL)
+/* One fd's registration with the loop brought to `want`; *ev is what the loop has now. */
+static void sync_fd(cp__client *c, int fd, uint8_t *ev, void **ev_data, int want) {
+    if (want == *ev || c->ops == NULL)
         return;
-    int add = want & ~conn->ev, del = conn->ev & ~want;
+    int add = want & ~*ev, del = *ev & ~want;
     if (add & CP__EV_READ)
-        c->ops->add_read(c->loop, &c->pub, conn->fd, &conn->ev_data);
+        c->ops->add_read(c->loop, &c->pub, fd, ev_data);
     if (add & CP__EV_WRITE)
-        c->ops->add_write(c->loop, &c->pub, conn->fd, &conn->ev_data);
+        c->ops->add_write(c->loop, &c->pub, fd, ev_data);
     if (del & CP__EV_READ)
-        c->ops->del_read(c->loop, &c->pub, conn->fd, &conn->ev_data);
+        c->ops->del_read(c->loop, &c->pub, fd, ev_data);
     if (del & CP__EV_WRITE)
-        c->ops->del_write(c->loop, &c->pub, conn->fd, &conn->ev_data);
-    conn->ev = (uint8_t)want;
+        c->ops->del_write(c->loop, &c->pub, fd, ev_data);
+    *ev = (uint8_t)want;
+}
+
+/* The loop lets go of an fd (cleanup), before it is closed or the client leaves the loop. */
+static void unregister_fd(cp__client *c, int fd, uint8_t *ev, void **ev_data) {
+    if (fd >= 0 && c->ops != NULL && (*ev != 0 || *ev_data != NULL))
+        c->ops->cleanup(c->loop, &c->pub, fd, ev_data);
+    *ev = 0;
+    *ev_data = NULL;
+}
+
+void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want) {
+    sync_fd(c, conn->fd, &conn->ev, &conn->ev_data, want);
 }
 
 void cp__client_sync_node(cp__client *c, int n) {
@@ -107,10 +120,28 @@ void cp__client_sync_node(cp__client *c, int n) {
 }
 
 void cp__client_unregister_conn(cp__client *c, cp__conn *conn) {
-    if (conn->fd >= 0 && c->ops != NULL && (conn->ev != 0 || conn->ev_data != NULL))
-        c->ops->cleanup(c->loop, &c->pub, conn->fd, &conn->ev_data);
-    conn->ev = 0;
-    conn->ev_data = NULL;
+    unregister_fd(c, conn->fd, &conn->ev, &conn->ev_data);
+}
+
+/* The resolver's hook: told from inside c-ares, before a socket of its is closed too. */
+static void dns_sock(void *owner, cp__rsock *s, int closing) {
+    cp__client *c = owner;
+    if (closing)
+        unregister_fd(c, s->fd, &s->ev, &s->ev_data);
+    else
+        sync_fd(c, s->fd, &s->ev, &s->ev_data, s->want);
+}
+
+void cp__client_sync_dns(cp__client *c) {
+    for (int i = 0; i < c->resolver.nsocks; i++)
+        dns_sock(c, &c->resolver.socks[i], 0);
+}
+
+void cp__client_unregister_dns(cp__client *c) {
+    for (int i = 0; i < c->resolver.nsocks; i++) {
+        cp__rsock *s = &c->resolver.socks[i];
+        unregister_fd(c, s->fd, &s->ev, &s->ev_data);
+    }
 }
 
 int cp__client_conn_progress(cp__client *c, cp__conn *conn, int events) {
@@ -211,9 +242,22 @@ cp__client *cp__client_create(const cp_options *opt) {
     }
     c->username = dup_or_null(opt->username);
     c->password = dup_or_null(opt->password);
+    c->tls_server_name = dup_or_null(opt->tls_server_name);
+    c->dns_servers = dup_or_null(opt->dns_servers);
     c->copts.username = c->username;
     c->copts.password = c->password;
-    if ((opt->username && !c->username) || (opt->password && !c->password)) {
+    c->copts.tls_server_name = c->tls_server_name;
+    c->copts.prefer_ip = opt->prefer_ip;
+    c->copts.resolver = &c->resolver;
+    c->resolver.servers = c->dns_servers;
+    c->resolver.hook = dns_sock;
+    c->resolver.owner = c;
+    /* One try of a query: a quarter of the connect timeout (50 ms to 2 s), three tries; the
+     * connect timeout bounds the resolution whatever c-ares would still try. */
+    int try_ms = c->copts.connect_timeout_ms / 4;
+    c->resolver.try_ms = try_ms < 50 ? 50 : try_ms > 2000 ? 2000 : try_ms;
+    if ((opt->username && !c->username) || (opt->password && !c->password) ||
+        (opt->tls_server_name && !c->tls_server_name) || (opt->dns_servers && !c->dns_servers)) {
         cp__client_err(c, CP_ENOMEM, "out of memory");
         return c;
     }
@@ -240,13 +284,17 @@ cp__client *cp__client_create(const cp_options *opt) {
         return c;
     }
     if (opt->tls) {
-        cp__tlsopts t = {opt->tls_ca_file, opt->tls_cert_file, opt->tls_key_file, NULL,
+        cp__tlsopts t = {opt->tls_ca_file, opt->tls_cert_file, opt->tls_key_file,
                          opt->tls_insecure};
         char why[CP_ERRSTR_LEN];
         if ((c->copts.tls = cp__tls_ctx_new(&t, why, sizeof(why))) == NULL) {
             cp__client_err(c, CP_EINVAL, "%s", why);
             return c;
         }
+    }
+    if (opt->prefer_ip < CP_PREFER_IP_ANY || opt->prefer_ip > CP_PREFER_IPV6) {
+        cp__client_err(c, CP_EINVAL, "prefer_ip must be one of CP_PREFER_IP_*");
+        return c;
     }
     if (opt->read_from < CP_READ_MASTER || opt->read_from > CP_READ_REPLICA_PREFERRED) {
         cp__client_err(c, CP_EINVAL, "read_from must be one of CP_READ_*");
@@ -325,8 +373,11 @@ void cp__client_destroy(cp__client *c) {
     cp__free(c->nodes);
     cp__free(c->seed_host);
     cp__free(c->seed_port);
+    cp__resolve_free(&c->resolver); /* every connection is closed: its queries were dropped */
     cp__free(c->username);
     cp__free(c->password);
+    cp__free(c->tls_server_name);
+    cp__free(c->dns_servers);
     cp__tls_ctx_free(c->copts.tls);
     cp__free(c);
 }
@@ -341,6 +392,7 @@ size_t cp_pending(const cp_client *c) {
 
 void cp_get_stats(const cp_client *c, cp_stats *out) {
     *out = ((const cp__client *)c)->stats;
+    out->resolved = ((const cp__client *)c)->resolver.resolved;
 }
 
 /* ---- node iteration (public, read-only) ---------------------------------------------------- */

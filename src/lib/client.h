@@ -207,7 +207,8 @@ typedef struct cp__client {
     cp_client pub; /* first: cp_client * and cp__client * convert both ways */
     int cluster;
     cp__connopts copts;
-    char *username, *password;
+    cp__resolver resolver; /* host names (resolve.h): copts.resolver */
+    char *username, *password, *tls_server_name, *dns_servers;
     int max_redirects, retry_budget_ms;
     unsigned flags;
     int read_from;            /* cp_read_from; CP_READ_MASTER in single-endpoint mode */
@@ -309,6 +310,11 @@ void cp__client_sync_node(cp__client *c, int n);
  * (cp__conn_interest), and letting the loop go of it (cleanup) before it is closed. */
 void cp__client_sync_conn(cp__client *c, cp__conn *conn, int want);
 void cp__client_unregister_conn(cp__client *c, cp__conn *conn);
+
+/* The same for the resolver's sockets (resolve.h): every one registered as it wants, or let go
+ * of (cp_attach elsewhere). */
+void cp__client_sync_dns(cp__client *c);
+void cp__client_unregister_dns(cp__client *c);
 
 /* A connecting connection of the client moved on by readiness `events` (cp__conn_progress):
  * when an address failed, the loop lets go of the old fd before the next address is tried.

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,18 +43,17 @@ void cp__conn_init(cp__conn *c) {
 /* Starts a non-blocking connect(2) to the next untried address. 1 when it completed at once, 0
  * when it is in progress, -1 when no address is left (errno of the last attempt in *last). */
 static int connect_next(cp__conn *c, int *last) {
-    while (c->ai_next != NULL) {
-        const struct addrinfo *ai = c->ai_next;
-        c->ai_next = ai->ai_next;
-        int fd =
-            socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    while (c->addrs != NULL && c->addrs->next < c->addrs->n) {
+        int i = c->addrs->next++;
+        const struct sockaddr *sa = (const struct sockaddr *)&c->addrs->a[i];
+        int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
         if (fd < 0) {
             *last = errno;
             continue;
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+        if (connect(fd, sa, c->addrs->len[i]) == 0 || errno == EINPROGRESS) {
             int done = errno != EINPROGRESS;
             c->fd = fd;
             return done;
@@ -110,19 +110,69 @@ static int handshake(cp__conn *c) {
     return 0;
 }
 
+/* The name the server's certificate must carry. */
+static const char *tls_name(const cp__conn *c) {
+    return c->opts->tls_server_name != NULL ? c->opts->tls_server_name : c->host;
+}
+
 /* The socket is connected: TLS next, else the handshake. */
 static int connected(cp__conn *c) {
-    freeaddrinfo(c->ai_list);
-    c->ai_list = c->ai_next = NULL;
+    cp__free(c->addrs);
+    c->addrs = NULL;
     c->last_io_ns = cp__now_ns();
     if (c->opts->tls != NULL && c->ssl == NULL) {
         char why[CP_ERRSTR_LEN];
-        if ((c->ssl = cp__tls_start(c->opts->tls, c->fd, c->host, why, sizeof(why))) == NULL)
+        if ((c->ssl = cp__tls_start(c->opts->tls, c->fd, tls_name(c), why, sizeof(why))) == NULL)
             return set_err(c, CP_ECONNECT, "%s:%d: %s", c->host, c->port, why);
         c->state = CP__CONN_TLS;
         return cp__conn_progress(c, CP__EV_WRITE);
     }
     return handshake(c);
+}
+
+/* A numeric address (IPv4, IPv6, with a scope): its one address in c->addrs. 1 when host is
+ * one (getaddrinfo with AI_NUMERICHOST never asks a resolver), 0 when it is a host name, or
+ * CP_ENOMEM. */
+static int numeric(cp__conn *c, const char *host, int port) {
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(host, portstr, &hints, &ai) != 0)
+        return 0;
+    if ((c->addrs = cp__calloc(1, sizeof(*c->addrs))) == NULL) {
+        freeaddrinfo(ai);
+        return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", host, port);
+    }
+    for (const struct addrinfo *a = ai; a != NULL && c->addrs->n < CP__ADDRS_MAX; a = a->ai_next)
+        if (a->ai_addrlen <= sizeof(c->addrs->a[0])) {
+            memcpy(&c->addrs->a[c->addrs->n], a->ai_addr, a->ai_addrlen);
+            c->addrs->len[c->addrs->n++] = a->ai_addrlen;
+        }
+    freeaddrinfo(ai);
+    return 1;
+}
+
+/* A host name: its addresses asked of the resolver, the answer told through an eventfd that
+ * stands for the connection's fd until then. 0 or a CP_E* code with errstr set. */
+static int resolve(cp__conn *c) {
+    if (c->opts->resolver == NULL)
+        return set_err(c, CP_ECONNECT, "cannot resolve %s: no resolver", c->host);
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0)
+        return set_err(c, CP_ECONNECT, "cannot resolve %s: eventfd: %s", c->host, strerror(errno));
+    char why[CP_ERRSTR_LEN];
+    c->dns = cp__resolve_start(c->opts->resolver, c->host, c->port, c->opts->prefer_ip, efd, why,
+                               sizeof(why));
+    if (c->dns == NULL) {
+        close(efd);
+        return set_err(c, CP_ECONNECT, "cannot resolve %s: %s", c->host, why);
+    }
+    c->fd = efd;
+    c->state = CP__CONN_RESOLVING;
+    return 0;
 }
 
 int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o) {
@@ -131,23 +181,16 @@ int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *
     c->opts = o;
     snprintf(c->host, sizeof(c->host), "%s", host);
     c->port = port;
-    char portstr[8];
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    /* A numeric address first: it never blocks. Only a host name goes to the resolver. */
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
-    int gai = getaddrinfo(host, portstr, &hints, &c->ai_list);
-    if (gai == EAI_NONAME) {
-        hints.ai_flags = AI_NUMERICSERV;
-        gai = getaddrinfo(host, portstr, &hints, &c->ai_list);
-    }
-    if (gai != 0) {
-        c->ai_list = NULL;
-        return set_err(c, CP_ECONNECT, "cannot resolve %s:%d: %s", host, port, gai_strerror(gai));
-    }
-    c->ai_next = c->ai_list;
     c->connect_deadline = cp__now_ns() + (uint64_t)o->connect_timeout_ms * 1000000ull;
+    int num = numeric(c, host, port);
+    if (num < 0)
+        return num;
+    if (num == 0) { /* a host name: connecting starts when its addresses come */
+        int rc = resolve(c);
+        if (rc != 0)
+            cp__conn_close(c);
+        return rc;
+    }
     int last = ECONNREFUSED;
     int rc = connect_next(c, &last);
     if (rc < 0) {
@@ -170,6 +213,7 @@ int cp__conn_next(cp__conn *c) {
     close(c->fd);
     c->fd = -1;
     c->err = 0;
+    c->state = CP__CONN_CONNECTING; /* also after RESOLVING */
     int rc = connect_next(c, &last);
     if (rc < 0) {
         set_err(c, CP_ECONNECT, "connect to %s:%d: %s", c->host, c->port, strerror(last));
@@ -179,7 +223,31 @@ int cp__conn_next(cp__conn *c) {
     return rc == 1 ? connected(c) : 0;
 }
 
+/* RESOLVING: the eventfd was readable. The addresses go to the owner's cp__conn_next (the
+ * eventfd leaves the loop first), or the name has none. */
+static int resolved(cp__conn *c, int events) {
+    if (!(events & CP__EV_READ) || !cp__resolve_done(c->dns))
+        return 0;
+    char why[CP_ERRSTR_LEN];
+    c->addrs = cp__resolve_finish(c->dns, why, sizeof(why));
+    c->dns = NULL;
+    if (c->addrs == NULL)
+        return set_err(c, CP_ECONNECT, "%s", why);
+    c->err = ECONNREFUSED; /* cp__conn_next's errno when no address can be tried */
+    return CP__CONN_NEXT;
+}
+
+const char *cp__conn_timed_out(cp__conn *c) {
+    if (c->state == CP__CONN_RESOLVING)
+        set_err(c, CP_ETIMEDOUT, "resolving %s timed out", c->host);
+    else
+        set_err(c, CP_ETIMEDOUT, "connect timed out");
+    return c->errstr;
+}
+
 int cp__conn_progress(cp__conn *c, int events) {
+    if (c->state == CP__CONN_RESOLVING)
+        return resolved(c, events);
     if (c->state == CP__CONN_CONNECTING) {
         if (!(events & (CP__EV_WRITE | CP__EV_READ)))
             return 0;
@@ -196,7 +264,7 @@ int cp__conn_progress(cp__conn *c, int events) {
             return connected(c);
         /* This address refused: the next one (localhost may be ::1 and 127.0.0.1), once the
          * owner has told its loop that this fd goes (cp__conn_next). */
-        if (c->ai_next != NULL) {
+        if (c->addrs != NULL && c->addrs->next < c->addrs->n) {
             c->err = soerr;
             return CP__CONN_NEXT;
         }
@@ -205,7 +273,7 @@ int cp__conn_progress(cp__conn *c, int events) {
     if (c->state == CP__CONN_TLS) {
         char why[CP_ERRSTR_LEN];
         int want_read = 0;
-        int rc = cp__tls_step(c->ssl, c->host, &want_read, why, sizeof(why));
+        int rc = cp__tls_step(c->ssl, tls_name(c), &want_read, why, sizeof(why));
         if (rc < 0)
             return set_err(c, CP_ECONNECT, "%s:%d: %s", c->host, c->port, why);
         if (rc == 0) {
@@ -225,8 +293,10 @@ void cp__conn_close(cp__conn *c) {
         close(c->fd);
     c->fd = -1;
     c->state = CP__CONN_CLOSED;
-    freeaddrinfo(c->ai_list);
-    c->ai_list = c->ai_next = NULL;
+    cp__resolve_drop(c->dns);
+    c->dns = NULL;
+    cp__free(c->addrs);
+    c->addrs = NULL;
     c->opos = c->olen = 0;
     c->buffered = c->written = 0;
     c->fhead = c->fcount = 0;

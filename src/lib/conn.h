@@ -10,12 +10,13 @@
  * resend) from requests that were (outcome unknown).
  *
  * Nothing here blocks. Connecting is a state machine driven by readiness: CONNECTING (the
- * non-blocking connect(2) is under way; the owner arms the connect timeout), TLS (the handshake,
+ * non-blocking connect(2) is under way; the owner arms the connect timeout; a host name is
+ * RESOLVING first, its fd an eventfd that resolve.c makes readable when the addresses are
+ * known, under the same timeout, which counts from there), TLS (the handshake,
  * wanting to read or to write), AUTH (the handshake: AUTH, then READONLY for a client that reads
  * from replicas, written first thing and their replies read here; requests wait until both are
- * answered, so a refused password never lets one through unauthenticated) and READY. Only name
- * resolution can block: numeric addresses never do, a host name goes through getaddrinfo(3). Owned
- * by its client; one thread.
+ * answered, so a refused password never lets one through unauthenticated) and READY. Numeric
+ * addresses are never resolved. Owned by its client; one thread.
  */
 #ifndef CLUSTERPIPE_CONN_H
 #define CLUSTERPIPE_CONN_H
@@ -28,6 +29,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "lib/reader.h"
+#include "lib/resolve.h"
 #include "util/clock.h"
 
 /* Above this many buffered bytes, the owner should stop filling and let writes drain. */
@@ -39,9 +41,12 @@ struct ssl_ctx_st;
 typedef struct cp__connopts {
     const char *username, *password;
     int connect_timeout_ms, io_timeout_ms;
-    struct ssl_ctx_st *tls; /* TLS context (owned by the client), NULL for plain TCP */
-    int readonly;           /* send READONLY after AUTH: the client reads from replicas */
-    int resp3;              /* HELLO 3 first (with the AUTH in it): the connection speaks RESP3 */
+    struct ssl_ctx_st *tls;      /* TLS context (owned by the client), NULL for plain TCP */
+    int readonly;                /* send READONLY after AUTH: the client reads from replicas */
+    int resp3;                   /* HELLO 3 first (with the AUTH in it): it speaks RESP3 */
+    const char *tls_server_name; /* the certificate's name and SNI; NULL: the host dialled */
+    int prefer_ip;               /* cp_prefer_ip: the family a host name's addresses try first */
+    cp__resolver *resolver;      /* host names (the client's) */
 } cp__connopts;
 
 typedef struct cp__inflight {
@@ -63,6 +68,7 @@ static inline int cp__conn_is_handshake(uint32_t tag) {
 
 typedef enum cp__conn_state {
     CP__CONN_CLOSED = 0,
+    CP__CONN_RESOLVING,  /* a host name's addresses asked for: fd is an eventfd, wants to read */
     CP__CONN_CONNECTING, /* connect(2) in progress: wants to write */
     CP__CONN_TLS,        /* handshake in progress: wants what tls_want says */
     CP__CONN_AUTH,       /* the handshake's requests (AUTH, READONLY) not all answered yet */
@@ -72,8 +78,6 @@ typedef enum cp__conn_state {
 /* Readiness a connection wants from the loop (the public CP_EV_* values). */
 #define CP__EV_READ CP_EV_READ
 #define CP__EV_WRITE CP_EV_WRITE
-
-struct addrinfo;
 
 typedef struct cp__conn {
     int fd;             /* -1 when closed */
@@ -98,22 +102,25 @@ typedef struct cp__conn {
     const cp__connopts *opts;
     char host[256]; /* for TLS name checks and messages */
     int port;
-    struct addrinfo *ai_list, *ai_next; /* addresses not tried yet */
-    uint64_t connect_deadline;          /* CLOCK_MONOTONIC ns: the connect timeout */
+    cp__addrs *addrs;          /* the addresses to try, until connected */
+    cp__query *dns;            /* while RESOLVING */
+    uint64_t connect_deadline; /* CLOCK_MONOTONIC ns: the connect timeout */
 } cp__conn;
 
 void cp__conn_init(cp__conn *c);
 
 /* Starts connecting to host:port without blocking (state CONNECTING, or READY/AUTH/TLS when
- * connect(2) completed at once). `o` must outlive the attempt. Returns 0, or CP_ECONNECT
- * (unresolvable, no address accepts) / CP_ENOMEM with c->errstr set and the conn closed. */
+ * connect(2) completed at once; RESOLVING for a host name). `o` must outlive the attempt.
+ * Returns 0, or CP_ECONNECT (no address accepts, the resolver could not start) / CP_ENOMEM with
+ * c->errstr set and the conn closed. */
 int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *o);
 
-/* Moves a connection that is not READY on, after the loop reported `events` (CP__EV_*) on it.
- * Returns 0 (still on its way, or READY now: see c->state), CP__CONN_NEXT when the address
- * refused and another is left (the owner unregisters the fd, then calls cp__conn_next), or a
- * CP_E* code with errstr set; then the owner fails the connection. The connect timeout is the
- * owner's timer. */
+/* Moves a connection that is opening (cp__conn_opening) on, after the loop reported `events`
+ * (CP__EV_*) on it. Returns 0 (still on its way, or READY now: see c->state), CP__CONN_NEXT
+ * when the address refused and another is left, or a host name's addresses came (the owner
+ * unregisters the fd, then calls cp__conn_next), or a CP_E* code with errstr set (CP_ECONNECT
+ * naming the host when it has no address); then the owner fails the connection. The connect timeout
+ * is the owner's timer. */
 #define CP__CONN_NEXT 1
 int cp__conn_progress(cp__conn *c, int events);
 
@@ -127,6 +134,8 @@ static inline int cp__conn_interest(const cp__conn *c) {
     switch (c->state) {
     case CP__CONN_CLOSED:
         return 0;
+    case CP__CONN_RESOLVING:
+        return CP__EV_READ;
     case CP__CONN_CONNECTING:
         return CP__EV_WRITE;
     case CP__CONN_TLS:
@@ -135,6 +144,16 @@ static inline int cp__conn_interest(const cp__conn *c) {
         return CP__EV_READ | (c->olen > c->opos ? CP__EV_WRITE : 0);
     }
 }
+
+/* 1 while the connect timeout applies: resolving, connecting, or in the TLS handshake. */
+static inline int cp__conn_opening(const cp__conn *c) {
+    return c->state == CP__CONN_RESOLVING || c->state == CP__CONN_CONNECTING ||
+           c->state == CP__CONN_TLS;
+}
+
+/* The reason an opening connection's connect timeout gives ("resolving HOST timed out" or
+ * "connect timed out"), set as its error (CP_ETIMEDOUT) and returned (c->errstr). */
+const char *cp__conn_timed_out(cp__conn *c);
 
 /* Closes the socket and drops buffered output, the FIFO and the reader's state. The caller
  * reads the FIFO first if it needs to know what was in flight. */

@@ -120,6 +120,7 @@ void cp__events_after_call(cp__client *c) {
         cp__client_sync_node(c, n);
     cp__pool_sync_all(c);
     cp__sub_sync_all(c);
+    cp__client_sync_dns(c);
     arm_timer(c);
 }
 
@@ -173,6 +174,7 @@ int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
         for (int i = 0; i < c->npool; i++)
             cp__client_unregister_conn(c, &c->pool[i]->conn);
         cp__sub_unregister_all(c);
+        cp__client_unregister_dns(c);
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, pc, -1);
         if (c->ops->detach != NULL)
@@ -206,6 +208,14 @@ void cp_on_ready(cp_client *pc, int fd, int events) {
     if (link != NULL) {
         enter(c);
         cp__sub_ready(c, link, events);
+        leave(c);
+        return;
+    }
+    /* One of c-ares's sockets: the queries that end are told through their connections'
+     * eventfds, which the loop reports next. */
+    if (cp__resolve_sock(&c->resolver, fd) != NULL) {
+        enter(c);
+        cp__resolve_ready(&c->resolver, fd, events);
         leave(c);
     }
 }
@@ -280,6 +290,7 @@ static void really_free(cp__client *c) {
     c->depth--;
     for (int n = 0; n < c->nnodes; n++) /* every fd cleaned up, then the client leaves */
         cp__client_close_node(c, n);
+    cp__resolve_free(&c->resolver); /* c-ares's sockets leave the loop as they close */
     if (c->ops != NULL) {
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, &c->pub, -1);

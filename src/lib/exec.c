@@ -3,10 +3,10 @@
  * The core's side of the loop (exec.h): readiness on a node's connection (the connect and
  * handshake moved on, replies read, output written), the timer's work (connect and I/O
  * timeouts, retry rounds due, finished batches completed, the refresh's hedge), and when the
- * timer should next fire. Every batch of a client runs through here the same way: the caller's
- * pipelines, the async layer's batches and the refresh's requests, any number at once, so a
- * slow or dead node holds back only its own commands. Calls only down: recv.c, send.c,
- * batch.c. One thread, the client's.
+ * timer should next fire (the resolver's retries included). Every batch of a client runs through
+ * here the same way: the caller's pipelines, the async layer's batches and the refresh's requests,
+ * any number at once, so a slow or dead node holds back only its own commands. Calls only down:
+ * recv.c, send.c, batch.c. One thread, the client's.
  */
 #include "lib/exec.h"
 
@@ -18,7 +18,7 @@
 
 void cp__exec_ready(cp__client *c, int n, int events) {
     cp__conn *conn = &c->nodes[n].conn;
-    if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
+    if (cp__conn_opening(conn)) {
         int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0)
             cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
@@ -47,7 +47,7 @@ static int pool_flush(cp__client *c, cp__pconn *pc, uint64_t now) {
 void cp__exec_pool_ready(cp__client *c, cp__pconn *pc, int events) {
     cp__conn *conn = &pc->conn;
     uint64_t now = cp__now_ns();
-    if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
+    if (cp__conn_opening(conn)) {
         int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0) {
             cp__send_fail_pool(c, pc, rc, conn->errstr);
@@ -83,7 +83,7 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
         const cp__conn *conn = &node->conn;
         if (node->cautious)
             wake = EARLIER(node->cautious_until);
-        if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS)
+        if (cp__conn_opening(conn))
             wake = EARLIER(conn->connect_deadline);
         else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
                  io_deadline(node, io_ns) != 0)
@@ -92,10 +92,13 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
             wake = EARLIER(1); /* connect it */
     }
     uint64_t pool = cp__pool_next_wake(c), sub = cp__sub_next_wake(c);
+    uint64_t dns = cp__resolve_next_wake(&c->resolver);
     if (pool != 0)
         wake = EARLIER(pool);
     if (sub != 0)
         wake = EARLIER(sub);
+    if (dns != 0)
+        wake = EARLIER(dns);
     if (c->deferred.n > 0)
         wake = EARLIER(1);
     if (c->batch_wake != 0)
@@ -110,25 +113,24 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
 }
 
 void cp__exec_timers(cp__client *c) {
+    cp__resolve_timers(&c->resolver); /* c-ares's retries; a query that ends wakes its conn */
     uint64_t now = cp__now_ns();
     uint64_t io_ns = (uint64_t)c->copts.io_timeout_ms * 1000000ull;
     for (int n = 0; n < c->nnodes; n++) {
         cp__conn *conn = &c->nodes[n].conn;
         if (c->nodes[n].cautious && now >= c->nodes[n].cautious_until)
             c->nodes[n].cautious = 0; /* no refusal for a while: commands stream again */
-        if ((conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) &&
-            now >= conn->connect_deadline)
-            cp__send_fail_node(c, n, CP_ETIMEDOUT, "connect timed out");
+        if (cp__conn_opening(conn) && now >= conn->connect_deadline)
+            cp__send_fail_node(c, n, CP_ETIMEDOUT, cp__conn_timed_out(conn));
         else if (conn->state != CP__CONN_CLOSED && conn->fcount > 0 &&
                  io_deadline(&c->nodes[n], io_ns) != 0 && now >= io_deadline(&c->nodes[n], io_ns))
             cp__send_fail_node(c, n, CP_ETIMEDOUT, "no reply within the I/O timeout");
     }
     for (int i = 0; i < c->npool;) { /* a failed one leaves, the last one takes its place */
         cp__pconn *pc = c->pool[i];
-        int opening = pc->conn.state == CP__CONN_CONNECTING || pc->conn.state == CP__CONN_TLS ||
-                      pc->conn.state == CP__CONN_AUTH;
+        int opening = cp__conn_opening(&pc->conn) || pc->conn.state == CP__CONN_AUTH;
         if (opening && now >= pc->conn.connect_deadline)
-            cp__send_fail_pool(c, pc, CP_ETIMEDOUT, "connect timed out");
+            cp__send_fail_pool(c, pc, CP_ETIMEDOUT, cp__conn_timed_out(&pc->conn));
         else if (!opening && pc->deadline != 0 && now >= pc->deadline)
             cp__send_fail_pool(c, pc, CP_ETIMEDOUT,
                                "no reply within the blocking command's timeout plus the I/O "

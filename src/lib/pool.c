@@ -156,8 +156,7 @@ uint64_t cp__pool_next_wake(const cp__client *c) {
     uint64_t wake = 0;
     for (int i = 0; i < c->npool; i++) {
         const cp__pconn *pc = c->pool[i];
-        uint64_t t = pc->conn.state == CP__CONN_CONNECTING || pc->conn.state == CP__CONN_TLS ||
-                             pc->conn.state == CP__CONN_AUTH
+        uint64_t t = cp__conn_opening(&pc->conn) || pc->conn.state == CP__CONN_AUTH
                          ? pc->conn.connect_deadline
                          : pc->deadline;
         if (t != 0 && (wake == 0 || t < wake))

@@ -443,7 +443,7 @@ static int flush(cp__client *c, cp__slink *l, uint64_t now) {
 void cp__sub_ready(cp__client *c, cp__slink *l, int events) {
     uint64_t now = cp__now_ns();
     cp__conn *conn = &l->conn;
-    if (conn->state == CP__CONN_CONNECTING || conn->state == CP__CONN_TLS) {
+    if (cp__conn_opening(conn)) {
         int rc = cp__client_conn_progress(c, conn, events);
         if (rc != 0) {
             link_failed(c, l, now);

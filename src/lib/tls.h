@@ -16,11 +16,10 @@ struct ssl_st;
 struct ssl_ctx_st;
 
 typedef struct cp__tlsopts {
-    const char *ca_file;     /* PEM bundle to verify servers; NULL with insecure */
-    const char *cert_file;   /* client certificate (tls-auth-clients), or NULL */
-    const char *key_file;    /* its key, or NULL */
-    const char *server_name; /* name to verify and send as SNI; NULL: the host connected to */
-    int insecure;            /* 1: do not verify the server's certificate */
+    const char *ca_file;   /* PEM bundle to verify servers; NULL with insecure */
+    const char *cert_file; /* client certificate (tls-auth-clients), or NULL */
+    const char *key_file;  /* its key, or NULL */
+    int insecure;          /* 1: do not verify the server's certificate */
 } cp__tlsopts;
 
 /* A client context (TLS 1.2+), or NULL with a reason in err. Free with cp__tls_ctx_free. */
@@ -28,10 +27,11 @@ struct ssl_ctx_st *cp__tls_ctx_new(const cp__tlsopts *o, char *err, size_t errle
 void cp__tls_ctx_free(struct ssl_ctx_st *ctx);
 
 /* A client session on connected socket fd, verifying the certificate against `host` (an IP
- * address or a DNS name) unless the context is insecure; NULL with a reason in err. The
- * handshake is then run by cp__tls_step whenever the socket is ready as it asked: 1 when done,
- * 0 when it must wait (*want_read: 1 to read, 0 to write), -1 with a reason in err. The owner
- * bounds it with the connect timeout. Free the session with cp__tls_free. */
+ * address or a DNS name: the host dialled, or cp_options.tls_server_name) unless the context is
+ * insecure; NULL with a reason in err. The handshake is then run by cp__tls_step whenever the
+ * socket is ready as it asked: 1 when done, 0 when it must wait (*want_read: 1 to read, 0 to
+ * write), -1 with a reason in err. The owner bounds it with the connect timeout. Free the session
+ * with cp__tls_free. */
 struct ssl_st *cp__tls_start(struct ssl_ctx_st *ctx, int fd, const char *host, char *err,
                              size_t errlen);
 int cp__tls_step(struct ssl_st *s, const char *host, int *want_read, char *err, size_t errlen);

@@ -110,12 +110,15 @@ typedef struct cp_up_opts {
      * refuses fails the spawn (CP_EIO, "sched_setaffinity: ..."). */
     const cpu_set_t *redis_cpus;
     const cpu_set_t *proxy_cpus;
+    /* The address every redis-server binds, gossips and is announced on: "127.0.0.1" (NULL)
+     * or "::1" (a cluster only). Nothing else: the servers stay on loopback. */
+    const char *host;
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL, 0, 0, 0, NULL, NULL, NULL                                                  \
+            NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL                                            \
     }
 
 /* One process of a topology, as recorded in the state file. */

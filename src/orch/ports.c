@@ -75,7 +75,29 @@ int cp__port_listen(int port) {
     return fd;
 }
 
+/* 1 when [::1]:port could be bound now, or the machine has no IPv6 loopback (then no server of
+ * ours can listen there either). A topology on ::1 takes its ports from the same search. */
+static int v6_free(int port) {
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    struct sockaddr_in6 sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin6_family = AF_INET6;
+    sa.sin6_port = htons((unsigned short)port);
+    sa.sin6_addr = in6addr_loopback;
+    int ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? listen(fd, 1) == 0
+                                                               : errno == EADDRNOTAVAIL;
+    close(fd);
+    return ok;
+}
+
 int cp__port_free(int port) {
+    if (!v6_free(port))
+        return 0;
     int fd = cp__port_listen(port);
     if (fd < 0)
         return 0;

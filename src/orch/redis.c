@@ -22,20 +22,20 @@ static void conf_quoted(char *buf, size_t len, const char *s) {
     cp__topo_append_quoted(buf, len, s, '"', '\\');
 }
 
-/* The redis.conf of one node: loopback only with protected mode, its own directory for logs and
- * nodes.conf, no persistence unless asked (the comparison measures memory, not disks), no
- * diskless-sync delay so replicas link in milliseconds. With TLS the plain port is closed
- * (port 0) and the node serves, gossips (tls-cluster) and replicates (tls-replication) over TLS
- * only; the cluster bus is then tls-port + 10000. */
+/* The redis.conf of one node: loopback only (127.0.0.1, or ::1) with protected mode, its own
+ * directory for logs and nodes.conf, no persistence unless asked (the comparison measures memory,
+ * not disks), no diskless-sync delay so replicas link in milliseconds. With TLS the plain port is
+ * closed (port 0) and the node serves, gossips (tls-cluster) and replicates (tls-replication) over
+ * TLS only; the cluster bus is then tls-port + 10000. */
 int cp__redis_write_conf(const cp_topo *t, size_t i, int cluster, char *err, size_t errlen) {
     const cp_proc *p = &t->procs[i];
     char conf[8192], pdir[PATH_MAX], path[PATH_MAX + 32];
     cp__topo_proc_dir(t, i, pdir, sizeof(pdir));
     snprintf(conf, sizeof(conf),
              "# Written by clusterpipe; stop with: clusterpipe down --dir %s\n"
-             "bind 127.0.0.1\nprotected-mode yes\nport %d\ndaemonize no\nloglevel notice\n"
+             "bind %s\nprotected-mode yes\nport %d\ndaemonize no\nloglevel notice\n"
              "repl-diskless-sync-delay 0\ndir ",
-             t->dir, t->tls ? 0 : p->port);
+             t->dir, t->host, t->tls ? 0 : p->port);
     conf_quoted(conf, sizeof(conf), pdir);
     snprintf(path, sizeof(path), "%s/redis.log", pdir);
     cp__adderr(conf, sizeof(conf), "\nlogfile ");

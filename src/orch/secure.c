@@ -124,7 +124,7 @@ static const char cnf_text[] = "# Written by clusterpipe for this topology's cer
                                "basicConstraints = critical, CA:FALSE\n"
                                "keyUsage = critical, digitalSignature\n"
                                "extendedKeyUsage = serverAuth, clientAuth\n"
-                               "subjectAltName = IP:127.0.0.1, DNS:localhost\n"
+                               "subjectAltName = IP:127.0.0.1, IP:::1, DNS:localhost\n"
                                "subjectKeyIdentifier = hash\n"
                                "authorityKeyIdentifier = keyid\n"
                                "[client_ext]\n"

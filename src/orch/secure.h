@@ -24,11 +24,11 @@ void cp__secure_paths(cp_topo *t);
  * Returns 0 or CP_EIO with err. */
 int cp__secure_write_password(const cp_topo *t, char *err, size_t errlen);
 
-/* Generates DIR/tls: ca.crt + ca.key, server.crt + server.key (SAN IP:127.0.0.1, DNS:localhost,
- * usable as a client certificate too, for the cluster bus when clients must authenticate), and
- * with t->tls_auth_clients client.crt + client.key. Runs t->openssl_bin by PID, one step at a
- * time, honouring t->cancel. Returns 0 or a CP_E* code with err (and openssl's output tail):
- * CP_EIO (a step failed or was interrupted), CP_ETIMEDOUT (a step took too long). */
+/* Generates DIR/tls: ca.crt + ca.key, server.crt + server.key (SAN IP:127.0.0.1, IP:::1,
+ * DNS:localhost, usable as a client certificate too, for the cluster bus when clients must
+ * authenticate), and with t->tls_auth_clients client.crt + client.key. Runs t->openssl_bin by PID,
+ * one step at a time, honouring t->cancel. Returns 0 or a CP_E* code with err (and openssl's output
+ * tail): CP_EIO (a step failed or was interrupted), CP_ETIMEDOUT (a step took too long). */
 int cp__secure_gen_tls(cp_topo *t, char *err, size_t errlen);
 
 /* Removes DIR/password and DIR/tls (after a failed start, or before reusing a directory). */

@@ -207,6 +207,7 @@ int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **
         rc = CP_EINVAL;
         cp_proc *p = &t->procs[idx];
         get_str(o, "host", p->host, sizeof(p->host));
+        snprintf(t->host, sizeof(t->host), "%s", p->host); /* one for all: later ones alike */
         p->pid = (pid_t)get_int(o, "pid", 0);
         p->start_time = (unsigned long long)get_int(o, "start_time", 0);
         get_str(o, "id", p->id, sizeof(p->id));

@@ -31,6 +31,7 @@ cp_topo *cp__topo_new(const cp__role_ops *const *roles) {
     t->roles = roles;
     cp__ports_init(&t->ports, 0);
     t->auto_ports = 1;
+    snprintf(t->host, sizeof(t->host), "127.0.0.1");
     snprintf(t->hash, sizeof(t->hash), "fnv1a_64");
     snprintf(t->distribution, sizeof(t->distribution), "ketama");
     return t;
@@ -87,7 +88,7 @@ int cp__topo_add_proc(cp_topo *t, cp_proc_role role, int port, int master, size_
     cp_proc *p = &t->procs[i];
     memset(p, 0, sizeof(*p));
     p->role = role;
-    snprintf(p->host, sizeof(p->host), "127.0.0.1");
+    snprintf(p->host, sizeof(p->host), "%s", t->host);
     p->port = port;
     p->master = master;
     cp__ports_reserve(&t->ports, port);
@@ -346,7 +347,8 @@ int cp_topo_endpoints(const cp_topo *t, char *buf, size_t len) {
         const cp_proc *p = &t->procs[i];
         if (!cp__topo_ops(t, i)->endpoint)
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s:%d", used ? "," : "", p->host, p->port);
+        int n = snprintf(buf + used, len - used, strchr(p->host, ':') ? "%s[%s]:%d" : "%s%s:%d",
+                         used ? "," : "", p->host, p->port);
         if (n < 0 || (size_t)n >= len - used) {
             buf[used] = '\0';
             return CP_EINVAL;

@@ -72,6 +72,7 @@ struct cp_topo {
     char dir[PATH_MAX];
     char *password; /* NULL when none */
     int persistence;
+    char host[64]; /* every process's address: 127.0.0.1, or ::1 (cp_up_opts.host) */
     char hash[32];
     char distribution[32];
     int auto_eject;

@@ -82,6 +82,18 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
         cp__seterr(err, errlen, "out of memory");
     t->tls = opt->tls;
     t->tls_auth_clients = opt->tls_auth_clients;
+    if (rc == 0 && opt->host != NULL) { /* loopback only: no server of ours is anywhere else */
+        int v4 = strcmp(opt->host, "127.0.0.1") == 0;
+        if (!v4 && strcmp(opt->host, "::1") != 0) {
+            cp__seterr(err, errlen, "host must be 127.0.0.1 or ::1, not '%.64s'", opt->host);
+            rc = CP_EINVAL;
+        } else if (!v4 && opt->kind != CP_TOPO_CLUSTER) {
+            cp__seterr(err, errlen, "host ::1 is for a cluster only");
+            rc = CP_EINVAL;
+        } else {
+            snprintf(t->host, sizeof(t->host), "%s", opt->host);
+        }
+    }
     if (rc == 0)
         rc = cp__find_binary(opt->redis_server, "redis-server", "redis-server", t->redis_bin,
                              sizeof(t->redis_bin), err, errlen);

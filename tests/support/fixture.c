@@ -126,7 +126,9 @@ redisContext *cp_fixture_conn(cp_fixture *f, int port) {
     if (free_slot == CP_FIXTURE_MAX_CONNS)
         return NULL;
     struct timeval tv = {5, 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    const char *host =
+        f->topo && cp_topo_nprocs(f->topo) > 0 ? cp_topo_proc(f->topo, 0)->host : "127.0.0.1";
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
         if (c != NULL)
             redisFree(c);
@@ -147,10 +149,13 @@ redisContext *cp_fixture_conn(cp_fixture *f, int port) {
     return c;
 }
 
-/* Port of the first endpoint ("127.0.0.1:p,..."). */
+/* Port of the first endpoint ("127.0.0.1:p,..." or "[::1]:p,..."). */
 static int first_port(const cp_fixture *f) {
-    const char *colon = strchr(f->endpoints, ':');
-    return colon ? atoi(colon + 1) : 0;
+    const char *end = strchr(f->endpoints, ',');
+    size_t n = end ? (size_t)(end - f->endpoints) : strlen(f->endpoints);
+    while (n > 0 && f->endpoints[n - 1] != ':')
+        n--;
+    return n > 0 ? atoi(f->endpoints + n) : 0;
 }
 
 redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...) {

@@ -90,7 +90,8 @@ int cp_fixture_stop(cp_fixture *f);
  * test. */
 redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...);
 
-/* The cached connection to 127.0.0.1:port (AUTH'd), or NULL. Owned by f. */
+/* The cached connection to the topology's host (127.0.0.1, or ::1: cp_up_opts.host) and port
+ * (AUTH'd), or NULL. Owned by f. */
 redisContext *cp_fixture_conn(cp_fixture *f, int port);
 
 /* The process index of the k-th master (k = 0, 1, ...) in the order the fixture gave out the
