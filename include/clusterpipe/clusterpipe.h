@@ -114,37 +114,14 @@ CP_API int cp_set_allocators(const cp_allocators *a, cp_allocators *old);
  * library's allocators were changed. NULL is ignored. */
 CP_API void cp_reply_free(redisReply *r);
 
-/* ---- replies ------------------------------------------------------------------------------- */
+/* ---- replies: the types RESP3 adds, and their values (clusterpipe/reply.h) ----------------- */
 
-/* A reply is hiredis's redisReply, the struct Debian's hiredis 0.14 defines (type, integer, len,
- * str, elements, element), read by the library's own reader. RESP2 replies use hiredis's five
- * types. RESP3 (cp_options.protocol = 3) adds types of the same values as hiredis 1.x's
- * REDIS_REPLY_* (so a program built against either reads them the same way), carried in the
- * fields the struct has: a RESP3 null is CP_REPLY_NIL, as in RESP2; a map's key i is element
- * 2i and its value element 2i+1; a verbatim string's str is its text without the "txt:" prefix.
- * RESP3 attributes are read and dropped (Redis sends them only for DEBUG PROTOCOL attrib). What
- * 0.14's struct has no field for is read through the calls below. docs/api.md, "Replies". */
-#define CP_REPLY_STRING 1  /* str, len */
-#define CP_REPLY_ARRAY 2   /* element[0..elements) */
-#define CP_REPLY_INTEGER 3 /* integer */
-#define CP_REPLY_NIL 4
-#define CP_REPLY_STATUS 5  /* str, len */
-#define CP_REPLY_ERROR 6   /* str, len; also RESP3's blob error */
-#define CP_REPLY_DOUBLE 7  /* str, len: the text sent; cp_reply_double gives the value */
-#define CP_REPLY_BOOL 8    /* integer: 0 or 1 */
-#define CP_REPLY_MAP 9     /* element: 2 * pairs, key then value */
-#define CP_REPLY_SET 10    /* element[0..elements) */
-#define CP_REPLY_PUSH 12   /* element: kind first; only a push callback ever sees one */
-#define CP_REPLY_BIGNUM 13 /* str, len: the decimal digits, '-' first when negative */
-#define CP_REPLY_VERB 14   /* str, len: the text; cp_reply_verbatim_format gives "txt" / "mkd" */
+#include "clusterpipe/reply.h"
 
-/* The number a reply holds: a double's value; an integer's or a boolean's; the decimal text of
- * a string, status or big number (ZSCORE under RESP2 answers "1.5" as a string; this reads both
- * protocols' answers alike). NAN for anything else or text that is not a number. */
+/* A double's, integer's or boolean's value, or a number in text (RESP2's ZSCORE); else NAN. */
 CP_API double cp_reply_double(const redisReply *r);
 
-/* A verbatim string's format, the three letters before its text ("txt", "mkd"), written to
- * out[0..3] with a NUL. 0, or CP_EINVAL when r is not a verbatim string. */
+/* A verbatim string's format ("txt") into out with a NUL: 0, or CP_EINVAL for other types. */
 CP_API int cp_reply_verbatim_format(const redisReply *r, char out[4]);
 
 /* ---- client ---------------------------------------------------------------------------------- */
