@@ -238,7 +238,7 @@ static int parse_blob(cp__reader *r, cp__reply_arena *a, const char *p, const ch
         return *obj != NULL ? 1 : CP_ENOMEM;
     }
     if (n < 4 || data[3] != ':')
-        return proto_err(r, "verbatim string without its \"xxx:\" format");
+        return proto_err(r, "verbatim string without its format (three letters and a colon)");
     if ((*obj = cp__arena_string(a, CP_REPLY_VERB, data + 4, (size_t)n - 4)) == NULL)
         return CP_ENOMEM;
     (*obj)->integer = cp__verbatim_pack(data);
