@@ -292,21 +292,12 @@ CP_API int cp_refresh(cp_client *c);
  * cp_scan_next_async call under way counts one. Never blocks. */
 CP_API size_t cp_pending(const cp_client *c);
 
-/* ---- push frames ----------------------------------------------------------------------------- */
+/* ---- push frames, scripts, events, the client-side cache: headers of their own -------------- */
 
-/* A frame a RESP3 server sent unasked on one of the client's command connections (an
- * invalidation of client-side caching, anything a later server adds): node is the node whose
- * connection it came on, kind its first element ("invalidate"; "" when that is not a string),
- * frame the whole push (type CP_REPLY_PUSH). A push is never taken as a command's reply, with
- * or without a callback. frame lives until the callback returns (cp_reply_dup keeps it). The
- * callback runs while the library reads that connection: it may look at the frame and record
- * what it needs, and must not call the client (no appends, no cp_exec, no cp_free).
- * Subscribers' messages go to their cp_subscribe callbacks instead. */
-typedef void cp_push_fn(cp_client *c, int node, const char *kind, const redisReply *frame,
-                        void *data);
-
-/* Sets (fn NULL: clears) the client's push callback. Never blocks. */
-CP_API void cp_set_push_callback(cp_client *c, cp_push_fn *fn, void *data);
+#include "clusterpipe/push.h"
+#include "clusterpipe/script.h"
+#include "clusterpipe/event.h"
+#include "clusterpipe/cache.h"
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Only the API is exported: the dynamic symbols libclusterpipe.so defines (nm -D --defined-only)
-are exactly the functions include/clusterpipe/clusterpipe.h declares, each marked CP_API.
+are exactly the functions include/clusterpipe/clusterpipe.h declares, with the public headers it
+includes ("clusterpipe/NAME.h", read from the same folder), each marked CP_API.
 
 Fails, listing the names, on
   - a symbol the library exports that the header does not declare (a leaked internal name);
@@ -13,6 +14,7 @@ are not the library's to export or hide: they are skipped and counted.
 
   usage: test_exports.py LIBCLUSTERPIPE_SO CLUSTERPIPE_H
 """
+import os
 import re
 import subprocess
 import sys
@@ -53,6 +55,15 @@ def header_functions(text):
     return decls
 
 
+def public_headers(header):
+    """The header and the public headers it includes ("clusterpipe/NAME.h"), in that order."""
+    with open(header) as f:
+        text = f.read()
+    folder = os.path.dirname(header)
+    names = re.findall(r'^[ \t]*#[ \t]*include[ \t]+"clusterpipe/([A-Za-z0-9_]+\.h)"', text, re.M)
+    return [header] + [os.path.join(folder, n) for n in names]
+
+
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True,
                          text=True).stdout
@@ -69,8 +80,10 @@ def main():
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     lib, header = sys.argv[1], sys.argv[2]
-    with open(header) as f:
-        decls = header_functions(f.read())
+    decls = {}
+    for path in public_headers(header):
+        with open(path) as f:
+            decls.update(header_functions(f.read()))
     syms = exported(lib)
     toolchain = sorted(n for n in syms if n.startswith("_"))
     ours = {n for n in syms if not n.startswith("_")}
