@@ -394,6 +394,18 @@ int cp__conn_flush(cp__conn *c, uint64_t now) {
     return 0;
 }
 
+/* The peer closed the connection. While HELLO 3 waits for its answer, that is the refusal of a
+ * server that does not speak RESP3 (twemproxy closes on a command it does not know): said as the
+ * refusal, not as a plain close. */
+static int closed(cp__conn *c) {
+    if (c->state == CP__CONN_AUTH && c->fcount > 0 && c->fifo[c->fhead].tag == CP__TAG_HELLO)
+        return set_err(c, CP_EPROTO,
+                       "HELLO 3 refused by %s:%d: it closed the connection (cp_options.protocol 3 "
+                       "needs a server that speaks RESP3, Redis 6 or later; twemproxy does not)",
+                       c->host, c->port);
+    return set_err(c, CP_ECLOSED, "connection closed by peer");
+}
+
 /* TLS records may hold more plaintext than one read returns: read until it would block. */
 static int fill_tls(cp__conn *c) {
     for (;;) {
@@ -405,7 +417,7 @@ static int fill_tls(cp__conn *c) {
         if (n == -EAGAIN)
             return 0;
         if (n == 0)
-            return set_err(c, CP_ECLOSED, "connection closed by peer");
+            return closed(c);
         if (n < 0)
             return set_err(c, CP_EIO, "%s", why);
         c->last_io_ns = cp__now_ns();
@@ -430,7 +442,7 @@ int cp__conn_fill(cp__conn *c) {
             continue;
         }
         if (n == 0)
-            return set_err(c, CP_ECLOSED, "connection closed by peer");
+            return closed(c);
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)

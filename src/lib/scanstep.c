@@ -7,6 +7,7 @@
  * One thread, the client's.
  */
 #include "lib/alloc.h"
+#include "lib/reply.h"
 #include "lib/scanstep.h"
 
 #include <stdio.h>
@@ -58,7 +59,7 @@ const redisReply *cp__scan_reply(cp_scan *s, cp_pipeline *p, size_t i, int n) {
 
 long long cp__scan_migrate_calls(const redisReply *r) {
     static const char tag[] = "cmdstat_migrate:calls=";
-    if (r == NULL || r->type != REDIS_REPLY_STRING)
+    if (!cp__reply_is_text(r)) /* INFO: a verbatim string under RESP3 */
         return -1;
     for (const char *at = r->str; (at = strstr(at, tag)) != NULL; at++)
         if (at == r->str || at[-1] == '\n')
@@ -68,7 +69,7 @@ long long cp__scan_migrate_calls(const redisReply *r) {
 
 int cp__scan_read_view(cp_scan *s, const redisReply *r, int n) {
     char err[CP_ERRSTR_LEN];
-    if (r == NULL || r->type != REDIS_REPLY_STRING)
+    if (!cp__reply_is_text(r)) /* CLUSTER NODES: verbatim under RESP3 */
         return -1;
     if (cp__topo_parse_nodes(r->str, r->len, s->c->nodes[n].host, s->view, err, sizeof(err)))
         return -1;

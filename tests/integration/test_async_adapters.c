@@ -43,6 +43,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "loopdrv.h"
 
 static cp_fixture *cluster; /* one for the whole file */
@@ -54,6 +55,7 @@ static cp_client *new_client(void) {
     o.connect_timeout_ms = 10000; /* generous: a loaded CI machine must not fail the test */
     o.io_timeout_ms = 60000;
     o.retry_budget_ms = 60000;
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -492,6 +494,7 @@ static void test_free_in_timer(void **state) {
     o.connect_timeout_ms = 10000;
     o.io_timeout_ms = 500; /* the GET's end */
     o.retry_budget_ms = 60000;
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);

@@ -52,6 +52,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "calltime.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "loopdrv.h"
 #include "util/clock.h"
 
@@ -333,6 +334,7 @@ static void start(crew *cr, cp_fixture *f, const char *seeds, int hot_lo, int ho
         o.retry_budget_ms = budget_ms;
         o.io_timeout_ms = 10000; /* a stopped master's commands wait for it (b) */
         o.connect_timeout_ms = connect_ms;
+        cp_test_protocol(&o);
         w->c = cp_client_new(&o);
         assert_non_null(w->c);
         assert_int_equal(w->c->err, 0);

@@ -35,6 +35,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "util/clock.h"
 
 /* ---- one async client on the built-in loop ----------------------------------------------------
@@ -72,6 +73,7 @@ static cp_client *loop_client(cp_fixture *f, int blocking_conns, cp_loop **l) {
     o.seeds = f->endpoints;
     o.blocking_conns = blocking_conns;
     o.retry_budget_ms = 20000; /* a failover's wait for the new master */
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -211,6 +213,7 @@ static void blpop_longer_than_io_timeout(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT; /* io_timeout_ms 5000 */
     o.seeds = f->endpoints;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -242,6 +245,7 @@ static void wait_longer_than_io_timeout(void **state) {
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
     o.io_timeout_ms = 1000;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -293,6 +297,7 @@ static void blpop_by_slot_runs_in_the_pool(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);

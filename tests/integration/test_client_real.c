@@ -22,6 +22,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "refused.h"
 
 static cp_client *connect_seeds(const char *seeds, const char *user, const char *pass) {
@@ -29,6 +30,7 @@ static cp_client *connect_seeds(const char *seeds, const char *user, const char 
     o.seeds = seeds;
     o.username = user;
     o.password = pass;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     assert_non_null(c);
     return c;
@@ -358,6 +360,7 @@ static void split_multikey_real(void **state) {
 
     /* The same split through the async API, on the built-in loop. */
     cp_loop *l = cp_loop_new();
+    cp_test_protocol(&o);
     cp_client *a = cp_client_new(&o);
     assert_int_equal(a->err, 0);
     assert_int_equal(cp_loop_attach(l, a), 0);
@@ -372,12 +375,21 @@ static void split_multikey_real(void **state) {
     cp_loop_free(l);
 }
 
-/* Endpoint mode through nutcracker: the same pipeline calls, replies in order. */
+/* Endpoint mode through nutcracker: the same pipeline calls, replies in order. nutcracker speaks
+ * RESP2 only: under RESP3 the client refuses it clearly (HELLO 3 closes the connection), and the
+ * pipeline runs with protocol 2, as a program talking to twemproxy must ask. */
 static void twemproxy_endpoint(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
     o.endpoint = f->endpoints;
+    o.protocol = 3;
     cp_client *c = cp_connect(&o);
+    assert_int_equal(c->err, CP_EPROTO);
+    assert_contains(c->errstr, "HELLO 3 refused by");
+    assert_contains(c->errstr, "twemproxy does not");
+    cp_free(c);
+    o.protocol = 2;
+    c = cp_connect(&o);
     assert_int_equal(c->err, 0);
     assert_int_equal(cp_is_cluster(c), 0);
     cp_pipeline *p = cp_pipeline_new(c);

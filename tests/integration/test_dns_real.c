@@ -35,6 +35,7 @@
 #include "calltime.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "util/clock.h"
 
 /* The calls being timed (run_until_idle), NULL when none. Each of its runs turns the loop at
@@ -124,6 +125,7 @@ static void blackhole_async(void **state) {
     blackhole b;
     cp_options o = blackhole_options(&b);
     o.endpoint = "blackhole.test:6379";
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_int_equal(c->err, 0);
     cp_loop *l = cp_loop_new();
@@ -158,6 +160,7 @@ static void blackhole_blocking(void **state) {
     cp_options o = blackhole_options(&b);
     o.seeds = "blackhole.test:7000";
     uint64_t t0 = cp__now_ns();
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     double ms = (double)(cp__now_ns() - t0) / 1e6;
     print_message("cp_connect, black-holed: %.0f ms: %s\n", ms, c->errstr);
@@ -176,6 +179,7 @@ static void blackhole_free_while_resolving(void **state) {
     cp_options o = blackhole_options(&b);
     o.endpoint = "blackhole.test:6379";
     o.connect_timeout_ms = 0; /* the default, 2 s: the free comes long before */
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, c), 0);
@@ -303,6 +307,7 @@ static void hostname_cluster(void **state) {
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = seeds;
     o.dns_servers = b.servers; /* a name the hosts file lacks would ask here, never outside */
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_int_equal(c->err, 0);
     calltime k = {0};
@@ -349,6 +354,7 @@ static void ipv6_cluster(void **state) {
     assert_contains(f->endpoints, "[::1]:");
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     assert_int_equal(c->err, 0);
     calltime k = {0};

@@ -22,6 +22,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 
 #define KEYS 1000
 
@@ -313,6 +314,7 @@ static void every_master_async(void **state) {
     cp_free(b);
     cp_options opt = CP_OPTIONS_INIT;
     opt.seeds = f->endpoints;
+    cp_test_protocol(&opt);
     cp_client *c = cp_client_new(&opt);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, c), 0);

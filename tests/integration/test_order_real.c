@@ -43,6 +43,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "loopdrv.h"
 #include "util/clock.h"
 
@@ -266,6 +267,7 @@ static void start(crew *cr, cp_fixture *f, int hot_lo, int hot_hi, int budget_ms
         o.seeds = f->endpoints;
         o.retry_budget_ms = budget_ms;
         o.io_timeout_ms = 15000; /* a stopped or paused master's commands wait for it */
+        cp_test_protocol(&o);
         w->c = cp_client_new(&o);
         assert_non_null(w->c);
         assert_int_equal(w->c->err, 0);

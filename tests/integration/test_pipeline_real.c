@@ -37,6 +37,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 
 #define THREADS 4
 #define KEYS 256
@@ -144,6 +145,7 @@ static void *work(void *arg) {
     o.seeds = w->run->seeds;
     o.retry_budget_ms = w->run->retry_budget_ms;
     o.io_timeout_ms = 3000;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     if (c->err) {
         problem(w, "connect: %s", c->errstr);

@@ -28,6 +28,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "clirun.h"
 #include "fixture.h"
+#include "testutil.h"
 
 #define KEYS 3000
 
@@ -200,6 +201,7 @@ static void reads_land_on_replicas(void **state) {
     opt.seeds = f->endpoints;
     opt.read_from = CP_READ_REPLICA_PREFERRED;
     cp_loop *l = cp_loop_new();
+    cp_test_protocol(&opt);
     cp_client *a = cp_client_new(&opt);
     assert_int_equal(a->err, 0);
     assert_int_equal(cp_loop_attach(l, a), 0);
@@ -222,6 +224,7 @@ static void reads_land_on_replicas(void **state) {
 
     /* A bad policy is refused. */
     opt.read_from = 7;
+    cp_test_protocol(&opt);
     cp_client *bad = cp_client_new(&opt);
     assert_int_equal(bad->err, CP_EINVAL);
     cp_free(bad);

@@ -20,6 +20,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "testutil.h"
 
 static const char *const commands[] = {
     "XADD {s}stream * f v",
@@ -143,6 +144,7 @@ static void by_key_specs_async(void **state) {
     cp_fixture *f = *state;
     cp_options opt = CP_OPTIONS_INIT;
     opt.seeds = f->endpoints;
+    cp_test_protocol(&opt);
     cp_client *c = cp_client_new(&opt);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, c), 0);

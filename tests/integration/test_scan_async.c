@@ -49,6 +49,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "calltime.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "loopdrv.h"
 #include "slotmover.h"
 #include "util/clock.h"
@@ -134,6 +135,7 @@ static arun *new_run(const loop_driver *d, cp_fixture *f, int io_timeout_ms, int
         o.io_timeout_ms = io_timeout_ms;
     if (budget_ms > 0)
         o.retry_budget_ms = budget_ms;
+    cp_test_protocol(&o);
     r->c = cp_client_new(&o);
     assert_non_null(r->c);
     assert_int_equal(r->c->err, 0);
@@ -739,6 +741,7 @@ static void async_refused(void **state) {
     /* Not on a loop yet. */
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
+    cp_test_protocol(&o);
     cp_client *c = cp_client_new(&o);
     cp_scan *s = cp_scan_new(c, NULL, 0, NULL);
     assert_non_null(s);

@@ -30,6 +30,7 @@
 #include "orch/orch.h"
 #include "util/clock.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "slotmover.h"
 
 #define NKEYS 20000
@@ -470,6 +471,7 @@ static void bad_arguments(void **state) {
 
     cp_options opt = CP_OPTIONS_INIT;
     opt.seeds = f->endpoints;
+    cp_test_protocol(&opt);
     cp_client *ev = cp_client_new(&opt);
     cp_loop *l = cp_loop_new();
     assert_int_equal(cp_loop_attach(l, ev), 0);
@@ -513,6 +515,7 @@ static void bad_arguments(void **state) {
     char ep[64];
     snprintf(ep, sizeof(ep), "127.0.0.1:%d", cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port);
     one.endpoint = ep;
+    cp_test_protocol(&one);
     c = cp_connect(&one);
     assert_int_equal(c->err, 0);
     s = cp_scan_new(c, NULL, 100, NULL);

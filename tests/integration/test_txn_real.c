@@ -27,6 +27,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
 #include "fixture.h"
+#include "testutil.h"
 
 #define TAGS 100
 
@@ -39,6 +40,7 @@ static int setup_cluster4(void **state) {
 static cp_client *connect_async(cp_fixture *f, cp_loop **l) {
     cp_options opt = CP_OPTIONS_INIT;
     opt.seeds = f->endpoints;
+    cp_test_protocol(&opt);
     cp_client *c = cp_client_new(&opt);
     *l = cp_loop_new();
     assert_non_null(c);

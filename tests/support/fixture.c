@@ -268,6 +268,7 @@ cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt) {
     if (opt != NULL)
         o = *opt;
     o.seeds = f->endpoints;
+    cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     if (c == NULL)
         fail_msg("cp_connect %s: out of memory", f->endpoints);

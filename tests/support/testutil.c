@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Scratch directories, stored fixtures and fixed ports for the tests. Single-threaded use.
+ * Scratch directories, stored fixtures, fixed ports and the protocol the suite runs under, for the
+ * tests. Single-threaded use.
  */
 #include "testutil.h"
 
@@ -64,4 +65,15 @@ int cp_test_fixed_base(int n) {
 
 int cp_test_listen(int port) {
     return cp__port_listen(port);
+}
+
+void cp_test_protocol(cp_options *o) {
+    const char *env = getenv("CP_TEST_PROTOCOL");
+    if (env == NULL || *env == '\0' || o->protocol != 0)
+        return;
+    if (strcmp(env, "2") != 0 && strcmp(env, "3") != 0) {
+        fprintf(stderr, "CP_TEST_PROTOCOL=%s: 2 or 3\n", env);
+        abort();
+    }
+    o->protocol = env[0] - '0';
 }

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "clusterpipe/clusterpipe.h"
+
 /* Creates a fresh directory under $TMPDIR (or /tmp) named cp-test-<tag>-XXXXXX and returns it
  * (malloc'd, caller frees). Aborts the test process if it cannot. */
 char *cp_test_mkdtemp(const char *tag);
@@ -27,5 +29,10 @@ int cp_test_fixed_base(int n);
  * agrees with cp__port_free about TIME_WAIT sockets: cp__port_listen): holds the port busy. The
  * fd, or -1. */
 int cp_test_listen(int port);
+
+/* The protocol the suite runs under: CP_TEST_PROTOCOL (2 or 3; ctest runs the tests that make
+ * clients a second time, as NAME@resp3, with 3). Sets o->protocol from it when the test left the
+ * protocol at 0 (a test that asks for a protocol keeps it). Aborts on another value. */
+void cp_test_protocol(cp_options *o);
 
 #endif
