@@ -105,6 +105,30 @@ static int is_list(const redisReply *r) {
     return r->type == CP_REPLY_ARRAY || r->type == CP_REPLY_MAP || r->type == CP_REPLY_SET;
 }
 
+/* The values of a list reply: every stride-th element from first (RESP2's flat HGETALL or
+ * WITHSCORES; RESP3's map has the same layout), or the element first of every pair where RESP3
+ * pairs what RESP2 flattens (ZRANGE ... WITHSCORES: [member, score] each). Nil elements pass. */
+static const char *values_wrong(cp__wctx *x, cp__flight *fl, size_t i, const cp__template *t,
+                                const redisReply *r) {
+    if (!is_list(r))
+        return "not an array";
+    int pairs = t->stride == 2 && r->type == CP_REPLY_ARRAY && r->elements > 0 &&
+                r->element[0]->type == CP_REPLY_ARRAY;
+    size_t from = pairs ? 0 : (size_t)t->first, step = pairs ? 1 : (size_t)t->stride;
+    for (size_t e = from; e < r->elements; e += step) {
+        const redisReply *v = r->element[e];
+        if (pairs) {
+            if (v->type != CP_REPLY_ARRAY || v->elements != 2)
+                return "not a pair";
+            v = v->element[t->first];
+        }
+        const char *why = v->type == REDIS_REPLY_NIL ? NULL : value_wrong(x, fl, i, v);
+        if (why != NULL)
+            return why;
+    }
+    return NULL;
+}
+
 /* Checks the reply of request i (template t; not nil, not an empty array). */
 static void check_template(cp__wctx *x, cp__flight *fl, size_t i, const cp__template *t,
                            const redisReply *r, cp__tally *tl) {
@@ -116,13 +140,7 @@ static void check_template(cp__wctx *x, cp__flight *fl, size_t i, const cp__temp
         why = value_wrong(x, fl, i, r);
         break;
     case CP__CHECK_VALUES:
-        if (!is_list(r)) {
-            why = "not an array";
-            break;
-        }
-        for (size_t e = (size_t)t->first; e < r->elements && why == NULL; e += (size_t)t->stride)
-            if (r->element[e]->type != REDIS_REPLY_NIL)
-                why = value_wrong(x, fl, i, r->element[e]);
+        why = values_wrong(x, fl, i, t, r);
         break;
     case CP__CHECK_COUNTER:
         why = counter_wrong(x, fl, i, r);

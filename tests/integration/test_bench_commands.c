@@ -116,8 +116,9 @@ typedef struct wl_cmd {
 #define CLIENTS 4
 #define REQUESTS 13000
 
-/* Every workload of the issue in one run: counts, weights, checks, routing, .hgrm files. */
-static void run_workloads(cp_fixture *f, int cluster) {
+/* Every workload of the issue in one run: counts, weights, checks, routing, .hgrm files; under
+ * `protocol` (--protocol: RESP3's maps, sets, doubles and score pairs checked as RESP2's). */
+static void run_workloads(cp_fixture *f, int cluster, const char *protocol) {
     char sha[64] = "", evalsha[128];
     on_every_server(f, "SCRIPT LOAD %s", SCRIPT, sha, sizeof(sha));
     assert_int_equal(strlen(sha), 40);
@@ -145,6 +146,8 @@ static void run_workloads(cp_fixture *f, int cluster) {
                             "--clients", clients,  "--pipeline", "4",          "--requests",
                             requests,    "--json", jpath,        "--hdr-file", hpath};
     int a = 15, wsum = 0;
+    args[a++] = "--protocol";
+    args[a++] = protocol;
     char ratio[64] = "";
     for (int k = 0; k < NCMD; k++) {
         args[a++] = "--command";
@@ -216,11 +219,15 @@ static void run_workloads(cp_fixture *f, int cluster) {
 }
 
 static void test_cluster_workloads(void **state) {
-    run_workloads(*state, 1);
+    run_workloads(*state, 1, "2");
+}
+
+static void test_cluster_workloads_resp3(void **state) {
+    run_workloads(*state, 1, "3");
 }
 
 static void test_twemproxy_workloads(void **state) {
-    run_workloads(*state, 0);
+    run_workloads(*state, 0, "2"); /* nutcracker speaks RESP2 only */
 }
 
 /* ---- placeholders, as the servers store them ------------------------------------------------ */
@@ -500,6 +507,8 @@ static void test_bad_templates_exit_2(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cluster_workloads, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_workloads_resp3, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_twemproxy_workloads, cp_fixture_setup_twemproxy2,
                                         cp_fixture_teardown),
