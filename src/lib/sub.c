@@ -161,25 +161,33 @@ static cp__slink *link_to(cp__client *c, int n, int shard) {
     return l;
 }
 
+/* Room for one more command awaiting its answer on l. 0 or CP_ENOMEM. */
+static int op_room(cp__slink *l) {
+    if (l->head + l->nops < l->capops)
+        return 0;
+    if (l->head > 0) {
+        memmove(l->ops, l->ops + l->head, l->nops * sizeof(*l->ops));
+        l->head = 0;
+        return 0;
+    }
+    size_t ncap = l->capops ? l->capops * 2 : 8;
+    cp__subop *v = cp__realloc(l->ops, ncap * sizeof(*v));
+    if (v == NULL)
+        return CP_ENOMEM;
+    l->ops = v;
+    l->capops = ncap;
+    return 0;
+}
+
 /* Writes SUBSCRIBE (or the UNSUBSCRIBE of it) for s on l and remembers it. 0 or CP_ENOMEM. */
 static int write_op(cp__slink *l, cp__sub *s, int unsub) {
-    if (l->head + l->nops == l->capops) {
-        if (l->head > 0) {
-            memmove(l->ops, l->ops + l->head, l->nops * sizeof(*l->ops));
-            l->head = 0;
-        } else {
-            size_t ncap = l->capops ? l->capops * 2 : 8;
-            cp__subop *v = cp__realloc(l->ops, ncap * sizeof(*v));
-            if (v == NULL)
-                return CP_ENOMEM;
-            l->ops = v;
-            l->capops = ncap;
-        }
-    }
+    int rc = op_room(l);
+    if (rc != 0)
+        return rc;
     const char *argv[2] = {unsub ? unsubscribe_cmd[s->kind] : subscribe_cmd[s->kind], s->name};
     size_t argvlen[2] = {strlen(argv[0]), s->len};
     cp__buf b = {0};
-    int rc = cp__format_argv(&b, 2, argv, argvlen);
+    rc = cp__format_argv(&b, 2, argv, argvlen);
     if (rc == 0)
         rc = cp__conn_send(&l->conn, b.data, b.len);
     cp__buf_free(&b);
@@ -187,6 +195,18 @@ static int write_op(cp__slink *l, cp__sub *s, int unsub) {
         return rc;
     l->ops[l->head + l->nops++] = (cp__subop){s, unsub};
     return 0;
+}
+
+/* Writes the keepalive PING and remembers it as an op of no subscription: its answer, "pong" or
+ * an error (a server LOADING, an ACL that forbids PING), is then never taken for the answer of a
+ * SUBSCRIBE written before or after it. 0 or CP_ENOMEM. */
+static int write_ping(cp__slink *l) {
+    int rc = op_room(l);
+    if (rc == 0)
+        rc = cp__conn_send(&l->conn, ping_cmd, sizeof(ping_cmd) - 1);
+    if (rc == 0)
+        l->ops[l->head + l->nops++] = (cp__subop){NULL, 0};
+    return rc;
 }
 
 /* Where s goes now: its shard channel's master (or the node a MOVED named), the classic
@@ -345,8 +365,8 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
     l->ping_at = 0;                     /* the link is alive */
     if (r->type == REDIS_REPLY_ERROR) { /* the answer to the oldest command written */
         cp__subop *op = pop_op(l);
-        if (op == NULL)
-            return;
+        if (op == NULL || op->sub == NULL)
+            return; /* the PING's answer: an error, but an answer (the link is alive) */
         cp__sub *s = op->sub;
         int slot, port;
         char host[CP__HOSTLEN];
@@ -366,9 +386,14 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
         end(c, s, CP_ESERVER, r->str);
         return;
     }
-    if ((r->type != CP_REPLY_ARRAY && r->type != CP_REPLY_PUSH) || r->elements < 2 ||
+    if (r->type == CP_REPLY_STATUS) { /* RESP3's answer to PING: +PONG */
+        if (l->nops > 0 && l->ops[l->head].sub == NULL)
+            pop_op(l);
+        return;
+    }
+    if ((r->type != CP_REPLY_ARRAY && r->type != CP_REPLY_PUSH) || r->elements < 1 ||
         r->element[0]->type != CP_REPLY_STRING)
-        return; /* RESP3 sends the same frames as pushes, and PING's answer as +PONG */
+        return; /* RESP3 sends the same frames as pushes */
     const redisReply *w = r->element[0];
     int k;
     if ((is(w, "message") || is(w, "smessage")) && r->elements == 3) {
@@ -381,7 +406,8 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
             notify(c, s, CP_SUB_MESSAGE, r->element[2], r->element[3], 0, NULL, l->node);
     } else if ((k = confirm_kind(w, subscribed)) >= 0) {
         cp__subop *op = l->nops > 0 ? &l->ops[l->head] : NULL;
-        if (op == NULL || op->unsub || op->sub->kind != k || !same_name(op->sub, r->element[1]))
+        if (op == NULL || op->sub == NULL || op->unsub || op->sub->kind != k || r->elements < 2 ||
+            !same_name(op->sub, r->element[1]))
             return; /* not ours: nothing written asked for it */
         cp__sub *s = pop_op(l)->sub;
         c->sub_backoff_ms = 0;
@@ -396,7 +422,10 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
         notify(c, s, again ? CP_SUB_RESUBSCRIBED : CP_SUB_SUBSCRIBED, NULL, NULL, 0, NULL, l->node);
     } else if ((k = confirm_kind(w, unsubscribed)) >= 0) {
         cp__subop *op = l->nops > 0 ? &l->ops[l->head] : NULL;
-        if (op != NULL && op->unsub && op->sub->kind == k && same_name(op->sub, r->element[1])) {
+        if (r->elements < 2)
+            return;
+        if (op != NULL && op->sub != NULL && op->unsub && op->sub->kind == k &&
+            same_name(op->sub, r->element[1])) {
             end(c, pop_op(l)->sub, 0, "");
             return;
         }
@@ -410,7 +439,9 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
         s->moved_to = -1;
         c->need_refresh = c->cluster;
         back_off(c, now);
-    } /* "pong": the PING's answer; nothing else is asked for */
+    } else if (is(w, "pong") && l->nops > 0 && l->ops[l->head].sub == NULL) {
+        pop_op(l); /* RESP2's answer to PING on a subscribed connection: ["pong", ""] */
+    }
 }
 
 /* ---- the loop's calls ------------------------------------------------------------------------ */
@@ -497,7 +528,7 @@ void cp__sub_timers(cp__client *c, uint64_t now) {
             continue;
         }
         if (!opening && l->ping_at == 0 && now - conn->last_io_ns >= PING_IDLE_NS) {
-            if (cp__conn_send(conn, ping_cmd, sizeof(ping_cmd) - 1) == 0) {
+            if (write_ping(l) == 0) {
                 l->ping_at = now;
                 if (flush(c, l, now))
                     i = -1;
