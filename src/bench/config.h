@@ -119,6 +119,18 @@ typedef struct cp__bench_config {
 } cp__bench_config;
 
 /* One second of the per-second timeline (for charts). */
+/* A lifecycle event of the library (clusterpipe/event.h) seen during the measured run: t
+ * seconds after its start, its type (cp_event_type), the node's address ("" for none), and how
+ * many of the run's clients saw it (the same event of every client within a second is one). */
+#define CP__BENCH_EVENTS 64
+typedef struct cp__bench_event {
+    double t;
+    uint64_t at_ns; /* CLOCK_MONOTONIC: what the workers record, t computed from it */
+    int type;
+    char addr[64];
+    int clients;
+} cp__bench_event;
+
 typedef struct cp__bench_second {
     double t;            /* end of the second, seconds since the start of the measured interval */
     uint64_t ops;        /* requests completed in that second */
@@ -191,6 +203,9 @@ typedef struct cp__bench_result {
 
     /* timeline: ntimeline entries, heap-owned (cp__bench_result_free) */
     cp__bench_second *timeline;
+    cp__bench_event events[CP__BENCH_EVENTS]; /* in time order */
+    size_t nevents;
+    uint64_t events_lost; /* events past CP__BENCH_EVENTS (a worker's or the run's) */
     size_t ntimeline;
 
     /* --command runs: one entry per template, in --command order, heap-owned

@@ -315,6 +315,45 @@ static void gather_commands(cp__worker *w, int n, cp__bench_result *out) {
 }
 
 /* Adds every worker's counts, samples and histogram into the result. */
+/* The workers' lifecycle events of the measured run into out, in time order; the same event
+ * (type and node) of several clients within a second is one, counting its clients. */
+static void gather_events(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *out) {
+    for (int t = 0; t < n; t++) {
+        out->events_lost += w[t].events_lost;
+        for (int i = 0; i < w[t].nevents; i++) {
+            const cp__bench_event *e = &w[t].events[i];
+            if (e->at_ns < start_ns)
+                continue; /* connecting and warming up, before the run */
+            size_t k = 0;
+            for (; k < out->nevents; k++) {
+                cp__bench_event *o = &out->events[k];
+                uint64_t d = o->at_ns > e->at_ns ? o->at_ns - e->at_ns : e->at_ns - o->at_ns;
+                if (o->type == e->type && strcmp(o->addr, e->addr) == 0 && d < 1000000000ull) {
+                    o->clients++;
+                    if (e->at_ns < o->at_ns)
+                        o->at_ns = e->at_ns; /* the first client's time */
+                    break;
+                }
+            }
+            if (k < out->nevents)
+                continue;
+            if (out->nevents == CP__BENCH_EVENTS) {
+                out->events_lost++;
+                continue;
+            }
+            out->events[out->nevents++] = *e;
+        }
+    }
+    for (size_t i = 1; i < out->nevents; i++) /* insertion sort: at most 64 */
+        for (size_t j = i; j > 0 && out->events[j].at_ns < out->events[j - 1].at_ns; j--) {
+            cp__bench_event tmp = out->events[j];
+            out->events[j] = out->events[j - 1];
+            out->events[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < out->nevents; i++)
+        out->events[i].t = (double)(out->events[i].at_ns - start_ns) / 1e9;
+}
+
 static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *out) {
     uint64_t end = start_ns, first_fail = 0, last_fail = 0;
     if (out->commands != NULL)
@@ -350,6 +389,7 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
         if (x->finish_ns > end)
             end = x->finish_ns;
     }
+    gather_events(w, n, start_ns, out);
     out->seconds = (double)(end - start_ns) / 1e9;
     out->start_ns = start_ns;
     if (first_fail != 0) {

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -95,7 +96,29 @@ void cp__poller_close(cp__wctx *x) {
     x->poll.epfd = -1;
 }
 
+/* A client's lifecycle event, kept with its time for the run's "events" (engine.c merges the
+ * workers' after the join). The worker's thread only: the library calls it from the loop. */
+static void on_event(cp_client *c, const cp_event *ev, void *data) {
+    (void)c;
+    cp__worker *w = data;
+    if (ev->type == CP_EVENT_READY)
+        return; /* the first map, before the run */
+    if (w->nevents == CP__BENCH_EVENTS) {
+        w->events_lost++;
+        return;
+    }
+    cp__bench_event *e = &w->events[w->nevents++];
+    e->at_ns = ev->at_ns;
+    e->type = (int)ev->type;
+    e->clients = 1;
+    if (ev->node >= 0)
+        snprintf(e->addr, sizeof(e->addr), "%s:%d", ev->host, ev->port);
+    else
+        e->addr[0] = '\0';
+}
+
 int cp__poller_attach(cp__client_state *cs) {
+    cp_set_event_callback(cs->c, on_event, cs->x->w);
     return cp_attach(cs->c, &ops, cs);
 }
 

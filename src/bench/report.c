@@ -24,6 +24,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The JSON name of a lifecycle event's type (the run's "events"). */
+static const char *cp__bench_event_name(int type) {
+    switch (type) {
+    case CP_EVENT_NODE_CONNECTED:
+        return "connected";
+    case CP_EVENT_NODE_DISCONNECTED:
+        return "disconnected";
+    case CP_EVENT_MAP_CHANGED:
+        return "map_changed";
+    case CP_EVENT_NODE_ADDED:
+        return "node_added";
+    case CP_EVENT_NODE_REMOVED:
+        return "node_removed";
+    case CP_EVENT_FAILOVER:
+        return "failover";
+    case CP_EVENT_RESUBSCRIBED:
+        return "resubscribed";
+    default:
+        return "ready";
+    }
+}
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define CP_LIB_VERSION STR(CP_VERSION_MAJOR) "." STR(CP_VERSION_MINOR) "." STR(CP_VERSION_PATCH)
@@ -230,6 +252,17 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
         json_array_append_new(tl, e);
     }
     json_object_set_new(o, "timeline", tl);
+    json_t *evs = json_array();
+    for (size_t i = 0; i < r->nevents; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "t", json_real(r->events[i].t));
+        json_object_set_new(e, "type", json_string(cp__bench_event_name(r->events[i].type)));
+        json_object_set_new(e, "node", json_string(r->events[i].addr));
+        json_object_set_new(e, "clients", json_integer(r->events[i].clients));
+        json_array_append_new(evs, e);
+    }
+    json_object_set_new(o, "events", evs);
+    json_object_set_new(o, "events_lost", json_integer((json_int_t)r->events_lost));
 
     cp__hist_point pts[64];
     size_t np = cp__hist_curve(&r->latency, 4, pts, sizeof(pts) / sizeof(pts[0]));

@@ -43,6 +43,9 @@ typedef struct cp__worker {
     cp_stats stats;
     uint64_t finish_ns;
     uint64_t redirects_seen[2]; /* moved, ask summed over clients at the last second */
+    cp__bench_event events[CP__BENCH_EVENTS]; /* its clients' lifecycle events (poller.c) */
+    int nevents;
+    uint64_t events_lost;
 
     cp__group *groups;    /* nclients entries: each client's key stream */
     cp__client_state *cs; /* ncs = nclients x lanes entries: the lanes, client by client */

@@ -139,8 +139,9 @@ static const cp_cli_cmd scenario_cmd = {
              "unreachable, and acknowledged writes lost (every SET's version is tracked per key;\n"
              "every key is read back at the end). With --command the load runs those commands\n"
              "instead (no versions are tracked and nothing is read back: no stale reads or lost\n"
-             "writes). Writes into DIR: results.json, timeline.png, timeline.svg (via gnuplot),\n"
-             "report.md.\n"
+             "writes). Writes into DIR: results.json, timeline.png, timeline.svg (via gnuplot,\n"
+             "the clients' lifecycle events marked at the top: disconnects, map changes,\n"
+             "failovers; each case's bench.events in results.json), report.md.\n"
              "\n",
     .options = "options:",
     .rows = scenario_rows,

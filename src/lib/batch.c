@@ -10,6 +10,7 @@
 #include <assert.h>
 
 #include "lib/fence.h"
+#include "lib/lifecycle.h"
 #include "lib/pool.h"
 
 void cp__batch_link(cp_pipeline *p) {
@@ -173,6 +174,7 @@ void cp__batch_cancel_all(cp__client *c, int code, const char *why) {
                 cp__batch_give_up(p, f->tag, cp__conn_was_written(conn, i), code);
             }
         }
+        cp__lifecycle_closing(c, n, code, why);
         cp__client_close_node(c, n);
         while (c->nodes[n].q.n > 0) {
             cp__qent e = cp__queue_pop(&c->nodes[n].q);

@@ -7,6 +7,7 @@
  * pipeline the client caches (c->single). One thread at a time, as the client.
  */
 #include "lib/events.h"
+#include "lib/lifecycle.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -44,13 +45,16 @@ cp_client *cp_connect(const cp_options *opt) {
         /* The map's connections were for the map: closed, as every connection opens on first
          * use (a program with a client per master would hold one more to a seed each). */
         for (int n = 0; n < c->nnodes; n++)
-            if (c->nodes[n].conn.fcount == 0 && c->nodes[n].q.n == 0)
+            if (c->nodes[n].conn.fcount == 0 && c->nodes[n].q.n == 0) {
+                cp__lifecycle_closing(c, n, 0, "not needed after the slot map");
                 cp__client_close_node(c, n);
+            }
         return &c->pub;
     }
     /* Connect now so an unreachable endpoint or a wrong password is reported here. */
     cp__conn *conn = &c->nodes[0].conn;
     if (cp__client_connect_node(c, 0) == 0) {
+        cp__lifecycle_check_up(c, 0); /* a connect that completed at once, no handshake */
         cp__events_after_call(c);
         while (conn->state != CP__CONN_READY && conn->state != CP__CONN_CLOSED)
             turn(c);

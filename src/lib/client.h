@@ -62,6 +62,18 @@ static inline cp__qent *cp__queue_at(cp__queue *q, uint32_t i) {
     return &q->v[(q->head + i) & (q->cap - 1)];
 }
 
+/* What lifecycle.c told the program of a node and counts for it (cp_node_get_stats): cold
+ * fields, touched when its connection opens or fails, on a redirect and when a map is applied. */
+typedef struct cp__node_life {
+    uint8_t up;     /* CP_EVENT_NODE_CONNECTED told, DISCONNECTED not yet */
+    uint8_t broken; /* its connection failed since it was last ready: the next ready reconnects */
+    uint8_t in_map; /* the last applied slot map names it */
+    int map_master; /* ... as a replica of this node; -1: as a master (or not at all) */
+    uint64_t connects, reconnects, moved, ask;
+    int last_err;
+    char last_errstr[CP_ERRSTR_LEN];
+} cp__node_life;
+
 typedef struct cp__node {
     char host[CP__HOSTLEN];
     int port;
@@ -82,6 +94,7 @@ typedef struct cp__node {
     int waits;
     uint64_t wait_until;
     cp__queue q; /* commands waiting to be written, in order */
+    cp__node_life life;
 } cp__node;
 
 /* A command a fence holds (fence.h): its batch and tag, its place in the client's send order,
@@ -249,6 +262,10 @@ typedef struct cp__client {
                                 worth trying at once */
     cp_push_fn *push_cb;     /* push.h: the program's, for push frames; NULL: none */
     void *push_data;
+    cp_event_fn *event_cb; /* lifecycle.h: the program's, for lifecycle events; NULL: none */
+    void *event_data;
+    uint64_t map_version; /* slot maps applied that changed something (CP_EVENT_MAP_CHANGED) */
+    int ready_told;       /* CP_EVENT_READY was told (it is told once) */
     /* The loop. */
     const cp_event_ops *ops;
     void *loop;
@@ -271,6 +288,9 @@ typedef struct cp__client {
     void *own_loop;
     void (*own_loop_free)(void *loop);
     struct cp_pipeline *single; /* reused by cp_command */
+    /* The last applied slot map's owners (when map_version > 0), for the next map's changes
+     * (lifecycle.c): the slot table itself is patched by MOVED in between. */
+    int16_t applied[CP_SLOTS];
 } cp__client;
 
 static inline cp__client *cp__client_of(cp_client *c) {
@@ -301,6 +321,8 @@ int cp__client_connect_node(cp__client *c, int n);
 
 /* Tells the loop node n's fd goes (cleanup), then closes the connection (FIFO, buffers). */
 void cp__client_unregister_node(cp__client *c, int n);
+/* A caller that closes a connection that may be ready tells lifecycle.h first
+ * (cp__lifecycle_closing), so that its CP_EVENT_NODE_DISCONNECTED gives the reason. */
 void cp__client_close_node(cp__client *c, int n);
 
 /* Brings the loop's registration of node n in line with what it wants now. */

@@ -375,6 +375,7 @@ int cp__conn_flush(cp__conn *c, uint64_t now) {
                 return set_err(c, CP_EIO, "%s", why);
             c->opos += (size_t)n;
             c->written += (uint64_t)n;
+            c->bytes_out += (uint64_t)n;
             c->last_io_ns = now;
             continue;
         }
@@ -388,6 +389,7 @@ int cp__conn_flush(cp__conn *c, uint64_t now) {
         }
         c->opos += (size_t)n;
         c->written += (uint64_t)n;
+        c->bytes_out += (uint64_t)n;
         c->last_io_ns = now;
     }
     c->opos = c->olen = 0;
@@ -421,6 +423,7 @@ static int fill_tls(cp__conn *c) {
         if (n < 0)
             return set_err(c, CP_EIO, "%s", why);
         c->last_io_ns = cp__now_ns();
+        c->bytes_in += (uint64_t)n;
         cp__reader_commit(&c->reader, (size_t)n);
     }
 }
@@ -436,6 +439,7 @@ int cp__conn_fill(cp__conn *c) {
         ssize_t n = recv(c->fd, space, room, 0);
         if (n > 0) {
             c->last_io_ns = cp__now_ns();
+            c->bytes_in += (uint64_t)n;
             cp__reader_commit(&c->reader, (size_t)n);
             if ((size_t)n < room)
                 return 0;

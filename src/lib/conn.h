@@ -89,9 +89,10 @@ typedef struct cp__conn {
     struct ssl_st *ssl; /* TLS session when the client uses TLS */
     cp__reader reader;
     char *obuf;
-    size_t opos, olen, ocap; /* unwritten bytes are obuf[opos..olen) */
-    uint64_t buffered;       /* bytes ever appended to obuf on this socket */
-    uint64_t written;        /* bytes ever written to the socket */
+    size_t opos, olen, ocap;      /* unwritten bytes are obuf[opos..olen) */
+    uint64_t buffered;            /* bytes ever appended to obuf on this socket */
+    uint64_t written;             /* bytes ever written to the socket */
+    uint64_t bytes_in, bytes_out; /* over every socket of the connection (node stats) */
     cp__inflight *fifo;
     size_t fhead, fcount, fcap; /* a ring; fcap is 0 or a power of two (index with & (fcap - 1)) */
     uint64_t last_io_ns;        /* last time bytes moved, for the I/O timeout */

@@ -280,6 +280,7 @@ int cp_unsubscribe(cp_client *pc, cp_sub_kind kind, const char *name, size_t len
 
 static void really_free(cp__client *c) {
     c->free_pending = 0;
+    c->event_cb = NULL; /* cp_free tells no lifecycle events (event.h) */
     cp__batch_cancel_all(c, CP_ECANCELED, "the client was freed");
     /* Then what waits for the timer hears of the end (a SCAN step: its callback), from a client
      * that takes no more work. */

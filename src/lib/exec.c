@@ -11,6 +11,7 @@
 #include "lib/exec.h"
 
 #include "lib/batch.h"
+#include "lib/lifecycle.h"
 #include "lib/pool.h"
 #include "lib/sub.h"
 #include "lib/recv.h"
@@ -20,10 +21,12 @@ void cp__exec_ready(cp__client *c, int n, int events) {
     cp__conn *conn = &c->nodes[n].conn;
     if (cp__conn_opening(conn)) {
         int rc = cp__client_conn_progress(c, conn, events);
-        if (rc != 0)
+        if (rc != 0) {
             cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
-        else
-            cp__send_pump(c, n); /* AUTH, or commands queued while connecting */
+            return;
+        }
+        cp__lifecycle_check_up(c, n); /* ready now when there is no handshake */
+        cp__send_pump(c, n);          /* AUTH, or commands queued while connecting */
         return;
     }
     if (events & CP__EV_READ)

@@ -7,6 +7,7 @@
 
 #include "lib/batch.h"
 #include "lib/fence.h"
+#include "lib/lifecycle.h"
 #include "lib/pool.h"
 #include "lib/push.h"
 #include "lib/readfrom.h"
@@ -60,6 +61,7 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
             c->stats.moved++;
         else
             c->stats.ask++;
+        cp__lifecycle_redirect(c, n, kind == CP__ERR_ASK);
         if (host[0] == '\0')
             snprintf(host, sizeof(host), "%s", c->nodes[n].host);
         int m = cp__client_node(c, host, port);
@@ -112,6 +114,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
             c->stats.moved++;
         else
             c->stats.ask++;
+        cp__lifecycle_redirect(c, n, kind == CP__ERR_ASK);
         /* A redirect loop ends at max_redirects (at most 255, what the uint8_t counter holds:
          * compared before counting, so it can never wrap) or at the batch's deadline: the first
          * hop is always followed (a stale slot map is routine after a reshard), later ones only
@@ -209,9 +212,10 @@ void cp__recv_node(cp__client *c, int n) {
         }
         if (arena == NULL) { /* the handshake answered (commands may go in now), a push, or a
                                 dropped reply */
-            if (cp__conn_is_handshake(tag))
+            if (cp__conn_is_handshake(tag)) {
+                cp__lifecycle_check_up(c, n); /* its last answer made it ready */
                 cp__send_pump(c, n);
-            else if (tag == CP__TAG_PUSH)
+            } else if (tag == CP__TAG_PUSH)
                 cp__push_deliver(c, n, r);
             continue;
         }

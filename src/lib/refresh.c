@@ -10,6 +10,7 @@
 #include "lib/batch.h"
 #include "lib/cmdtable.h"
 #include "lib/fence.h"
+#include "lib/lifecycle.h"
 #include "lib/readfrom.h"
 #include "util/clock.h"
 
@@ -140,6 +141,7 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
     cp__readfrom_pick(c, cp__now_ns());
     if (map != idx)
         cp__free(map);
+    cp__lifecycle_map_applied(c); /* last: the events see the client as the map left it */
     return 0;
 }
 

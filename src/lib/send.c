@@ -16,6 +16,7 @@
 
 #include "lib/batch.h"
 #include "lib/fence.h"
+#include "lib/lifecycle.h"
 #include "lib/pool.h"
 #include "lib/readfrom.h"
 #include "lib/refresh.h"
@@ -315,7 +316,7 @@ typedef struct taken {
     cp__queue q;
 } taken;
 
-static int take_node(cp__client *c, int n, taken *t) {
+static int take_node(cp__client *c, int n, taken *t, int code, const char *why) {
     cp__conn *conn = &c->nodes[n].conn;
     t->nf = conn->fcount;
     t->fifo = t->nf ? cp__malloc(t->nf * sizeof(*t->fifo)) : NULL;
@@ -331,6 +332,7 @@ static int take_node(cp__client *c, int n, taken *t) {
         t->fifo[i] = conn->fifo[(conn->fhead + i) & (conn->fcap - 1)];
         t->written[i] = (uint8_t)cp__conn_was_written(conn, i);
     }
+    cp__lifecycle_closing(c, n, code, why);
     cp__client_close_node(c, n);
     t->q = c->nodes[n].q;
     memset(&c->nodes[n].q, 0, sizeof(t->q));
@@ -353,8 +355,9 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
         snprintf(msg, sizeof(msg), "%s", why);
     else
         snprintf(msg, sizeof(msg), "%s: %s", addr, why);
+    cp__lifecycle_failed(c, n, code, msg);
     taken t;
-    if (take_node(c, n, &t) != 0) {
+    if (take_node(c, n, &t, code, msg) != 0) {
         cp__batch_cancel_all(c, CP_ENOMEM, "out of memory");
         return;
     }
@@ -428,6 +431,7 @@ static void pump_at(cp__client *c, int n, uint64_t now) {
             cp__send_fail_node(c, n, c->nodes[n].conn.err, c->nodes[n].conn.errstr);
             return;
         }
+        cp__lifecycle_check_up(c, n); /* a connect that completed at once, no handshake */
     }
     if (node->conn.state != CP__CONN_READY && node->conn.state != CP__CONN_AUTH)
         return; /* the loop reports when the connect or handshake moves on */

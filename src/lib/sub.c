@@ -8,6 +8,7 @@
 #include "lib/alloc.h"
 #include "lib/sub.h"
 
+#include "lib/lifecycle.h"
 #include "lib/resp.h"
 
 #include <stdio.h>
@@ -419,6 +420,8 @@ static void frame(cp__client *c, cp__slink *l, const redisReply *r, uint64_t now
         } else {
             s->state = CP__SUB_ON;
         }
+        if (again) /* first: its callback may unsubscribe, and s go */
+            cp__lifecycle_resubscribed(c, l->node, s->kind, s->name, s->len);
         notify(c, s, again ? CP_SUB_RESUBSCRIBED : CP_SUB_SUBSCRIBED, NULL, NULL, 0, NULL, l->node);
     } else if ((k = confirm_kind(w, unsubscribed)) >= 0) {
         cp__subop *op = l->nops > 0 ? &l->ops[l->head] : NULL;

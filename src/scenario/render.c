@@ -220,6 +220,30 @@ char *cp__scn_chart_script(const json_t *doc) {
                                 "dt 3 lc rgb '#%06x'\n",
                                 t1, t1, rgb);
         }
+        /* the client's lifecycle events (the run's "events"): a thin grey mark each, the
+         * failovers and map changes labelled at the top, in the case's colour */
+        json_array_foreach(cases, i, c) {
+            const json_t *evs = json_object_get(json_object_get(c, "bench"), "events");
+            size_t k;
+            const json_t *e;
+            unsigned rgb = colors[i % NCOLORS];
+            json_array_foreach(evs, k, e) {
+                double t = num(e, "t");
+                const char *type = str(e, "type");
+                if (isnan(t))
+                    continue;
+                cp__sbuf_printf(&b,
+                                "set arrow from %.3f, graph 0.9 to %.3f, graph 1 nohead lw 1 "
+                                "lc rgb '#%06x'\n",
+                                t, t, rgb);
+                if (strcmp(type, "failover") == 0 || strcmp(type, "map_changed") == 0 ||
+                    strcmp(type, "disconnected") == 0)
+                    cp__sbuf_printf(&b,
+                                    "set label '%s' at %.3f, graph 0.98 right rotate by 90 "
+                                    "font ',7' tc rgb '#%06x'\n",
+                                    type, t, rgb);
+            }
+        }
         cp__sbuf_printf(&b,
                         "set multiplot layout 3,1 title '%s (vertical lines: dashed = %s, "
                         "dotted = %s)'\n"

@@ -141,6 +141,22 @@ static void test_chart_script(void **state) {
     assert_non_null(strstr(s, "set arrow from 6.500, graph 0"));
     assert_non_null(strstr(s, "timeline.png'.suffix"));
     assert_non_null(strstr(s, "timeline.svg'.suffix"));
+    assert_null(strstr(s, "set label")); /* no events in the results: no marks */
+    free(s);
+    /* The run's lifecycle events: a mark each, the failover labelled, a connect not. */
+    json_t *evs = json_loads("[{\"t\":3.25,\"type\":\"failover\",\"node\":\"127.0.0.1:10003\","
+                             "\"clients\":2},{\"t\":4.5,\"type\":\"connected\",\"node\":"
+                             "\"127.0.0.1:10003\",\"clients\":2}]",
+                             0, NULL);
+    assert_non_null(evs);
+    json_object_set_new(json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "bench"),
+                        "events", evs);
+    s = cp__scn_chart_script(doc);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "set arrow from 3.250, graph 0.9 to 3.250, graph 1"));
+    assert_non_null(strstr(s, "set arrow from 4.500, graph 0.9 to 4.500, graph 1"));
+    assert_non_null(strstr(s, "set label 'failover' at 3.250, graph 0.98"));
+    assert_null(strstr(s, "set label 'connected'"));
     free(s);
     json_object_set_new(doc, "cases", json_array());
     assert_null(cp__scn_chart_script(doc));
