@@ -96,18 +96,29 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     return 0;
 }
 
+/* The turn's batch for one more command given as arguments (cp_async_command_argv, _script),
+ * once the client may send and cb and flags are valid; NULL with *rc the refusal. */
+static cp_pipeline *batch_for_argv(cp__client *c, cp_callback *cb, unsigned flags, int *rc) {
+    if ((*rc = may_send(c)) != 0)
+        return NULL;
+    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT)) {
+        *rc = cp__client_err(c, CP_EINVAL, "async command: %s",
+                             cb == NULL ? "no callback" : "unknown flags");
+        return NULL;
+    }
+    cp_pipeline *p = open_batch(c);
+    if (p == NULL)
+        *rc = cp__client_err(c, CP_ENOMEM, "out of memory");
+    return p;
+}
+
 int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags, int argc,
                           const char **argv, const size_t *argvlen) {
     cp__client *c = cp__client_of(pc);
-    int rc = may_send(c);
-    if (rc != 0)
-        return rc;
-    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT))
-        return cp__client_err(c, CP_EINVAL, "async command: %s",
-                              cb == NULL ? "no callback" : "unknown flags");
-    cp_pipeline *p = open_batch(c);
+    int rc;
+    cp_pipeline *p = batch_for_argv(c, cb, flags, &rc);
     if (p == NULL)
-        return cp__client_err(c, CP_ENOMEM, "out of memory");
+        return rc;
     size_t off = p->arena.len;
     if ((rc = cp__pipeline_append_argv(p, argc, argv, argvlen, -1)) != 0)
         return append_refused(c, rc);
@@ -118,15 +129,10 @@ int cp_async_command_script(cp_client *pc, cp_callback *cb, void *privdata, unsi
                             const cp_script *s, int numkeys, int argc, const char **argv,
                             const size_t *argvlen) {
     cp__client *c = cp__client_of(pc);
-    int rc = may_send(c);
-    if (rc != 0)
-        return rc;
-    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT))
-        return cp__client_err(c, CP_EINVAL, "async command: %s",
-                              cb == NULL ? "no callback" : "unknown flags");
-    cp_pipeline *p = open_batch(c);
+    int rc;
+    cp_pipeline *p = batch_for_argv(c, cb, flags, &rc);
     if (p == NULL)
-        return cp__client_err(c, CP_ENOMEM, "out of memory");
+        return rc;
     size_t off = p->arena.len;
     if ((rc = cp__script_append(p, s, numkeys, argc, argv, argvlen)) != 0)
         return append_refused(c, rc);

@@ -96,15 +96,6 @@ static void reloaded_after_flush(void **state) {
     cp_free(c);
 }
 
-/* The replica of master proc m. */
-static size_t replica_of(cp_fixture *f, size_t m) {
-    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++)
-        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_REPLICA &&
-            cp_topo_proc(f->topo, i)->master == (int)m)
-            return i;
-    return SIZE_MAX;
-}
-
 static void promoted_replica_lacks_it(void **state) {
     cp_fixture *f = *state;
     cp_options o = CP_OPTIONS_INIT;
@@ -113,7 +104,7 @@ static void promoted_replica_lacks_it(void **state) {
     cp_script *s = cp_script_new(BODY, strlen(BODY));
     assert_non_null(s);
     const char *key = "sr:{m1}";
-    size_t m1 = cp_fixture_master(f, 1), r1 = replica_of(f, m1);
+    size_t m1 = cp_fixture_master(f, 1), r1 = cp_fixture_replica(f, m1, 0);
     assert_int_not_equal(r1, SIZE_MAX);
     assert_int_equal(cp_keyslot(key, strlen(key)) / 5462, 1); /* master 1's third of the slots */
     run(c, s, key, "v1");

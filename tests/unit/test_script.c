@@ -23,6 +23,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
+#include "util/clock.h"
 
 #define BODY "return redis.call('SET', KEYS[1], ARGV[1])"
 #define SHA "d8f2fad9f8e86a53d2a6ebd960b33c4972cacc37" /* sha1sum of BODY */
@@ -260,12 +261,6 @@ static void on_answer(cp_client *c, const cp_response *r, void *data) {
         snprintf(a->status, sizeof(a->status), "%s", r->reply->str);
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void async_form(void **state) {
     fakeset *f = *state;
     char seeds[64];
@@ -287,8 +282,8 @@ static void async_form(void **state) {
     assert_int_equal(cp_async_command_script(c, on_answer, &a, 0, s, 1, 2, script_args, NULL), 0);
     assert_int_equal(cp_async_command(c, on_answer, &g, "SET sk v2"), 0);
     cp_script_free(s);
-    uint64_t end = now_ns() + 10000000000ull;
-    while ((a.calls == 0 || g.calls == 0) && now_ns() < end)
+    uint64_t end = cp__now_ns() + 10000000000ull;
+    while ((a.calls == 0 || g.calls == 0) && cp__now_ns() < end)
         assert_int_ge(cp_loop_run_once(l, 10), 0);
     assert_int_equal(a.calls, 1);
     assert_int_equal(a.outcome, CP_DONE);
