@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Async commands: cp_async_command and cp_async_command_argv. Commands sent between two of the
- * loop's calls (or from the callbacks of one) share a batch, the client's open one, so they run
- * with one retry budget and go out in one write per node when the loop next says it may write;
- * the batch is sealed when the loop's call returns, and recycled once its last command ended.
- * Each command gets the callback it was sent with, called once from the loop. One thread, the
- * client's.
+ * Async commands: cp_async_command, cp_async_command_argv and cp_async_command_script. Commands
+ * sent between two of the loop's calls (or from the callbacks of one) share a batch, the client's
+ * open one, so they run with one retry budget and go out in one write per node when the loop next
+ * says it may write; the batch is sealed when the loop's call returns, and recycled once its last
+ * command ended. Each command gets the callback it was sent with, called once from the loop. One
+ * thread, the client's.
  */
 #include "lib/alloc.h"
 #include "lib/events.h"
+#include "lib/script.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -95,20 +96,45 @@ static int submit(cp__client *c, cp_pipeline *p, size_t off, cp_callback *cb, vo
     return 0;
 }
 
+/* The turn's batch for one more command given as arguments (cp_async_command_argv, _script),
+ * once the client may send and cb and flags are valid; NULL with *rc the refusal. */
+static cp_pipeline *batch_for_argv(cp__client *c, cp_callback *cb, unsigned flags, int *rc) {
+    if ((*rc = may_send(c)) != 0)
+        return NULL;
+    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT)) {
+        *rc = cp__client_err(c, CP_EINVAL, "async command: %s",
+                             cb == NULL ? "no callback" : "unknown flags");
+        return NULL;
+    }
+    cp_pipeline *p = open_batch(c);
+    if (p == NULL)
+        *rc = cp__client_err(c, CP_ENOMEM, "out of memory");
+    return p;
+}
+
 int cp_async_command_argv(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags, int argc,
                           const char **argv, const size_t *argvlen) {
     cp__client *c = cp__client_of(pc);
-    int rc = may_send(c);
-    if (rc != 0)
-        return rc;
-    if (cb == NULL || (flags & ~CP_CMD_IDEMPOTENT))
-        return cp__client_err(c, CP_EINVAL, "async command: %s",
-                              cb == NULL ? "no callback" : "unknown flags");
-    cp_pipeline *p = open_batch(c);
+    int rc;
+    cp_pipeline *p = batch_for_argv(c, cb, flags, &rc);
     if (p == NULL)
-        return cp__client_err(c, CP_ENOMEM, "out of memory");
+        return rc;
     size_t off = p->arena.len;
     if ((rc = cp__pipeline_append_argv(p, argc, argv, argvlen, -1)) != 0)
+        return append_refused(c, rc);
+    return submit(c, p, off, cb, privdata, flags);
+}
+
+int cp_async_command_script(cp_client *pc, cp_callback *cb, void *privdata, unsigned flags,
+                            const cp_script *s, int numkeys, int argc, const char **argv,
+                            const size_t *argvlen) {
+    cp__client *c = cp__client_of(pc);
+    int rc;
+    cp_pipeline *p = batch_for_argv(c, cb, flags, &rc);
+    if (p == NULL)
+        return rc;
+    size_t off = p->arena.len;
+    if ((rc = cp__script_append(p, s, numkeys, argc, argv, argvlen)) != 0)
         return append_refused(c, rc);
     return submit(c, p, off, cb, privdata, flags);
 }

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The blocking calls, on the same core as everything else: cp_connect, cp_exec, cp_command,
- * cp_refresh. A blocking client runs on a cp_loop of its own (made here, freed by cp_free
- * through the pointer left in the client) and each call turns that loop until its work is done,
- * bounded by the client's timeouts and retry budget. cp_command is a pipeline of one on the
- * pipeline the client caches (c->single). One thread at a time, as the client.
+ * The blocking calls, on the same core as everything else: cp_connect, cp_exec, cp_command (and
+ * cp_command_script), cp_refresh. A blocking client runs on a cp_loop of its own (made here, freed
+ * by cp_free through the pointer left in the client) and each call turns that loop until its work
+ * is done, bounded by the client's timeouts and retry budget. cp_command is a pipeline of one on
+ * the pipeline the client caches (c->single). One thread at a time, as the client.
  */
 #include "lib/events.h"
 #include "lib/lifecycle.h"
+#include "lib/script.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -191,6 +192,20 @@ redisReply *cp_command_argv(cp_client *pc, int argc, const char **argv, const si
     if (rc != 0) {
         if (rc != CP_EINVAL)
             cp__client_err(c, rc, "cannot append command: %s", cp_strerror(rc));
+        return NULL;
+    }
+    return run_single(c);
+}
+
+redisReply *cp_command_script(cp_client *pc, const cp_script *s, int numkeys, int argc,
+                              const char **argv, const size_t *argvlen) {
+    cp__client *c = cp__client_of(pc);
+    if (ensure_single(c) != 0)
+        return NULL;
+    int rc = cp__script_append(c->single, s, numkeys, argc, argv, argvlen);
+    if (rc != 0) {
+        if (rc != CP_EINVAL)
+            cp__client_err(c, rc, "cannot append script: %s", cp_strerror(rc));
         return NULL;
     }
     return run_single(c);

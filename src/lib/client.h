@@ -241,6 +241,7 @@ typedef struct cp__client {
     uint64_t last_refresh_ns;
     uint64_t rng; /* backoff jitter */
     cp_stats stats;
+    cp_script_stats script_stats; /* script.h: NOSCRIPT answers followed by the EVAL */
     cp__refresh refresh;
     cp__fence *fences; /* fence.h: slots whose later commands wait behind earlier ones */
     int nfences, capfences;

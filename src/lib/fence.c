@@ -315,6 +315,21 @@ void cp__fence_moved(cp__client *c, int n, int slot) {
     fence_node(c, slot, n, outstanding(c, n, slot));
 }
 
+int cp__fence_until_answered(cp__client *c, int n, int slot) {
+    if (slot < 0)
+        return 0;
+    uint32_t count = outstanding(c, n, slot);
+    if (count == 0)
+        return 0;
+    cp__fence *f = get(c, slot);
+    if (f == NULL || add_old(f, n, count) != 0) {
+        if (f != NULL && f->n == 0 && f->nold == 0)
+            drop(c, f);
+        return CP_ENOMEM;
+    }
+    return 0;
+}
+
 int cp__fence_behind(cp__client *c, int n, cp_pipeline *p, uint32_t tag) {
     cp__cmd *cmd = cp__get(p, tag);
     int slot = cp__fence_slot(c, cmd);

@@ -64,6 +64,13 @@ void cp__fence_ready(cp__client *c, cp_pipeline *p, const uint32_t *tags, size_t
  * held, 0 when none are left there, CP_ENOMEM (not held). */
 int cp__fence_behind(cp__client *c, int n, cp_pipeline *p, uint32_t tag);
 
+/* A command that may have to go to node n again before the slot's later commands (an EVALSHA,
+ * which a NOSCRIPT answer sends again as EVAL) was just queued on n: n holds the slot's later
+ * commands back as an old owner does, until it has answered every command of `slot` it has now,
+ * that one the last. 0, or CP_ENOMEM (nothing held: the caller must not rely on the order). A
+ * command without a slot (keyless) keeps no order: 0. */
+int cp__fence_until_answered(cp__client *c, int n, int slot);
+
 /* Node n answered MOVED for `slot`: it becomes an old owner of the slot's fence when it still
  * has more of the slot's commands. Out of memory, it does not (order across this redirect is
  * then not kept). */

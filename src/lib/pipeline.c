@@ -47,6 +47,8 @@ void cp_pipeline_reset(cp_pipeline *p) {
     p->executed = 0;
     p->ntxns = 0;
     p->txn_open = 0;
+    p->multi_open = 0;
+    p->nevals = 0;
     p->watch_slot = CP__SLOT_NONE;
     p->err = 0;
     p->errstr[0] = '\0';
@@ -72,6 +74,7 @@ void cp__pipeline_destroy(cp_pipeline *p) {
     cp__free(p->argv);
     cp__free(p->argvlen);
     cp__free(p->txns);
+    cp__free(p->evals);
     if (p->capcbs > 0) /* async batches' and refresh requests' own callback arrays */
         cp__free(p->cbs);
     cp__free(p);
@@ -288,8 +291,11 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     }
     int to = p->next_node;
     p->next_node = CP__TO_KEYS;
-    if (!c->cluster)
+    if (!c->cluster) {
+        if (ci->flags & (CP__CMD_MULTI | CP__CMD_EXEC)) /* for a script's choice, script.c */
+            p->multi_open = (ci->flags & CP__CMD_MULTI) != 0;
         return 0;
+    }
     if (to >= 0 && !p->txn_open) { /* cp_append_node: that node, whatever the keys */
         cmd->slot = CP__SLOT_NODE;
         cmd->node = to;

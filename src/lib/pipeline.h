@@ -49,6 +49,9 @@ static inline int cp__node_arg(int node) {
 #define CP__F_PARKED 0x100u   /* put aside for a retry round, and parked in its slot's fence */
 #define CP__F_BLOCKING 0x200u /* a blocking command: runs on a pool connection (pool.h) */
 #define CP__F_WAIT 0x400u     /* WAIT, WAITAOF: its connection's I/O deadline waits for it */
+#define CP__F_SCRIPT                                                                               \
+    0x800u /* an EVALSHA whose NOSCRIPT is answered by its EVAL (script.h), not yet sent as that:  \
+              the slot's later commands wait for its answer */
 
 #define CP__BLOCK_FOREVER UINT32_MAX /* a blocking command's timeout 0: it waits for its answer */
 
@@ -113,6 +116,14 @@ typedef struct cp__txn {
     uint8_t resent; /* re-sent once already */
 } cp__txn;
 
+/* A script's EVAL form, formatted at its append beside its EVALSHA (which is what the command's
+ * off/len hold), for the one re-send a NOSCRIPT asks for (script.h). */
+typedef struct cp__script_eval {
+    uint32_t tag; /* the command: a user command's index (scripts are never split) */
+    uint32_t len;
+    uint64_t off; /* bytes in the arena */
+} cp__script_eval;
+
 typedef enum cp__batch_kind {
     CP__BATCH_USER = 0, /* the caller's pipeline: cp_exec, cp_exec_async */
     CP__BATCH_ASYNC,    /* async commands of one loop turn; recycled once finished and sealed */
@@ -158,6 +169,10 @@ struct cp_pipeline {
     int watch_slot; /* the WATCHes since the last unit ended: their slot, CP__SLOT_CROSS, or
                        CP__SLOT_NONE (none); the next unit's keys include theirs */
     int next_node;  /* where the next append goes: CP__TO_KEYS, CP__TO_ALL or a node index */
+    int multi_open; /* not a cluster: a MULTI was appended without its EXEC/DISCARD yet (the unit
+                       is the server's alone; a script in it goes as EVAL, script.h) */
+    cp__script_eval *evals; /* its scripts' EVAL forms, in append order */
+    size_t nevals, capevals;
     struct cp_pipeline *next_spare;
 };
 

@@ -11,6 +11,7 @@
 #include "lib/pool.h"
 #include "lib/push.h"
 #include "lib/readfrom.h"
+#include "lib/script.h"
 #include "lib/send.h"
 
 #include <assert.h>
@@ -92,6 +93,19 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
 
 /* ---- replies ------------------------------------------------------------------------------- */
 
+/* A script's EVALSHA answered NOSCRIPT by node n: the server ran nothing, so the same command
+ * goes again as EVAL, with the body, to n, once (the flag that brought it here is gone after the
+ * swap). It goes before the slot's later commands: they wait behind the EVALSHA's answer
+ * (send.c), and a re-send passes the fence unless something sent before it waits there. At a
+ * node the map does not name for the slot, the EVALSHA came by an ASK: ASKING again. */
+static void script_noscript(cp__client *c, int n, cp_pipeline *p, uint32_t tag) {
+    cp__cmd *cmd = cp__get(p, tag);
+    if (c->cluster && cmd->slot >= 0 && cp__slottab_lookup(&c->slottab, cmd->slot) != n)
+        cmd->flags |= CP__F_ASKING;
+    c->script_stats.noscript++;
+    cp__send_redirect(p, n, tag);
+}
+
 /* Acts on one reply: the answer, or a redirect / retry the caller never sees. */
 static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisReply *r,
                      uint64_t now) {
@@ -100,6 +114,14 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
     cp__cmd *cmd = cp__get(p, tag);
     if (cmd->flags & CP__F_TX) {
         txn_reply(c, n, p, tag, r, now);
+        return;
+    }
+    if ((cmd->flags & CP__F_SCRIPT) && cp__is_noscript(r) && cp__script_use_eval(p, tag) == 0) {
+        script_noscript(c, n, p, tag);
+        return;
+    }
+    if (!c->cluster) { /* a script's other answers at a single endpoint */
+        cp__batch_answered(p, tag, r, now);
         return;
     }
     int slot = 0, port = 0, m;
@@ -230,7 +252,8 @@ void cp__recv_node(cp__client *c, int n) {
         if (tag < CP__TAG_INTERNAL && (cp__get(p, tag)->flags & CP__F_WAIT) &&
             --c->nodes[n].waits == 0)
             c->nodes[n].wait_until = 0; /* the I/O timeout is its own again */
-        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR || !c->cluster)) {
+        if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR ||
+                                       (!c->cluster && !(cp__get(p, tag)->flags & CP__F_SCRIPT)))) {
             if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
                 txn_reply(c, n, p, tag, r, now);
             else

@@ -388,6 +388,11 @@ static int starts_with_word(const char *s, size_t len, const char *w) {
     return len >= n && memcmp(s, w, n) == 0 && (len == n || s[n] == ' ');
 }
 
+int cp__is_noscript(const redisReply *r) {
+    return r != NULL && r->type == REDIS_REPLY_ERROR &&
+           starts_with_word(r->str, (size_t)r->len, "NOSCRIPT");
+}
+
 cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t hostlen, int *port) {
     if (r == NULL || r->type != REDIS_REPLY_ERROR)
         return CP__ERR_NONE;

@@ -61,6 +61,10 @@ typedef enum cp__errkind {
  * address it asked. Malformed MOVED/ASK is CP__ERR_OTHER. */
 cp__errkind cp__classify(const redisReply *r, int *slot, char *host, size_t hostlen, int *port);
 
+/* Whether r is the NOSCRIPT error (EVALSHA of a script the server does not have: it ran
+ * nothing). Not one of cp__classify's kinds: only a script's command acts on it (script.h). */
+int cp__is_noscript(const redisReply *r);
+
 /* "host:port" -> parts. Returns 0, or -1 when malformed (no colon, bad port). IPv6 addresses in
  * brackets are accepted ("[::1]:7000"). */
 int cp__parse_addr(const char *s, size_t len, char *host, size_t hostlen, int *port);

@@ -20,6 +20,7 @@
 #include "lib/pool.h"
 #include "lib/readfrom.h"
 #include "lib/refresh.h"
+#include "lib/script.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,15 @@ void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
     if (cp__queue_push(&p->c->nodes[n].q, p, tag) != 0) {
         cp__pipeline_set_err(p, CP_ENOMEM, "out of memory");
         cp__batch_give_up(p, tag, 0, CP_ENOMEM);
+        return;
     }
+    /* An EVALSHA may come back NOSCRIPT and go again as EVAL (recv.c): the slot's later
+     * commands wait until n answered it, so that they run after the script. When they cannot
+     * be held, it goes as EVAL now (still queued, not yet written), which needs no re-send. */
+    cp__cmd *cmd = cp__get(p, tag);
+    if ((cmd->flags & CP__F_SCRIPT) &&
+        cp__fence_until_answered(p->c, n, cp__fence_slot(p->c, cmd)) != 0)
+        cp__script_use_eval(p, tag);
 }
 
 /* The node serving the command; -1 when its slot has no known owner, CP__READ_NONE for a read
@@ -283,9 +292,10 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
     cp__cmd *cmd = cp__get(p, tag);
     cmd->seq = ++c->seq; /* its place in the send order: a fence keeps a slot's by it */
     int n;
-    if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT)))
-        n = -1; /* by route: a fence may hold it, a blocking command goes to the pool, and a
-                 * WAIT's timeout is noted where pump writes it */
+    if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT | CP__F_SCRIPT)))
+        n = -1; /* by route: a fence may hold it, a blocking command goes to the pool, a
+                 * WAIT's timeout is noted where pump writes it, and a script holds its slot
+                 * (cp__send_enqueue) */
     else if (cmd->slot >= 0 && cmd->slot == m->slot && cmd->flags == m->flags)
         n = m->node;
     else

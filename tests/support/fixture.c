@@ -263,6 +263,15 @@ size_t cp_fixture_master(const cp_fixture *f, int k) {
     return SIZE_MAX;
 }
 
+size_t cp_fixture_replica(const cp_fixture *f, size_t m, int k) {
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role == CP_ROLE_REPLICA && pr->master == (int)m && k-- == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
 cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt) {
     cp_options o = CP_OPTIONS_INIT;
     if (opt != NULL)

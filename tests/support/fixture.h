@@ -98,6 +98,9 @@ redisContext *cp_fixture_conn(cp_fixture *f, int port);
  * slot ranges (master 0 holds the lowest slots at start); SIZE_MAX when there is no such one. */
 size_t cp_fixture_master(const cp_fixture *f, int k);
 
+/* The process index of master proc m's k-th replica (k = 0, 1, ...); SIZE_MAX when none. */
+size_t cp_fixture_replica(const cp_fixture *f, size_t m, int k);
+
 /* A blocking client of the fixture's cluster (cp_connect with seeds f->endpoints), connected:
  * the test fails (with the client's error) when it could not be. opt: the options to start from
  * (NULL: CP_OPTIONS_INIT); its seeds are replaced, and opt is not kept. Caller frees with
