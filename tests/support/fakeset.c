@@ -97,3 +97,12 @@ void fakeset_append_gets(cp_pipeline *p, int n) {
     for (int i = 0; i < n; i++)
         assert_int_equal(cp_append(p, "GET k%d", i), 0);
 }
+
+void fakeset_shards_with_slot_of_on_node1(fakeset *f, const char *key) {
+    int s = (int)cp_keyslot(key, strlen(key));
+    int start[3] = {0, s, s + 1}, end[3] = {s - 1, s, 16383};
+    int ports[3] = {f->port[0], f->port[1], f->port[0]};
+    char shards[2048];
+    assert_int_gt(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports), 0);
+    fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
+}

@@ -29,6 +29,10 @@ int fakeset_teardown(void **state);
  * cp_options takes them (0: the default; budget_ms CP_RETRY_NONE: no retries). */
 void fakeset_connect(fakeset *f, int io_timeout_ms, int budget_ms, unsigned flags);
 
+/* Sets node 0's CLUSTER SHARDS answer to the fakeset's map with `key`'s slot moved to node 1:
+ * what the cluster answers once that slot has moved. */
+void fakeset_shards_with_slot_of_on_node1(fakeset *f, const char *key);
+
 /* Stores key=value on fake node i directly, through the library in endpoint mode. */
 void fakeset_put(fakeset *f, int i, const char *key, const char *val);
 

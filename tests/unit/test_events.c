@@ -122,12 +122,7 @@ static void moved_changes_map(void **state) {
                  fakeset_redirect(buf, "MOVED", "k5", f->port[1]));
     fakeset_connect(f, 2000, 1000, 0);
     evlog_attach(f->c, &g_log);
-    int s5 = (int)cp_keyslot("k5", 2);
-    int start[3] = {0, s5, s5 + 1}, end[3] = {s5 - 1, s5, 16383};
-    int ports[3] = {f->port[0], f->port[1], f->port[0]};
-    char shards[2048];
-    assert_int_gt(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports), 0);
-    fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
+    fakeset_shards_with_slot_of_on_node1(f, "k5");
     redisReply *r = cp_command(f->c, "GET k5");
     assert_non_null(r);
     assert_string_equal(r->str, "v5");

@@ -23,17 +23,6 @@
 #include "fakenode.h"
 #include "fakeset.h"
 
-/* Says the slot map of the fakeset, with k5's slot moved to node 1: what the cluster answers
- * once the slot has moved (set before the MOVED, so whenever the refresh runs it learns it). */
-static void shards_with_k5_on_node1(fakeset *f) {
-    int s5 = (int)cp_keyslot("k5", 2);
-    int start[3] = {0, s5, s5 + 1}, end[3] = {s5 - 1, s5, 16383};
-    int ports[3] = {f->port[0], f->port[1], f->port[0]};
-    char shards[2048];
-    assert_int_gt(fake_cluster_shards(shards, sizeof(shards), 3, start, end, ports), 0);
-    fake_node_set_cluster_reply(f->node[0], "SHARDS", shards);
-}
-
 /* Longer than the spacing between refreshes (REFRESH_SPACING_NS, 50 ms). */
 static void past_refresh_spacing(void) {
     struct timespec ts = {0, 80 * 1000000L};
@@ -53,7 +42,7 @@ static void moved_mid_batch(void **state) {
                  fakeset_redirect(buf, "MOVED", "k5", f->port[1]));
     fakeset_connect(f, 2000, 1000, 0);
     size_t shards_before = fake_node_count(f->node[0], "CLUSTER");
-    shards_with_k5_on_node1(f);
+    fakeset_shards_with_slot_of_on_node1(f, "k5");
     fakeset_append_gets(f->p, 10);
     assert_int_equal(cp_exec(f->p), 0);
     for (int i = 0; i < 10; i++) {
