@@ -219,6 +219,8 @@ typedef struct cp_options {
      * the host dialled (for a node announced by IP whose certificate names a DNS name). NULL:
      * the host dialled. */
     const char *tls_server_name;
+    /* The client-side cache (clusterpipe/cache.h; RESP3, cluster mode), copied. NULL: none. */
+    const struct cp_cache_options *client_cache;
 } cp_options;
 
 /* prefer_ip: which family of a host name's addresses is tried first. The other family is still
@@ -556,6 +558,7 @@ typedef struct cp_response {
     int err;                   /* when not CP_DONE: the CP_E* reason */
     const char *errstr;        /* ... and its description ("" when CP_DONE) */
     uint64_t sent_ns, done_ns; /* CLOCK_MONOTONIC: first write, and the read with the answer */
+    int cached;                /* answered by the client-side cache (sent_ns == done_ns) */
 } cp_response;
 
 /* Called exactly once per command accepted, from cp_on_ready / cp_on_timer (or cp_free). It may

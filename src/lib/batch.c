@@ -84,7 +84,8 @@ static void notify(cp_pipeline *p, uint32_t i) {
                      err,
                      err == 0 ? "" : (err == p->err ? p->errstr : cp_strerror(err)),
                      cmd->sent_ns,
-                     cmd->done_ns};
+                     cmd->done_ns,
+                     cmd->outcome == CP_DONE && cp__cmd_cached(p, cmd)};
     cb.fn(&p->c->pub, &r, cb.data); /* last: it may send commands into this very batch */
 }
 

@@ -7,6 +7,7 @@
 #include "lib/alloc.h"
 #include "lib/client.h"
 
+#include "lib/cache.h"
 #include "lib/cmdtable.h"
 
 #include "lib/resp.h"
@@ -158,6 +159,8 @@ void cp__client_unregister_node(cp__client *c, int n) {
 }
 
 void cp__client_close_node(cp__client *c, int n) {
+    if (c->cache != NULL && c->nodes[n].conn.state != CP__CONN_CLOSED)
+        cp__cache_node_closed(c->cache, n); /* its tracking ends with it */
     cp__client_unregister_node(c, n);
     cp__conn_close(&c->nodes[n].conn);
     c->nodes[n].waits = 0; /* its WAITs went with it, answered or not */
@@ -309,8 +312,19 @@ cp__client *cp__client_create(const cp_options *opt) {
     c->cluster = opt->seeds != NULL;
     c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;
     c->copts.readonly = c->read_from != CP_READ_MASTER;
-    c->pool_opts = c->copts;
+    if (opt->client_cache != NULL && (!c->copts.resp3 || !c->cluster)) {
+        cp__client_err(c, CP_EINVAL, "client_cache needs protocol 3 and cluster mode (seeds): "
+                                     "invalidations arrive as RESP3 pushes on each node's "
+                                     "connection");
+        return c;
+    }
+    if (opt->client_cache != NULL && (c->cache = cp__cache_new(opt->client_cache)) == NULL) {
+        cp__client_err(c, CP_ENOMEM, "out of memory");
+        return c;
+    }
+    c->pool_opts = c->copts; /* without tracking: what a blocking command reads is not cached */
     c->pool_opts.readonly = 0;
+    c->copts.tracking = c->cache != NULL;
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return c;
     if (!c->cluster) {
@@ -379,6 +393,7 @@ void cp__client_destroy(cp__client *c) {
     cp__free(c->tls_server_name);
     cp__free(c->dns_servers);
     cp__tls_ctx_free(c->copts.tls);
+    cp__cache_free(c->cache);
     cp__free(c);
 }
 
@@ -393,6 +408,23 @@ size_t cp_pending(const cp_client *c) {
 void cp_get_stats(const cp_client *c, cp_stats *out) {
     *out = ((const cp__client *)c)->stats;
     out->resolved = ((const cp__client *)c)->resolver.resolved;
+}
+
+void cp_cache_get_stats(const cp_client *pc, cp_cache_stats *out) {
+    const cp__cache *k = ((const cp__client *)pc)->cache;
+    memset(out, 0, sizeof(*out));
+    if (k == NULL)
+        return;
+    *out = k->stats;
+    out->evictions = k->store.evictions;
+    out->entries = k->store.nentries;
+    out->bytes = k->store.bytes;
+}
+
+void cp_cache_clear(cp_client *pc) {
+    cp__cache *k = cp__client_of(pc)->cache;
+    if (k != NULL)
+        cp__cache_wrote(k, -1);
 }
 
 /* ---- node iteration (public, read-only) ---------------------------------------------------- */

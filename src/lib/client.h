@@ -261,6 +261,7 @@ typedef struct cp__client {
     unsigned sub_backoff_ms; /* the wait after a subscriber's connection failed */
     unsigned sub_gen;        /* refresh.generation at the last failed attempt: a new map is
                                 worth trying at once */
+    struct cp__cache *cache; /* cache.h: the client-side cache; NULL: none */
     cp_push_fn *push_cb;     /* push.h: the program's, for push frames; NULL: none */
     void *push_data;
     cp_event_fn *event_cb; /* lifecycle.h: the program's, for lifecycle events; NULL: none */

@@ -14,6 +14,7 @@
 #define NK CP__CMD_NOKEY
 #define CONN CP__CMD_CONN
 #define BLK CP__CMD_BLOCKING
+#define CC CP__CMD_CACHE
 
 /* Sorted by name (strcmp order), upper case. */
 static const cp__cmdinfo table[] = {
@@ -45,7 +46,7 @@ static const cp__cmdinfo table[] = {
     {"EVALSHA_RO", 0, 0, 0, CP__CMD_NUMKEYS | RO, CP__MERGE_NONE},
     {"EVAL_RO", 0, 0, 0, CP__CMD_NUMKEYS | RO, CP__MERGE_NONE},
     {"EXEC", 0, 0, 0, NK | CP__CMD_EXEC, CP__MERGE_NONE},
-    {"EXISTS", 1, -1, 1, RO | CP__CMD_SPLIT, CP__MERGE_SUM},
+    {"EXISTS", 1, -1, 1, RO | CC | CP__CMD_SPLIT, CP__MERGE_SUM},
     {"EXPIRE", 1, 1, 1, 0, CP__MERGE_NONE},
     {"EXPIREAT", 1, 1, 1, 0, CP__MERGE_NONE},
     {"EXPIRETIME", 1, 1, 1, RO, CP__MERGE_NONE},
@@ -57,22 +58,22 @@ static const cp__cmdinfo table[] = {
     {"GEODIST", 1, 1, 1, RO, CP__MERGE_NONE},
     {"GEOHASH", 1, 1, 1, RO, CP__MERGE_NONE},
     {"GEOPOS", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"GET", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"GET", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"GETBIT", 1, 1, 1, RO, CP__MERGE_NONE},
     {"GETDEL", 1, 1, 1, 0, CP__MERGE_NONE},
     {"GETEX", 1, 1, 1, 0, CP__MERGE_NONE},
-    {"GETRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"GETRANGE", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"GETSET", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HDEL", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HELLO", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
-    {"HEXISTS", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"HGET", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"HGETALL", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"HEXISTS", 1, 1, 1, RO | CC, CP__MERGE_NONE},
+    {"HGET", 1, 1, 1, RO | CC, CP__MERGE_NONE},
+    {"HGETALL", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"HINCRBY", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HINCRBYFLOAT", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HKEYS", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"HLEN", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"HMGET", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"HLEN", 1, 1, 1, RO | CC, CP__MERGE_NONE},
+    {"HMGET", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"HMSET", 1, 1, 1, 0, CP__MERGE_NONE},
     {"HSCAN", 1, 1, 1, RO, CP__MERGE_NONE},
     {"HSET", 1, 1, 1, 0, CP__MERGE_NONE},
@@ -84,19 +85,19 @@ static const cp__cmdinfo table[] = {
     {"INCRBYFLOAT", 1, 1, 1, 0, CP__MERGE_NONE},
     {"INFO", 0, 0, 0, NK | RO, CP__MERGE_NONE},
     {"KEYS", 0, 0, 0, NK | RO | CP__CMD_ALL, CP__MERGE_CONCAT},
-    {"LINDEX", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"LINDEX", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"LINSERT", 1, 1, 1, 0, CP__MERGE_NONE},
-    {"LLEN", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"LLEN", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"LPOP", 1, 1, 1, 0, CP__MERGE_NONE},
     {"LPOS", 1, 1, 1, RO, CP__MERGE_NONE},
     {"LPUSH", 1, 1, 1, 0, CP__MERGE_NONE},
     {"LPUSHX", 1, 1, 1, 0, CP__MERGE_NONE},
-    {"LRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"LRANGE", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"LREM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"LSET", 1, 1, 1, 0, CP__MERGE_NONE},
     {"LTRIM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"MEMORY", 0, 0, 0, NK, CP__MERGE_NONE},
-    {"MGET", 1, -1, 1, RO | CP__CMD_SPLIT, CP__MERGE_ARRAY},
+    {"MGET", 1, -1, 1, RO | CC | CP__CMD_SPLIT, CP__MERGE_ARRAY},
     {"MONITOR", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"MSET", 1, -1, 2, CP__CMD_SPLIT, CP__MERGE_OK},
     {"MSETNX", 1, -1, 2, 0, CP__MERGE_NONE},
@@ -122,7 +123,7 @@ static const cp__cmdinfo table[] = {
     {"RPUSHX", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SADD", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SCAN", 0, 0, 0, NK | RO, CP__MERGE_NONE},
-    {"SCARD", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"SCARD", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"SCRIPT", 0, 0, 0, NK | CP__CMD_SUBALL, CP__MERGE_NONE},
     {"SDIFF", 1, -1, 1, RO, CP__MERGE_NONE},
     {"SELECT", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
@@ -131,15 +132,15 @@ static const cp__cmdinfo table[] = {
     {"SETNX", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SETRANGE", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SINTER", 1, -1, 1, RO, CP__MERGE_NONE},
-    {"SISMEMBER", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"SMEMBERS", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"SISMEMBER", 1, 1, 1, RO | CC, CP__MERGE_NONE},
+    {"SMEMBERS", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"SMISMEMBER", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SPOP", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SRANDMEMBER", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SREM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"SSCAN", 1, 1, 1, RO, CP__MERGE_NONE},
     {"SSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
-    {"STRLEN", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"STRLEN", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"SUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
     {"SUNION", 1, -1, 1, RO, CP__MERGE_NONE},
     {"SUNSUBSCRIBE", 0, 0, 0, NK | CONN, CP__MERGE_NONE},
@@ -156,17 +157,17 @@ static const cp__cmdinfo table[] = {
     {"XRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"XREVRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"ZADD", 1, 1, 1, 0, CP__MERGE_NONE},
-    {"ZCARD", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"ZCARD", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"ZCOUNT", 1, 1, 1, RO, CP__MERGE_NONE},
     {"ZINCRBY", 1, 1, 1, 0, CP__MERGE_NONE},
     {"ZMSCORE", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"ZRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"ZRANGE", 1, 1, 1, RO | CC, CP__MERGE_NONE},
     {"ZRANGEBYSCORE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"ZRANK", 1, 1, 1, RO, CP__MERGE_NONE},
     {"ZREM", 1, 1, 1, 0, CP__MERGE_NONE},
     {"ZREVRANGE", 1, 1, 1, RO, CP__MERGE_NONE},
     {"ZREVRANK", 1, 1, 1, RO, CP__MERGE_NONE},
-    {"ZSCORE", 1, 1, 1, RO, CP__MERGE_NONE},
+    {"ZSCORE", 1, 1, 1, RO | CC, CP__MERGE_NONE},
 };
 
 static const cp__cmdinfo unknown_cmd = {"", 1, 1, 1, 0, CP__MERGE_NONE};
@@ -254,8 +255,9 @@ const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *
         if (arg_is(argv[1], argvlen[1], "REPLY"))
             return "CLIENT REPLY: the connection is shared: every command on it needs its reply";
         if (arg_is(argv[1], argvlen[1], "TRACKING") || arg_is(argv[1], argvlen[1], "CACHING"))
-            return "CLIENT TRACKING / CACHING: invalidations would arrive on a shared connection "
-                   "as replies to other commands; the library has no client-side cache yet";
+            return "CLIENT TRACKING / CACHING: the library's client-side cache tracks its own "
+                   "connections' reads: turn it on with cp_options.client_cache (clusterpipe/"
+                   "cache.h)";
         return NULL;
     }
     /* Subscriptions need connections of their own, which cp_subscribe makes. */

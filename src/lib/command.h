@@ -25,6 +25,9 @@
  * cp__cmd_block_timeout. */
 #define CP__CMD_CONN 0x400u
 #define CP__CMD_BLOCKING 0x800u
+/* A read the client-side cache may answer (cache.h): its keys start at argv[1], and the server
+ * tracks them (docs/commands.md, "Client-side cache"). */
+#define CP__CMD_CACHE 0x1000u
 
 /* How a split command's sub-replies are merged back into one reply. */
 typedef enum cp__merge {

@@ -92,10 +92,11 @@ static int push_hello_or_auth(cp__conn *c) {
 }
 
 static const char readonly_cmd[] = "*1\r\n$8\r\nREADONLY\r\n";
+static const char tracking_cmd[] = "*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n";
 
-/* The socket (and TLS) is up: HELLO or AUTH, and READONLY, go first when the options ask for
- * them, and the connection is ready once they are answered; else it is ready now. 0 or
- * CP_ENOMEM. */
+/* The socket (and TLS) is up: HELLO or AUTH, CLIENT TRACKING and READONLY go first when the
+ * options ask for them, and the connection is ready once they are answered; else it is ready
+ * now. Tracking is on before the first read it must see invalidations for. 0 or CP_ENOMEM. */
 static int handshake(cp__conn *c) {
     if (c->opts->password == NULL && !c->opts->readonly && !c->opts->resp3) {
         c->state = CP__CONN_READY;
@@ -104,6 +105,9 @@ static int handshake(cp__conn *c) {
     c->state = CP__CONN_AUTH;
     if ((c->opts->password != NULL || c->opts->resp3) && push_hello_or_auth(c) != 0)
         return CP_ENOMEM;
+    if (c->opts->tracking &&
+        cp__conn_push(c, tracking_cmd, sizeof(tracking_cmd) - 1, CP__TAG_TRACKING, NULL) != 0)
+        return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
     if (c->opts->readonly &&
         cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1, CP__TAG_READONLY, NULL) != 0)
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
@@ -473,6 +477,11 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
                     "HELLO 3 refused by %s:%d (cp_options.protocol 3 needs a server "
                     "that speaks RESP3, Redis 6 or later): %.60s",
                     c->host, c->port, why);
+        else if (tag == CP__TAG_TRACKING)
+            set_err(c, CP_EPROTO,
+                    "CLIENT TRACKING ON refused by %s:%d (the client-side cache needs Redis 6 "
+                    "or later): %.60s",
+                    c->host, c->port, why);
         else
             set_err(c, tag == CP__TAG_READONLY ? CP_ECONNECT : CP_EAUTH,
                     "%s refused by %s:%d: %.60s", tag == CP__TAG_READONLY ? "READONLY" : "AUTH",
@@ -481,7 +490,7 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
     cp__arena_reset(&c->own);
     if (!ok)
         return c->err;
-    int more = c->fcount > 0 && c->fifo[c->fhead].tag == CP__TAG_READONLY;
+    int more = c->fcount > 0 && cp__conn_is_handshake(c->fifo[c->fhead].tag);
     if (!more)
         c->state = CP__CONN_READY;
     return 1;

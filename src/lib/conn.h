@@ -44,6 +44,7 @@ typedef struct cp__connopts {
     struct ssl_ctx_st *tls;      /* TLS context (owned by the client), NULL for plain TCP */
     int readonly;                /* send READONLY after AUTH: the client reads from replicas */
     int resp3;                   /* HELLO 3 first (with the AUTH in it): it speaks RESP3 */
+    int tracking;                /* CLIENT TRACKING ON behind HELLO 3: the client-side cache's */
     const char *tls_server_name; /* the certificate's name and SNI; NULL: the host dialled */
     int prefer_ip;               /* cp_prefer_ip: the family a host name's addresses try first */
     cp__resolver *resolver;      /* host names (the client's) */
@@ -60,10 +61,13 @@ typedef struct cp__inflight {
 #define CP__TAG_READONLY 0xFFFFFFFDu
 #define CP__TAG_PUSH 0xFFFFFFFCu /* a frame the server sent unasked: a subscriber's, or a push */
 #define CP__TAG_HELLO 0xFFFFFFFBu
+#define CP__TAG_TRACKING 0xFFFFFFFAu
 
-/* The tag of a request the connection makes itself before it is ready: HELLO, AUTH, READONLY. */
+/* The tag of a request the connection makes itself before it is ready: HELLO, AUTH, CLIENT
+ * TRACKING, READONLY. */
 static inline int cp__conn_is_handshake(uint32_t tag) {
-    return tag == CP__TAG_AUTH || tag == CP__TAG_READONLY || tag == CP__TAG_HELLO;
+    return tag == CP__TAG_AUTH || tag == CP__TAG_READONLY || tag == CP__TAG_HELLO ||
+           tag == CP__TAG_TRACKING;
 }
 
 typedef enum cp__conn_state {

@@ -248,6 +248,14 @@ static int refuse_append(cp_pipeline *p, const char *fmt, ...) {
     return cp__client_err(p->c, CP_EINVAL, "%s", why);
 }
 
+/* CP__F_CACHE for a read the client-side cache may answer (cache.h): one of the table's, routed
+ * by its keys to the slot's master, outside a transaction. */
+static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
+    return c->cache != NULL && (ci->flags & CP__CMD_CACHE) && c->read_from == CP_READ_MASTER
+               ? CP__F_CACHE
+               : 0;
+}
+
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
  * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
  * splitting is on. */
@@ -305,8 +313,10 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     if (slot >= 0) {
         cmd->slot = slot;
         if (to == CP__TO_KEYS && !p->txn_open &&
-            !(ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL)))
-            return 0;       /* the caller's slot, one node: no unit, fan-out or split to consider */
+            !(ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL))) {
+            cmd->flags |= cache_flag(c, ci);
+            return 0; /* the caller's slot, one node: no unit, fan-out or split to consider */
+        }
     } else if (e != NULL) { /* the server's key specs (keyspec.h) */
         cp__keys keys;
         int k = 0, s = CP__SLOT_NONE;
@@ -343,6 +353,11 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         }
         return rc;
     }
+    uint16_t cache = to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH))
+                         ? cache_flag(c, ci)
+                         : 0;
+    if (cmd->slot >= 0)
+        cmd->flags |= cache;
     if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&
         (c->flags & CP_OPT_SPLIT_MULTIKEY)) {
         int rc = cp__split(p, p->cmds.n - 1);
@@ -351,6 +366,8 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
             p->arena.len = off;
             return rc;
         }
+        for (uint32_t j = 0; j < p->cmds.v[p->cmds.n - 1].nparts; j++) /* each part one slot's */
+            p->parts.v[p->cmds.v[p->cmds.n - 1].part0 + j].flags |= cache;
     }
     return 0;
 }
@@ -383,7 +400,7 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
                      .slot = slot,
                      .node = -1,
                      .parent = -1,
-                     .flags = ro ? CP__F_READONLY : 0,
+                     .flags = (uint16_t)((ro ? CP__F_READONLY : 0) | cache_flag(p->c, ci)),
                      .merge = (uint8_t)ci->merge};
     return 1;
 }
@@ -557,4 +574,8 @@ int cp_pipeline_err(const cp_pipeline *p) {
 
 const char *cp_pipeline_errstr(const cp_pipeline *p) {
     return p->errstr;
+}
+
+int cp_reply_cached(const cp_pipeline *p, size_t i) {
+    return i < p->cmds.n && p->cmds.v[i].outcome == CP_DONE && cp__cmd_cached(p, &p->cmds.v[i]);
 }

@@ -52,6 +52,8 @@ static inline int cp__node_arg(int node) {
 #define CP__F_SCRIPT                                                                               \
     0x800u /* an EVALSHA whose NOSCRIPT is answered by its EVAL (script.h), not yet sent as that:  \
               the slot's later commands wait for its answer */
+#define CP__F_CACHE 0x1000u /* a read the client-side cache may answer and keep (cache.h) */
+#define CP__F_HIT 0x2000u   /* ... and it did: answered at its first send, never written */
 
 #define CP__BLOCK_FOREVER UINT32_MAX /* a blocking command's timeout 0: it waits for its answer */
 
@@ -65,7 +67,10 @@ typedef struct cp__cmd {
     uint64_t off; /* bytes in the arena */
     uint32_t len;
     int32_t slot;    /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
-    int32_t node;    /* CP__SLOT_NODE: the node it is for */
+    union {
+        int32_t node;       /* CP__SLOT_NODE: the node it is for */
+        uint32_t cache_gen; /* CP__F_CACHE (slot >= 0): its slot's generation when sent */
+    };
     int32_t parent;  /* part: index of its user command; else -1 */
     uint32_t part0;  /* split user command: first part index */
     uint32_t nparts; /* split user command: number of parts */
@@ -200,6 +205,16 @@ static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fm
 /* The command a wire tag names. */
 static inline cp__cmd *cp__get(cp_pipeline *p, uint32_t tag) {
     return (tag & CP__PART_TAG) ? &p->parts.v[tag & ~CP__PART_TAG] : &p->cmds.v[tag];
+}
+
+/* 1 when the client-side cache answered the command (a split one: every part). */
+static inline int cp__cmd_cached(const cp_pipeline *p, const cp__cmd *cmd) {
+    if (!(cmd->flags & CP__F_SPLIT))
+        return (cmd->flags & CP__F_HIT) != 0;
+    for (uint32_t j = 0; j < cmd->nparts; j++)
+        if (!(p->parts.v[cmd->part0 + j].flags & CP__F_HIT))
+            return 0;
+    return 1;
 }
 
 /* cp_append with a va_list, and cp_append_argv with an optional slot (< 0: from the keys),

@@ -6,6 +6,7 @@
 #include "lib/recv.h"
 
 #include "lib/batch.h"
+#include "lib/cache.h"
 #include "lib/fence.h"
 #include "lib/lifecycle.h"
 #include "lib/pool.h"
@@ -17,6 +18,23 @@
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A MOVED names slot's owner m: the slot table is patched, and what the client-side cache kept
+ * of the slot goes when it changed hands (its invalidations come from the old owner). */
+static void moved_to(cp__client *c, int slot, int m) {
+    if (c->cache != NULL && cp__slottab_lookup(&c->slottab, slot) != m)
+        cp__cache_slot_moved(c->cache, slot);
+    cp__slottab_patch(&c->slottab, slot, m);
+}
+
+/* A cacheable read's answer from node n: kept when n serves its slot per the map, it was never
+ * redirected, and nothing changed its slot since it was sent (cache.h). */
+static void cache_took(cp__client *c, int n, cp_pipeline *p, const cp__cmd *cmd,
+                       const redisReply *r) {
+    int owner = cmd->redirects == 0 && cp__slottab_lookup(&c->slottab, cmd->slot) == n;
+    cp__cache_took(c->cache, p->arena.data + cmd->off, cmd->len, cmd->slot, cmd->cache_gen, n,
+                   owner, r);
+}
 
 /* ---- transactions: a MULTI ... EXEC unit goes to one node and ends as one --------------- */
 
@@ -72,7 +90,7 @@ static void txn_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisR
         }
         if (m >= 0 && kind == CP__ERR_MOVED) {
             cp__fence_moved(c, n, slot); /* later commands for the slot wait for the unit */
-            cp__slottab_patch(&c->slottab, slot, m);
+            moved_to(c, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1;
         }
@@ -170,7 +188,7 @@ static void on_reply(cp__client *c, int n, cp_pipeline *p, uint32_t tag, redisRe
         cmd->slot = slot;
         if (kind == CP__ERR_MOVED) {
             cp__fence_moved(c, n, slot);
-            cp__slottab_patch(&c->slottab, slot, m);
+            moved_to(c, slot, m);
             c->nodes[m].is_master = 1;
             c->need_refresh = 1; /* the rest of the map is read in-band, spaced */
         } else {
@@ -237,8 +255,11 @@ void cp__recv_node(cp__client *c, int n) {
             if (cp__conn_is_handshake(tag)) {
                 cp__lifecycle_check_up(c, n); /* its last answer made it ready */
                 cp__send_pump(c, n);
-            } else if (tag == CP__TAG_PUSH)
+            } else if (tag == CP__TAG_PUSH) {
+                if (c->cache != NULL) /* an invalidation evicts before the push is told */
+                    cp__cache_push(c->cache, n, r);
                 cp__push_deliver(c, n, r);
+            }
             continue;
         }
         cp_pipeline *p = cp__pipeline_of_arena(arena);
@@ -254,10 +275,14 @@ void cp__recv_node(cp__client *c, int n) {
             c->nodes[n].wait_until = 0; /* the I/O timeout is its own again */
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR ||
                                        (!c->cluster && !(cp__get(p, tag)->flags & CP__F_SCRIPT)))) {
-            if (cp__get(p, tag)->flags & (CP__F_TX | CP__F_WATCH))
+            cp__cmd *cmd = cp__get(p, tag);
+            if (cmd->flags & (CP__F_TX | CP__F_WATCH)) {
                 txn_reply(c, n, p, tag, r, now);
-            else
+            } else {
+                if (cmd->flags & CP__F_CACHE)
+                    cache_took(c, n, p, cmd, r);
                 cp__batch_answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+            }
         } else {
             on_reply(c, n, p, tag, r, now);
         }

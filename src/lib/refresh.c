@@ -8,6 +8,7 @@
 #include "lib/refresh.h"
 
 #include "lib/batch.h"
+#include "lib/cache.h"
 #include "lib/cmdtable.h"
 #include "lib/fence.h"
 #include "lib/lifecycle.h"
@@ -131,8 +132,12 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
             (before = cp__malloc(sizeof(c->slottab.node))) != NULL)
             memcpy(before, c->slottab.node, sizeof(c->slottab.node));
-    for (int s = 0; s < CP_SLOTS; s++)
-        c->slottab.node[s] = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
+    for (int s = 0; s < CP_SLOTS; s++) {
+        int16_t owner = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
+        if (c->cache != NULL && c->slottab.node[s] != owner) /* its entries' node lost it */
+            cp__cache_slot_moved(c->cache, s);
+        c->slottab.node[s] = owner;
+    }
     cp__slottab_rebuild(&c->slottab);
     if (before != NULL) {
         cp__fence_map_changed(c, before);

@@ -125,6 +125,26 @@ redisReply *cp__arena_array(cp__reply_arena *a, size_t elements) {
     return r;
 }
 
+redisReply *cp__arena_copy(cp__reply_arena *a, const redisReply *r) {
+    redisReply *d = r->str != NULL ? cp__arena_string(a, r->type, r->str, r->len)
+                                   : cp__arena_reply(a, r->type);
+    if (d == NULL)
+        return NULL;
+    d->integer = r->integer;
+    if (r->elements == 0)
+        return d;
+    if (r->elements > SIZE_MAX / sizeof(redisReply *) ||
+        (d->element = cp__arena_alloc(a, r->elements * sizeof(redisReply *))) == NULL)
+        return NULL;
+    d->elements = r->elements;
+    for (size_t i = 0; i < r->elements; i++)
+        if ((d->element[i] = r->element[i] != NULL ? cp__arena_copy(a, r->element[i]) : NULL) ==
+                NULL &&
+            r->element[i] != NULL)
+            return NULL;
+    return d;
+}
+
 redisReply *cp__reply_dup(const redisReply *r) {
     if (r == NULL)
         return NULL;

@@ -60,6 +60,10 @@ redisReply *cp__arena_status(cp__reply_arena *a, const char *s);
 redisReply *cp__arena_integer(cp__reply_arena *a, long long v);
 redisReply *cp__arena_array(cp__reply_arena *a, size_t elements);
 
+/* A deep copy of r in the arena (a client-side cache hit's answer: the stored entry may be dropped
+ * while the caller still reads it). NULL on OOM. */
+redisReply *cp__arena_copy(cp__reply_arena *a, const redisReply *r);
+
 /* A deep copy with the library's allocator (alloc.h), for cp_reply_free. NULL on OOM
  * (or when r is NULL). */
 redisReply *cp__reply_dup(const redisReply *r);

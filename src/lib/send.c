@@ -15,6 +15,7 @@
 #include "lib/send.h"
 
 #include "lib/batch.h"
+#include "lib/cache.h"
 #include "lib/fence.h"
 #include "lib/lifecycle.h"
 #include "lib/pool.h"
@@ -43,11 +44,20 @@ static void enqueue_blocking(cp_pipeline *p, int n, uint32_t tag) {
     }
 }
 
+/* A command that may write is being sent (each time: a retry's write comes after reads the
+ * cache kept since its first send): the client-side cache drops what it may change. The
+ * refresh's CLUSTER SHARDS changes nothing. */
+static inline void cache_sending(cp_pipeline *p, const cp__cmd *cmd) {
+    if (p->c->cache != NULL && !(cmd->flags & CP__F_READONLY) && p->kind != CP__BATCH_REFRESH)
+        cp__cache_wrote(p->c->cache, cmd->slot);
+}
+
 /* Queues a command on node n, behind what waits there (a blocking one: on n's pool). While n
  * is cautious (it refused commands lately, its state changing), a command of a slot n still
  * has an unanswered command of waits for that answer: were the earlier one refused and this one
  * run, because the state changed between them, the earlier one's retry would come after it. */
 void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
+    cache_sending(p, cp__get(p, tag));
     if (cp__get(p, tag)->flags & CP__F_BLOCKING) {
         enqueue_blocking(p, n, tag);
         return;
@@ -285,12 +295,33 @@ typedef struct dispatch_memo {
     int node;
 } dispatch_memo;
 
+/* A cacheable read's first send (cache.h): answered here when the cache holds it and no fence
+ * holds its slot (the fence's commands were sent before it: a write among them may change what
+ * it reads). 1 when answered; else it goes, with its slot's generation noted. */
+static int cache_answers(cp_pipeline *p, uint32_t tag, cp__cmd *cmd, uint64_t now) {
+    cp__client *c = p->c;
+    if (c->nfences > 0 && c->fence_of[cmd->slot] >= 0) {
+        cmd->cache_gen = c->cache->gen[cmd->slot] - 1; /* never stored: it may see the writes */
+        return 0;
+    }
+    redisReply *r = cp__cache_lookup(c->cache, p->arena.data + cmd->off, cmd->len, cmd->slot,
+                                     &p->replies, &cmd->cache_gen);
+    if (r == NULL)
+        return 0;
+    cmd->flags |= CP__F_HIT;
+    cmd->sent_ns = now;
+    cp__batch_answered(p, tag, r, now);
+    return 1;
+}
+
 /* First send of a command: straight into its node's output buffer when the connection is ready
  * and nothing waits before it there (pump would move it there next, in this order). */
 static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch_memo *m) {
     cp__client *c = p->c;
     cp__cmd *cmd = cp__get(p, tag);
     cmd->seq = ++c->seq; /* its place in the send order: a fence keeps a slot's by it */
+    if ((cmd->flags & CP__F_CACHE) && cache_answers(p, tag, cmd, now))
+        return;
     int n;
     if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT | CP__F_SCRIPT)))
         n = -1; /* by route: a fence may hold it, a blocking command goes to the pool, a
@@ -310,6 +341,7 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
             cmd->sent_ns = now;         /* as pump would: latency counts from the first send */
             if (inflight == 0)          /* the I/O timeout counts from the first request, not the */
                 conn->last_io_ns = now; /* last bytes an idle connection moved */
+            cache_sending(p, cmd); /* as cp__send_enqueue does */
             return;
         }
     }
