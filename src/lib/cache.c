@@ -56,8 +56,7 @@ static long header(const char **p, const char *end, char type) {
 
 /* The request's first key (its second argument) and whether it names more keys (MGET, EXISTS
  * with several: every argument after the name is a key). 0, or -1 when it cannot be read. */
-static int first_key(const char *req, size_t len, const char **key, size_t *keylen,
-                     int *multikey) {
+static int first_key(const char *req, size_t len, const char **key, size_t *keylen, int *multikey) {
     const char *p = req, *end = req + len;
     long argc = header(&p, end, '*'), namelen = argc >= 2 ? header(&p, end, '$') : -1;
     if (namelen < 0 || end - p < namelen + 2)
@@ -140,5 +139,5 @@ void cp__cache_slot_moved(cp__cache *k, int slot) {
 void cp__cache_node_closed(cp__cache *k, int node) {
     size_t n = cp__cstore_drop_node(&k->store, node);
     k->stats.dropped += n;
-    k->stats.node_drops++;
+    k->stats.node_drops += n > 0;
 }

@@ -266,21 +266,30 @@ const redisReply *cp__cstore_get(cp__cstore *s, const char *req, size_t len, uin
     return e->reply;
 }
 
+/* A put that stores nothing (rc 1 or CP_ENOMEM) still drops the request's older entry: its reply
+ * is older than the one refused. */
+static int refuse(cp__cstore *s, const char *req, size_t len, uint64_t hash, int rc) {
+    cp__centry *old = s->nentries > 0 ? *find_link(s, req, len, hash) : NULL;
+    if (old != NULL)
+        drop(s, old);
+    return rc;
+}
+
 int cp__cstore_put(cp__cstore *s, const char *req, size_t len, uint64_t hash, int slot, int node,
                    const char *key, size_t keylen, int multikey, const redisReply *r) {
     assert(slot >= 0 && slot < CP_SLOTS && r != NULL);
     size_t head = sizeof(cp__centry), objs = 0, strs = 0;
     if (!add_size(&head, len) || !add_size(&head, keylen) || !round_up(&head) ||
         !measure(r, &objs, &strs))
-        return 1;
+        return refuse(s, req, len, hash, 1);
     size_t size = head;
     if (!add_size(&size, objs) || !add_size(&size, strs) || size > s->max_bytes)
-        return 1;
+        return refuse(s, req, len, hash, 1);
     if (ensure_tables(s) != 0)
-        return CP_ENOMEM;
+        return refuse(s, req, len, hash, CP_ENOMEM);
     cp__centry *e = cp__malloc(size);
     if (e == NULL)
-        return CP_ENOMEM;
+        return refuse(s, req, len, hash, CP_ENOMEM);
     e->hash = hash;
     e->size = size;
     e->reqlen = len;

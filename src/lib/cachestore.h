@@ -53,8 +53,8 @@ const redisReply *cp__cstore_get(cp__cstore *s, const char *req, size_t len, uin
  * (1 when the request names more than one key: dropped by any key of its slot). Evicts the least
  * recently used entries until both bounds hold. 0 when stored, 1 when not (an entry this size
  * would not fit in max_bytes alone), CP_ENOMEM. r is copied (the caller keeps it); on 1 and on
- * CP_ENOMEM its entries are as they were, one of the same bytes included. A table that cannot grow
- * for lack of memory is kept as it is (longer chains), not an error. */
+ * CP_ENOMEM an entry of the same bytes is dropped (its reply is older than r), the others stay. A
+ * table that cannot grow for lack of memory is kept as it is (longer chains), not an error. */
 int cp__cstore_put(cp__cstore *s, const char *req, size_t len, uint64_t hash, int slot, int node,
                    const char *key, size_t keylen, int multikey, const redisReply *r);
 

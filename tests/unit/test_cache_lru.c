@@ -260,7 +260,7 @@ static void byte_bound(void **state) {
 }
 
 /* The same request put again replaces its reply in place of a second entry; a replacement too
- * big for the store is refused and the old reply stays (put stores and drops nothing then). */
+ * big for the store is refused and the old reply goes too (it is older than the refused one). */
 static void replace_same_request(void **state) {
     (void)state;
     cp__cstore s;
@@ -277,8 +277,9 @@ static void replace_same_request(void **state) {
     memset(huge, 'h', sizeof(huge) - 1);
     huge[sizeof(huge) - 1] = '\0';
     assert_int_equal(put_val(&s, &a, 1, 0, "a", 0, huge), 1);
-    assert_int_equal(s.nentries, 2);
-    assert_string_equal(get_val(&s, &a), "two, longer");
+    assert_int_equal(s.nentries, 1);
+    assert_null(get_val(&s, &a));
+    assert_string_equal(get_val(&s, &b), "bee");
     /* Replaced, it lives on the new slot's list: dropped by that slot, not by the old one. */
     assert_int_equal(put_val(&s, &a, 7, 0, "a", 0, "three"), 0);
     assert_int_equal(cp__cstore_drop_slot(&s, 1), 0);
@@ -687,6 +688,8 @@ static void run_against_model(size_t max_entries, size_t max_bytes, int ops, uin
             if (w->size[id][v] > max_bytes) {
                 assert_int_equal(rc, 1);
                 refused++;
+                if (w->present[id]) /* the older reply goes with the refusal */
+                    model_drop(w, (int)id);
             } else {
                 assert_int_equal(rc, 0);
                 if (w->present[id])
