@@ -426,7 +426,7 @@ static int fill_tls(cp__conn *c) {
             return closed(c);
         if (n < 0)
             return set_err(c, CP_EIO, "%s", why);
-        c->last_io_ns = cp__now_ns();
+        c->last_io_ns = c->last_read_ns = cp__now_ns();
         c->bytes_in += (uint64_t)n;
         cp__reader_commit(&c->reader, (size_t)n);
     }
@@ -442,7 +442,7 @@ int cp__conn_fill(cp__conn *c) {
             return set_err(c, CP_ENOMEM, "reader: out of memory");
         ssize_t n = recv(c->fd, space, room, 0);
         if (n > 0) {
-            c->last_io_ns = cp__now_ns();
+            c->last_io_ns = c->last_read_ns = cp__now_ns();
             c->bytes_in += (uint64_t)n;
             cp__reader_commit(&c->reader, (size_t)n);
             if ((size_t)n < room)

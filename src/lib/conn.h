@@ -100,6 +100,7 @@ typedef struct cp__conn {
     cp__inflight *fifo;
     size_t fhead, fcount, fcap; /* a ring; fcap is 0 or a power of two (index with & (fcap - 1)) */
     uint64_t last_io_ns;        /* last time bytes moved, for the I/O timeout */
+    uint64_t last_read_ns;      /* last time bytes came in: the peer was alive then */
     cp__reply_arena own;        /* replies of requests with no owner arena (AUTH) */
     int err;
     char errstr[CP_ERRSTR_LEN];
