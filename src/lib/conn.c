@@ -183,6 +183,7 @@ int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *
     cp__conn_close(c);
     c->err = 0;
     c->opts = o;
+    c->resp3 = (uint8_t)(o->resp3 != 0);
     snprintf(c->host, sizeof(c->host), "%s", host);
     c->port = port;
     c->connect_deadline = cp__now_ns() + (uint64_t)o->connect_timeout_ms * 1000000ull;
@@ -504,7 +505,7 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
                                             cp__reply_arena **arena) {
     const cp__inflight *head = NULL;
     cp__reply_arena *a = &c->own;
-    int at_push = cp__reader_at_push(&c->reader);
+    int at_push = c->resp3 && cp__reader_at_push(&c->reader); /* RESP2 has no pushes */
     if (c->fcount > 0 && !at_push) {
         head = &c->fifo[c->fhead];
         if (head->arena != NULL)
