@@ -68,7 +68,7 @@ int cp__split(cp_pipeline *p, size_t i) {
         part->len = (uint32_t)(p->arena.len - off);
         part->slot = (int32_t)s;
         part->parent = (int32_t)i;
-        part->flags = cmd.flags & CP__F_READONLY;
+        part->flags = cmd.flags & (CP__F_READONLY | CP__F_DROPS);
     }
     p->cmds.v[i].flags |= CP__F_SPLIT;
     p->cmds.v[i].part0 = part0;
@@ -120,7 +120,8 @@ int cp__fan_out(cp_pipeline *p, size_t i) {
         part->slot = CP__SLOT_NODE;
         part->node = n;
         part->parent = (int32_t)i;
-        part->flags = cmd->flags & (CP__F_READONLY | CP__F_WATCH); /* WATCH: UNWATCH's */
+        part->flags =
+            cmd->flags & (CP__F_READONLY | CP__F_WATCH | CP__F_DROPS); /* WATCH: UNWATCH's */
         nparts++;
     }
     if (nparts == 0)

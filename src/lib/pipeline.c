@@ -105,6 +105,24 @@ static int same_name(const char *a, const char *b, size_t len) {
     return a[0] == b[0];
 }
 
+/* CP__F_CACHE for a read the client-side cache may answer (cache.h): one of the table's, routed
+ * by its keys to the slot's master, outside a transaction. */
+static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
+    return c->cache != NULL && (ci->flags & CP__CMD_CACHE) && c->read_from == CP_READ_MASTER
+               ? CP__F_CACHE
+               : 0;
+}
+
+/* What a command's name says of it: read-only (re-sent after an unknown outcome) when either
+ * table says so (the server flags PING, ECHO and INFO neither read-only nor write, the built-in
+ * table marks them safe); else, with a client-side cache, it drops entries when it goes. */
+static inline uint16_t name_flags(const cp__client *c, const cp__cmdinfo *ci,
+                                  const cp__cmdspec *e) {
+    if ((ci->flags & CP__CMD_READONLY) || (e != NULL && cp__cmdspec_readonly(e)))
+        return CP__F_READONLY;
+    return c->cache != NULL ? CP__F_DROPS : 0;
+}
+
 /* The built-in entry of argv's command, and in *e the server's (cmdtable.h), NULL when the
  * client has no table or the table lacks the name. The name's entries are memoised per table; a
  * container's subcommand is looked up every time. */
@@ -130,6 +148,7 @@ static const cp__cmdinfo *lookup(cp_pipeline *p, int argc, const char *const *ar
         m[0].ci = ci;
         m[0].t = t;
         m[0].e = named;
+        m[0].flags = name_flags(p->c, ci, named) | cache_flag(p->c, ci);
     }
     return ci;
 }
@@ -248,14 +267,6 @@ static int refuse_append(cp_pipeline *p, const char *fmt, ...) {
     return cp__client_err(p->c, CP_EINVAL, "%s", why);
 }
 
-/* CP__F_CACHE for a read the client-side cache may answer (cache.h): one of the table's, routed
- * by its keys to the slot's master, outside a transaction. */
-static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
-    return c->cache != NULL && (ci->flags & CP__CMD_CACHE) && c->read_from == CP_READ_MASTER
-               ? CP__F_CACHE
-               : 0;
-}
-
 /* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
  * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
  * splitting is on. */
@@ -276,11 +287,7 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     }
     cmd->off = off;
     cmd->len = (uint32_t)(p->arena.len - off);
-    /* Read-only (re-sent after an unknown outcome) when either table says so: the server flags
-     * PING, ECHO and INFO neither read-only nor write, the built-in table marks them safe. */
-    cmd->flags = (ci->flags & CP__CMD_READONLY) || (e != NULL && cp__cmdspec_readonly(e))
-                     ? CP__F_READONLY
-                     : 0;
+    cmd->flags = name_flags(c, ci, e);
     cmd->merge = (uint8_t)ci->merge;
     cmd->slot = CP__SLOT_NONE;
     /* A command that may block on the server runs on a pool connection of its own (pool.h),
@@ -393,13 +400,12 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
                       CP__CMD_BLOCKING)))
         return 0;
     cp__cmd *cmd = &p->cmds.v[p->cmds.n++];
-    int ro = (ci->flags & CP__CMD_READONLY) || (m->e != NULL && cp__cmdspec_readonly(m->e));
     *cmd = (cp__cmd){.off = off,
                      .len = (uint32_t)(p->arena.len - off),
                      .slot = slot,
                      .node = -1,
                      .parent = -1,
-                     .flags = (uint16_t)((ro ? CP__F_READONLY : 0) | cache_flag(p->c, ci)),
+                     .flags = m->flags,
                      .merge = (uint8_t)ci->merge};
     return 1;
 }

@@ -54,6 +54,9 @@ static inline int cp__node_arg(int node) {
               the slot's later commands wait for its answer */
 #define CP__F_CACHE 0x1000u /* a read the client-side cache may answer and keep (cache.h) */
 #define CP__F_HIT 0x2000u   /* ... and it did: answered at its first send, never written */
+#define CP__F_DROPS                                                                                \
+    0x4000u /* may write, on a client with a cache: drops its slot's entries (every entry without  \
+               a slot) each time it is queued to go (send.c) */
 
 #define CP__BLOCK_FOREVER UINT32_MAX /* a blocking command's timeout 0: it waits for its answer */
 
@@ -99,6 +102,7 @@ typedef struct cp__cmdmemo {
     const cp__cmdinfo *ci;
     const struct cp__cmdtable *t; /* the server's table e was found in (NULL: none then) */
     const struct cp__cmdspec *e;  /* the name's entry there, NULL when t lacks it */
+    uint16_t flags; /* a command's CP__F_* by name (read-only, the cache's), for record_at_slot */
 } cp__cmdmemo;
 
 typedef struct cp__cmdvec {

@@ -276,12 +276,13 @@ void cp__recv_node(cp__client *c, int n) {
         if (tag < CP__TAG_INTERNAL && (r->type != REDIS_REPLY_ERROR ||
                                        (!c->cluster && !(cp__get(p, tag)->flags & CP__F_SCRIPT)))) {
             cp__cmd *cmd = cp__get(p, tag);
-            if (cmd->flags & (CP__F_TX | CP__F_WATCH)) {
-                txn_reply(c, n, p, tag, r, now);
-            } else {
-                if (cmd->flags & CP__F_CACHE)
-                    cache_took(c, n, p, cmd, r);
+            if (!(cmd->flags & (CP__F_TX | CP__F_WATCH | CP__F_CACHE))) {
                 cp__batch_answered(p, tag, r, now); /* nearly every reply: no call into on_reply */
+            } else if (cmd->flags & CP__F_CACHE) {  /* never in a unit */
+                cache_took(c, n, p, cmd, r);
+                cp__batch_answered(p, tag, r, now);
+            } else {
+                txn_reply(c, n, p, tag, r, now);
             }
         } else {
             on_reply(c, n, p, tag, r, now);

@@ -44,20 +44,16 @@ static void enqueue_blocking(cp_pipeline *p, int n, uint32_t tag) {
     }
 }
 
-/* A command that may write is being sent (each time: a retry's write comes after reads the
- * cache kept since its first send): the client-side cache drops what it may change. The
- * refresh's CLUSTER SHARDS changes nothing. */
-static inline void cache_sending(cp_pipeline *p, const cp__cmd *cmd) {
-    if (p->c->cache != NULL && !(cmd->flags & CP__F_READONLY) && p->kind != CP__BATCH_REFRESH)
-        cp__cache_wrote(p->c->cache, cmd->slot);
-}
-
 /* Queues a command on node n, behind what waits there (a blocking one: on n's pool). While n
  * is cautious (it refused commands lately, its state changing), a command of a slot n still
  * has an unanswered command of waits for that answer: were the earlier one refused and this one
  * run, because the state changed between them, the earlier one's retry would come after it. */
 void cp__send_enqueue(cp_pipeline *p, int n, uint32_t tag) {
-    cache_sending(p, cp__get(p, tag));
+    /* A command that may write drops what the client-side cache kept of its slot, each time it
+     * goes (the cache may have kept the slot's reads since its last send); every first send of
+     * one comes here too (dispatch). The refresh's CLUSTER SHARDS changes nothing. */
+    if ((cp__get(p, tag)->flags & CP__F_DROPS) && p->kind != CP__BATCH_REFRESH)
+        cp__cache_wrote(p->c->cache, cp__get(p, tag)->slot);
     if (cp__get(p, tag)->flags & CP__F_BLOCKING) {
         enqueue_blocking(p, n, tag);
         return;
@@ -332,10 +328,10 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
     if ((cmd->flags & CP__F_CACHE) && cache_answers(p, tag, cmd, now))
         return;
     int n;
-    if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT | CP__F_SCRIPT)))
+    if (c->nfences > 0 || (cmd->flags & (CP__F_BLOCKING | CP__F_WAIT | CP__F_SCRIPT | CP__F_DROPS)))
         n = -1; /* by route: a fence may hold it, a blocking command goes to the pool, a
-                 * WAIT's timeout is noted where pump writes it, and a script holds its slot
-                 * (cp__send_enqueue) */
+                 * WAIT's timeout is noted where pump writes it, a script holds its slot and a
+                 * write drops cache entries (cp__send_enqueue) */
     else if (cmd->slot >= 0 && cmd->slot == m->slot && cmd->flags == m->flags)
         n = m->node;
     else
@@ -350,7 +346,6 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
             cmd->sent_ns = now;         /* as pump would: latency counts from the first send */
             if (inflight == 0)          /* the I/O timeout counts from the first request, not the */
                 conn->last_io_ns = now; /* last bytes an idle connection moved */
-            cache_sending(p, cmd);      /* as cp__send_enqueue does */
             return;
         }
     }

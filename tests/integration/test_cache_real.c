@@ -154,6 +154,13 @@ static void hits_and_what_bypasses(void **state) {
     assert_int_equal(st.bytes, 0);
     assert_int_equal(run(p, 5, reads), 0);
 
+    /* A keyless write sent to every master (FLUSHALL) drops every entry before the read after
+     * it in the pipeline. */
+    assert_int_equal(run(p, 5, reads), 4);
+    static const char *const flush[] = {"FLUSHALL", "GET ca:a"};
+    assert_int_equal(run(p, 2, flush), 0);
+    assert_int_equal(cp_reply(p, 1)->type, CP_REPLY_NIL);
+
     /* CLIENT TRACKING itself stays refused: the cache owns tracking. */
     r = cp_command(c, "CLIENT TRACKING ON");
     assert_null(r);
