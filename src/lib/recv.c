@@ -22,7 +22,8 @@
 /* A MOVED names slot's owner m: the slot table is patched, and what the client-side cache kept
  * of the slot goes when it changed hands (its invalidations come from the old owner). */
 static void moved_to(cp__client *c, int slot, int m) {
-    if (c->cache != NULL && cp__slottab_lookup(&c->slottab, slot) != m)
+    int was = cp__slottab_lookup(&c->slottab, slot);
+    if (c->cache != NULL && was >= 0 && was != m)
         cp__cache_slot_moved(c->cache, slot);
     cp__slottab_patch(&c->slottab, slot, m);
 }

@@ -134,7 +134,9 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
             memcpy(before, c->slottab.node, sizeof(c->slottab.node));
     for (int s = 0; s < CP_SLOTS; s++) {
         int16_t owner = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
-        if (c->cache != NULL && c->slottab.node[s] != owner) /* its entries' node lost it */
+        /* Its entries' node lost it. (A slot no node served has no entries, and a read sent
+         * for it went to no node: it waits for this map.) */
+        if (c->cache != NULL && c->slottab.node[s] >= 0 && c->slottab.node[s] != owner)
             cp__cache_slot_moved(c->cache, s);
         c->slottab.node[s] = owner;
     }

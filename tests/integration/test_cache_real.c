@@ -171,6 +171,52 @@ static void hits_and_what_bypasses(void **state) {
     cp_free(w);
 }
 
+/* An async command answered by the cache says so in its response, and its callback comes from
+ * the loop like any other (not from inside the send). */
+typedef struct async_seen {
+    int n, cached[4], in_send;
+    char value[4][8];
+} async_seen;
+
+static void on_get(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    async_seen *s = data;
+    assert_int_equal(s->in_send, 0);
+    assert_int_equal(r->outcome, CP_DONE);
+    s->cached[s->n] = r->cached;
+    snprintf(s->value[s->n], sizeof(s->value[0]), "%s", r->reply->str);
+    s->n++;
+}
+
+static void async_hit(void **state) {
+    cp_fixture *f = *state;
+    cp_client *w = cp_fixture_client(f, NULL);
+    expect_str(w, "OK", "SET as:k 7");
+    cp_free(w);
+    cp_cache_options co = {0};
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints;
+    o.protocol = 3;
+    o.client_cache = &co;
+    cp_loop *l = cp_loop_new();
+    cp_client *a = cp_client_new(&o);
+    assert_int_equal(a->err, 0);
+    assert_int_equal(cp_loop_attach(l, a), 0);
+    async_seen seen = {0};
+    for (int i = 0; i < 2; i++) { /* the second GET is sent once the first was answered */
+        seen.in_send = 1;
+        assert_int_equal(cp_async_command(a, on_get, &seen, "GET as:k"), 0);
+        seen.in_send = 0;
+        assert_int_equal(cp_loop_run(l), 0);
+    }
+    assert_int_equal(seen.n, 2);
+    assert_int_equal(seen.cached[0], 0);
+    assert_int_equal(seen.cached[1], 1);
+    assert_string_equal(seen.value[1], "7");
+    cp_free(a);
+    cp_loop_free(l);
+}
+
 static void lru_bound_and_refusals(void **state) {
     cp_fixture *f = *state;
     cp_client *w = cp_fixture_client(f, NULL);
@@ -528,6 +574,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(hits_and_what_bypasses, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(async_hit, cp_fixture_setup_cluster3, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(lru_bound_and_refusals, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(silent_node_is_asked, cp_fixture_setup_cluster3,
