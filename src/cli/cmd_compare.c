@@ -161,6 +161,10 @@ static const cp_cli_flag compare_rows[] = {
                "the replicas\n(bench --read-from replica). The tables split its redis\nCPU "
                "into masters and replicas, beside the cluster's\nmasters. Local setups only "
                "(not with --cluster/--proxy)"),
+    CP_CLI_NUM("--protocol", "N", CP_CLI_INT, 2, 3, CO(protocol),
+               "RESP version of the cluster setups' clients: 2 (default)\nor 3, so that "
+               "cluster and cluster-cached differ by the\ncache alone (cluster-cached always "
+               "speaks 3, twemproxy 2)"),
     CP_CLI_FN("--setups", "LIST", parse_setups, CO(setups),
               "the setups to run, in this order whatever LIST's:\ntwemproxy, cluster, "
               "cluster-replicas (as --replica-reads),\ncluster-cached (the cluster, every "
@@ -205,7 +209,7 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
              "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
              "                           [--no-verify] [--command T ... [--command-ratio W,...]]\n"
-             "                           [--replica-reads] [--ratio SET:GET]\n"
+             "                           [--replica-reads] [--ratio SET:GET] [--protocol 2|3]\n"
              "                           [--setups twemproxy,cluster,cluster-replicas,...]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"

@@ -127,7 +127,8 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     if (cp__bench_target_from_topo(&target, t, NULL, NULL) != 0) {
         cp__cmp_fail_points(r, setup, from, to, "endpoint list too long");
     } else {
-        target.protocol = def->cache ? 3 : 0; /* the cache's invalidations are RESP3 pushes */
+        /* the cache's invalidations are RESP3 pushes; nutcracker speaks RESP2 only */
+        target.protocol = def->cache ? 3 : kind == CP_TOPO_CLUSTER ? o->protocol : 0;
         cp__cmp_run_points(r, setup, &target, "--dir DIR", from, to);
     }
     cp__cmp_add_command(r, "clusterpipe down --dir DIR");
@@ -171,7 +172,7 @@ static void external_setup(cp__cmp *r, const char *setup, cp__target_mode mode, 
     json_array_append_new(
         json_object_get(r->doc, "topologies"),
         json_pack("{s:s,s:s,s:[]}", "setup", setup, "endpoints", eps, "processes"));
-    t.protocol = cache ? 3 : 0;
+    t.protocol = cache ? 3 : mode == CP__TARGET_CLUSTER ? r->o->protocol : 0;
     r->client_cache = cache;
     cp__cmp_run_points(r, setup, &t, flags, 0, cp__cmp_npoints(r->o));
     r->client_cache = 0;
@@ -228,6 +229,8 @@ static json_t *settings_json(const cp__compare_opts *o) {
         json_object_set_new(s, "replica_reads", json_true());
     if (s != NULL && (cp__cmp_setups(o) & CP__CMP_SETUP_CACHED))
         json_object_set_new(s, "client_cache", json_true());
+    if (s != NULL && o->protocol == 3)
+        json_object_set_new(s, "protocol", json_integer(3));
     if (s != NULL && o->ratio_set > 0) {
         char ratio[32];
         snprintf(ratio, sizeof(ratio), "%u:%u", o->ratio_set, o->ratio_get);

@@ -81,6 +81,10 @@ typedef struct cp__compare_opts {
     /* --ratio: the SET:GET mix of every case, SET's first (adjacent: the shared --ratio flag
      * fills both); 0:1 (the default): GETs only, the published experiment. */
     unsigned ratio_set, ratio_get;
+    /* --protocol: the RESP version of the cluster setups' clients (0 or 2: RESP2; 3: RESP3, so
+     * that cluster and cluster-cached differ by the cache alone). cluster-cached always speaks
+     * 3, twemproxy always 2 (nutcracker has no HELLO). */
+    int protocol;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in

@@ -67,7 +67,8 @@ void cp__cmp_fail_points(cp__cmp *r, const char *setup, int from, int to, const 
 
 /* The `clusterpipe bench` command that reproduces one run by hand (the report's "commands"). */
 static void bench_command(const cp__compare_opts *o, const cp__cmp_point *pt, const char *target,
-                          int pipeline, const cp__cmp *r, char *buf, size_t len) {
+                          int pipeline, const cp__cmp *r, const cp__bench_target *t, char *buf,
+                          size_t len) {
     char dist[64], ratio[40] = "";
     cp__dist_format(&o->dist, dist, sizeof(dist));
     if (o->ratio_set > 0)
@@ -78,7 +79,9 @@ static void bench_command(const cp__compare_opts *o, const cp__cmp_point *pt, co
                      target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes,
                      dist, ratio, o->verify ? "" : " --no-verify",
                      r->read_from == CP_READ_REPLICA ? " --read-from replica" : "",
-                     r->client_cache ? " --client-cache" : "");
+                     r->client_cache    ? " --client-cache"
+                     : t->protocol == 3 ? " --protocol 3"
+                                        : "");
     if (o->commands != NULL && n > 0 && (size_t)n < len)
         cp__cmdset_flags(o->commands, buf + n, len - (size_t)n);
 }
@@ -159,7 +162,7 @@ static void run_case(cp__cmp *r, const char *setup, const cp__bench_target *t,
                      int k) {
     const cp__compare_opts *o = r->o;
     char cmdline[12288], err[CP__CMP_ERRLEN] = "";
-    bench_command(o, pt, target_flags, c->pipeline, r, cmdline, sizeof(cmdline));
+    bench_command(o, pt, target_flags, c->pipeline, r, t, cmdline, sizeof(cmdline));
     if (k == 1)
         cp__cmp_add_command(r, cmdline);
     cp__bench_config cfg;
