@@ -33,7 +33,7 @@ typedef struct cp_cache_stats {
     uint64_t invalidations;      /* keys named by the servers' invalidation pushes (a flush: 1) */
     uint64_t dropped;            /* entries dropped by invalidations, writes, lost connections
                                     and slot moves */
-    uint64_t node_drops;         /* a node's entries dropped as its connection closed */
+    uint64_t node_drops;         /* closed connections that took a node's entries with them */
     uint64_t evictions;          /* entries dropped to stay inside the bounds (LRU) */
     size_t entries, bytes;
 } cp_cache_stats;

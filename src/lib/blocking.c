@@ -20,13 +20,18 @@ static void own_loop_free(void *l) {
     cp_loop_free(l);
 }
 
-/* One turn of the client's own loop; a loop that cannot poll ends everything in flight. */
-static void turn(cp__client *c) {
-    if (cp_loop_run_once(c->own_loop, -1) < 0) {
+/* One turn of the client's own loop, waiting up to timeout_ms (-1: until something happens); a
+ * loop that cannot poll ends everything in flight. */
+static void turn_within(cp__client *c, int timeout_ms) {
+    if (cp_loop_run_once(c->own_loop, timeout_ms) < 0) {
         char why[64];
         snprintf(why, sizeof(why), "poll: %s", strerror(errno));
         cp__batch_cancel_all(c, CP_EIO, why);
     }
+}
+
+static void turn(cp__client *c) {
+    turn_within(c, -1);
 }
 
 cp_client *cp_connect(const cp_options *opt) {
@@ -109,6 +114,11 @@ int cp_exec(cp_pipeline *p) {
      * the newest map it asked for, as it always did. */
     while (c->refresh.running)
         turn(c);
+    /* A blocking client reads only inside its calls: with a client-side cache, what its
+     * connections received since the last one (invalidations, a closed connection) is read
+     * before any read of this batch may be answered from the cache. */
+    if (c->cache != NULL)
+        turn_within(c, 0);
     cp__send_start(p, 1);
     cp__events_after_call(c);
     while (p->running)

@@ -54,10 +54,9 @@ static long header(const char **p, const char *end, char type) {
     return n;
 }
 
-/* The request's first key (its second argument) and whether it names more keys (MGET, EXISTS
- * with several: every argument after the name is a key). 0, or -1 when it cannot be read. */
-static int first_key(const char *req, size_t len, const char **key, size_t *keylen,
-                     int *multikey) {
+/* The request's first key (its second argument) and how many keys it names (MGET, EXISTS: every
+ * argument after the name is a key; the others name one). 0, or -1 when it cannot be read. */
+static int first_key(const char *req, size_t len, const char **key, size_t *keylen, long *nkeys) {
     const char *p = req, *end = req + len;
     long argc = header(&p, end, '*'), namelen = argc >= 2 ? header(&p, end, '$') : -1;
     if (namelen < 0 || end - p < namelen + 2)
@@ -69,23 +68,50 @@ static int first_key(const char *req, size_t len, const char **key, size_t *keyl
         return -1;
     *key = p;
     *keylen = (size_t)klen;
-    *multikey = argc > 2 && ((namelen == 4 && strncasecmp(name, "MGET", 4) == 0) ||
-                             (namelen == 6 && strncasecmp(name, "EXISTS", 6) == 0));
+    int each = (namelen == 4 && strncasecmp(name, "MGET", 4) == 0) ||
+               (namelen == 6 && strncasecmp(name, "EXISTS", 6) == 0);
+    *nkeys = each ? argc - 1 : 1;
     return 0;
+}
+
+/* 1 when reply r shows that every one of the request's nkeys keys exists: a value, a count above
+ * zero (EXISTS: all of them), a list without nil. A reply about a key that does not exist is
+ * never kept: a slot may move to another node without its old one ever invalidating a key it does
+ * not have, and the new one does not know this client read it. A key that exists is deleted from
+ * the old node when it moves, and that is an invalidation. Empty strings and lists are left out
+ * too (GETRANGE, LRANGE past the end say nothing of the key). */
+static int shows_keys(const redisReply *r, long nkeys) {
+    switch (r->type) {
+    case CP_REPLY_INTEGER:
+    case CP_REPLY_BOOL:
+        return nkeys > 1 ? r->integer == nkeys : r->integer > 0;
+    case CP_REPLY_ARRAY:
+    case CP_REPLY_MAP:
+    case CP_REPLY_SET:
+        for (size_t i = 0; i < r->elements; i++)
+            if (r->element[i] == NULL || r->element[i]->type == CP_REPLY_NIL)
+                return 0;
+        return r->elements > 0;
+    case CP_REPLY_NIL:
+    case CP_REPLY_ERROR:
+        return 0;
+    default: /* a string, double, big number */
+        return nkeys == 1 && r->len > 0;
+    }
 }
 
 void cp__cache_took(cp__cache *k, const char *req, size_t len, int slot, uint32_t gen, int node,
                     int owner, const redisReply *r) {
     const char *key;
     size_t keylen;
-    int multikey;
-    if (!owner || gen != k->gen[slot] || r->type == CP_REPLY_ERROR ||
-        first_key(req, len, &key, &keylen, &multikey) != 0) {
+    long nkeys;
+    if (!owner || gen != k->gen[slot] || first_key(req, len, &key, &keylen, &nkeys) != 0 ||
+        !shows_keys(r, nkeys)) {
         k->stats.not_stored++;
         return;
     }
     int rc = cp__cstore_put(&k->store, req, len, cp__cstore_hash(req, len), slot, node, key, keylen,
-                            multikey, r);
+                            nkeys > 1, r);
     if (rc == 0)
         k->stats.stored++;
     else
@@ -140,5 +166,5 @@ void cp__cache_slot_moved(cp__cache *k, int slot) {
 void cp__cache_node_closed(cp__cache *k, int node) {
     size_t n = cp__cstore_drop_node(&k->store, node);
     k->stats.dropped += n;
-    k->stats.node_drops++;
+    k->stats.node_drops += n > 0;
 }

@@ -8,7 +8,9 @@
  *
  * An entry is one allocation: the request's bytes, then its reply laid out flat (the reply
  * object, element arrays and strings in one block, pointers into it), so that its size is known
- * exactly and the bound counts every byte the store holds for it.
+ * exactly and the bound counts every byte the store holds for it. (The hash table and the
+ * per-slot heads, made at the first put, are not counted: CP_SLOTS pointers and one or two
+ * pointers per entry.)
  */
 #ifndef CLUSTERPIPE_CACHESTORE_H
 #define CLUSTERPIPE_CACHESTORE_H
@@ -35,7 +37,8 @@ typedef struct cp__cstore {
 /* An empty store bounded by max_entries and max_bytes (both > 0). No allocation yet. */
 void cp__cstore_init(cp__cstore *s, size_t max_entries, size_t max_bytes);
 
-/* Frees every entry and the tables. The store is empty (and still usable) after it. */
+/* Frees every entry and the tables. The store is empty (and still usable) after it: as
+ * cp__cstore_init left it, with the same bounds and evictions back at 0. */
 void cp__cstore_free(cp__cstore *s);
 
 /* The hash a request's bytes are found by (computed once by the caller, used for get and put). */
@@ -49,7 +52,9 @@ const redisReply *cp__cstore_get(cp__cstore *s, const char *req, size_t len, uin
  * by: slot (0..CP_SLOTS-1), node (the answering node's index), key (its first key) and multikey
  * (1 when the request names more than one key: dropped by any key of its slot). Evicts the least
  * recently used entries until both bounds hold. 0 when stored, 1 when not (an entry this size
- * would not fit in max_bytes alone), CP_ENOMEM. */
+ * would not fit in max_bytes alone), CP_ENOMEM. r is copied (the caller keeps it); on 1 and on
+ * CP_ENOMEM an entry of the same bytes is dropped (its reply is older than r), the others stay. A
+ * table that cannot grow for lack of memory is kept as it is (longer chains), not an error. */
 int cp__cstore_put(cp__cstore *s, const char *req, size_t len, uint64_t hash, int slot, int node,
                    const char *key, size_t keylen, int multikey, const redisReply *r);
 

@@ -313,9 +313,10 @@ cp__client *cp__client_create(const cp_options *opt) {
     c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;
     c->copts.readonly = c->read_from != CP_READ_MASTER;
     if (opt->client_cache != NULL && (!c->copts.resp3 || !c->cluster)) {
-        cp__client_err(c, CP_EINVAL, "client_cache needs protocol 3 and cluster mode (seeds): "
-                                     "invalidations arrive as RESP3 pushes on each node's "
-                                     "connection");
+        cp__client_err(c, CP_EINVAL,
+                       "client_cache needs protocol 3 and cluster mode (seeds): "
+                       "invalidations arrive as RESP3 pushes on each node's "
+                       "connection");
         return c;
     }
     if (opt->client_cache != NULL && (c->cache = cp__cache_new(opt->client_cache)) == NULL) {

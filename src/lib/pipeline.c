@@ -353,9 +353,8 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         }
         return rc;
     }
-    uint16_t cache = to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH))
-                         ? cache_flag(c, ci)
-                         : 0;
+    uint16_t cache =
+        to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH)) ? cache_flag(c, ci) : 0;
     if (cmd->slot >= 0)
         cmd->flags |= cache;
     if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&

@@ -66,7 +66,7 @@ static inline int cp__node_arg(int node) {
 typedef struct cp__cmd {
     uint64_t off; /* bytes in the arena */
     uint32_t len;
-    int32_t slot;    /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
+    int32_t slot; /* 0..16383, CP__SLOT_NONE, CP__SLOT_CROSS or CP__SLOT_NODE */
     union {
         int32_t node;       /* CP__SLOT_NODE: the node it is for */
         uint32_t cache_gen; /* CP__F_CACHE (slot >= 0): its slot's generation when sent */

@@ -126,8 +126,8 @@ redisReply *cp__arena_array(cp__reply_arena *a, size_t elements) {
 }
 
 redisReply *cp__arena_copy(cp__reply_arena *a, const redisReply *r) {
-    redisReply *d = r->str != NULL ? cp__arena_string(a, r->type, r->str, r->len)
-                                   : cp__arena_reply(a, r->type);
+    redisReply *d =
+        r->str != NULL ? cp__arena_string(a, r->type, r->str, r->len) : cp__arena_reply(a, r->type);
     if (d == NULL)
         return NULL;
     d->integer = r->integer;

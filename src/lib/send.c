@@ -341,7 +341,7 @@ static inline void dispatch(cp_pipeline *p, uint32_t tag, uint64_t now, dispatch
             cmd->sent_ns = now;         /* as pump would: latency counts from the first send */
             if (inflight == 0)          /* the I/O timeout counts from the first request, not the */
                 conn->last_io_ns = now; /* last bytes an idle connection moved */
-            cache_sending(p, cmd); /* as cp__send_enqueue does */
+            cache_sending(p, cmd);      /* as cp__send_enqueue does */
             return;
         }
     }
