@@ -20,10 +20,17 @@
 typedef struct cp_cache_options {
     size_t max_entries; /* entries held at most; 0: CP_DEFAULT_CACHE_ENTRIES */
     size_t max_bytes;   /* bytes held at most (requests, replies, bookkeeping); 0: the default */
+    /* A node not heard from for this long (no byte read from its connection) has its reads sent
+     * to it instead of answered from its entries: a node that went silent without closing its
+     * connection (a partition) may be missing invalidations, and the read shows whether it
+     * still answers. It bounds how long an entry can be served after its invalidation was
+     * lost. 0: CP_DEFAULT_CACHE_SILENCE_MS. */
+    int max_silence_ms;
 } cp_cache_options;
 
 #define CP_DEFAULT_CACHE_ENTRIES 100000
 #define CP_DEFAULT_CACHE_BYTES (64u << 20)
+#define CP_DEFAULT_CACHE_SILENCE_MS 1000
 
 /* Counters since the client was made, and what the cache holds now. */
 typedef struct cp_cache_stats {

@@ -16,6 +16,9 @@ cp__cache *cp__cache_new(const cp_cache_options *o) {
         return NULL;
     cp__cstore_init(&k->store, o->max_entries > 0 ? o->max_entries : CP_DEFAULT_CACHE_ENTRIES,
                     o->max_bytes > 0 ? o->max_bytes : CP_DEFAULT_CACHE_BYTES);
+    k->silence_ns =
+        (uint64_t)(o->max_silence_ms > 0 ? o->max_silence_ms : CP_DEFAULT_CACHE_SILENCE_MS) *
+        1000000ull;
     return k;
 }
 

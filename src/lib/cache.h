@@ -28,6 +28,7 @@
 typedef struct cp__cache {
     cp__cstore store;
     cp_cache_stats stats;
+    uint64_t silence_ns;    /* cp_cache_options.max_silence_ms */
     uint32_t gen[CP_SLOTS]; /* per slot: bumped by whatever may make a reply in flight stale */
 } cp__cache;
 

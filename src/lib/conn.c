@@ -183,6 +183,7 @@ int cp__conn_start(cp__conn *c, const char *host, int port, const cp__connopts *
     cp__conn_close(c);
     c->err = 0;
     c->opts = o;
+    c->resp3 = (uint8_t)(o->resp3 != 0);
     snprintf(c->host, sizeof(c->host), "%s", host);
     c->port = port;
     c->connect_deadline = cp__now_ns() + (uint64_t)o->connect_timeout_ms * 1000000ull;
@@ -426,7 +427,7 @@ static int fill_tls(cp__conn *c) {
             return closed(c);
         if (n < 0)
             return set_err(c, CP_EIO, "%s", why);
-        c->last_io_ns = cp__now_ns();
+        c->last_io_ns = c->last_read_ns = cp__now_ns();
         c->bytes_in += (uint64_t)n;
         cp__reader_commit(&c->reader, (size_t)n);
     }
@@ -442,7 +443,7 @@ int cp__conn_fill(cp__conn *c) {
             return set_err(c, CP_ENOMEM, "reader: out of memory");
         ssize_t n = recv(c->fd, space, room, 0);
         if (n > 0) {
-            c->last_io_ns = cp__now_ns();
+            c->last_io_ns = c->last_read_ns = cp__now_ns();
             c->bytes_in += (uint64_t)n;
             cp__reader_commit(&c->reader, (size_t)n);
             if ((size_t)n < room)
@@ -504,7 +505,7 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
                                             cp__reply_arena **arena) {
     const cp__inflight *head = NULL;
     cp__reply_arena *a = &c->own;
-    int at_push = cp__reader_at_push(&c->reader);
+    int at_push = c->resp3 && cp__reader_at_push(&c->reader); /* RESP2 has no pushes */
     if (c->fcount > 0 && !at_push) {
         head = &c->fifo[c->fhead];
         if (head->arena != NULL)

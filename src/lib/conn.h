@@ -66,8 +66,9 @@ typedef struct cp__inflight {
 /* The tag of a request the connection makes itself before it is ready: HELLO, AUTH, CLIENT
  * TRACKING, READONLY. */
 static inline int cp__conn_is_handshake(uint32_t tag) {
-    return tag == CP__TAG_AUTH || tag == CP__TAG_READONLY || tag == CP__TAG_HELLO ||
-           tag == CP__TAG_TRACKING;
+    return tag >= CP__TAG_TRACKING && /* every command's tag is below: one compare for them */
+           (tag == CP__TAG_AUTH || tag == CP__TAG_READONLY || tag == CP__TAG_HELLO ||
+            tag == CP__TAG_TRACKING);
 }
 
 typedef enum cp__conn_state {
@@ -89,6 +90,7 @@ typedef struct cp__conn {
     uint8_t tls_want;   /* CP__EV_READ or CP__EV_WRITE while state is TLS */
     uint8_t ev;         /* readiness registered with the owner's loop (the owner keeps it) */
     uint8_t push;       /* a subscriber's: frames with nothing in flight are the server's own */
+    uint8_t resp3;      /* opts->resp3, where the reply path reads it: only RESP3 sends pushes */
     void *ev_data;      /* the loop adapter's slot for this connection */
     struct ssl_st *ssl; /* TLS session when the client uses TLS */
     cp__reader reader;
@@ -100,6 +102,7 @@ typedef struct cp__conn {
     cp__inflight *fifo;
     size_t fhead, fcount, fcap; /* a ring; fcap is 0 or a power of two (index with & (fcap - 1)) */
     uint64_t last_io_ns;        /* last time bytes moved, for the I/O timeout */
+    uint64_t last_read_ns;      /* last time bytes came in: the peer was alive then */
     cp__reply_arena own;        /* replies of requests with no owner arena (AUTH) */
     int err;
     char errstr[CP_ERRSTR_LEN];

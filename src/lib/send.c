@@ -295,13 +295,22 @@ typedef struct dispatch_memo {
     int node;
 } dispatch_memo;
 
-/* A cacheable read's first send (cache.h): answered here when the cache holds it and no fence
+/* A cacheable read's first send (cache.h): answered here when the cache holds it, no fence
  * holds its slot (the fence's commands were sent before it: a write among them may change what
- * it reads). 1 when answered; else it goes, with its slot's generation noted. */
+ * it reads), and the slot's node was heard from lately (its entries are the only ones the slot
+ * has: a silent node may be missing invalidations, and this read shows whether it still
+ * answers). 1 when answered; else it goes, with its slot's generation noted. */
 static int cache_answers(cp_pipeline *p, uint32_t tag, cp__cmd *cmd, uint64_t now) {
     cp__client *c = p->c;
     if (c->nfences > 0 && c->fence_of[cmd->slot] >= 0) {
         cmd->cache_gen = c->cache->gen[cmd->slot] - 1; /* never stored: it may see the writes */
+        return 0;
+    }
+    int n = cp__slottab_lookup(&c->slottab, cmd->slot);
+    if (n < 0 || c->nodes[n].conn.state != CP__CONN_READY ||
+        now - c->nodes[n].conn.last_read_ns > c->cache->silence_ns) {
+        cmd->cache_gen = c->cache->gen[cmd->slot];
+        c->cache->stats.misses++;
         return 0;
     }
     redisReply *r = cp__cache_lookup(c->cache, p->arena.data + cmd->off, cmd->len, cmd->slot,

@@ -215,6 +215,78 @@ static void lru_bound_and_refusals(void **state) {
     cp_free(c);
 }
 
+/* A master frozen (SIGSTOP) keeps its connection open but says nothing: once it has been silent
+ * for max_silence_ms its keys' reads go to it, and time out, instead of being answered from what
+ * it served (it may be missing invalidations); once it answers again, they are cached again. */
+static void silent_node_is_asked(void **state) {
+    cp_fixture *f = *state;
+    cp_client *w = cp_fixture_client(f, NULL);
+    size_t m0 = cp_fixture_master(f, 0);
+    char key[32];
+    int n0 = slot_node_of(w, f, m0), top = 0;
+    int ranges[8][2];
+    assert_int_gt(cp_node_slots(w, n0, ranges, 8), 0);
+    top = ranges[0][0];
+    for (int j = 0;; j++) { /* a key of master 0 */
+        snprintf(key, sizeof(key), "si:%d", j);
+        if ((int)cp_keyslot(key, strlen(key)) >= top &&
+            (int)cp_keyslot(key, strlen(key)) <= ranges[0][1])
+            break;
+    }
+    redisReply *r = cp_command(w, "SET %s v", key);
+    assert_non_null(r);
+    cp_reply_free(r);
+    cp_free(w);
+    cp_cache_options co = {.max_silence_ms = 300};
+    cp_options o = CP_OPTIONS_INIT;
+    o.protocol = 3;
+    o.client_cache = &co;
+    o.io_timeout_ms = 1000;
+    o.retry_budget_ms = CP_RETRY_NONE;
+    cp_client *c = cp_fixture_client(f, &o);
+    cp_pipeline *p = cp_pipeline_new(c);
+    cp_append(p, "GET %s", key);
+    assert_int_equal(cp_exec(p), 0);
+    cp_pipeline_reset(p);
+    cp_append(p, "GET %s", key);
+    assert_int_equal(cp_exec(p), 0);
+    assert_int_equal(cp_reply_cached(p, 0), 1); /* heard from just now: a hit */
+    char err[512];
+    assert_int_equal(cp_topo_kill(f->topo, m0, SIGSTOP, err, sizeof(err)), 0);
+    cp__sleep_ms(100);
+    cp_pipeline_reset(p);
+    cp_append(p, "GET %s", key);
+    int rc = cp_exec(p);
+    int early_hit = rc == 0 && cp_reply_cached(p, 0);
+    cp__sleep_ms(300); /* silent for max_silence_ms now */
+    cp_pipeline_reset(p);
+    cp_append(p, "GET %s", key);
+    uint64_t t0 = cp__now_ns();
+    rc = cp_exec(p);
+    uint64_t took = cp__now_ns() - t0;
+    cp_outcome out = cp_get_outcome(p, 0);
+    assert_int_equal(cp_topo_kill(f->topo, m0, SIGCONT, err, sizeof(err)), 0);
+    assert_int_equal(early_hit, 1); /* within the silence bound it is still answered */
+    assert_int_not_equal(rc, 0);    /* then it was asked, and timed out */
+    assert_int_equal(out, CP_UNKNOWN);
+    assert_int_ge(took, 900000000ull);
+    cp_cache_stats st;
+    cp_cache_get_stats(c, &st);
+    assert_int_ge(st.node_drops, 1); /* the timed-out connection took the entry */
+    cp_pipeline_reset(p);
+    uint64_t end = cp__now_ns() + 10000000000ull;
+    for (;;) { /* answered again, and cached again */
+        cp_pipeline_reset(p);
+        cp_append(p, "GET %s", key);
+        if (cp_exec(p) == 0 && cp_reply_cached(p, 0))
+            break;
+        assert_int_lt(cp__now_ns(), end);
+        cp__sleep_ms(50);
+    }
+    cp_pipeline_free(p);
+    cp_free(c);
+}
+
 /* ---- no stale reads through the cluster's changes ----------------------------------------- */
 
 #define NKEYS 96
@@ -450,6 +522,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(hits_and_what_bypasses, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(lru_bound_and_refusals, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(silent_node_is_asked, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(no_stale_reads_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
