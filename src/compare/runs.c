@@ -168,7 +168,7 @@ static void run_case(cp__cmp *r, const char *setup, const cp__bench_target *t,
     cp__bench_config cfg;
     cp__cmp_bench_config(o, pt, c->pipeline, (uint64_t)k, &cfg);
     cfg.read_from = r->read_from;
-    static const cp_cache_options cache_defaults = {0, 0}; /* the library's bounds */
+    static const cp_cache_options cache_defaults; /* zeros: the library's defaults */
     cfg.client_cache = r->client_cache ? &cache_defaults : NULL;
     cfg.command_line = cmdline;
     ready_probe *probe = calloc(1, sizeof(*probe)); /* large: not on the stack */

@@ -147,7 +147,7 @@ static void test_cache_versions(void **state) {
     cp__bench_target t;
     assert_int_equal(cp__bench_target_from_topo(&t, f->topo, NULL, NULL), 0);
     t.protocol = 3;
-    static const cp_cache_options cache = {0, 0};
+    static const cp_cache_options cache; /* zeros: the library's defaults */
     _Atomic uint32_t *acked = calloc(KEYS, sizeof(*acked));
     assert_non_null(acked);
     for (size_t i = 0; i < KEYS; i++)
@@ -188,7 +188,7 @@ static void test_cache_versions(void **state) {
 /* The engine's own refusals, before anything connects: a proxy target, RESP2. */
 static void test_cache_refused(void **state) {
     (void)state;
-    static const cp_cache_options cache = {0, 0};
+    static const cp_cache_options cache; /* zeros: the library's defaults */
     cp__bench_config cfg;
     cp__bench_config_init(&cfg);
     cfg.client_cache = &cache;
