@@ -34,6 +34,9 @@ typedef struct cp__acct {
     /* --command runs: each template's part, spec->cmds->n entries (owned by the worker that
      * holds this cp__acct); NULL otherwise */
     cp__bench_cmd_result *cmd;
+    /* client-side cache runs: the reads' latencies split by who answered (cp_reply_cached);
+     * initialised by cp__worker_init, filled only when the spec has a cache */
+    cp__hist cache_hit, cache_miss;
 } cp__acct;
 
 /* Counters of one batch, added to the worker and the second once at its end: kept local, the

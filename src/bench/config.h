@@ -91,7 +91,11 @@ typedef struct cp__bench_config {
     int retry_budget_ms;        /* per batch, for retries after errors; < 0: library default,
                                    0: none (CP_RETRY_NONE) */
     int read_from;              /* cluster: cp_read_from of every client (0: master) */
-    const char *command_line;   /* for the report (borrowed), NULL: none */
+    /* The client-side cache of every client (cp_options.client_cache, borrowed; NULL, the
+     * default: none). Needs a cluster target speaking RESP3 (cp__bench_run refuses anything
+     * else with CP_EINVAL). */
+    const cp_cache_options *client_cache;
+    const char *command_line; /* for the report (borrowed), NULL: none */
     /* NULL: no progress. Called from the calling thread only. */
     void (*progress)(void *ud, const cp__bench_progress *p);
     void *progress_ud;
@@ -164,6 +168,17 @@ typedef struct cp__bench_cmd_result {
     cp__hist latency; /* per request */
 } cp__bench_cmd_result;
 
+/* The client-side cache's part of a run (cp__bench_config.client_cache set). */
+typedef struct cp__bench_cache_result {
+    bool on;
+    /* The library's cp_cache_stats summed over every client: its counters over the measured
+     * interval (the warm-up's reads left out), entries and bytes as the run ended. */
+    cp_cache_stats stats;
+    /* Latencies of the GETs (--command: of the reads) the cache answered and of those sent to
+     * a server (cp_reply_cached), per request; together the run's reads. */
+    cp__hist hit_latency, miss_latency;
+} cp__bench_cache_result;
+
 typedef struct cp__bench_result {
     /* Placement as it happened: the union of the CPUs the worker threads were allowed, read
      * from /proc/self/task while they ran ("" when it could not be read). */
@@ -212,6 +227,9 @@ typedef struct cp__bench_result {
      * (cp__bench_result_free); NULL and 0 otherwise. Their sums are the run's counts above. */
     cp__bench_cmd_result *commands;
     size_t ncommands;
+
+    /* client-side cache: on, its counters and the split of the reads' latencies */
+    cp__bench_cache_result cache;
 
     /* environment, for reproducibility */
     int masters;            /* cluster masters seen (cluster mode), proxies (proxy mode) */

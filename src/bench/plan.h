@@ -30,13 +30,14 @@ typedef struct cp__run_spec {
     const char *seeds;              /* cluster: the seeds */
     const cp__node_addr *endpoints; /* proxy: clients go round-robin over these */
     int nendpoints;
-    const cp__bench_target *target; /* password, user, TLS (cp__bench_target_options) */
-    int io_timeout_ms;              /* 0: library default */
-    int retry_budget_ms;            /* < 0: library default, 0: none (CP_RETRY_NONE) */
-    int read_from;                  /* cluster: cp_options.read_from */
-    const cp__nodemap *map;         /* cluster: masters and slot owners; NULL in proxy mode */
-    const cp_client *commands;      /* cluster: an idle client whose COMMAND table the workers'
-                                       clients share (cp_options.commands_from), or NULL */
+    const cp__bench_target *target;       /* password, user, TLS (cp__bench_target_options) */
+    int io_timeout_ms;                    /* 0: library default */
+    int retry_budget_ms;                  /* < 0: library default, 0: none (CP_RETRY_NONE) */
+    int read_from;                        /* cluster: cp_options.read_from */
+    const cp_cache_options *client_cache; /* cluster: cp_options.client_cache (NULL: none) */
+    const cp__nodemap *map;               /* cluster: masters and slot owners; NULL in proxy mode */
+    const cp_client *commands; /* cluster: an idle client whose COMMAND table the workers'
+                                  clients share (cp_options.commands_from), or NULL */
 
     int threads, clients;
     int lanes;    /* per client: masters (cluster), 1 (proxy); see worker.c */

@@ -82,6 +82,36 @@ static json_t *latency_json(const cp__hist *h) {
     return lat;
 }
 
+/* "client_cache" of a run with the client-side cache: the library's counters over the measured
+ * interval summed over the clients, the share of cacheable reads it answered, what it held at
+ * the end, and the reads' latencies split by who answered. cpu_us_per_op divides by every op,
+ * the cache's hits included, as a run without the cache does (its "per_op" says so). */
+static json_t *cache_json(const cp__bench_result *r) {
+    const cp_cache_stats *st = &r->cache.stats;
+    uint64_t reads = st->hits + st->misses;
+    json_t *c = json_object();
+    json_object_set_new(c, "hits", json_integer((json_int_t)st->hits));
+    json_object_set_new(c, "misses", json_integer((json_int_t)st->misses));
+    json_object_set_new(c, "hit_ratio",
+                        reads > 0 ? json_real((double)st->hits / (double)reads) : json_null());
+    json_object_set_new(c, "stored", json_integer((json_int_t)st->stored));
+    json_object_set_new(c, "not_stored", json_integer((json_int_t)st->not_stored));
+    json_object_set_new(c, "invalidations", json_integer((json_int_t)st->invalidations));
+    json_object_set_new(c, "dropped", json_integer((json_int_t)st->dropped));
+    json_object_set_new(c, "node_drops", json_integer((json_int_t)st->node_drops));
+    json_object_set_new(c, "evictions", json_integer((json_int_t)st->evictions));
+    json_object_set_new(c, "entries", json_integer((json_int_t)st->entries));
+    json_object_set_new(c, "bytes", json_integer((json_int_t)st->bytes));
+    json_object_set_new(c, "hit_latency_us", latency_json(&r->cache.hit_latency));
+    json_object_set_new(c, "miss_latency_us", latency_json(&r->cache.miss_latency));
+    json_object_set_new(c, "hit_reads",
+                        json_integer((json_int_t)cp__hist_count(&r->cache.hit_latency)));
+    json_object_set_new(c, "miss_reads",
+                        json_integer((json_int_t)cp__hist_count(&r->cache.miss_latency)));
+    json_object_set_new(c, "per_op", json_string("all ops, cache hits included"));
+    return c;
+}
+
 void cp__bench_json_templates(json_t *o, const cp__cmdset *set) {
     json_t *texts = json_array();
     for (int k = 0; k < set->n; k++)
@@ -162,6 +192,17 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(
         wl, "read_from",
         json_string(read_from[cfg->read_from >= 0 && cfg->read_from < 3 ? cfg->read_from : 0]));
+    json_object_set_new(wl, "protocol", json_integer(t->protocol == 3 ? 3 : 2));
+    json_object_set_new(
+        wl, "client_cache",
+        cfg->client_cache == NULL
+            ? json_null()
+            : json_pack("{s:I,s:I}", "max_entries",
+                        (json_int_t)(cfg->client_cache->max_entries ? cfg->client_cache->max_entries
+                                                                    : CP_DEFAULT_CACHE_ENTRIES),
+                        "max_bytes",
+                        (json_int_t)(cfg->client_cache->max_bytes ? cfg->client_cache->max_bytes
+                                                                  : CP_DEFAULT_CACHE_BYTES)));
     json_object_set_new(wl, "seed", json_integer((json_int_t)cfg->seed));
     json_object_set_new(wl, "masters", json_integer(r->masters));
     json_object_set_new(o, "workload", wl);
@@ -228,6 +269,8 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(vf, "samples", samples);
     json_object_set_new(o, "verify", vf);
     json_object_set_new(o, "misses", json_integer((json_int_t)r->misses));
+    if (r->cache.on) /* only then: runs without the cache stay as they were */
+        json_object_set_new(o, "client_cache", cache_json(r));
     if (cfg->acked_versions != NULL)
         json_object_set_new(o, "stale_reads", json_integer((json_int_t)r->stale_reads));
     json_object_set_new(o, "first_failure_s",
@@ -324,7 +367,9 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
                     "cpu_proxy_s,cpu_client_s,cpu_total_s,us_per_op_redis,us_per_op_proxy,"
                     "us_per_op_client,us_per_op_total,cpu_replicas_s,us_per_op_replicas,moved,"
                     "ask,tryagain,clusterdown,io_retries,"
-                    "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes\n");
+                    "failed_ops,unknown_ops,verify_checked,verify_mismatches,misses,value_sizes,"
+                    "cache_hits,cache_misses,cache_hit_ratio,cache_invalidations,"
+                    "cache_evictions,cache_entries\n");
     char ratio[CP__COMMANDS_MAX * 6 + 4]; /* --command: the weights, quoted */
     if (cfg->commands != NULL)
         snprintf(ratio, sizeof(ratio), "\"%s\"", cfg->commands->ratio);
@@ -350,12 +395,25 @@ int cp__bench_write_csv(const char *path, const cp__bench_target *t, const cp__b
     sb_num(&b, r->has_cpu_replicas && r->ops, r->cpu_replicas * 1e6 / ops);
     char sizes[256];
     cp__value_sizes_format(&cfg->value_size, sizes, sizeof(sizes));
-    cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,\"%s\"\n",
+    cp__sbuf_printf(&b, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,\"%s\"",
                     (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
                     (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
                     (unsigned long long)r->stats.io_retries, (unsigned long long)r->failed_ops,
                     (unsigned long long)r->unknown_ops, (unsigned long long)r->verify_checked,
                     (unsigned long long)r->verify_mismatches, (unsigned long long)r->misses, sizes);
+    const cp_cache_stats *cs = &r->cache.stats; /* empty fields without the cache */
+    uint64_t reads = cs->hits + cs->misses;
+    if (r->cache.on)
+        cp__sbuf_printf(&b, ",%llu,%llu", (unsigned long long)cs->hits,
+                        (unsigned long long)cs->misses);
+    else
+        cp__sbuf_puts(&b, ",,");
+    sb_num(&b, r->cache.on && reads > 0, (double)cs->hits / (double)(reads ? reads : 1));
+    if (r->cache.on)
+        cp__sbuf_printf(&b, ",%llu,%llu,%llu\n", (unsigned long long)cs->invalidations,
+                        (unsigned long long)cs->evictions, (unsigned long long)cs->entries);
+    else
+        cp__sbuf_puts(&b, ",,,\n");
     cp__sbuf_printf(&b, "\nt,ops,errors,p99_us,p50_us,p999_us\n");
     for (size_t i = 0; i < r->ntimeline; i++)
         cp__sbuf_printf(&b, "%.3f,%llu,%llu,%.1f,%.1f,%.1f\n", r->timeline[i].t,

@@ -60,6 +60,14 @@ static void verify_get(cp__wctx *x, cp__flight *fl, size_t i, const redisReply *
         t->stale++;
 }
 
+/* A read's latency into the cache's split: answered by the client-side cache (sent_ns ==
+ * done_ns, closed loop) or by a server. Only runs with a cache come here (a test per request of
+ * a flag fixed for the run). */
+static void split_cached(cp__wctx *x, cp_pipeline *p, size_t i, uint64_t lat_ns) {
+    cp__acct *a = &x->w->acct;
+    cp__hist_record_ns(cp_reply_cached(p, i) ? &a->cache_hit : &a->cache_miss, lat_ns);
+}
+
 /* A reply of template t for request i that is not what it should be. The sample names the key
  * the command was for (its first argument, made from __key__). */
 static void template_mismatch(cp__wctx *x, cp__flight *fl, size_t i, const cp__template *t,
@@ -162,6 +170,7 @@ static void finish_templates(cp__wctx *x, cp__flight *fl) {
     cp__hist *hist = &x->time.slot->hist;
     cp__bench_cmd_result *parts = x->w->acct.cmd;
     int per_cmd = set->n > 1;
+    int cached = s->client_cache != NULL;
     size_t n = cp_count(p);
     cp__tally tl = {0};
     uint64_t run_ns = 0, run = 0, crun_ns = 0, crun = 0;
@@ -177,11 +186,11 @@ static void finish_templates(cp__wctx *x, cp__flight *fl) {
             tl.errors++;
             continue;
         }
-        uint64_t sent, done;
+        uint64_t sent, done, lat = UINT64_MAX; /* UINT64_MAX: no timing */
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
             if (fl->intended_ns != 0 && fl->intended_ns < sent)
                 sent = fl->intended_ns;
-            uint64_t lat = done - sent;
+            lat = done - sent;
             if (lat != run_ns) {
                 cp__hist_record_n_ns(hist, run_ns, run);
                 run_ns = lat;
@@ -201,6 +210,8 @@ static void finish_templates(cp__wctx *x, cp__flight *fl) {
         if (t->read) {
             tl.gets++;
             parts[k].reads++;
+            if (cached && lat != UINT64_MAX)
+                split_cached(x, p, i, lat);
             if (r->type == REDIS_REPLY_NIL ||
                 (t->check == CP__CHECK_VALUES && is_list(r) && r->elements == 0)) {
                 tl.misses++;
@@ -228,6 +239,7 @@ void cp__tally_batch(cp__wctx *x, cp__flight *fl) {
     cp__hist *hist = &x->time.slot->hist;
     size_t n = cp_count(p);
     cp__tally t = {0};
+    int cached = s->client_cache != NULL;
     /* Replies parsed in one wake-up share their clock reading, and a batch's requests their
      * send's, so latencies come in runs of equal values: a run is one histogram update. */
     uint64_t run_ns = 0, run = 0;
@@ -240,10 +252,11 @@ void cp__tally_batch(cp__wctx *x, cp__flight *fl) {
             t.errors += keys;
             continue;
         }
-        uint64_t sent, done;
+        uint64_t sent, done, lat = UINT64_MAX; /* UINT64_MAX: no timing */
         if (cp_timing(p, i, &sent, &done) == 0 && done >= sent) {
             if (fl->intended_ns != 0 && fl->intended_ns < sent)
                 sent = fl->intended_ns;
+            lat = done - sent;
             if (done - sent != run_ns) {
                 cp__hist_record_n_ns(hist, run_ns, run);
                 run_ns = done - sent;
@@ -265,6 +278,8 @@ void cp__tally_batch(cp__wctx *x, cp__flight *fl) {
             continue;
         }
         t.gets++;
+        if (cached && lat != UINT64_MAX)
+            split_cached(x, p, i, lat);
         if (r->type == REDIS_REPLY_NIL)
             t.misses++;
         else if (s->verify)

@@ -41,6 +41,7 @@ typedef struct cp__worker {
     int setup_err; /* CP_E* when connecting / warming up failed */
     char setup_errstr[256];
     cp_stats stats;
+    cp_cache_stats cache; /* client-side cache: counters over the run, entries/bytes at its end */
     uint64_t finish_ns;
     uint64_t redirects_seen[2]; /* moved, ask summed over clients at the last second */
     cp__bench_event events[CP__BENCH_EVENTS]; /* its clients' lifecycle events (poller.c) */
@@ -95,7 +96,8 @@ struct cp__client_state {
     cp__reqbuf *queue;      /* requests for the next batches: its group's queue[lane] */
     uint64_t timer_at;      /* the library's timer for this client (0: none) */
     struct cp__wctx *x;
-    cp_stats base; /* counters when the measured interval began */
+    cp_stats base;             /* counters when the measured interval began */
+    cp_cache_stats cache_base; /* the same of its client-side cache (zeros: none) */
 };
 
 /* worker.c: the run's clock. */

@@ -143,6 +143,7 @@ static int setup_client(cp__wctx *x, cp__client_state *cs) {
         opt.seeds = s->seeds;
         opt.commands_from = s->commands;
         opt.read_from = s->read_from;
+        opt.client_cache = s->client_cache;        /* the warm-up GET below is its first entry */
         if (s->cmds != NULL && s->cmds->any_other) /* MGET __key__ __otherkey__ and the like */
             opt.flags |= CP_OPT_SPLIT_MULTIKEY;
     } else {
@@ -222,10 +223,29 @@ static void setup_loop(cp__wctx *x) {
             cs->lane = l;
             cs->queue = &g->queue[l];
             cs->endpoint = s->nendpoints > 0 ? g->gindex % s->nendpoints : 0;
-            if (setup_client(x, cs) == 0)
+            if (setup_client(x, cs) == 0) {
                 cp_get_stats(cs->c, &cs->base);
+                cp_cache_get_stats(cs->c, &cs->cache_base);
+            }
         }
     }
+}
+
+/* A client's cache counters over the measured interval into sum, and what it holds now. */
+static void sum_cache(cp_cache_stats *sum, const cp__client_state *cs) {
+    cp_cache_stats st;
+    const cp_cache_stats *b = &cs->cache_base;
+    cp_cache_get_stats(cs->c, &st);
+    sum->hits += st.hits - b->hits;
+    sum->misses += st.misses - b->misses;
+    sum->stored += st.stored - b->stored;
+    sum->not_stored += st.not_stored - b->not_stored;
+    sum->invalidations += st.invalidations - b->invalidations;
+    sum->dropped += st.dropped - b->dropped;
+    sum->node_drops += st.node_drops - b->node_drops;
+    sum->evictions += st.evictions - b->evictions;
+    sum->entries += st.entries;
+    sum->bytes += st.bytes;
 }
 
 /* The library's counters over the measured interval, summed over the worker's clients. */
@@ -243,6 +263,7 @@ static void sum_stats(cp__worker *w) {
         w->stats.loading += st.loading - cs->base.loading;
         w->stats.io_retries += st.io_retries - cs->base.io_retries;
         w->stats.refreshes += st.refreshes - cs->base.refreshes;
+        sum_cache(&w->cache, cs);
     }
 }
 
@@ -298,6 +319,8 @@ void cp__worker_init(cp__worker *w, const cp__run_spec *spec, cp__gate *gate, in
     w->ncs = nclients * spec->lanes;
     w->cs = calloc((size_t)w->ncs, sizeof(*w->cs));
     w->groups = calloc((size_t)nclients, sizeof(*w->groups));
+    cp__hist_init(&w->acct.cache_hit);
+    cp__hist_init(&w->acct.cache_miss);
     if (spec->cmds != NULL &&
         (w->acct.cmd = calloc((size_t)spec->cmds->n, sizeof(*w->acct.cmd))) != NULL)
         for (int k = 0; k < spec->cmds->n; k++)

@@ -127,6 +127,8 @@ typedef struct bench_opts {
     cp_cli_commands cmds;
     const char *json, *csv, *hdr;
     int quiet;
+    int client_cache;          /* --client-cache (or --client-cache-size) */
+    cp_cache_options cache_sz; /* --client-cache-size; zeros: the library's defaults */
 } bench_opts;
 typedef struct load_opts {
     cp__load_config cfg;
@@ -179,6 +181,12 @@ static const cp_cli_flag bench_rows[] = {
                 "on every connection"),
     CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify),
                 "do not check replies (GETs; with --command its reads and\ncounters)"),
+    CP_CLI_LIKE(cp_cli_def_client_cache, BO(client_cache),
+                "cluster: a client-side cache in every client (RESP3\nCLIENT TRACKING: implies "
+                "--protocol 3, refused with 2\nand with --proxy); GETs it answers are verified "
+                "as any;\nreports the hit ratio over the run, hit and miss\nlatencies, "
+                "invalidations, evictions and entries"),
+    CP_CLI_LIKE(cp_cli_def_client_cache_size, BO(cache_sz), NULL),
     CP_CLI_STR("--json", "FILE", BO(json),
                "write the clusterpipe.bench/1 JSON report (atomically)"),
     CP_CLI_STR("--csv", "FILE", BO(csv), "write the numbers as CSV (atomically)"),
@@ -230,6 +238,30 @@ static void print_cpu(const char *name, bool has, double s, uint64_t ops) {
         printf("  %-7s %.3f s (%.2f us/op)", name, s, s * 1e6 / (double)ops);
     else
         printf("  %-7s %.3f s", name, s);
+}
+
+/* The client-side cache's lines: its share of the reads, who answered how fast, what it
+ * dropped and holds. CPU per op above counts every op, hits included (as without a cache). */
+static void print_cache(const cp__bench_result *r) {
+    const cp_cache_stats *st = &r->cache.stats;
+    uint64_t reads = st->hits + st->misses;
+    const cp__hist *h = &r->cache.hit_latency, *m = &r->cache.miss_latency;
+    if (reads > 0)
+        printf("cache        hit ratio %.1f%% (hits %llu, misses %llu); cpu per op above: all "
+               "ops, hits included\n",
+               100.0 * (double)st->hits / (double)reads, (unsigned long long)st->hits,
+               (unsigned long long)st->misses);
+    else
+        printf("cache        no cacheable reads\n");
+    printf("  latency us hits p50 %.1f p99 %.1f; misses p50 %.1f p99 %.1f\n",
+           cp__hist_percentile_us(h, 50), cp__hist_percentile_us(h, 99),
+           cp__hist_percentile_us(m, 50), cp__hist_percentile_us(m, 99));
+    printf("  stored %llu (not %llu), invalidations %llu, dropped %llu, evictions %llu; holds "
+           "%llu entries, %llu bytes\n",
+           (unsigned long long)st->stored, (unsigned long long)st->not_stored,
+           (unsigned long long)st->invalidations, (unsigned long long)st->dropped,
+           (unsigned long long)st->evictions, (unsigned long long)st->entries,
+           (unsigned long long)st->bytes);
 }
 
 /* A --command run's part per command: which were verified, then a row each. */
@@ -319,6 +351,8 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
            (unsigned long long)r->unknown_ops);
     printf("verify       %s checked %llu, mismatches %llu\n", cfg->verify ? "on," : "off,",
            (unsigned long long)r->verify_checked, (unsigned long long)r->verify_mismatches);
+    if (r->cache.on)
+        print_cache(r);
     if (cfg->commands != NULL)
         print_commands(cfg, r);
     for (size_t i = 0; i < r->nmismatch; i++)
@@ -359,6 +393,20 @@ int cp_cli_bench(int argc, char **argv) {
         return cp_cli_usage_error(cmd, "--ratio is the GET/SET mix: with --command, give the "
                                        "commands' weights with --command-ratio");
     o.tf.tls |= o.tf.insecure;
+    if (cp_cli_given(&seen, "--client-cache-size"))
+        o.client_cache = 1;
+    if (o.client_cache) {
+        if (o.tf.proxy != NULL)
+            return cp_cli_usage_error(cmd, "--client-cache: twemproxy cannot track keys for its "
+                                           "clients (CLIENT TRACKING); give a --cluster or a "
+                                           "--dir cluster target");
+        if (o.tf.protocol == 2)
+            return cp_cli_usage_error(cmd, "--client-cache needs RESP3 (the servers' "
+                                           "invalidations are pushes): --protocol 3, or leave "
+                                           "--protocol out");
+        o.tf.protocol = 3;
+        o.cfg.client_cache = &o.cache_sz;
+    }
     cp__cmdset *cmds = NULL;
     rc = cp_cli_commands_build(cmd, &o.cmds, &cmds);
     if (rc != CP_EXIT_OK)

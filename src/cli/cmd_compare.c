@@ -57,6 +57,13 @@ static int parse_sweep(const char *cmd, const cp_cli_flag *f, const char *val, v
     return 0;
 }
 
+static int parse_setups(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    char err[512];
+    if (cp__cmp_setups_parse(val, dst, err, sizeof(err)) != 0)
+        return cp_cli_flag_error(cmd, f, "%s", err);
+    return 0;
+}
+
 static int parse_cpus(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
     char err[512];
     if (cp__placement_parse(dst, val, err, sizeof(err)) != 0)
@@ -86,6 +93,10 @@ static int preset_action(const char *cmd, const cp_cli_flag *f, const char *val,
 }
 
 #define CO(field) offsetof(compare_cli, o.field)
+/* The two adjacent fields --ratio fills (flagsets.h). */
+_Static_assert(offsetof(cp__compare_opts, ratio_get) ==
+                   offsetof(cp__compare_opts, ratio_set) + sizeof(unsigned),
+               "ratio_set, ratio_get adjacent");
 #define PRESET(flag, text)                                                                         \
     {                                                                                              \
         .name = flag, .kind = CP_CLI_ACTION, .parse = preset_action,                               \
@@ -128,6 +139,9 @@ static const cp_cli_flag compare_rows[] = {
     CP_CLI_LIKE(cp_cli_def_key_dist, CO(dist),
                 "uniform (default), sequential, zipf:S, gaussian or\ngaussian:C,S (centre C, "
                 "spread S, in keys)"),
+    CP_CLI_LIKE(cp_cli_def_ratio, CO(ratio_set),
+                "SET:GET mix of every case (default 0:1, GETs only; the\ncall types are then "
+                "named \"SET:GET 1:4\")"),
     CP_CLI_LIKE(cp_cli_def_no_verify, CO(verify), NULL),
     {.kind = CP_CLI_INCLUDE, .include = cp_cli_command_flags, .off = offsetof(compare_cli, cmds)},
     {.like = &cp_cli_def_cluster,
@@ -147,6 +161,17 @@ static const cp_cli_flag compare_rows[] = {
                "the replicas\n(bench --read-from replica). The tables split its redis\nCPU "
                "into masters and replicas, beside the cluster's\nmasters. Local setups only "
                "(not with --cluster/--proxy)"),
+    CP_CLI_NUM("--protocol", "N", CP_CLI_INT, 2, 3, CO(protocol),
+               "RESP version of the cluster setups' clients: 2 (default)\nor 3, so that "
+               "cluster and cluster-cached differ by the\ncache alone (cluster-cached always "
+               "speaks 3, twemproxy 2)"),
+    CP_CLI_FN("--setups", "LIST", parse_setups, CO(setups),
+              "the setups to run, in this order whatever LIST's:\ntwemproxy, cluster, "
+              "cluster-replicas (as --replica-reads),\ncluster-cached (the cluster, every "
+              "client with a\nclient-side cache: RESP3, CLIENT TRACKING; its runs report\n"
+              "the hit ratio and invalidations, and the tables set it\nbeside the cluster's) "
+              "(default: twemproxy,cluster). With\n--cluster/--proxy, cluster and "
+              "cluster-cached use --cluster"),
     CP_CLI_HEAD("sweeps:"),
     CP_CLI_FN("--sweep", "PARAM=V,...", parse_sweep, offsetof(compare_cli, sweep),
               "run one case per value of PARAM on both architectures:\n"
@@ -184,7 +209,8 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--value-size B|MIN-MAX|SIZE:WEIGHT,...]\n"
              "                           [--key-dist uniform|zipf:S|sequential|gaussian[:C,S]]\n"
              "                           [--no-verify] [--command T ... [--command-ratio W,...]]\n"
-             "                           [--replica-reads]\n"
+             "                           [--replica-reads] [--ratio SET:GET] [--protocol 2|3]\n"
+             "                           [--setups twemproxy,cluster,cluster-replicas,...]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
              "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
@@ -269,6 +295,8 @@ int cp_cli_compare(int argc, char **argv) {
         c.o.preset = "quick";
     if (!cp_cli_given(&seen, "--clients")) /* one connection per thread, as published */
         c.o.clients = c.o.threads;
+    if (c.o.setups != 0 && c.o.replica_reads) /* --replica-reads adds its setup to the list */
+        c.o.setups |= CP__CMP_SETUP_REPLICAS;
     char err[ERRLEN] = "";
     if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);

@@ -14,8 +14,10 @@
 #include "bench/limits.h"
 #include "bench/plan.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,49 @@ static int parse_read_from(const char *cmd, const cp_cli_flag *f, const char *va
     return cp_cli_flag_error(cmd, f, "'%s' is not master, replica or replica-preferred", val);
 }
 
+/* A count with an optional binary suffix (k, m, g: 2^10, 2^20, 2^30), > 0, into *out. */
+static int parse_count(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno != 0 || v == 0 || *s == '-')
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30;
+    if (shift != 0)
+        end++;
+    if (*end != '\0' || v > (SIZE_MAX >> shift))
+        return -1;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
+/* --client-cache-size ENTRIES[:BYTES] into a cp_cache_options (0 stays the library's default). */
+static int parse_cache_size(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    cp_cache_options *c = dst;
+    char entries[32];
+    const char *colon = strchr(val, ':');
+    size_t n = colon != NULL ? (size_t)(colon - val) : strlen(val);
+    if (n == 0 || n >= sizeof(entries))
+        goto bad;
+    memcpy(entries, val, n);
+    entries[n] = '\0';
+    if (parse_count(entries, &c->max_entries) != 0 ||
+        (colon != NULL && parse_count(colon + 1, &c->max_bytes) != 0))
+        goto bad;
+    return 0;
+bad:
+    return cp_cli_flag_error(cmd, f,
+                             "'%s' is not ENTRIES[:BYTES] (counts > 0, k/m/g allowed, e.g. "
+                             "10000:16m)",
+                             val);
+}
+
 /* ---- the workload set ------------------------------------------------------------------------
  */
 
@@ -126,6 +171,13 @@ const cp_cli_flag cp_cli_def_retry_budget =
                "time a batch may spend retrying after errors (default: the library's, 3000)");
 const cp_cli_flag cp_cli_def_no_verify = CP_CLI_SET(
     "--no-verify", CP_CLI_BOOL, 0, 0, "do not check that each GET reply belongs to its key");
+const cp_cli_flag cp_cli_def_client_cache =
+    CP_CLI_SET("--client-cache", CP_CLI_SWITCH, 1, 0,
+               "cluster: every client keeps a client-side cache (CLIENT\nTRACKING; implies "
+               "--protocol 3)");
+const cp_cli_flag cp_cli_def_client_cache_size =
+    CP_CLI_FN("--client-cache-size", "ENTRIES[:BYTES]", parse_cache_size, 0,
+              "bounds of each client's cache (implies --client-cache;\ndefault 100000:64m)");
 const cp_cli_flag cp_cli_def_quiet = {
     .name = "--quiet",
     .alias = "-q",

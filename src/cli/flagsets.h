@@ -34,10 +34,13 @@ extern const cp_cli_flag cp_cli_def_key_layout;   /* cp__key_layout */
 extern const cp_cli_flag cp_cli_def_retry_budget; /* int ms */
 extern const cp_cli_flag cp_cli_def_read_from;    /* int cp_read_from */
 extern const cp_cli_flag cp_cli_def_no_verify;    /* bool, set false */
-extern const cp_cli_flag cp_cli_def_quiet;        /* int, set 1; -q */
-extern const cp_cli_flag cp_cli_def_out;          /* const char *, a directory */
-extern const cp_cli_flag cp_cli_def_dir;          /* const char *, a topology directory */
-extern const cp_cli_flag cp_cli_def_password;     /* const char * */
+extern const cp_cli_flag cp_cli_def_client_cache; /* int, set 1 */
+/* cp_cache_options: ENTRIES[:BYTES] (k/m/g suffixes), 0 where not given */
+extern const cp_cli_flag cp_cli_def_client_cache_size;
+extern const cp_cli_flag cp_cli_def_quiet;    /* int, set 1; -q */
+extern const cp_cli_flag cp_cli_def_out;      /* const char *, a directory */
+extern const cp_cli_flag cp_cli_def_dir;      /* const char *, a topology directory */
+extern const cp_cli_flag cp_cli_def_password; /* const char * */
 
 /* ---- --command and --command-ratio of bench, compare and scenario ------------------------------
  */

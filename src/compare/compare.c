@@ -63,11 +63,14 @@ typedef struct local_def {
     cp_topo_kind kind;
     int replicas;  /* cluster: replicas per master */
     int read_from; /* cp_options.read_from of its cases */
+    int cache;     /* its cases' clients keep a client-side cache (RESP3) */
 } local_def;
 
-static const local_def TWEMPROXY = {"twemproxy", CP_TOPO_TWEMPROXY, 0, CP_READ_MASTER};
-static const local_def CLUSTER = {"cluster", CP_TOPO_CLUSTER, 0, CP_READ_MASTER};
-static const local_def CLUSTER_REPLICAS = {"cluster-replicas", CP_TOPO_CLUSTER, 1, CP_READ_REPLICA};
+static const local_def TWEMPROXY = {"twemproxy", CP_TOPO_TWEMPROXY, 0, CP_READ_MASTER, 0};
+static const local_def CLUSTER = {"cluster", CP_TOPO_CLUSTER, 0, CP_READ_MASTER, 0};
+static const local_def CLUSTER_REPLICAS = {"cluster-replicas", CP_TOPO_CLUSTER, 1, CP_READ_REPLICA,
+                                           0};
+static const local_def CLUSTER_CACHED = {"cluster-cached", CP_TOPO_CLUSTER, 0, CP_READ_MASTER, 1};
 
 /* One local setup for points [from, to) (their shards are the first's): up, load, runs, down.
  * Down happens whatever went wrong in between. */
@@ -76,6 +79,7 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     const char *setup = def->name;
     cp_topo_kind kind = def->kind;
     r->read_from = def->read_from;
+    r->client_cache = def->cache;
     cp__cmp_point first;
     cp__cmp_point_at(o, from, &first);
     cp_up_opts up = CP_UP_OPTS_INIT;
@@ -106,7 +110,9 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     cp__cmp_add_command(r, cmd);
     if (kind == CP_TOPO_CLUSTER)
         cp__session_say(&r->ss, "%s: starting a %d-master Redis Cluster%s", setup, first.shards,
-                        def->replicas > 0 ? ", a replica per master, reads on the replicas" : "");
+                        def->replicas > 0 ? ", a replica per master, reads on the replicas"
+                        : def->cache      ? ", clients with a client-side cache (RESP3)"
+                                          : "");
     else
         cp__session_say(&r->ss, "%s: starting %d redis-server + %d nutcracker", setup, first.shards,
                         CP__COMPARE_PROXIES);
@@ -118,10 +124,13 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     }
     record_topology(r, setup, t);
     cp__bench_target target;
-    if (cp__bench_target_from_topo(&target, t, NULL, NULL) != 0)
+    if (cp__bench_target_from_topo(&target, t, NULL, NULL) != 0) {
         cp__cmp_fail_points(r, setup, from, to, "endpoint list too long");
-    else
+    } else {
+        /* the cache's invalidations are RESP3 pushes; nutcracker speaks RESP2 only */
+        target.protocol = def->cache ? 3 : kind == CP_TOPO_CLUSTER ? o->protocol : 0;
         cp__cmp_run_points(r, setup, &target, "--dir DIR", from, to);
+    }
     cp__cmp_add_command(r, "clusterpipe down --dir DIR");
     if (cp_topo_down(t, 0, err, sizeof(err)) != 0)
         cp__cmp_warn(r, "%s: stopping: %s", setup, err);
@@ -129,6 +138,7 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
         cp__session_say(&r->ss, "%s: stopped", setup);
     cp_topo_free(t);
     r->read_from = CP_READ_MASTER;
+    r->client_cache = 0;
 }
 
 /* Every point on one architecture: one setup for all of them, or one per point when the sweep
@@ -150,8 +160,10 @@ static void local_setup(cp__cmp *r, const local_def *def) {
     }
 }
 
-/* One user-provided setup: nothing is started or stopped. */
-static void external_setup(cp__cmp *r, const char *setup, cp__target_mode mode, const char *eps) {
+/* One user-provided setup: nothing is started or stopped. cache: cluster-cached's clients keep
+ * a client-side cache. */
+static void external_setup(cp__cmp *r, const char *setup, cp__target_mode mode, const char *eps,
+                           int cache) {
     cp__bench_target t;
     char flags[CP__ENDPOINTS_MAX + 32];
     snprintf(flags, sizeof(flags), "--%s %s", mode == CP__TARGET_CLUSTER ? "cluster" : "proxy",
@@ -160,7 +172,10 @@ static void external_setup(cp__cmp *r, const char *setup, cp__target_mode mode, 
     json_array_append_new(
         json_object_get(r->doc, "topologies"),
         json_pack("{s:s,s:s,s:[]}", "setup", setup, "endpoints", eps, "processes"));
+    t.protocol = cache ? 3 : mode == CP__TARGET_CLUSTER ? r->o->protocol : 0;
+    r->client_cache = cache;
     cp__cmp_run_points(r, setup, &t, flags, 0, cp__cmp_npoints(r->o));
+    r->client_cache = 0;
 }
 
 /* Records the placement in the document and shows its warnings before anything runs: they are
@@ -209,8 +224,27 @@ static json_t *settings_json(const cp__compare_opts *o) {
     }
     if (s != NULL)
         json_object_set_new(s, "sweep", sweep_json(o));
-    if (s != NULL && o->replica_reads) /* only then: documents without it stay as they were */
+    if (s != NULL && (cp__cmp_setups(o) & CP__CMP_SETUP_REPLICAS)) /* only then: documents
+                                                      without it stay as they were */
         json_object_set_new(s, "replica_reads", json_true());
+    if (s != NULL && (cp__cmp_setups(o) & CP__CMP_SETUP_CACHED))
+        json_object_set_new(s, "client_cache", json_true());
+    if (s != NULL && o->protocol == 3)
+        json_object_set_new(s, "protocol", json_integer(3));
+    if (s != NULL && o->ratio_set > 0) {
+        char ratio[32];
+        snprintf(ratio, sizeof(ratio), "%u:%u", o->ratio_set, o->ratio_get);
+        json_object_set_new(s, "ratio", json_string(ratio));
+    }
+    if (s != NULL && o->setups != 0) {
+        static const char *const names[] = {"twemproxy", "cluster", "cluster-replicas",
+                                            "cluster-cached"};
+        json_t *a = json_array();
+        for (unsigned i = 0; i < 4; i++)
+            if (o->setups & (1u << i))
+                json_array_append_new(a, json_string(names[i]));
+        json_object_set_new(s, "setups", a);
+    }
     if (s != NULL && o->commands != NULL)
         cp__bench_json_templates(s, o->commands);
     return s;
@@ -256,16 +290,22 @@ int cp__compare_run(const cp__compare_opts *o, json_t **doc, char *err, size_t e
                                       (json_int_t)fds.soft, "hard",
                                       (json_int_t)(fds.hard > INT64_MAX ? -1 : (int64_t)fds.hard)));
     note_placement(r);
+    unsigned setups = cp__cmp_setups(o);
     if (external) {
-        if (o->proxy_eps)
-            external_setup(r, "twemproxy", CP__TARGET_PROXY, o->proxy_eps);
-        if (o->cluster_eps && !cp__session_cancelled(&r->ss))
-            external_setup(r, "cluster", CP__TARGET_CLUSTER, o->cluster_eps);
-    } else {
-        local_setup(r, &TWEMPROXY); /* down before the cluster starts */
-        local_setup(r, &CLUSTER);
-        if (o->replica_reads)
-            local_setup(r, &CLUSTER_REPLICAS);
+        if (o->proxy_eps && (setups & CP__CMP_SETUP_TWEMPROXY))
+            external_setup(r, "twemproxy", CP__TARGET_PROXY, o->proxy_eps, 0);
+        if (o->cluster_eps && (setups & CP__CMP_SETUP_CLUSTER) && !cp__session_cancelled(&r->ss))
+            external_setup(r, "cluster", CP__TARGET_CLUSTER, o->cluster_eps, 0);
+        if (o->cluster_eps && (setups & CP__CMP_SETUP_CACHED) && !cp__session_cancelled(&r->ss))
+            external_setup(r, CLUSTER_CACHED.name, CP__TARGET_CLUSTER, o->cluster_eps, 1);
+    } else { /* one at a time: each is down before the next starts */
+        static const local_def *const order[] = {&TWEMPROXY, &CLUSTER, &CLUSTER_REPLICAS,
+                                                 &CLUSTER_CACHED};
+        static const unsigned bits[] = {CP__CMP_SETUP_TWEMPROXY, CP__CMP_SETUP_CLUSTER,
+                                        CP__CMP_SETUP_REPLICAS, CP__CMP_SETUP_CACHED};
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+            if (setups & bits[i])
+                local_setup(r, order[i]);
     }
     if (cp__session_cancelled(&r->ss)) {
         r->failed = 1;

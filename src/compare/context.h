@@ -18,6 +18,7 @@ typedef struct cp__cmp {
     cp__session ss; /* o's hooks, cancel flag and hgrm_dir */
     json_t *doc;
     int read_from;          /* the setup being run: its cases' cp_options.read_from */
+    int client_cache;       /* the setup being run: its cases' clients keep a client-side cache */
     int failed;             /* any run failed, or a setup did not run */
     char first_err[512];    /* the first problem, for the caller's err */
     char redis_version[64]; /* first seen, for the environment */

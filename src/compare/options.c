@@ -45,6 +45,47 @@ void cp__compare_opts_init(cp__compare_opts *o, const cp__compare_preset *p) {
     o->repeat = p->repeat;
     o->dist.kind = CP__DIST_UNIFORM;
     o->verify = 1;
+    o->ratio_set = 0;
+    o->ratio_get = 1;
+}
+
+int cp__cmp_setups_parse(const char *list, unsigned *out, char *err, size_t errlen) {
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"twemproxy", CP__CMP_SETUP_TWEMPROXY},
+                 {"cluster", CP__CMP_SETUP_CLUSTER},
+                 {"cluster-replicas", CP__CMP_SETUP_REPLICAS},
+                 {"cluster-cached", CP__CMP_SETUP_CACHED}};
+    *out = 0;
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        unsigned bit = 0;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && bit == 0; i++)
+            if (strlen(names[i].name) == n && strncmp(p, names[i].name, n) == 0)
+                bit = names[i].bit;
+        if (n == 0) {
+            cp__seterr(err, errlen, "'%s': an empty name (setups: %s)", list, CP__CMP_SETUP_NAMES);
+            return CP_EINVAL;
+        }
+        if (bit == 0 || (*out & bit) != 0) {
+            cp__seterr(err, errlen, "'%.*s' is %s (setups: %s)", (int)n, p,
+                       bit == 0 ? "not a setup" : "listed twice", CP__CMP_SETUP_NAMES);
+            return CP_EINVAL;
+        }
+        *out |= bit;
+        if (p[n] == '\0')
+            return 0;
+        p += n + 1;
+    }
+}
+
+unsigned cp__cmp_setups(const cp__compare_opts *o) {
+    if (o->setups != 0)
+        return o->setups;
+    return CP__CMP_SETUP_TWEMPROXY | CP__CMP_SETUP_CLUSTER |
+           (o->replica_reads ? CP__CMP_SETUP_REPLICAS : 0u);
 }
 
 const cpu_set_t *cp__cmp_client_cpus(const cp__compare_opts *o) {
@@ -108,6 +149,9 @@ int cp__cmp_cases_of(const cp__compare_opts *o, const cp__cmp_point *pt, cp__cmp
     char what[22] = "GET"; /* --command: the commands' label; with "pipelined " in 31 bytes */
     if (o->commands != NULL)
         cp__cmdset_label(o->commands, what, sizeof(what));
+    else if (o->ratio_set > 0) /* a mix: "SET:GET 1:4" */
+        snprintf(what, sizeof(what), "SET:GET %u:%u", o->ratio_set % 100000u,
+                 o->ratio_get % 100000u);
     out[0].pipeline = 1;
     snprintf(out[0].call, sizeof(out[0].call), "%s", what);
     out[1].pipeline = pt->pipeline;
@@ -122,8 +166,8 @@ void cp__cmp_bench_config(const cp__compare_opts *o, const cp__cmp_point *pt, in
     cfg->clients = pt->clients;
     cfg->pipeline = pipeline;
     cfg->requests = o->requests;
-    cfg->ratio_set = 0;
-    cfg->ratio_get = 1;
+    cfg->ratio_set = o->ratio_set;
+    cfg->ratio_get = o->ratio_get;
     cfg->keys = o->keys;
     cfg->value_size = pt->value_size;
     cfg->dist = o->dist;
@@ -144,7 +188,8 @@ uint64_t cp__cmp_fds_needed(const cp__compare_opts *o) {
     for (int k = 0; k < cp__cmp_npoints(o); k++) {
         cp__cmp_point pt;
         cp__cmp_point_at(o, k, &pt);
-        uint64_t servers = (uint64_t)pt.shards * (o->replica_reads ? 2u : 1u);
+        uint64_t servers =
+            (uint64_t)pt.shards * ((cp__cmp_setups(o) & CP__CMP_SETUP_REPLICAS) ? 2u : 1u);
         uint64_t n = (uint64_t)pt.clients * (servers + 1);
         need = n > need ? n : need;
     }
@@ -175,7 +220,23 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
                    "--cluster/--proxy");
         return CP_EINVAL;
     }
-    if (o->replica_reads && (o->cluster_eps || o->proxy_eps)) {
+    unsigned setups = cp__cmp_setups(o);
+    if (o->setups != 0 && (o->cluster_eps || o->proxy_eps) &&
+        (((setups & CP__CMP_SETUP_TWEMPROXY) && !o->proxy_eps) ||
+         ((setups & (CP__CMP_SETUP_CLUSTER | CP__CMP_SETUP_CACHED)) && !o->cluster_eps))) {
+        cp__seterr(err, errlen,
+                   "--setups: with endpoints given, twemproxy needs --proxy and cluster, "
+                   "cluster-cached need --cluster");
+        return CP_EINVAL;
+    }
+    if (o->commands != NULL && o->ratio_set > 0) {
+        cp__seterr(err, errlen,
+                   "--ratio is the GET/SET mix: with --command, give the "
+                   "commands' weights with --command-ratio");
+        return CP_EINVAL;
+    }
+    if ((o->replica_reads || (setups & CP__CMP_SETUP_REPLICAS)) &&
+        (o->cluster_eps || o->proxy_eps)) {
         cp__seterr(err, errlen,
                    "--replica-reads starts its own cluster with a replica per master: not with "
                    "--cluster/--proxy");

@@ -36,6 +36,18 @@
 /* --replica-reads: the longest wait for the replicas to acknowledge the whole load, seconds. */
 #define CP__COMPARE_SYNC_TIMEOUT_S 60
 
+/* The setups an experiment may run, in the order they run. cluster-cached: the cluster with the
+ * client-side cache on in every case's clients (RESP3, CLIENT TRACKING). */
+#define CP__CMP_SETUP_TWEMPROXY 1u
+#define CP__CMP_SETUP_CLUSTER 2u
+#define CP__CMP_SETUP_REPLICAS 4u
+#define CP__CMP_SETUP_CACHED 8u
+#define CP__CMP_SETUP_NAMES "twemproxy, cluster, cluster-replicas, cluster-cached"
+
+/* A --setups list ("cluster,cluster-cached") into bits. 0, or CP_EINVAL (an unknown or repeated
+ * name, an empty list) with the reason in err. */
+int cp__cmp_setups_parse(const char *list, unsigned *out, char *err, size_t errlen);
+
 /* A named scale of the experiment. */
 typedef struct cp__compare_preset {
     const char *name; /* "quick", "full", "large" */
@@ -63,6 +75,16 @@ typedef struct cp__compare_opts {
      * back, every case reading from the replicas (bench read_from CP_READ_REPLICA). Local
      * setups only (cp__compare_opts_check refuses it with --cluster/--proxy). */
     bool replica_reads;
+    /* --setups: the setups that run (CP__CMP_SETUP_* bits, in the order of those bits); 0:
+     * twemproxy and cluster, and cluster-replicas with replica_reads (cp__cmp_setups). */
+    unsigned setups;
+    /* --ratio: the SET:GET mix of every case, SET's first (adjacent: the shared --ratio flag
+     * fills both); 0:1 (the default): GETs only, the published experiment. */
+    unsigned ratio_set, ratio_get;
+    /* --protocol: the RESP version of the cluster setups' clients (0 or 2: RESP2; 3: RESP3, so
+     * that cluster and cluster-cached differ by the cache alone). cluster-cached always speaks
+     * 3, twemproxy always 2 (nutcracker has no HELLO). */
+    int protocol;
     /* External setups (borrowed); both NULL: start the local ones. */
     const char *cluster_eps, *proxy_eps, *password;
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in
@@ -126,6 +148,9 @@ const cpu_set_t *cp__cmp_client_cpus(const cp__compare_opts *o);
 
 /* The JSON's value_size: the one size, or the mean of several (value_sizes spells them). */
 json_int_t cp__cmp_size_number(const cp__value_sizes *z);
+
+/* The setups the options run (CP__CMP_SETUP_* bits): o->setups, or its default. */
+unsigned cp__cmp_setups(const cp__compare_opts *o);
 
 /* 1 when the options sweep a parameter. */
 int cp__cmp_sweeping(const cp__compare_opts *o);

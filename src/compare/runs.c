@@ -67,15 +67,21 @@ void cp__cmp_fail_points(cp__cmp *r, const char *setup, int from, int to, const 
 
 /* The `clusterpipe bench` command that reproduces one run by hand (the report's "commands"). */
 static void bench_command(const cp__compare_opts *o, const cp__cmp_point *pt, const char *target,
-                          int pipeline, int read_from, char *buf, size_t len) {
-    char dist[64];
+                          int pipeline, const cp__cmp *r, const cp__bench_target *t, char *buf,
+                          size_t len) {
+    char dist[64], ratio[40] = "";
     cp__dist_format(&o->dist, dist, sizeof(dist));
+    if (o->ratio_set > 0)
+        snprintf(ratio, sizeof(ratio), " --ratio %u:%u", o->ratio_set, o->ratio_get);
     int n = snprintf(buf, len,
                      "clusterpipe bench %s --threads %d --clients %d --pipeline %d --requests "
-                     "%" PRIu64 " --keys %" PRIu64 " --value-size %s --key-dist %s%s%s",
+                     "%" PRIu64 " --keys %" PRIu64 " --value-size %s --key-dist %s%s%s%s%s",
                      target, pt->threads, pt->clients, pipeline, o->requests, o->keys, pt->sizes,
-                     dist, o->verify ? "" : " --no-verify",
-                     read_from == CP_READ_REPLICA ? " --read-from replica" : "");
+                     dist, ratio, o->verify ? "" : " --no-verify",
+                     r->read_from == CP_READ_REPLICA ? " --read-from replica" : "",
+                     r->client_cache    ? " --client-cache"
+                     : t->protocol == 3 ? " --protocol 3"
+                                        : "");
     if (o->commands != NULL && n > 0 && (size_t)n < len)
         cp__cmdset_flags(o->commands, buf + n, len - (size_t)n);
 }
@@ -156,12 +162,14 @@ static void run_case(cp__cmp *r, const char *setup, const cp__bench_target *t,
                      int k) {
     const cp__compare_opts *o = r->o;
     char cmdline[12288], err[CP__CMP_ERRLEN] = "";
-    bench_command(o, pt, target_flags, c->pipeline, r->read_from, cmdline, sizeof(cmdline));
+    bench_command(o, pt, target_flags, c->pipeline, r, t, cmdline, sizeof(cmdline));
     if (k == 1)
         cp__cmp_add_command(r, cmdline);
     cp__bench_config cfg;
     cp__cmp_bench_config(o, pt, c->pipeline, (uint64_t)k, &cfg);
     cfg.read_from = r->read_from;
+    static const cp_cache_options cache_defaults; /* zeros: the library's defaults */
+    cfg.client_cache = r->client_cache ? &cache_defaults : NULL;
     cfg.command_line = cmdline;
     ready_probe *probe = calloc(1, sizeof(*probe)); /* large: not on the stack */
     if (probe != NULL && t->topo != NULL) {

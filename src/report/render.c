@@ -304,6 +304,42 @@ static void replica_reads(cp__sbuf *b, const cp__rpt_summary *s) {
         cp__sbuf_puts(b, "\n");
 }
 
+/* compare --setups ...,cluster-cached: what the client-side cache did, per call type (its hit
+ * ratio, the invalidations the writes caused, Redis CPU per op over every op against the plain
+ * cluster's). Nothing without its runs. */
+static void client_cache(cp__sbuf *b, const cp__rpt_summary *s) {
+    int any = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
+        const cp__rpt_case *cc = &s->cases[i];
+        const cp__rpt_case *cl = cp__rpt_find(s, "cluster", cc->call);
+        if (strcmp(cc->setup, CP__RPT_SETUP_CACHED) != 0 || cl == NULL)
+            continue;
+        if (!any)
+            cp__sbuf_puts(b, "## Client-side cache\n\n"
+                             "`" CP__RPT_SETUP_CACHED "` is the same 4-master cluster, every "
+                             "client keeping the library's client-side cache (`bench "
+                             "--client-cache`: RESP3, `CLIENT TRACKING`). CPU per op counts "
+                             "every op, the cache's hits included, as the plain cluster's "
+                             "does.\n\n");
+        any = 1;
+        char hit[32], inv[32], r0[32], r1[32], q[32], ops[32];
+        cp__rpt_fmt_value(hit, sizeof(hit), cc->m[CP__M_CACHE_HIT_RATIO].med * 100, 1);
+        cp__rpt_fmt_value(inv, sizeof(inv), cc->m[CP__M_CACHE_INVALIDATIONS].med, 0);
+        cp__rpt_fmt_value(r0, sizeof(r0), cl->m[CP__M_US_REDIS].med, 2);
+        cp__rpt_fmt_value(r1, sizeof(r1), cc->m[CP__M_US_REDIS].med, 2);
+        cp__rpt_fmt_value(q, sizeof(q), cp__rpt_case_ratio(cc, cl, CP__M_US_REDIS), 2);
+        cp__rpt_fmt_value(ops, sizeof(ops), cp__rpt_case_ratio(cc, cl, CP__M_OPS_PER_SEC), 2);
+        cp__sbuf_printf(b,
+                        "- %s: the cache answered %s%s of the reads, the servers invalidated %s "
+                        "keys; Redis spends %s us of CPU per op against %s us without the cache "
+                        "(%s%s); ops/s %s%s the plain cluster's.\n",
+                        cc->call, hit, strcmp(hit, "n/a") ? "%" : "", inv, r1, r0, q,
+                        strcmp(q, "n/a") ? "x" : "", ops, strcmp(ops, "n/a") ? "x" : "");
+    }
+    if (any)
+        cp__sbuf_puts(b, "\n");
+}
+
 static void environment(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "## Environment\n\n");
     static const struct {
@@ -479,6 +515,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     how_to_read(&b);
     reference(&b, s);
     replica_reads(&b, s);
+    client_cache(&b, s);
     capacity(&b, doc);
     environment(&b, doc);
     placement(&b, doc);

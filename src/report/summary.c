@@ -32,6 +32,9 @@ static const cp__rpt_metric_desc metrics[CP__NMETRIC] = {
     [CP__M_US_REPLICAS] = {"replicas us/op", "replicas' CPU per op", "cpu_us_per_op", "replicas", 2,
                            0},
     [CP__M_US_MASTERS] = {"masters us/op", "masters' CPU per op", "cpu_us_per_op", "redis", 2, 0},
+    [CP__M_CACHE_HIT_RATIO] = {"hit ratio", "cache hit ratio", "client_cache", "hit_ratio", 3, 1},
+    [CP__M_CACHE_INVALIDATIONS] = {"invalidations", "invalidations", "client_cache",
+                                   "invalidations", 0, 0},
 };
 
 const cp__rpt_metric_desc *cp__rpt_metric_info(cp__rpt_metric m) {
@@ -299,5 +302,6 @@ const cp__rpt_case *cp__rpt_find(const cp__rpt_summary *s, const char *setup, co
 }
 
 int cp__rpt_setup_is_cluster(const char *setup) {
-    return strcmp(setup, "cluster") == 0 || strcmp(setup, CP__RPT_SETUP_REPLICAS) == 0;
+    return strcmp(setup, "cluster") == 0 || strcmp(setup, CP__RPT_SETUP_REPLICAS) == 0 ||
+           strcmp(setup, CP__RPT_SETUP_CACHED) == 0;
 }

@@ -47,6 +47,10 @@ typedef enum cp__rpt_metric {
     CP__M_CPU_MASTERS,
     CP__M_US_REPLICAS,
     CP__M_US_MASTERS,
+    /* the client-side cache's runs (client_cache.*: compare's cluster-cached): the share of
+     * cacheable reads it answered, the keys the servers' invalidations named */
+    CP__M_CACHE_HIT_RATIO,
+    CP__M_CACHE_INVALIDATIONS,
     CP__NMETRIC
 } cp__rpt_metric;
 
@@ -142,7 +146,11 @@ int cp__rpt_summarize(const json_t *doc, cp__rpt_summary *out, char *err, size_t
  * replicas. */
 #define CP__RPT_SETUP_REPLICAS "cluster-replicas"
 
-/* 1 for a Redis Cluster setup ("cluster", "cluster-replicas"): it has no proxy. */
+/* The setup compare --setups ...,cluster-cached adds: the cluster, its clients with the
+ * client-side cache. */
+#define CP__RPT_SETUP_CACHED "cluster-cached"
+
+/* 1 for a Redis Cluster setup ("cluster", "cluster-replicas", "cluster-cached"): no proxy. */
 int cp__rpt_setup_is_cluster(const char *setup);
 
 /* The case with this setup and call type, NULL when absent. */

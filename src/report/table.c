@@ -281,6 +281,61 @@ static int table_replicas(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
     return r;
 }
 
+/* compare --setups ...,cluster-cached: per call type the plain cluster's row and the
+ * cluster-cached row (its clients with the client-side cache), with the cache's hit ratio and
+ * invalidations (writes of a --ratio mix invalidate) and the CPU per op over every op, hits
+ * included, so that the two rows compare like for like. Returns the number of rows (0: no
+ * cluster-cached runs, nothing written). */
+static int table_cached(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
+    static const char *const head[10] = {
+        "call type", "setup",         "ops/s",       "p50 (us)",     "p99 (us)",
+        "hit ratio", "invalidations", "Redis us/op", "client us/op", "Redis us/op vs cluster"};
+    static const cp__rpt_metric cols[7] = {
+        CP__M_OPS_PER_SEC,         CP__M_P50,      CP__M_P99,      CP__M_CACHE_HIT_RATIO,
+        CP__M_CACHE_INVALIDATIONS, CP__M_US_REDIS, CP__M_US_CLIENT};
+    mdtable t;
+    memset(&t, 0, sizeof(t));
+    t.ncols = 10;
+    for (int c = 0; c < 10; c++) {
+        md_set(&t, 0, c, head[c]);
+        t.right[c] = c >= 2;
+    }
+    int r = 0;
+    for (size_t i = 0; i < s->ncases && r + 2 < MD_ROWS; i++) {
+        const cp__rpt_case *cached = &s->cases[i];
+        if (strcmp(cached->setup, CP__RPT_SETUP_CACHED) != 0)
+            continue;
+        const cp__rpt_case *rows[2] = {cp__rpt_find(s, "cluster", cached->call), cached};
+        for (int x = 0; x < 2; x++) {
+            const cp__rpt_case *k = rows[x];
+            if (k == NULL)
+                continue;
+            r++;
+            md_set(&t, r, 0, k->call);
+            md_set(&t, r, 1, k->setup);
+            for (int c = 0; c < 7; c++)
+                if (x == 0 &&
+                    (cols[c] == CP__M_CACHE_HIT_RATIO || cols[c] == CP__M_CACHE_INVALIDATIONS))
+                    md_set(&t, r, 2 + c, "-"); /* no cache there */
+                else
+                    md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
+                            spread);
+            char buf[MD_CELL] = "-";
+            if (x == 1 && rows[0] != NULL)
+                fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(cached, rows[0], CP__M_US_REDIS));
+            md_set(&t, r, 9, buf);
+        }
+    }
+    if (r == 0)
+        return 0;
+    cp__sbuf_puts(b, "\nClient-side cache (" CP__RPT_SETUP_CACHED ": the cluster, every client "
+                     "with a client-side cache, RESP3) beside the plain cluster; CPU per op "
+                     "counts every op, the cache's hits included (below 1x: the servers work "
+                     "less per op):\n\n");
+    md_emit(&t, b);
+    return r;
+}
+
 /* --command runs: per call type, a row per command with its ops/s and latency on each setup and
  * the cluster/twemproxy ratios. Returns the number of tables. */
 static int table_commands(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
@@ -436,6 +491,7 @@ char *cp__rpt_table_md(const cp__rpt_summary *s) {
     cp__rpt_noise(s, &b);
     cp__sbuf_puts(&b, "\n");
     table_replicas(s, spread, &b);
+    table_cached(s, spread, &b);
     table_commands(s, spread, &b);
     return cp__sbuf_take(&b);
 }

@@ -442,6 +442,72 @@ static void test_replica_reads_rows(void **state) {
     json_decref(d);
 }
 
+/* compare --setups ...,cluster-cached: the cluster-cached rows beside the plain cluster's, with
+ * the cache's hit ratio and invalidations and the Redis CPU per op against the cluster's; a
+ * document without them gets no such table. */
+static void with_cache(json_t *run, double hit_ratio, int invalidations) {
+    json_object_set_new(
+        run, "client_cache",
+        json_pack("{s:f,s:i}", "hit_ratio", hit_ratio, "invalidations", invalidations));
+}
+
+static void test_cached_rows(void **state) {
+    (void)state;
+    json_t *plain = four_cases(NAN);
+    cp__rpt_summary s;
+    char err[256];
+    assert_int_equal(cp__rpt_summarize(plain, &s, err, sizeof(err)), 0);
+    char *t0 = cp__rpt_table_md(&s);
+    assert_null(strstr(t0, "Client-side cache"));
+    assert_null(strstr(t0, "hit ratio"));
+    char *md0 = cp__rpt_report_md(plain, &s, t0, NULL);
+    assert_null(strstr(md0, "Client-side cache"));
+    free(md0);
+    free(t0);
+    json_decref(plain);
+
+    json_t *d = four_cases(NAN);
+    /* redis 1 s = 100 us/op against the plain cluster's 200: 0.50x */
+    json_t *g = make_run("cluster-cached", "GET", 1, 4, 1, NAN, 1, 100, 0);
+    with_cache(g, 0.75, 120);
+    add(d, g);
+    json_t *pg = make_run("cluster-cached", "pipelined GET", 10, 3, 0.25, NAN, 0.5, 700, 0);
+    with_cache(pg, 0.5, 0);
+    add(d, pg);
+    assert_int_equal(cp__rpt_summarize(d, &s, err, sizeof(err)), 0);
+    /* a cluster setup: no proxy, so its total CPU is complete */
+    const cp__rpt_case *c = cp__rpt_find(&s, "cluster-cached", "GET");
+    assert_non_null(c);
+    assert_int_equal(c->total_partial, 0);
+    assert_double_eq(c->m[CP__M_CACHE_HIT_RATIO].med, 0.75);
+    assert_double_eq(c->m[CP__M_CACHE_INVALIDATIONS].med, 120);
+    char *t = cp__rpt_table_md(&s);
+    assert_non_null(t);
+    const char *ct = strstr(t, "Client-side cache (cluster-cached");
+    assert_non_null(ct);
+    assert_non_null(strstr(ct, "| call type     | setup          | ops/s | p50 (us) | p99 (us) | "
+                               "hit ratio | invalidations | Redis us/op | client us/op | Redis "
+                               "us/op vs cluster |"));
+    assert_non_null(strstr(ct, "| GET           | cluster        |  2000 |     66.7 |      200 | "
+                               "        - |             - |      200.00 |       100.00 |         "
+                               "             - |"));
+    assert_non_null(strstr(ct, "| GET           | cluster-cached |  2500 |     33.3 |      100 | "
+                               "    0.750 |           120 |      100.00 |       100.00 |         "
+                               "         0.50x |"));
+    assert_non_null(strstr(ct, "| pipelined GET | cluster-cached |  3333 |      233 |      700 | "
+                               "    0.500 |             0 |       25.00 |        50.00 |         "
+                               "         0.25x |"));
+    char *md = cp__rpt_report_md(d, &s, t, NULL);
+    assert_non_null(strstr(md, "## Client-side cache"));
+    assert_non_null(strstr(md, "- GET: the cache answered 75.0% of the reads, the servers "
+                               "invalidated 120 keys; Redis spends 100.00 us of CPU per op against "
+                               "200.00 us without the cache (0.50x); ops/s 1.25x the plain "
+                               "cluster's."));
+    free(md);
+    free(t);
+    json_decref(d);
+}
+
 static void test_load_checks_shape(void **state) {
     (void)state;
     char *dir = cp_test_mkdtemp("report-load");
@@ -545,6 +611,7 @@ int main(void) {
         cmocka_unit_test(test_noise_sentence),
         cmocka_unit_test(test_external_proxy_na),
         cmocka_unit_test(test_replica_reads_rows),
+        cmocka_unit_test(test_cached_rows),
         cmocka_unit_test(test_load_checks_shape),
         cmocka_unit_test(test_render_all),
     };
