@@ -80,6 +80,7 @@ void cp__acct_add(cp__acct *a, cp__sec_slot *sl, const cp__tally *t) {
     a->misses += t->misses;
     a->checked += t->checked;
     a->stale += t->stale;
+    a->stale_cached += t->stale_cached;
     sl->ops += t->ops;
     sl->errors += t->errors;
     sl->gets += t->gets;

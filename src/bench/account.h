@@ -26,7 +26,7 @@ typedef struct cp__acct {
     _Atomic uint64_t live_ops, live_errors, live_mismatches;
     /* totals, read after join */
     uint64_t ops, gets, sets, misses, failed, error_replies, unknown;
-    uint64_t checked, mismatches, stale;
+    uint64_t checked, mismatches, stale, stale_cached;
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
     size_t nmismatch;
     char first_error[256];
@@ -44,6 +44,7 @@ typedef struct cp__acct {
  * alias. */
 typedef struct cp__tally {
     uint64_t ops, errors, sets, gets, misses, checked, stale;
+    uint64_t stale_cached; /* of stale: answered by the client-side cache */
 } cp__tally;
 
 /* Keeps the first error of the run: fmt with one %s, msg. */

@@ -191,7 +191,9 @@ typedef struct cp__bench_result {
     uint64_t error_replies; /* of failed_ops: error replies */
     uint64_t unknown_ops;   /* written, connection broke before the answer */
     uint64_t verify_checked, verify_mismatches;
-    uint64_t stale_reads; /* GETs older than the last acknowledged SET (acked_versions only) */
+    uint64_t stale_reads;  /* GETs older than the last acknowledged SET (acked_versions only) */
+    uint64_t stale_cached; /* of those: answered by the client-side cache, whose invalidation of
+                              that SET had not arrived yet (a server's answer never may be) */
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
     size_t nmismatch;      /* samples filled */
     char first_error[256]; /* first failure seen (empty when none) */

@@ -387,6 +387,7 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
         out->verify_checked += x->acct.checked;
         out->verify_mismatches += x->acct.mismatches;
         out->stale_reads += x->acct.stale;
+        out->stale_cached += x->acct.stale_cached;
         if (x->acct.first_fail_ns != 0 && (first_fail == 0 || x->acct.first_fail_ns < first_fail))
             first_fail = x->acct.first_fail_ns;
         if (x->acct.last_fail_ns > last_fail)

@@ -273,6 +273,8 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
         json_object_set_new(o, "client_cache", cache_json(r));
     if (cfg->acked_versions != NULL)
         json_object_set_new(o, "stale_reads", json_integer((json_int_t)r->stale_reads));
+    if (cfg->acked_versions != NULL && r->cache.on)
+        json_object_set_new(o, "stale_reads_cached", json_integer((json_int_t)r->stale_cached));
     json_object_set_new(o, "first_failure_s",
                         r->first_failure_s >= 0 ? json_real(r->first_failure_s) : json_null());
     json_object_set_new(o, "last_failure_s",

@@ -42,7 +42,8 @@ static void record_mismatch(cp__wctx *x, cp__client_state *cs, const char *key, 
 }
 
 /* Checks the value of GET number i of the batch against its key. */
-static void verify_get(cp__wctx *x, cp__flight *fl, size_t i, const redisReply *r, cp__tally *t) {
+static void verify_get(cp__wctx *x, cp__flight *fl, size_t i, const redisReply *r, int hit,
+                       cp__tally *t) {
     const cp__run_spec *s = x->spec;
     cp__client_state *cs = fl->cs;
     const char *key = fl->batch.keys + i * x->ls.keystride;
@@ -56,8 +57,10 @@ static void verify_get(cp__wctx *x, cp__flight *fl, size_t i, const redisReply *
     cp__verify_result vr = cp__value_verify(s->vf, r->str, r->len, key, klen, &version);
     if (vr != CP__VERIFY_OK)
         record_mismatch(x, cs, key, klen, cp__verify_result_str(vr), NULL);
-    else if (s->acked != NULL && version < fl->batch.kver[i])
+    else if (s->acked != NULL && version < fl->batch.kver[i]) {
         t->stale++;
+        t->stale_cached += hit != 0;
+    }
 }
 
 /* A read's latency into the cache's split: answered by the client-side cache (sent_ns ==
@@ -283,7 +286,7 @@ void cp__tally_batch(cp__wctx *x, cp__flight *fl) {
         if (r->type == REDIS_REPLY_NIL)
             t.misses++;
         else if (s->verify)
-            verify_get(x, fl, i, r, &t);
+            verify_get(x, fl, i, r, cached && cp_reply_cached(p, i), &t);
     }
     cp__hist_record_n_ns(hist, run_ns, run); /* the main thread merges the seconds' histograms */
     cp__acct_add(&x->w->acct, x->time.slot, &t);
