@@ -115,12 +115,14 @@ static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
 
 /* What a command's name says of it: read-only (re-sent after an unknown outcome) when either
  * table says so (the server flags PING, ECHO and INFO neither read-only nor write, the built-in
- * table marks them safe); else, with a client-side cache, it drops entries when it goes. */
+ * table marks them safe); else, with a client-side cache, it drops entries when it goes, unless
+ * the server calls it a pub/sub command (PUBLISH, SPUBLISH: they change no key). Anything else
+ * may write, scripts and EXEC too, which the server does not flag "write". */
 static inline uint16_t name_flags(const cp__client *c, const cp__cmdinfo *ci,
                                   const cp__cmdspec *e) {
     if ((ci->flags & CP__CMD_READONLY) || (e != NULL && cp__cmdspec_readonly(e)))
         return CP__F_READONLY;
-    return c->cache != NULL ? CP__F_DROPS : 0;
+    return c->cache != NULL && (e == NULL || !(e->flags & CP__CF_PUBSUB)) ? CP__F_DROPS : 0;
 }
 
 /* The built-in entry of argv's command, and in *e the server's (cmdtable.h), NULL when the

@@ -555,6 +555,30 @@ static void test_tls_cluster(void **state) {
     assert_non_null(strstr(cl->errstr, "certificate"));
     cp_free(cl);
 
+    /* tls_server_name is the name verified, not the address dialled: the servers' certificate
+     * names IP:127.0.0.1 and DNS:localhost, so dialling 127.0.0.1 verifies as "localhost" and
+     * fails as a name the certificate lacks (which the address alone would have passed). */
+    cp_options no = CP_OPTIONS_INIT;
+    no.seeds = f->endpoints;
+    cp_topo_client_options(t, &no);
+    no.tls_server_name = "localhost";
+    cp_test_protocol(&no);
+    cl = cp_connect(&no);
+    assert_non_null(cl);
+    if (cl->err)
+        fail_msg("tls_server_name localhost: %s", cl->errstr);
+    pipeline_set_get(cl, 64, "sni");
+    cp_free(cl);
+    no.tls_server_name = "not-in-the-certificate.example";
+    cp_test_protocol(&no);
+    cl = cp_connect(&no);
+    assert_non_null(cl);
+    assert_int_not_equal(cl->err, 0);
+    print_message("tls_server_name not in the certificate: %s: %s\n", cp_strerror(cl->err),
+                  cl->errstr);
+    assert_non_null(strstr(cl->errstr, "certificate"));
+    cp_free(cl);
+
     /* status over TLS, then down: every PID gone, the directory (keys included) removed. */
     const char *status[] = {"status", "--dir", f->dir, NULL};
     if (cp_clirun_run(&c->run, status) != 0)
