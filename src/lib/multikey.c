@@ -120,8 +120,10 @@ int cp__fan_out(cp_pipeline *p, size_t i) {
         part->slot = CP__SLOT_NODE;
         part->node = n;
         part->parent = (int32_t)i;
-        part->flags =
-            cmd->flags & (CP__F_READONLY | CP__F_WATCH | CP__F_DROPS); /* WATCH: UNWATCH's */
+        /* WATCH: UNWATCH's. WAIT: each master's connection holds its I/O deadline for it. */
+        part->flags = cmd->flags & (CP__F_READONLY | CP__F_WATCH | CP__F_DROPS | CP__F_WAIT);
+        if (cmd->flags & CP__F_WAIT)
+            part->block_ms = cmd->block_ms;
         nparts++;
     }
     if (nparts == 0)

@@ -247,13 +247,13 @@ int cp__refresh_begin(cp__client *c, uint64_t now) {
 static cp_pipeline *node_batch(cp__client *c, int n, const char *req, size_t len,
                                cp_callback *answered, void *data) {
     cp_pipeline *p = cp_pipeline_new(&c->pub);
-    if (p == NULL || (p->cbs = cp__malloc(sizeof(*p->cbs))) == NULL ||
-        cp_append_formatted(p, req, len) != 0) {
+    if (p != NULL && (p->cbs = cp__malloc(sizeof(*p->cbs))) != NULL)
+        p->capcbs = 1; /* first: the free below frees it only then */
+    if (p == NULL || p->cbs == NULL || cp_append_formatted(p, req, len) != 0) {
         cp_pipeline_free(p);
         return NULL;
     }
     p->kind = CP__BATCH_REFRESH;
-    p->capcbs = 1;
     p->cbs[0] = (cp__cb){answered, data};
     p->cmds.v[0].slot = CP__SLOT_NODE;
     p->cmds.v[0].node = n;

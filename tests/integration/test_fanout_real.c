@@ -22,6 +22,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
+#include "util/clock.h"
 #include "testutil.h"
 
 #define KEYS 1000
@@ -354,6 +355,31 @@ static void every_master_async(void **state) {
     cp_loop_free(l);
 }
 
+/* WAIT to every master holds each master's connection's I/O deadline for its timeout, as a WAIT
+ * to one node does: past io_timeout_ms no connection is taken for silent (each shard has one
+ * replica, so WAIT 3 waits its whole timeout). Its parts used to go without that: closed at the
+ * I/O timeout, CP_UNKNOWN. */
+static void wait_to_every_master(void **state) {
+    cp_fixture *f = *state;
+    cp_options o = CP_OPTIONS_INIT;
+    o.io_timeout_ms = 500;
+    cp_client *c = cp_fixture_client(f, &o);
+    uint64_t t0 = cp__now_ns();
+    redisReply *r = cp_command_all(c, "WAIT 3 1500");
+    uint64_t took = cp__now_ns() - t0;
+    if (r == NULL)
+        fail_msg("WAIT to every master: %s", c->errstr);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    for (size_t i = 0; i < r->elements; i++) {
+        assert_int_equal(r->element[i]->type, REDIS_REPLY_INTEGER);
+        assert_int_equal(r->element[i]->integer, 1);
+    }
+    assert_int_ge(took, 1400000000ull);
+    cp_reply_free(r);
+    cp_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_master, cp_fixture_setup_cluster3x1,
@@ -363,6 +389,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(parts_in_append_order, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(nodes, cp_fixture_setup_cluster3x1, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(wait_to_every_master, cp_fixture_setup_cluster3x1,
+                                        cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(every_master_async, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
     };
