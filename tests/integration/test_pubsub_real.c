@@ -32,7 +32,9 @@
 
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
+#include "evlog.h"
 #include "fixture.h"
+#include "slotmover.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -425,6 +427,9 @@ static void shard_channel_through_migration(void **state) {
     channel_of_slot(channel, sizeof(channel), 5460); /* master 0's highest: the one moved */
     subscriber s;
     sub_start(&s, f);
+    static evlog log; /* the lifecycle events, read once the loop's thread is joined */
+    memset(&log, 0, sizeof(log));
+    evlog_attach(s.c, &log);
     record rs;
     record_init(&rs, "s");
     assert_int_equal(cp_subscribe(s.c, CP_SUB_SHARD, channel, strlen(channel), on_sub, &rs), 0);
@@ -444,6 +449,18 @@ static void shard_channel_through_migration(void **state) {
     assert_true(wait_for(&rs.messages, at_back + 100, 10000)); /* it receives again */
     long sent = pub_stop(&p);
     cp__sleep_ms(100);
+    sub_pause(&s);
+    /* CP_EVENT_RESUBSCRIBED once, for this shard channel, at the node that took the slot, after
+     * the client was ready. */
+    int ready = evlog_find(&log, 0, CP_EVENT_READY, -1);
+    int again = evlog_find(&log, 0, CP_EVENT_RESUBSCRIBED, -1);
+    char all[4096];
+    evlog_format(&log, all, sizeof(all));
+    if (ready < 0 || again < ready || evlog_count(&log, CP_EVENT_RESUBSCRIBED, -1) != 1)
+        fail_msg("want READY, then one RESUBSCRIBED:\n%s", all);
+    assert_string_equal(log.e[again].ev.text, channel);
+    assert_int_equal(log.e[again].ev.sub_kind, CP_SUB_SHARD);
+    assert_int_equal(log.e[again].ev.node, slot_node_of(s.c, f, m1));
     sub_stop(&s);
     uint64_t back = atomic_load(&rs.back_at);
     long lost = lost_of(&rs, sent);
