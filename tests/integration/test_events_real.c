@@ -26,6 +26,7 @@
 #include "evlog.h"
 #include "fixture.h"
 #include "slotmover.h"
+#include "testutil.h"
 #include "util/clock.h"
 
 static evlog g_log;
@@ -184,6 +185,12 @@ static void kill9_failover_events(void **state) {
     cp_free(c);
 }
 
+static void on_ping(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    assert_int_equal(r->outcome, CP_DONE);
+    *(int *)data = 1;
+}
+
 static void migration_events(void **state) {
     cp_fixture *f = *state;
     memset(&g_log, 0, sizeof(g_log));
@@ -247,11 +254,61 @@ static void migration_events(void **state) {
     cp_free(c);
 }
 
+/* Endpoint mode (one redis-server, as for twemproxy): CONNECTED, then READY once, at the first
+ * connection; a connection killed by the server (CLIENT KILL) gives DISCONNECTED with the
+ * reason and, on the next command, CONNECTED again, never a second READY; the node's stats count
+ * the reconnect. */
+static void endpoint_ready_once(void **state) {
+    cp_fixture *f = *state;
+    memset(&g_log, 0, sizeof(g_log));
+    char ep[64];
+    int port = cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port;
+    snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
+    cp_options o = CP_OPTIONS_INIT;
+    o.endpoint = ep;
+    o.retry_budget_ms = 5000;
+    cp_test_protocol(&o);
+    cp_client *c = cp_client_new(&o);
+    assert_int_equal(c->err, 0);
+    evlog_attach(c, &g_log);
+    cp_loop *l = cp_loop_new();
+    assert_int_equal(cp_loop_attach(l, c), 0);
+    for (int round = 0; round < 2; round++) {
+        int done = 0;
+        assert_int_equal(cp_async_command(c, on_ping, &done, "PING"), 0);
+        while (!done)
+            assert_int_ge(cp_loop_run_once(l, 100), 0);
+        if (round == 0) { /* the server drops every normal client but its own checker's */
+            redisReply *r = cp_fixture_command(f, "CLIENT KILL TYPE normal SKIPME yes");
+            assert_non_null(r);
+            assert_int_ge(r->integer, 1);
+            freeReplyObject(r);
+            uint64_t until = cp__now_ns() + 5000000000ull; /* the close is read by the loop */
+            while (evlog_count(&g_log, CP_EVENT_NODE_DISCONNECTED, 0) == 0) {
+                assert_int_lt(cp__now_ns(), until);
+                assert_int_ge(cp_loop_run_once(l, 100), 0);
+            }
+        }
+    }
+    static const cp_event_type want[] = {CP_EVENT_NODE_CONNECTED, CP_EVENT_READY,
+                                         CP_EVENT_NODE_DISCONNECTED, CP_EVENT_NODE_CONNECTED};
+    static const int nodes[] = {0, 0, 0, 0};
+    evlog_assert_seq(&g_log, want, nodes, 4);
+    cp_node_stats st;
+    assert_int_equal(cp_node_get_stats(c, 0, &st), 0);
+    assert_int_equal(st.connects, 2);
+    assert_int_equal(st.reconnects, 1);
+    cp_free(c);
+    cp_loop_free(l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(kill9_failover_events, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(migration_events, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(endpoint_ready_once, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
