@@ -273,6 +273,25 @@ static void test_failover(void **state) {
     }
     assert_double_gt(promoted, num(c, "summary.event_start"));
     assert_double_lt(promoted, num(c, "summary.event_end"));
+    /* the bench clients' lifecycle events, which the charts mark: the killed master's
+     * connections lost, then the map changed, then the failover seen, in that order */
+    double lost = -1, map = -1, fo = -1;
+    json_array_foreach(json_object_get(json_object_get(c, "bench"), "events"), i, e) {
+        const char *type = json_string_value(json_object_get(e, "type"));
+        double t = num(e, "t");
+        if (strcmp(type, "disconnected") == 0 && lost < 0)
+            lost = t;
+        else if (strcmp(type, "map_changed") == 0 && lost >= 0 && map < 0)
+            map = t;
+        else if (strcmp(type, "failover") == 0 && map >= 0 && fo < 0)
+            fo = t;
+    }
+    if (lost < 0 || map < 0 || fo < 0)
+        fail_msg("cluster case: want disconnected, map_changed, failover in the bench's events "
+                 "(got %g, %g, %g)",
+                 lost, map, fo);
+    assert_double_le(lost, map);
+    assert_double_le(map, fo);
     /* open loop: offered half the capacity the calibration measured, and the worst second's
      * share of it is reported (its value depends on the machine: not asserted) */
     const json_t *ol = find_case(doc, "cluster open loop");
