@@ -65,8 +65,16 @@ cp_client *cp_connect(const cp_options *opt) {
         while (conn->state != CP__CONN_READY && conn->state != CP__CONN_CLOSED)
             turn(c);
     }
-    if (conn->state != CP__CONN_READY)
-        cp__client_err(c, conn->err ? conn->err : CP_ECONNECT, "%s", conn->errstr);
+    if (conn->state != CP__CONN_READY) {
+        /* A connection that failed in its handshake (a silent peer under HELLO or AUTH) was
+         * closed, which clears its error: the node keeps the last one. */
+        const cp__node_life *l = &c->nodes[0].life;
+        int code = conn->err ? conn->err : l->last_err ? l->last_err : CP_ECONNECT;
+        cp__client_err(c, code, "%s",
+                       conn->errstr[0]     ? conn->errstr
+                       : l->last_errstr[0] ? l->last_errstr
+                                           : "could not connect");
+    }
     return &c->pub;
 }
 

@@ -158,7 +158,9 @@ cp__query *cp__resolve_start(cp__resolver *r, const char *host, int port, int pr
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = ARES_AI_NUMERICSERV;
+    /* ENVHOSTS: the hosts file CARES_HOSTS names, when set, instead of /etc/hosts (c-ares's own
+     * switch: a program, or a test, can give names without touching the system's file). */
+    hints.ai_flags = ARES_AI_NUMERICSERV | ARES_AI_ENVHOSTS;
     ares_getaddrinfo(r->channel, q->host, service, &hints, answered, q); /* may answer inside */
     return q;
 }
