@@ -43,6 +43,10 @@ typedef struct cp_cache_stats {
     uint64_t node_drops;         /* closed connections that took a node's entries with them */
     uint64_t evictions;          /* entries dropped to stay inside the bounds (LRU) */
     size_t entries, bytes;
+    /* Nodes whose command connections track their reads now: the nodes whose entries may
+     * answer. Under RESP3 a ready connection is; under RESP2 once its tracking link is up and
+     * its REDIRECT confirmed, a round trip or two after the connection opens. */
+    size_t tracked_nodes;
 } cp_cache_stats;
 
 /* 1 when command i of a finished pipeline was answered by the cache (a split MGET: every part

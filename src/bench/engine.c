@@ -459,13 +459,6 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
         rc = CP_EINVAL;
         goto done;
     }
-    if (cfg->client_cache != NULL && t->protocol != 3) {
-        snprintf(err, errlen,
-                 "--client-cache needs --protocol 3 (the servers' invalidations "
-                 "come as RESP3 pushes)");
-        rc = CP_EINVAL;
-        goto done;
-    }
     out->cache.on = cfg->client_cache != NULL;
     rc = cp__target_prepare(t, cfg->key_prefix, cfg->key_layout, cfg->keys, &cfg->value_size,
                             cfg->verify, spec, &ctx, err, errlen);

@@ -400,11 +400,8 @@ int cp_cli_bench(int argc, char **argv) {
             return cp_cli_usage_error(cmd, "--client-cache: twemproxy cannot track keys for its "
                                            "clients (CLIENT TRACKING); give a --cluster or a "
                                            "--dir cluster target");
-        if (o.tf.protocol == 2)
-            return cp_cli_usage_error(cmd, "--client-cache needs RESP3 (the servers' "
-                                           "invalidations are pushes): --protocol 3, or leave "
-                                           "--protocol out");
-        o.tf.protocol = 3;
+        if (o.tf.protocol == 0) /* RESP3 carries invalidations on each connection */
+            o.tf.protocol = 3;
         o.cfg.client_cache = &o.cache_sz;
     }
     cp__cmdset *cmds = NULL;

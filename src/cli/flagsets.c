@@ -173,8 +173,8 @@ const cp_cli_flag cp_cli_def_no_verify = CP_CLI_SET(
     "--no-verify", CP_CLI_BOOL, 0, 0, "do not check that each GET reply belongs to its key");
 const cp_cli_flag cp_cli_def_client_cache =
     CP_CLI_SET("--client-cache", CP_CLI_SWITCH, 1, 0,
-               "cluster: every client keeps a client-side cache (CLIENT\nTRACKING; implies "
-               "--protocol 3)");
+               "cluster: every client keeps a client-side cache (CLIENT\nTRACKING; RESP3 "
+               "unless --protocol 2: then REDIRECT\nto a tracking link per node)");
 const cp_cli_flag cp_cli_def_client_cache_size =
     CP_CLI_FN("--client-cache-size", "ENTRIES[:BYTES]", parse_cache_size, 0,
               "bounds of each client's cache (implies --client-cache;\ndefault 100000:64m)");

@@ -143,7 +143,10 @@ void cp__cache_push(cp__cache *k, int node, const redisReply *r) {
     if (r->elements < 2 || !cp__reply_is_text(kind) || kind->len != 10 ||
         memcmp(kind->str, "invalidate", 10) != 0)
         return;
-    const redisReply *keys = r->element[1];
+    cp__cache_invalidated(k, node, r->element[1]);
+}
+
+void cp__cache_invalidated(cp__cache *k, int node, const redisReply *keys) {
     if (keys == NULL || keys->type != CP_REPLY_ARRAY) { /* a flush: null instead of keys */
         k->stats.invalidations++;
         bump_all(k);

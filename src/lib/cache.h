@@ -8,14 +8,16 @@
  *
  * Why a reply may be stale, and what keeps it out. Each connection tracks the keys read on it
  * (CLIENT TRACKING ON, RESP3): the server pushes an invalidation on that connection after any
- * later change of such a key, behind the replies before it. So a read answered on a connection
- * whose tracking has lasted since its send is current until its invalidation arrives, except
- * when something changed between the read's send and its reply that the connection's order does
- * not show: this client's own write sent meanwhile (on another connection, or earlier in a retry),
- * the slot moving to another node, the key invalidated by a push that came first. Each slot has
- * a generation, bumped by all of these; a read records its slot's generation when it is sent, and
- * its reply goes in only when the generation is the same and the node that answered is the slot's
- * owner in the map, without a redirect. A closed connection loses its tracking: the node's
+ * later change of such a key, behind the replies before it. (Under RESP2 the invalidations come
+ * on a connection of their own, tracklink.h, in no order with the replies: the generations
+ * below cover that too, and its failure is the closed connection's.) So a read answered on a
+ * connection whose tracking has lasted since its send is current until its invalidation arrives,
+ * except when something changed between the read's send and its reply that the connection's order
+ * does not show: this client's own write sent meanwhile (on another connection, or earlier in a
+ * retry), the slot moving to another node, the key invalidated by a push that came first. Each slot
+ * has a generation, bumped by all of these; a read records its slot's generation when it is sent,
+ * and its reply goes in only when the generation is the same and the node that answered is the
+ * slot's owner in the map, without a redirect. A closed connection loses its tracking: the node's
  * entries go at once, before anything else is answered. One thread, the client's.
  */
 #ifndef CLUSTERPIPE_CACHE_H
@@ -54,6 +56,10 @@ void cp__cache_wrote(cp__cache *k, int slot);
 /* A push frame r from node's command connection: when it is an invalidation, the entries of the
  * keys it names go (a flush, a null list: the node's). */
 void cp__cache_push(cp__cache *k, int node, const redisReply *r);
+
+/* The keys an invalidation names, from node (a RESP2 tracking link's message, tracklink.h):
+ * their entries go; anything but an array (a flush: null) drops the node's. */
+void cp__cache_invalidated(cp__cache *k, int node, const redisReply *keys);
 
 /* A slot changed owner in the client's map (a refresh, a MOVED): its entries go. */
 void cp__cache_slot_moved(cp__cache *k, int slot);

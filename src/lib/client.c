@@ -165,9 +165,24 @@ void cp__client_unregister_node(cp__client *c, int n) {
     cp__client_unregister_conn(c, &c->nodes[n].conn);
 }
 
+void cp__client_free_tlink(cp__client *c, int n) {
+    cp__node *node = &c->nodes[n];
+    if (node->tlink != NULL) {
+        cp__client_unregister_conn(c, &node->tlink->conn);
+        cp__conn_free(&node->tlink->conn);
+        cp__free(node->tlink);
+        node->tlink = NULL;
+    }
+    node->track_id = 0;
+    if (node->track == CP__TRACK_ON)
+        node->track = CP__TRACK_OFF;
+}
+
 void cp__client_close_node(cp__client *c, int n) {
     if (c->cache != NULL && c->nodes[n].conn.state != CP__CONN_CLOSED)
         cp__cache_node_closed(c->cache, n); /* its tracking ends with it */
+    cp__client_free_tlink(c, n);       /* RESP2's: a new connection is tracked through a new link */
+    c->nodes[n].track = CP__TRACK_OFF; /* a REDIRECT under way went with the connection */
     cp__client_unregister_node(c, n);
     cp__conn_close(&c->nodes[n].conn);
     c->nodes[n].waits = 0; /* its WAITs went with it, answered or not */
@@ -319,11 +334,10 @@ cp__client *cp__client_create(const cp_options *opt) {
     c->cluster = opt->seeds != NULL;
     c->read_from = c->cluster ? opt->read_from : CP_READ_MASTER;
     c->copts.readonly = c->read_from != CP_READ_MASTER;
-    if (opt->client_cache != NULL && (!c->copts.resp3 || !c->cluster)) {
+    if (opt->client_cache != NULL && !c->cluster) {
         cp__client_err(c, CP_EINVAL,
-                       "client_cache needs protocol 3 and cluster mode (seeds): "
-                       "invalidations arrive as RESP3 pushes on each node's "
-                       "connection");
+                       "client_cache needs cluster mode (seeds): behind a single endpoint "
+                       "(twemproxy) no connection reaches the node that tracks a key");
         return c;
     }
     if (opt->client_cache != NULL && (c->cache = cp__cache_new(opt->client_cache)) == NULL) {
@@ -332,7 +346,7 @@ cp__client *cp__client_create(const cp_options *opt) {
     }
     c->pool_opts = c->copts; /* without tracking: what a blocking command reads is not cached */
     c->pool_opts.readonly = 0;
-    c->copts.tracking = c->cache != NULL;
+    c->copts.tracking = c->cache != NULL && c->copts.resp3; /* RESP2's: tracklink.h */
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return c;
     if (!c->cluster) {
@@ -424,6 +438,9 @@ void cp_cache_get_stats(const cp_client *pc, cp_cache_stats *out) {
     if (k == NULL)
         return;
     *out = k->stats;
+    const cp__client *c = (const cp__client *)pc;
+    for (int n = 0; n < c->nnodes; n++)
+        out->tracked_nodes += (size_t)cp__client_tracked(c, n);
     out->evictions = k->store.evictions;
     out->entries = k->store.nentries;
     out->bytes = k->store.bytes;

@@ -74,6 +74,22 @@ typedef struct cp__node_life {
     char last_errstr[CP_ERRSTR_LEN];
 } cp__node_life;
 
+/* The client-side cache's tracking link to one node under RESP2 (tracklink.h): a connection of
+ * its own, subscribed to the invalidations its node's command connection is redirected to.
+ * Allocated one by one: the loop keeps the address of its slot. */
+typedef struct cp__tlink {
+    cp__conn conn; /* conn.push: its messages come unasked */
+    int node;
+    int asked;         /* CLIENT ID and SUBSCRIBE written */
+    long long id;      /* its CLIENT ID, 0 until answered */
+    int subscribed;    /* __redis__:invalidate confirmed */
+    uint64_t waits_at; /* what it asked (CLIENT ID and SUBSCRIBE, or a PING) then: not all
+                          answered yet (0: nothing waits) */
+} cp__tlink;
+
+/* Where a node's command connection stands with its tracking under RESP2 (cp__node.track). */
+enum { CP__TRACK_OFF = 0, CP__TRACK_SENT, CP__TRACK_ON };
+
 typedef struct cp__node {
     char host[CP__HOSTLEN];
     int port;
@@ -95,6 +111,15 @@ typedef struct cp__node {
     uint64_t wait_until;
     cp__queue q; /* commands waiting to be written, in order */
     cp__node_life life;
+    /* The client-side cache under RESP2 (tracklink.h): the node's tracking link (NULL: none),
+     * whether its command connection is redirected to it (CP__TRACK_*: the REDIRECT written and
+     * not answered, or confirmed) and the link id it named (0: a link gone since, its answer
+     * counts for nothing), and the backoff after a link failed. */
+    cp__tlink *tlink;
+    int track;
+    long long track_id;
+    uint64_t tlink_retry_at;
+    unsigned tlink_backoff_ms;
 } cp__node;
 
 /* A command a fence holds (fence.h): its batch and tag, its place in the client's send order,
@@ -304,6 +329,20 @@ static inline int cp__client_blocking(const cp__client *c) {
     return c->own_loop != NULL && c->loop == c->own_loop;
 }
 
+/* 1 when node n's command connection tracks the keys read on it for the client-side cache:
+ * under RESP3 once it is ready (CLIENT TRACKING ON is in its handshake), under RESP2 once its
+ * REDIRECT to the node's tracking link was confirmed (tracklink.h). */
+static inline int cp__client_tracked(const cp__client *c, int n) {
+    return c->copts.resp3 ? c->nodes[n].conn.state == CP__CONN_READY
+                          : c->nodes[n].track == CP__TRACK_ON;
+}
+
+/* When node n's invalidations were last heard from: the connection they come on (RESP2: its
+ * tracking link's; call only while cp__client_tracked). */
+static inline uint64_t cp__client_heard_ns(const cp__client *c, int n) {
+    return c->copts.resp3 ? c->nodes[n].conn.last_read_ns : c->nodes[n].tlink->conn.last_read_ns;
+}
+
 /* Records an error on the client. Returns code. */
 int cp__client_err(cp__client *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -320,6 +359,10 @@ int cp__client_node(cp__client *c, const char *host, int port);
 /* Starts connecting node n when its connection is closed. Never blocks. Returns 0 or CP_E*
  * (conn.err/errstr set). */
 int cp__client_connect_node(cp__client *c, int n);
+
+/* Node n's tracking link (tracklink.h) goes: the loop lets go of its fd, it is freed, and the
+ * node's command connection is no longer tracked (a REDIRECT under way counts for nothing). */
+void cp__client_free_tlink(cp__client *c, int n);
 
 /* Tells the loop node n's fd goes (cleanup), then closes the connection (FIFO, buffers). */
 void cp__client_unregister_node(cp__client *c, int n);

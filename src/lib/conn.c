@@ -510,6 +510,8 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
         head = &c->fifo[c->fhead];
         if (head->arena != NULL)
             a = head->arena;
+        else if (c->reader.depth == 0) /* the reply before is the owner's no longer */
+            cp__arena_reset(a);
     } else if (c->push || at_push) { /* a subscriber's frames, or a RESP3 push: the server's own */
         if (c->reader.depth == 0)    /* the frame before is the owner's no longer; a frame half */
             cp__arena_reset(a);      /* read keeps its finished elements there */
@@ -541,8 +543,6 @@ __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uin
         *reply = NULL;
         return handshake_answered(c, *tag, r);
     }
-    if (*arena == NULL && c->fcount == 0)
-        cp__arena_reset(&c->own); /* dropped replies: nothing in the own arena is needed */
     return 1;
 }
 

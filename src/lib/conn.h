@@ -62,6 +62,11 @@ typedef struct cp__inflight {
 #define CP__TAG_PUSH 0xFFFFFFFCu /* a frame the server sent unasked: a subscriber's, or a push */
 #define CP__TAG_HELLO 0xFFFFFFFBu
 #define CP__TAG_TRACKING 0xFFFFFFFAu
+/* Requests of the library's own whose replies go to the connection's owner (arena NULL, built in
+ * the connection's arena until the next call): the client-side cache's RESP2 tracking
+ * (tracklink.h), CLIENT TRACKING ... REDIRECT on a command connection and CLIENT ID on its link. */
+#define CP__TAG_REDIRECT 0xFFFFFFF9u
+#define CP__TAG_CLIENT_ID 0xFFFFFFF8u
 
 /* The tag of a request the connection makes itself before it is ready: HELLO, AUTH, CLIENT
  * TRACKING, READONLY. */
@@ -202,9 +207,10 @@ int cp__conn_flush(cp__conn *c, uint64_t now);
 int cp__conn_fill(cp__conn *c);
 
 /* Next complete reply: returns 1 and sets *reply (built in the request's arena), *tag and
- * *arena (popped from the FIFO); on a subscriber's connection (push) with nothing in flight, a
- * frame of the server's own, built in the connection's arena until the next call, with *tag
- * CP__TAG_PUSH and *arena NULL; 0 when no complete reply is buffered, CP_EPROTO when the bytes
+ * *arena (popped from the FIFO; a request pushed with no arena has its reply built in the
+ * connection's own, valid until the next call); on a subscriber's connection (push) with nothing in
+ * flight, a frame of the server's own, built in the connection's arena until the next call, with
+ * *tag CP__TAG_PUSH and *arena NULL; 0 when no complete reply is buffered, CP_EPROTO when the bytes
  * are not RESP or a reply arrived with nothing in flight, CP_ENOMEM, CP_EAUTH when the
  * connection's AUTH was refused, or CP_ECONNECT when READONLY was. The handshake's replies are
  * consumed here (state AUTH -> READY after the last); *tag is then one of its handshake's

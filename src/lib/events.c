@@ -16,6 +16,7 @@
 #include "lib/batch.h"
 #include "lib/pool.h"
 #include "lib/sub.h"
+#include "lib/tracklink.h"
 
 #include <stdlib.h>
 
@@ -120,6 +121,7 @@ void cp__events_after_call(cp__client *c) {
         cp__client_sync_node(c, n);
     cp__pool_sync_all(c);
     cp__sub_sync_all(c);
+    cp__tlink_sync_all(c);
     cp__client_sync_dns(c);
     arm_timer(c);
 }
@@ -174,6 +176,7 @@ int cp_attach(cp_client *pc, const cp_event_ops *ops, void *loop) {
         for (int i = 0; i < c->npool; i++)
             cp__client_unregister_conn(c, &c->pool[i]->conn);
         cp__sub_unregister_all(c);
+        cp__tlink_unregister_all(c);
         cp__client_unregister_dns(c);
         if (c->timer_at != 0)
             c->ops->set_timer(c->loop, pc, -1);
@@ -208,6 +211,13 @@ void cp_on_ready(cp_client *pc, int fd, int events) {
     if (link != NULL) {
         enter(c);
         cp__sub_ready(c, link, events);
+        leave(c);
+        return;
+    }
+    cp__tlink *tracking = cp__tlink_of_fd(c, fd);
+    if (tracking != NULL) {
+        enter(c);
+        cp__tlink_ready(c, tracking, events);
         leave(c);
         return;
     }

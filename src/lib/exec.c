@@ -16,6 +16,7 @@
 #include "lib/sub.h"
 #include "lib/recv.h"
 #include "lib/send.h"
+#include "lib/tracklink.h"
 
 void cp__exec_ready(cp__client *c, int n, int events) {
     cp__conn *conn = &c->nodes[n].conn;
@@ -95,11 +96,14 @@ uint64_t cp__exec_next_wake(const cp__client *c) {
             wake = EARLIER(1); /* connect it */
     }
     uint64_t pool = cp__pool_next_wake(c), sub = cp__sub_next_wake(c);
+    uint64_t tracking = cp__tlink_next_wake(c);
     uint64_t dns = cp__resolve_next_wake(&c->resolver);
     if (pool != 0)
         wake = EARLIER(pool);
     if (sub != 0)
         wake = EARLIER(sub);
+    if (tracking != 0)
+        wake = EARLIER(tracking);
     if (dns != 0)
         wake = EARLIER(dns);
     if (c->deferred.n > 0)
@@ -141,8 +145,9 @@ void cp__exec_timers(cp__client *c) {
         else
             i++;
     }
-    cp__sub_timers(c, now);  /* subscriptions: links watched, (re)subscribing */
-    cp__send_pump_all(c, 0); /* connects nodes with queued commands */
+    cp__sub_timers(c, now);   /* subscriptions: links watched, (re)subscribing */
+    cp__tlink_timers(c, now); /* RESP2's client-side cache: tracking links, REDIRECTs */
+    cp__send_pump_all(c, 0);  /* connects nodes with queued commands */
     cp__send_kick_refresh(c, now);
     /* Each step may finish, free or start batches. The stamp marks the batches seen; after a
      * step the walk goes on from the batch's successor, or from the head when the batch left

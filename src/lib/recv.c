@@ -14,6 +14,7 @@
 #include "lib/readfrom.h"
 #include "lib/script.h"
 #include "lib/send.h"
+#include "lib/tracklink.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@ static void moved_to(cp__client *c, int slot, int m) {
  * redirected, and nothing changed its slot since it was sent (cache.h). */
 static void cache_took(cp__client *c, int n, cp_pipeline *p, const cp__cmd *cmd,
                        const redisReply *r) {
-    int owner = cmd->redirects == 0 && cp__slottab_lookup(&c->slottab, cmd->slot) == n;
+    int owner = cmd->redirects == 0 && cp__slottab_lookup(&c->slottab, cmd->slot) == n &&
+                cp__client_tracked(c, n); /* RESP2: sent behind the confirmed REDIRECT */
     cp__cache_took(c->cache, p->arena.data + cmd->off, cmd->len, cmd->slot, cmd->cache_gen, n,
                    owner, r);
 }
@@ -260,6 +262,13 @@ void cp__recv_node(cp__client *c, int n) {
                 if (c->cache != NULL) /* an invalidation evicts before the push is told */
                     cp__cache_push(c->cache, n, r);
                 cp__push_deliver(c, n, r);
+            } else if (tag == CP__TAG_REDIRECT) {
+                char why[CP_ERRSTR_LEN];
+                int bad = cp__tlink_answered(c, n, r, why, sizeof(why));
+                if (bad != 0) {
+                    cp__send_fail_node(c, n, bad, why);
+                    return;
+                }
             }
             continue;
         }

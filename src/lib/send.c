@@ -303,8 +303,8 @@ static int cache_answers(cp_pipeline *p, uint32_t tag, cp__cmd *cmd, uint64_t no
         return 0;
     }
     int n = cp__slottab_lookup(&c->slottab, cmd->slot);
-    if (n < 0 || c->nodes[n].conn.state != CP__CONN_READY ||
-        now - c->nodes[n].conn.last_read_ns > c->cache->silence_ns) {
+    if (n < 0 || !cp__client_tracked(c, n) ||
+        now - cp__client_heard_ns(c, n) > c->cache->silence_ns) {
         cmd->cache_gen = c->cache->gen[cmd->slot];
         c->cache->stats.misses++;
         return 0;

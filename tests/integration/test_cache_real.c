@@ -4,7 +4,10 @@
  * of a key is a hit with the same reply (GET, HGET, HGETALL, EXISTS, MGET across slots), but
  * for a key that does not exist, which is never kept; a transaction's reads, this client's own
  * writes and another client's write (through its invalidation) are never answered from it; the
- * entry bound holds with LRU; RESP2 and endpoint mode are refused. And through the cluster's
+ * entry bound holds with LRU; endpoint mode is refused. Under both protocols (the @resp3 run:
+ * RESP3 pushes; the plain one: RESP2, CLIENT TRACKING ... REDIRECT to a tracking link per node),
+ * and when the connection the invalidations come on is killed, the node's entries go before the
+ * next read, and tracking comes back (RESP2: redirected to the new link). And through the cluster's
  * changes, with a writer and a reader client and a version per key: while slots migrate back and
  * forth, and through a kill -9 failover, no read the reader sends after it received the
  * invalidation of an acknowledged write answers an older version (stale reads: 0), none stays older
@@ -29,13 +32,53 @@
 #include "testutil.h"
 #include "util/clock.h"
 
+/* Keys of the three masters of a cluster3 fixture (slots 15495, 3300 and 7365: one in each
+ * third of the slots, as the fixture gives them out). */
+static const char *const master_keys[3] = {"aw:{a}", "aw:{b}", "aw:{c}"};
+
+/* 1 when every master tracks this client's reads. Under RESP3 a ready connection does; under
+ * RESP2 once its tracking link is up and its REDIRECT answered, a round trip or two after it
+ * opens: reads before that go to the servers and are not stored. */
+static int all_tracked(cp_client *c) {
+    cp_cache_stats st;
+    cp_cache_get_stats(c, &st);
+    return st.tracked_nodes >= 3;
+}
+
+/* Waits (10 s at most) until every master tracks c's reads, driving the blocking client with a
+ * TYPE (no cacheable read: the cache's counters stay as they were) to a key of each master. */
+static void await_tracking(cp_client *c) {
+    uint64_t end = cp__now_ns() + 10000000000ull;
+    for (;;) {
+        for (int m = 0; m < 3; m++) {
+            redisReply *r = cp_command(c, "TYPE %s", master_keys[m]);
+            if (r == NULL)
+                fail_msg("TYPE %s: %s", master_keys[m], c->errstr);
+            cp_reply_free(r);
+        }
+        if (all_tracked(c))
+            return;
+        if (cp__now_ns() > end)
+            fail_msg("the masters do not track the client's reads after 10 s");
+        cp__sleep_ms(5);
+    }
+}
+
+/* 1 in the @resp3 run (CP_TEST_PROTOCOL=3). */
+static int test_resp3(void) {
+    const char *env = getenv("CP_TEST_PROTOCOL");
+    return env != NULL && strcmp(env, "3") == 0;
+}
+
+/* A client with a cache (under the run's protocol), every master tracking its reads. */
 static cp_client *cached_client(cp_fixture *f, size_t max_entries, int budget_ms) {
     cp_cache_options co = {.max_entries = max_entries};
     cp_options o = CP_OPTIONS_INIT;
-    o.protocol = 3;
     o.client_cache = &co;
     o.retry_budget_ms = budget_ms;
-    return cp_fixture_client(f, &o);
+    cp_client *c = cp_fixture_client(f, &o);
+    await_tracking(c);
+    return c;
 }
 
 /* cmd: a command without format directives. */
@@ -85,7 +128,7 @@ static void hits_and_what_bypasses(void **state) {
     assert_int_equal(cp_reply_cached(p, 4), 0);
     assert_string_equal(cp_reply(p, 0)->str, "1");
     assert_string_equal(cp_reply(p, 1)->str, "x");
-    assert_int_equal(cp_reply(p, 2)->type, CP_REPLY_MAP);
+    assert_int_equal(cp_reply(p, 2)->type, test_resp3() ? CP_REPLY_MAP : CP_REPLY_ARRAY);
     assert_int_equal(cp_reply(p, 2)->elements, 4);
     assert_int_equal(cp_reply(p, 3)->integer, 1);
     assert_int_equal(cp_reply(p, 4)->type, CP_REPLY_NIL);
@@ -99,11 +142,11 @@ static void hits_and_what_bypasses(void **state) {
     static const char *const mget[] = {"MGET ca:a ca:b"};
     assert_int_not_equal(cp_keyslot("ca:a", 4), cp_keyslot("ca:b", 4));
     cp_options so = CP_OPTIONS_INIT;
-    so.protocol = 3;
     cp_cache_options co = {0};
     so.client_cache = &co;
     so.flags = CP_OPT_SPLIT_MULTIKEY;
     cp_client *cs = cp_fixture_client(f, &so);
+    await_tracking(cs);
     cp_pipeline *ps = cp_pipeline_new(cs);
     assert_int_equal(run(ps, 1, mget), 0);
     assert_int_equal(run(ps, 1, mget), 1);
@@ -191,6 +234,12 @@ static void on_get(cp_client *c, const cp_response *r, void *data) {
     s->n++;
 }
 
+static void on_type(cp_client *c, const cp_response *r, void *data) {
+    (void)c;
+    (void)data;
+    assert_int_equal(r->outcome, CP_DONE);
+}
+
 static void async_hit(void **state) {
     cp_fixture *f = *state;
     cp_client *w = cp_fixture_client(f, NULL);
@@ -199,12 +248,20 @@ static void async_hit(void **state) {
     cp_cache_options co = {0};
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
-    o.protocol = 3;
     o.client_cache = &co;
+    cp_test_protocol(&o);
     cp_loop *l = cp_loop_new();
     cp_client *a = cp_client_new(&o);
     assert_int_equal(a->err, 0);
     assert_int_equal(cp_loop_attach(l, a), 0);
+    uint64_t end = cp__now_ns() + 10000000000ull;
+    while (!all_tracked(a)) { /* TYPEs to each master until all track the client's reads */
+        assert_int_lt(cp__now_ns(), end);
+        for (int m = 0; m < 3; m++)
+            assert_int_equal(cp_async_command(a, on_type, NULL, "TYPE %s", master_keys[m]), 0);
+        assert_int_equal(cp_loop_run(l), 0);
+        cp__sleep_ms(5);
+    }
     async_seen seen = {0};
     for (int i = 0; i < 2; i++) { /* the second GET is sent once the first was answered */
         seen.in_send = 1;
@@ -255,20 +312,122 @@ static void lru_bound_and_refusals(void **state) {
 
     cp_cache_options co = {0};
     cp_options o = CP_OPTIONS_INIT;
-    o.seeds = f->endpoints;
     o.client_cache = &co;
-    o.protocol = 2;
-    c = cp_client_new(&o);
-    assert_int_equal(c->err, CP_EINVAL);
-    assert_contains(c->errstr, "protocol 3");
-    cp_free(c);
-    o.protocol = 3;
-    o.seeds = NULL;
     o.endpoint = "127.0.0.1:1";
     c = cp_client_new(&o);
     assert_int_equal(c->err, CP_EINVAL);
     assert_contains(c->errstr, "cluster mode");
     cp_free(c);
+}
+
+/* The id (CLIENT LIST) of the connection to the node at port that carries this client's
+ * invalidations: RESP2, the tracking link (the one subscriber, flags P); RESP3, the command
+ * connection (flags t, tracking). redir: that line's redir= field (-1 when it has none). */
+static long long inval_conn(cp_fixture *f, int port, int resp3, long long *redir) {
+    redisContext *k = cp_fixture_conn(f, port);
+    assert_non_null(k);
+    redisReply *r = redisCommand(k, "CLIENT LIST");
+    assert_non_null(r);
+    long long id = -1;
+    *redir = -1;
+    for (char *line = strtok(r->str, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        const char *at = strstr(line, " flags=");
+        char flags[16] = "";
+        if (at == NULL || sscanf(at, " flags=%15s", flags) != 1 ||
+            strchr(flags, resp3 ? 't' : 'P') == NULL)
+            continue;
+        id = strtoll(line + 3, NULL, 10); /* "id=N ..." */
+        const char *rd = strstr(line, " redir=");
+        *redir = rd != NULL ? strtoll(rd + 7, NULL, 10) : -1;
+    }
+    freeReplyObject(r);
+    return id;
+}
+
+/* The command connection (flags t) redirecting its invalidations to id, on the node at port. */
+static int redirected_to(cp_fixture *f, int port, long long id) {
+    redisContext *k = cp_fixture_conn(f, port);
+    redisReply *r = redisCommand(k, "CLIENT LIST");
+    assert_non_null(r);
+    char want[32];
+    snprintf(want, sizeof(want), " redir=%lld ", id);
+    int found = strstr(r->str, want) != NULL;
+    freeReplyObject(r);
+    return found;
+}
+
+/* The connection a node's invalidations come on is killed (CLIENT KILL: RESP2, the tracking
+ * link; RESP3, the command connection): invalidations sent meanwhile are lost, so the node's
+ * entries go as soon as the client sees the close, and a write made then is read from the
+ * server, new. Tracking comes back by itself (RESP2: a new link, the command connection
+ * redirected to it), and the key is cached again. */
+static void lost_invalidations_conn(void **state) {
+    cp_fixture *f = *state;
+    int resp3 = test_resp3();
+    cp_client *w = cp_fixture_client(f, NULL);
+    cp_client *c = cached_client(f, 0, 0);
+    int port = cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port;
+    char key[32];
+    for (int j = 0;; j++) { /* a key of master 0, which holds the lowest slots */
+        snprintf(key, sizeof(key), "lk:%d", j);
+        if (cp_keyslot(key, strlen(key)) < 1000)
+            break;
+    }
+    redisReply *r = cp_command(w, "SET %s old", key);
+    assert_non_null(r);
+    cp_reply_free(r);
+    cp_pipeline *p = cp_pipeline_new(c);
+    for (int i = 0; i < 2; i++) {
+        cp_pipeline_reset(p);
+        cp_append(p, "GET %s", key);
+        assert_int_equal(cp_exec(p), 0);
+    }
+    assert_int_equal(cp_reply_cached(p, 0), 1);
+    long long redir, id = inval_conn(f, port, resp3, &redir);
+    assert_int_gt(id, 0);
+    if (!resp3)
+        assert_int_equal(redirected_to(f, port, id), 1);
+    cp_cache_stats st0, st;
+    cp_cache_get_stats(c, &st0);
+    redisReply *kr = redisCommand(cp_fixture_conn(f, port), "CLIENT KILL ID %lld", id);
+    assert_non_null(kr);
+    assert_int_equal(kr->integer, 1);
+    freeReplyObject(kr);
+    uint64_t end = cp__now_ns() + 5000000000ull;
+    for (;;) { /* the client sees the close and drops the node's entry (a TYPE turns its loop) */
+        r = cp_command(c, "TYPE %s", master_keys[1]);
+        assert_non_null(r);
+        cp_reply_free(r);
+        cp_cache_get_stats(c, &st);
+        if (st.node_drops > st0.node_drops)
+            break;
+        assert_int_lt(cp__now_ns(), end);
+        cp__sleep_ms(2);
+    }
+    assert_int_equal(st.node_drops, st0.node_drops + 1);
+    r = cp_command(w, "SET %s new", key); /* nobody invalidates it for c now */
+    assert_non_null(r);
+    cp_reply_free(r);
+    cp_pipeline_reset(p);
+    cp_append(p, "GET %s", key);
+    assert_int_equal(cp_exec(p), 0);
+    assert_int_equal(cp_reply_cached(p, 0), 0);
+    assert_string_equal(cp_reply(p, 0)->str, "new");
+    await_tracking(c); /* back, through a new connection */
+    long long id2 = inval_conn(f, port, resp3, &redir);
+    assert_int_gt(id2, id);
+    if (!resp3)
+        assert_int_equal(redirected_to(f, port, id2), 1);
+    for (int i = 0; i < 2; i++) {
+        cp_pipeline_reset(p);
+        cp_append(p, "GET %s", key);
+        assert_int_equal(cp_exec(p), 0);
+        assert_string_equal(cp_reply(p, 0)->str, "new");
+    }
+    assert_int_equal(cp_reply_cached(p, 0), 1);
+    cp_pipeline_free(p);
+    cp_free(c);
+    cp_free(w);
 }
 
 /* A master frozen (SIGSTOP) keeps its connection open but says nothing: once it has been silent
@@ -295,11 +454,11 @@ static void silent_node_is_asked(void **state) {
     cp_free(w);
     cp_cache_options co = {.max_silence_ms = 1000};
     cp_options o = CP_OPTIONS_INIT;
-    o.protocol = 3;
     o.client_cache = &co;
     o.io_timeout_ms = 1000;
     o.retry_budget_ms = CP_RETRY_NONE;
     cp_client *c = cp_fixture_client(f, &o);
+    await_tracking(c);
     cp_pipeline *p = cp_pipeline_new(c);
     cp_append(p, "GET %s", key);
     assert_int_equal(cp_exec(p), 0);
@@ -581,6 +740,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(lru_bound_and_refusals, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(silent_node_is_asked, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(lost_invalidations_conn, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(no_stale_reads_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
