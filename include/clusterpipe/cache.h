@@ -3,12 +3,14 @@
  * The client-side cache; included by clusterpipe/clusterpipe.h (which defines CP_API, cp_client and
  * redisReply before it), not on its own.
  *
- * Opt-in: cp_options.client_cache points at these options (RESP3 and cluster mode only: under
- * RESP2, or at a single endpoint, the client is refused with CP_EINVAL). Each command connection
- * then starts with CLIENT TRACKING ON behind its HELLO 3, and the reads of docs/commands.md's
+ * Opt-in: cp_options.client_cache points at these options (cluster mode only: at a single
+ * endpoint the client is refused with CP_EINVAL). Under RESP3 each command connection then starts
+ * with CLIENT TRACKING ON behind its HELLO 3; under RESP2 it is redirected (CLIENT TRACKING ON
+ * REDIRECT) to a connection of its own per node subscribed to the invalidations, from when that
+ * connection is up (docs/api.md). The reads of docs/commands.md's
  * "Client-side cache" list (GET, MGET and its per-slot parts, EXISTS, HGET, HMGET, HGETALL, ...)
  * are answered from the cache when it holds their exact request, without a round trip. The
- * servers' invalidation pushes evict what they name. Entries a node served are dropped, before
+ * servers' invalidations evict what they name. Entries a node served are dropped, before
  * any read is answered again, when its connection breaks or one of its slots moves (invalidations
  * may have been lost); this client's own writes drop their slot's entries when they are sent.
  * Transactions' reads, reads sent to replicas (read_from) and redirected reads never go in.

@@ -138,15 +138,14 @@ static void test_cache_write_mix(void **state) {
 /* Per-key versions (what scenarios check): a GET older than the SET acknowledged for its key
  * before it was sent. A miss is read on the key's master, after that acknowledgement: only a
  * hit, served before the server's invalidation reached its client, can be one. */
-static void test_cache_versions(void **state) {
-    cp_fixture *f = *state;
+static void versions_under(cp_fixture *f, int protocol) {
     cp_clirun run;
     cp_clirun_init(&run);
     load_keys(&run, f);
     cp_clirun_free(&run);
     cp__bench_target t;
     assert_int_equal(cp__bench_target_from_topo(&t, f->topo, NULL, NULL), 0);
-    t.protocol = 3;
+    t.protocol = protocol;
     static const cp_cache_options cache; /* zeros: the library's defaults */
     _Atomic uint32_t *acked = calloc(KEYS, sizeof(*acked));
     assert_non_null(acked);
@@ -178,9 +177,9 @@ static void test_cache_versions(void **state) {
     /* Only the cache may answer older than an acknowledged SET of another client (its
      * invalidation still on its way); a server never does. */
     assert_int_equal(r->stale_reads, r->stale_cached);
-    print_message("versions: %llu GETs, %llu hits, %llu stale reads (all cached), "
+    print_message("versions, RESP%d: %llu GETs, %llu hits, %llu stale reads (all cached), "
                   "%llu invalidations\n",
-                  (unsigned long long)r->gets, (unsigned long long)r->cache.stats.hits,
+                  protocol, (unsigned long long)r->gets, (unsigned long long)r->cache.stats.hits,
                   (unsigned long long)r->stale_reads,
                   (unsigned long long)r->cache.stats.invalidations);
     cp__bench_result_free(r);
@@ -188,7 +187,14 @@ static void test_cache_versions(void **state) {
     free(acked);
 }
 
-/* The engine's own refusals, before anything connects: a proxy target, RESP2. */
+/* Under both protocols: RESP2's invalidations come on a tracking link per node, in no order
+ * with the replies. */
+static void test_cache_versions(void **state) {
+    versions_under(*state, 3);
+    versions_under(*state, 2);
+}
+
+/* The engine's own refusal, before anything connects: a proxy target. */
 static void test_cache_refused(void **state) {
     (void)state;
     static const cp_cache_options cache; /* zeros: the library's defaults */
@@ -203,11 +209,6 @@ static void test_cache_refused(void **state) {
     t.protocol = 3;
     assert_int_equal(cp__bench_run(&t, &cfg, r, err, sizeof(err)), CP_EINVAL);
     assert_non_null(strstr(err, "twemproxy"));
-    cp__bench_result_free(r);
-    assert_int_equal(cp__bench_target_external(&t, CP__TARGET_CLUSTER, "127.0.0.1:1", NULL, NULL),
-                     0);
-    assert_int_equal(cp__bench_run(&t, &cfg, r, err, sizeof(err)), CP_EINVAL);
-    assert_non_null(strstr(err, "--protocol 3"));
     cp__bench_result_free(r);
     free(r);
 }

@@ -84,11 +84,10 @@ static void test_bad_flags_exit_2(void **state) {
         {{"load", T, "--keys", "10", "--key-layout", "per-master", "--value-size", "30", NULL},
          "--value-size"},
         {{"load", "--keys", "10", NULL}, "target"},
-        /* the client-side cache: a cluster speaking RESP3 only */
+        /* the client-side cache: a cluster only */
         {{"bench", "--proxy", "127.0.0.1:1", "--client-cache", NULL}, "twemproxy cannot track"},
         {{"bench", "--proxy", "127.0.0.1:1", "--client-cache-size", "10", NULL},
          "twemproxy cannot track"},
-        {{"bench", T, "--client-cache", "--protocol", "2", NULL}, "needs RESP3"},
         {{"bench", T, "--client-cache-size", "0", NULL}, "ENTRIES[:BYTES]"},
         {{"bench", T, "--client-cache-size", "10:", NULL}, "ENTRIES[:BYTES]"},
         {{"bench", T, "--client-cache-size", "10:4x", NULL}, "ENTRIES[:BYTES]"},
