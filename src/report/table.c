@@ -226,32 +226,33 @@ static int table_ratio(const cp__rpt_summary *s, cp__sbuf *b) {
     return r;
 }
 
-/* compare --replica-reads: per call type the plain cluster's row (reads on the masters) and
- * the cluster-replicas row (reads on the replicas), the Redis CPU split into the masters' and
- * the replicas' part, and the masters' CPU per op against the plain cluster's. Returns the
- * number of rows (0: no cluster-replicas runs, nothing written). */
-static int table_replicas(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
-    static const char *const head[10] = {"call type",      "setup",
-                                         "ops/s",          "p50 (us)",
-                                         "p99 (us)",       "masters CPU-s",
-                                         "replicas CPU-s", "masters us/op",
-                                         "replicas us/op", "masters us/op vs cluster"};
-    static const cp__rpt_metric cols[7] = {CP__M_OPS_PER_SEC, CP__M_P50,          CP__M_P99,
-                                           CP__M_CPU_MASTERS, CP__M_CPU_REPLICAS, CP__M_US_MASTERS,
-                                           CP__M_US_REPLICAS};
+/* A setup's row beside the plain cluster's, per call type (compare's cluster-replicas and
+ * cluster-cached): the call type, the setup, seven metrics (the cluster's row shows "-" for the
+ * two only the setup has), and one of them against the cluster's. */
+typedef struct beside_spec {
+    const char *setup;
+    const char *head[10];
+    cp__rpt_metric cols[7];
+    cp__rpt_metric only[2]; /* the setup's own metrics: "-" in the cluster's row */
+    cp__rpt_metric vs;      /* the last column: the setup's over the cluster's */
+    const char *intro;
+} beside_spec;
+
+/* Writes sp's table. Returns the number of rows (0: no runs of sp->setup, nothing written). */
+static int table_beside(const cp__rpt_summary *s, int spread, cp__sbuf *b, const beside_spec *sp) {
     mdtable t;
     memset(&t, 0, sizeof(t));
     t.ncols = 10;
     for (int c = 0; c < 10; c++) {
-        md_set(&t, 0, c, head[c]);
+        md_set(&t, 0, c, sp->head[c]);
         t.right[c] = c >= 2;
     }
     int r = 0;
     for (size_t i = 0; i < s->ncases && r + 2 < MD_ROWS; i++) {
-        const cp__rpt_case *rep = &s->cases[i];
-        if (strcmp(rep->setup, CP__RPT_SETUP_REPLICAS) != 0)
+        const cp__rpt_case *own = &s->cases[i];
+        if (strcmp(own->setup, sp->setup) != 0)
             continue;
-        const cp__rpt_case *rows[2] = {cp__rpt_find(s, "cluster", rep->call), rep};
+        const cp__rpt_case *rows[2] = {cp__rpt_find(s, "cluster", own->call), own};
         for (int x = 0; x < 2; x++) {
             const cp__rpt_case *k = rows[x];
             if (k == NULL)
@@ -260,81 +261,54 @@ static int table_replicas(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
             md_set(&t, r, 0, k->call);
             md_set(&t, r, 1, k->setup);
             for (int c = 0; c < 7; c++)
-                if (x == 0 && (cols[c] == CP__M_CPU_REPLICAS || cols[c] == CP__M_US_REPLICAS))
-                    md_set(&t, r, 2 + c, "-"); /* no replicas there */
+                if (x == 0 && (sp->cols[c] == sp->only[0] || sp->cols[c] == sp->only[1]))
+                    md_set(&t, r, 2 + c, "-");
                 else
-                    md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
-                            spread);
+                    md_stat(&t, r, 2 + c, &k->m[sp->cols[c]],
+                            cp__rpt_metric_info(sp->cols[c])->decimals, spread);
             char buf[MD_CELL] = "-";
             if (x == 1 && rows[0] != NULL)
-                fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(rep, rows[0], CP__M_US_MASTERS));
+                fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(own, rows[0], sp->vs));
             md_set(&t, r, 9, buf);
         }
     }
     if (r == 0)
         return 0;
-    cp__sbuf_puts(b, "\nReads on replicas (" CP__RPT_SETUP_REPLICAS ": the cluster with a replica "
-                     "per master, every read sent to a replica) beside the cluster's reads on the "
-                     "masters; masters CPU = Redis CPU less the replicas' (below 1x: the masters "
-                     "work less per op):\n\n");
+    cp__sbuf_puts(b, sp->intro);
     md_emit(&t, b);
     return r;
 }
 
-/* compare --setups ...,cluster-cached: per call type the plain cluster's row and the
- * cluster-cached row (its clients with the client-side cache), with the cache's hit ratio and
- * invalidations (writes of a --ratio mix invalidate) and the CPU per op over every op, hits
- * included, so that the two rows compare like for like. Returns the number of rows (0: no
- * cluster-cached runs, nothing written). */
-static int table_cached(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
-    static const char *const head[10] = {
-        "call type", "setup",         "ops/s",       "p50 (us)",     "p99 (us)",
-        "hit ratio", "invalidations", "Redis us/op", "client us/op", "Redis us/op vs cluster"};
-    static const cp__rpt_metric cols[7] = {
-        CP__M_OPS_PER_SEC,         CP__M_P50,      CP__M_P99,      CP__M_CACHE_HIT_RATIO,
-        CP__M_CACHE_INVALIDATIONS, CP__M_US_REDIS, CP__M_US_CLIENT};
-    mdtable t;
-    memset(&t, 0, sizeof(t));
-    t.ncols = 10;
-    for (int c = 0; c < 10; c++) {
-        md_set(&t, 0, c, head[c]);
-        t.right[c] = c >= 2;
-    }
-    int r = 0;
-    for (size_t i = 0; i < s->ncases && r + 2 < MD_ROWS; i++) {
-        const cp__rpt_case *cached = &s->cases[i];
-        if (strcmp(cached->setup, CP__RPT_SETUP_CACHED) != 0)
-            continue;
-        const cp__rpt_case *rows[2] = {cp__rpt_find(s, "cluster", cached->call), cached};
-        for (int x = 0; x < 2; x++) {
-            const cp__rpt_case *k = rows[x];
-            if (k == NULL)
-                continue;
-            r++;
-            md_set(&t, r, 0, k->call);
-            md_set(&t, r, 1, k->setup);
-            for (int c = 0; c < 7; c++)
-                if (x == 0 &&
-                    (cols[c] == CP__M_CACHE_HIT_RATIO || cols[c] == CP__M_CACHE_INVALIDATIONS))
-                    md_set(&t, r, 2 + c, "-"); /* no cache there */
-                else
-                    md_stat(&t, r, 2 + c, &k->m[cols[c]], cp__rpt_metric_info(cols[c])->decimals,
-                            spread);
-            char buf[MD_CELL] = "-";
-            if (x == 1 && rows[0] != NULL)
-                fmt_ratio(buf, sizeof(buf), cp__rpt_case_ratio(cached, rows[0], CP__M_US_REDIS));
-            md_set(&t, r, 9, buf);
-        }
-    }
-    if (r == 0)
-        return 0;
-    cp__sbuf_puts(b, "\nClient-side cache (" CP__RPT_SETUP_CACHED ": the cluster, every client "
-                     "with a client-side cache, RESP3) beside the plain cluster; CPU per op "
-                     "counts every op, the cache's hits included (below 1x: the servers work "
-                     "less per op):\n\n");
-    md_emit(&t, b);
-    return r;
-}
+/* compare --replica-reads: the cluster-replicas row (reads on the replicas) beside the plain
+ * cluster's (reads on the masters), the Redis CPU split into the masters' and the replicas'
+ * part, and the masters' CPU per op against the plain cluster's. */
+static const beside_spec replicas_table = {
+    CP__RPT_SETUP_REPLICAS,
+    {"call type", "setup", "ops/s", "p50 (us)", "p99 (us)", "masters CPU-s", "replicas CPU-s",
+     "masters us/op", "replicas us/op", "masters us/op vs cluster"},
+    {CP__M_OPS_PER_SEC, CP__M_P50, CP__M_P99, CP__M_CPU_MASTERS, CP__M_CPU_REPLICAS,
+     CP__M_US_MASTERS, CP__M_US_REPLICAS},
+    {CP__M_CPU_REPLICAS, CP__M_US_REPLICAS},
+    CP__M_US_MASTERS,
+    "\nReads on replicas (" CP__RPT_SETUP_REPLICAS ": the cluster with a replica per master, every "
+    "read sent to a replica) beside the cluster's reads on the masters; masters CPU = Redis CPU "
+    "less the replicas' (below 1x: the masters work less per op):\n\n"};
+
+/* compare --setups ...,cluster-cached: the cluster-cached row (its clients with the client-side
+ * cache) beside the plain cluster's, with the cache's hit ratio and invalidations (writes of a
+ * --ratio mix invalidate) and the CPU per op over every op, hits included, so that the two rows
+ * compare like for like. */
+static const beside_spec cached_table = {
+    CP__RPT_SETUP_CACHED,
+    {"call type", "setup", "ops/s", "p50 (us)", "p99 (us)", "hit ratio", "invalidations",
+     "Redis us/op", "client us/op", "Redis us/op vs cluster"},
+    {CP__M_OPS_PER_SEC, CP__M_P50, CP__M_P99, CP__M_CACHE_HIT_RATIO, CP__M_CACHE_INVALIDATIONS,
+     CP__M_US_REDIS, CP__M_US_CLIENT},
+    {CP__M_CACHE_HIT_RATIO, CP__M_CACHE_INVALIDATIONS},
+    CP__M_US_REDIS,
+    "\nClient-side cache (" CP__RPT_SETUP_CACHED ": the cluster, every client with a client-side "
+    "cache, RESP3) beside the plain cluster; CPU per op counts every op, the cache's hits "
+    "included (below 1x: the servers work less per op):\n\n"};
 
 /* --command runs: per call type, a row per command with its ops/s and latency on each setup and
  * the cluster/twemproxy ratios. Returns the number of tables. */
@@ -490,8 +464,8 @@ char *cp__rpt_table_md(const cp__rpt_summary *s) {
     cp__sbuf_puts(&b, "\n");
     cp__rpt_noise(s, &b);
     cp__sbuf_puts(&b, "\n");
-    table_replicas(s, spread, &b);
-    table_cached(s, spread, &b);
+    table_beside(s, spread, &b, &replicas_table);
+    table_beside(s, spread, &b, &cached_table);
     table_commands(s, spread, &b);
     return cp__sbuf_take(&b);
 }
