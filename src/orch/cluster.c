@@ -97,6 +97,9 @@ int cp__cluster_parse_nodes(const char *text, cp__cview *v) {
             case 3:
                 snprintf(n->master_id, sizeof(n->master_id), "%s", strcmp(tok, "-") ? tok : "");
                 break;
+            case 6:
+                n->epoch = strtoull(tok, NULL, 10);
+                break;
             case 7:
                 if (strcmp(tok, "connected") != 0)
                     n->bad = 1;

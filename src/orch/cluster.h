@@ -16,10 +16,11 @@
 typedef struct cp__cnode {
     char id[48];
     int port;
-    int master;         /* 1 master, 0 replica */
-    int myself;         /* the node we asked */
-    int bad;            /* fail, fail?, handshake, noaddr, or link disconnected */
-    char master_id[48]; /* replicas: their master's id, else "" */
+    int master;               /* 1 master, 0 replica */
+    int myself;               /* the node we asked */
+    int bad;                  /* fail, fail?, handshake, noaddr, or link disconnected */
+    char master_id[48];       /* replicas: their master's id, else "" */
+    unsigned long long epoch; /* its config epoch, as the node asked knows it */
     int nslots;
 } cp__cnode;
 

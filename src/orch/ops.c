@@ -216,6 +216,30 @@ static int setslot_all(cp__adm *c, const int *slots, int n, const char *how, con
     return cp__adm_flush(c, err, errlen);
 }
 
+/* What every master says of slot's owner and of the config epochs now, appended to err: a
+ * MIGRATE answered MOVED means the source lost the slot while it moved, and this says to whom
+ * and by which epochs (a report to read, not a repair). */
+static void describe_slot(const cp_topo *t, int slot, char *err, size_t errlen) {
+    cp__cview *v = malloc(sizeof(*v));
+    if (v == NULL)
+        return;
+    size_t len = strlen(err);
+    for (size_t k = 0; k < t->nprocs && len + 1 < errlen; k++) {
+        char e[256];
+        if (t->procs[k].role != CP_ROLE_MASTER || cp__cluster_view(t, k, v, e, sizeof(e)) != 0)
+            continue;
+        int o = v->owner[slot];
+        int n = snprintf(err + len, errlen - len, "; port %d says slot %d is port %d's, epochs",
+                         t->procs[k].port, slot, o >= 0 ? v->node[o].port : -1);
+        for (size_t j = 0; n > 0 && (size_t)n < errlen - len && j < v->n; j++)
+            if (v->node[j].master)
+                n += snprintf(err + len + n, errlen - len - (size_t)n, " %d:%llu", v->node[j].port,
+                              v->node[j].epoch);
+        len = n > 0 ? strlen(err) : len;
+    }
+    free(v);
+}
+
 /* Moves a batch of slots from `from` to `to` (both masters): IMPORTING on the target, MIGRATING
  * on the source, the keys of each non-empty slot, then SETSLOT NODE on the target first (so it
  * owns the slots before the source lets go), then on the source and every other master. Each
@@ -252,8 +276,9 @@ static int move_batch(const cp_topo *t, cp__adm **cms, size_t from, size_t to, c
     }
     step = "MIGRATE";
     for (int k = 0; k < n && rc == 0; k++)
-        if (has_keys[k])
-            rc = move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e));
+        if (has_keys[k] && (rc = move_keys(t, cf, &t->procs[to], slots[k], e, sizeof(e))) != 0 &&
+            strstr(e, "MOVED") != NULL)
+            describe_slot(t, slots[k], e, sizeof(e));
     if (rc != 0)
         goto fail;
     step = "NODE";
