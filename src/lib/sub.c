@@ -26,10 +26,14 @@ static const char ping_cmd[] = "*1\r\n$4\r\nPING\r\n";
 
 /* ---- the lists ------------------------------------------------------------------------------- */
 
-static cp__sub *find(const cp__client *c, int kind, const char *name, size_t len) {
+/* A subscription of this kind and name that is not ending (ending: 0: there is at most one), or
+ * one that is (ending: 1); NULL when there is none such. A name subscribed to again while its
+ * cp_unsubscribe is under way waits for that one to end (send_waiting). */
+static cp__sub *find(const cp__client *c, int kind, const char *name, size_t len, int ending) {
     for (int i = 0; i < c->nsubs; i++) {
         cp__sub *s = c->subs[i];
-        if (s->kind == kind && s->len == len && memcmp(s->name, name, len) == 0)
+        if (s->kind == kind && s->len == len && memcmp(s->name, name, len) == 0 &&
+            (s->state == CP__SUB_ENDING) == ending)
             return s;
     }
     return NULL;
@@ -75,7 +79,7 @@ int cp__sub_add(cp__client *c, int kind, const char *name, size_t len, cp_sub_ca
                 void *data) {
     if (kind < CP_SUB_CHANNEL || kind > CP_SUB_SHARD)
         return cp__client_err(c, CP_EINVAL, "cp_subscribe: unknown kind %d", kind);
-    if (find(c, kind, name, len) != NULL)
+    if (find(c, kind, name, len, 0) != NULL)
         return cp__client_err(c, CP_EINVAL, "cp_subscribe: already subscribed to \"%.*s\"",
                               (int)(len > 64 ? 64 : len), name);
     if (c->nsubs == c->capsubs) {
@@ -102,10 +106,11 @@ int cp__sub_add(cp__client *c, int kind, const char *name, size_t len, cp_sub_ca
 }
 
 int cp__sub_remove(cp__client *c, int kind, const char *name, size_t len) {
-    cp__sub *s = find(c, kind, name, len);
-    if (s == NULL || s->state == CP__SUB_ENDING)
+    cp__sub *s = find(c, kind, name, len, 0);
+    if (s == NULL)
         return cp__client_err(c, CP_EINVAL, "cp_unsubscribe: %s \"%.*s\"",
-                              s == NULL ? "not subscribed to" : "already ending",
+                              find(c, kind, name, len, 1) == NULL ? "not subscribed to"
+                                                                  : "already ending",
                               (int)(len > 64 ? 64 : len), name);
     int sent = s->state == CP__SUB_SENT; /* its SUBSCRIBE's answer comes first */
     s->state = CP__SUB_ENDING;
@@ -279,6 +284,10 @@ static void send_waiting(cp__client *c, uint64_t now) {
     for (int i = 0; i < c->nsubs; i++) {
         cp__sub *s = c->subs[i];
         if (s->state == CP__SUB_WAITING) {
+            /* Subscribed again while the name's UNSUBSCRIBE is under way: after it is answered
+             * (a SUBSCRIBE written first would be undone by it). Its end makes this due. */
+            if (find(c, s->kind, s->name, s->len, 1) != NULL)
+                continue;
             if (s->link == NULL) {
                 int n = target(c, s);
                 if (n < 0) { /* no map yet, or none names the slot: wait for one */
@@ -334,7 +343,8 @@ static int same_name(const cp__sub *s, const redisReply *r) {
            memcmp(r->str, s->name, s->len) == 0;
 }
 
-/* The subscription of this kind and name that link l carries, or NULL. */
+/* The subscription of this kind and name that link l carries, or NULL. (A name subscribed to
+ * again is sent only once the one ending has gone: a link carries one per name.) */
 static cp__sub *on_link(cp__client *c, cp__slink *l, int kind, const redisReply *name) {
     for (int i = 0; i < c->nsubs; i++) {
         cp__sub *s = c->subs[i];

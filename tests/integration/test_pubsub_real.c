@@ -343,6 +343,73 @@ static void every_message_while_nothing_fails(void **state) {
     }
 }
 
+/* Subscribing again to a name whose cp_unsubscribe is under way (the program changes its mind, or
+ * swaps the callback): not refused; the new subscription is sent once the old one has ended, so
+ * that the old UNSUBSCRIBE never undoes it. The old one ends once, the new one is confirmed once
+ * and gets every message published after that; also when the old one was never sent. */
+static void subscribe_again_while_ending(void **state) {
+    cp_fixture *f = *state;
+    subscriber s;
+    sub_start(&s, f);
+    record old, again, never, after;
+    record_init(&old, "c");
+    record_init(&again, "c");
+    record_init(&never, "c");
+    record_init(&after, "c");
+    assert_int_equal(cp_subscribe(s.c, CP_SUB_CHANNEL, "swap", 4, on_sub, &old), 0);
+    sub_run(&s);
+    assert_true(wait_for(&old.subscribed, 1, 10000));
+    sub_pause(&s);
+    assert_int_equal(cp_unsubscribe(s.c, CP_SUB_CHANNEL, "swap", 4), 0);
+    assert_int_equal(cp_unsubscribe(s.c, CP_SUB_CHANNEL, "swap", 4), CP_EINVAL);
+    assert_contains(s.c->errstr, "already ending");
+    assert_int_equal(cp_subscribe(s.c, CP_SUB_CHANNEL, "swap", 4, on_sub, &again), 0);
+    assert_int_equal(cp_subscribe(s.c, CP_SUB_CHANNEL, "swap", 4, on_sub, &again), CP_EINVAL);
+    /* a shard channel subscribed, unsubscribed and subscribed again before anything was sent */
+    assert_int_equal(cp_subscribe(s.c, CP_SUB_SHARD, "{t}swap", 7, on_sub, &never), 0);
+    assert_int_equal(cp_unsubscribe(s.c, CP_SUB_SHARD, "{t}swap", 7), 0);
+    assert_int_equal(cp_subscribe(s.c, CP_SUB_SHARD, "{t}swap", 7, on_sub, &after), 0);
+    sub_run(&s);
+    assert_true(wait_for(&old.ended, 1, 10000));
+    assert_true(wait_for(&again.subscribed, 1, 10000));
+    assert_true(wait_for(&never.ended, 1, 10000));
+    assert_true(wait_for(&after.subscribed, 1, 10000));
+    cp_client *pub = cp_fixture_client(f, NULL);
+    const long n = 100;
+    for (long i = 0; i < n; i++) {
+        redisReply *r = cp_command(pub, "PUBLISH swap c:%ld", i);
+        assert_non_null(r);
+        assert_int_ge(r->integer, 1); /* subscribed on the server: the old UNSUBSCRIBE came first */
+        freeReplyObject(r);
+        r = cp_command(pub, "SPUBLISH {t}swap c:%ld", i);
+        assert_non_null(r);
+        assert_int_equal(r->integer, 1);
+        freeReplyObject(r);
+    }
+    assert_true(wait_for(&again.messages, n, 10000));
+    assert_true(wait_for(&after.messages, n, 10000));
+    cp_free(pub);
+    sub_stop(&s);
+    assert_int_equal(atomic_load(&old.subscribed), 1);
+    assert_int_equal(atomic_load(&old.messages), 0);
+    assert_int_equal(atomic_load(&old.ended), 1);
+    assert_int_equal(atomic_load(&never.subscribed), 0);
+    assert_int_equal(atomic_load(&never.messages), 0);
+    assert_int_equal(atomic_load(&never.ended), 1);
+    record *live[2] = {&again, &after};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(atomic_load(&live[k]->subscribed), 1);
+        assert_int_equal(atomic_load(&live[k]->resubscribed), 0);
+        assert_int_equal(atomic_load(&live[k]->messages), n);
+        assert_int_equal(lost_of(live[k], n), 0);
+        assert_no_dups(live[k], 0);
+        assert_int_equal(atomic_load(&live[k]->ended), 1); /* by cp_free */
+    }
+    record *all[4] = {&old, &again, &never, &after};
+    for (int k = 0; k < 4; k++)
+        free(all[k]->seen);
+}
+
 typedef struct got {
     int calls;
     cp_outcome outcome;
@@ -548,6 +615,8 @@ int main(void) {
                                         cp_fixture_setup_cluster3, cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(commands_answer_right_beside_subscriptions,
                                         cp_fixture_setup_cluster3, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(subscribe_again_while_ending, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(shard_channel_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(subscriptions_through_kill, cp_fixture_setup_cluster3x1,
