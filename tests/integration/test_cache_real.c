@@ -430,6 +430,56 @@ static void lost_invalidations_conn(void **state) {
     cp_free(w);
 }
 
+/* A server that refuses the client's tracking (an ACL without CLIENT TRACKING) is an error that
+ * names the refusal, CP_EPROTO, never a cache that silently answers untracked: under RESP3 the
+ * handshake fails (cp_connect says so); under RESP2 the REDIRECT's answer fails the command
+ * connection, and the commands behind it end with that error. */
+static void refused_tracking_is_an_error(void **state) {
+    cp_fixture *f = *state;
+    for (int m = 0; m < 3; m++) {
+        int port = cp_topo_proc(f->topo, cp_fixture_master(f, m))->port;
+        redisReply *r = redisCommand(cp_fixture_conn(f, port),
+                                     "ACL SETUSER nt on >ntpw ~* &* +@all -client|tracking");
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    cp_cache_options co = {0};
+    cp_options o = CP_OPTIONS_INIT;
+    o.seeds = f->endpoints;
+    o.username = "nt";
+    o.password = "ntpw";
+    o.client_cache = &co;
+    o.retry_budget_ms = 1000;
+    cp_test_protocol(&o);
+    cp_client *c = cp_connect(&o);
+    assert_non_null(c);
+    if (test_resp3()) {
+        assert_int_equal(c->err, CP_EPROTO);
+        assert_contains(c->errstr, "CLIENT TRACKING ON refused");
+        cp_free(c);
+        return;
+    }
+    assert_int_equal(c->err, 0);
+    uint64_t end = cp__now_ns() + 5000000000ull;
+    for (;;) { /* the first reads may go before the link is up; then the REDIRECT is refused */
+        redisReply *r = cp_command(c, "GET %s", master_keys[0]);
+        if (r == NULL) {
+            assert_contains(c->errstr, "CLIENT TRACKING ON REDIRECT refused");
+            assert_contains(c->errstr, "NOPERM");
+            break;
+        }
+        cp_reply_free(r);
+        cp_cache_stats st;
+        cp_cache_get_stats(c, &st);
+        assert_int_equal(st.hits, 0);
+        assert_int_equal(st.stored, 0);
+        assert_int_lt(cp__now_ns(), end);
+        cp__sleep_ms(5);
+    }
+    cp_free(c);
+}
+
 /* A master frozen (SIGSTOP) keeps its connection open but says nothing: once it has been silent
  * for max_silence_ms its keys' reads go to it, and time out, instead of being answered from what
  * it served (it may be missing invalidations); once it answers again, they are cached again. */
@@ -742,6 +792,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(silent_node_is_asked, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(lost_invalidations_conn, cp_fixture_setup_cluster3,
+                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(refused_tracking_is_an_error, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(no_stale_reads_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
