@@ -5,8 +5,8 @@
  *
  *  - a 3 s BLPOP on a master: 10 GETs of the same hash tag, sent right after it, are answered
  *    while it waits (they took 3.06 s when the BLPOP shared their connection);
- *  - an 8 s BLPOP, longer than the 5 s I/O timeout, ends done with nil after 8 s, and an XREAD
- *    BLOCK 2000 with nil after 2 s;
+ *  - a 3 s BLPOP, longer than the client's 1 s I/O timeout, ends done with nil after 3 s, and
+ *    an XREAD BLOCK 2000 with nil after 2 s;
  *  - a BLPOP served by an LPUSH from another client answers the value pushed;
  *  - the pool is bounded (cp_options.blocking_conns): past it BLPOPs wait, in order, and the
  *    server never sees more of them blocked at once;
@@ -211,22 +211,23 @@ static void blpop_holds_back_nothing(void **state) {
 
 static void blpop_longer_than_io_timeout(void **state) {
     cp_fixture *f = *state;
-    cp_options o = CP_OPTIONS_INIT; /* io_timeout_ms 5000 */
+    cp_options o = CP_OPTIONS_INIT;
     o.seeds = f->endpoints;
+    o.io_timeout_ms = 1000;
     cp_test_protocol(&o);
     cp_client *c = cp_connect(&o);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
     uint64_t t0 = cp__now_ns();
-    redisReply *r = cp_command(c, "BLPOP {t}empty8 8");
+    redisReply *r = cp_command(c, "BLPOP {t}empty3 3");
     uint64_t took = cp__now_ns() - t0;
     if (r == NULL)
-        fail_msg("BLPOP 8 failed: %s", c->errstr);
+        fail_msg("BLPOP 3 failed: %s", c->errstr);
     assert_int_equal(r->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
-    print_message("BLPOP {t}empty8 8 answered nil after %.2f s (I/O timeout 5 s)\n",
+    print_message("BLPOP {t}empty3 3 answered nil after %.2f s (I/O timeout 1 s)\n",
                   (double)took / 1e9);
-    assert_int_ge(took, 7900000000ull);
+    assert_int_ge(took, 2900000000ull);
     /* XREAD BLOCK, in milliseconds */
     t0 = cp__now_ns();
     r = cp_command(c, "XREAD BLOCK 2000 STREAMS {t}stream $");
