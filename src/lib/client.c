@@ -346,7 +346,7 @@ cp__client *cp__client_create(const cp_options *opt) {
     }
     c->pool_opts = c->copts; /* without tracking: what a blocking command reads is not cached */
     c->pool_opts.readonly = 0;
-    c->copts.tracking = c->cache != NULL && c->copts.resp3; /* RESP2's: tracklink.h */
+    c->copts.tracking = c->cache != NULL; /* RESP2 turns it on later: tracklink.h */
     if (parse_seeds(c, c->cluster ? opt->seeds : opt->endpoint) != 0)
         return c;
     if (!c->cluster) {

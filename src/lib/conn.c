@@ -92,21 +92,27 @@ static int push_hello_or_auth(cp__conn *c) {
 }
 
 static const char readonly_cmd[] = "*1\r\n$8\r\nREADONLY\r\n";
-static const char tracking_cmd[] = "*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n";
+static const char tracking_on_cmd[] = "*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\nON\r\n";
+static const char tracking_off_cmd[] = "*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$3\r\nOFF\r\n";
 
 /* The socket (and TLS) is up: HELLO or AUTH, CLIENT TRACKING and READONLY go first when the
  * options ask for them, and the connection is ready once they are answered; else it is ready
- * now. Tracking is on before the first read it must see invalidations for. 0 or CP_ENOMEM. */
+ * now. Under RESP3 tracking is on before the first read it must see invalidations for. Under
+ * RESP2 it goes on later, redirected to the node's tracking link (tracklink.h); CLIENT TRACKING
+ * OFF here asks, in the handshake, whether the server allows tracking at all (Redis 6, the ACL),
+ * so that a refusal fails the connection as RESP3's does, not a REDIRECT in the middle of its
+ * commands. 0 or CP_ENOMEM. */
 static int handshake(cp__conn *c) {
-    if (c->opts->password == NULL && !c->opts->readonly && !c->opts->resp3) {
+    if (c->opts->password == NULL && !c->opts->readonly && !c->opts->resp3 && !c->opts->tracking) {
         c->state = CP__CONN_READY;
         return 0;
     }
     c->state = CP__CONN_AUTH;
     if ((c->opts->password != NULL || c->opts->resp3) && push_hello_or_auth(c) != 0)
         return CP_ENOMEM;
+    const char *tracking = c->opts->resp3 ? tracking_on_cmd : tracking_off_cmd;
     if (c->opts->tracking &&
-        cp__conn_push(c, tracking_cmd, sizeof(tracking_cmd) - 1, CP__TAG_TRACKING, NULL) != 0)
+        cp__conn_push(c, tracking, strlen(tracking), CP__TAG_TRACKING, NULL) != 0)
         return set_err(c, CP_ENOMEM, "out of memory (%s:%d)", c->host, c->port);
     if (c->opts->readonly &&
         cp__conn_push(c, readonly_cmd, sizeof(readonly_cmd) - 1, CP__TAG_READONLY, NULL) != 0)
@@ -480,9 +486,9 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
                     c->host, c->port, why);
         else if (tag == CP__TAG_TRACKING)
             set_err(c, CP_EPROTO,
-                    "CLIENT TRACKING ON refused by %s:%d (the client-side cache needs Redis 6 "
-                    "or later): %.60s",
-                    c->host, c->port, why);
+                    "CLIENT TRACKING %s refused by %s:%d (the client-side cache needs Redis 6 "
+                    "or later, and an ACL that allows CLIENT TRACKING): %.60s",
+                    c->opts->resp3 ? "ON" : "OFF", c->host, c->port, why);
         else
             set_err(c, tag == CP__TAG_READONLY ? CP_ECONNECT : CP_EAUTH,
                     "%s refused by %s:%d: %.60s", tag == CP__TAG_READONLY ? "READONLY" : "AUTH",

@@ -41,10 +41,11 @@ struct ssl_ctx_st;
 typedef struct cp__connopts {
     const char *username, *password;
     int connect_timeout_ms, io_timeout_ms;
-    struct ssl_ctx_st *tls;      /* TLS context (owned by the client), NULL for plain TCP */
-    int readonly;                /* send READONLY after AUTH: the client reads from replicas */
-    int resp3;                   /* HELLO 3 first (with the AUTH in it): it speaks RESP3 */
-    int tracking;                /* CLIENT TRACKING ON behind HELLO 3: the client-side cache's */
+    struct ssl_ctx_st *tls; /* TLS context (owned by the client), NULL for plain TCP */
+    int readonly;           /* send READONLY after AUTH: the client reads from replicas */
+    int resp3;              /* HELLO 3 first (with the AUTH in it): it speaks RESP3 */
+    int tracking; /* the client-side cache's: CLIENT TRACKING ON behind HELLO 3 (RESP3), or OFF,
+                     to learn in the handshake whether the server allows it (RESP2) */
     const char *tls_server_name; /* the certificate's name and SNI; NULL: the host dialled */
     int prefer_ip;               /* cp_prefer_ip: the family a host name's addresses try first */
     cp__resolver *resolver;      /* host names (the client's) */
