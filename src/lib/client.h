@@ -284,6 +284,7 @@ typedef struct cp__client {
     int nlinks, caplinks;
     uint64_t sub_due;        /* a subscription waits to be (re)sent from then on (0: none) */
     unsigned sub_backoff_ms; /* the wait after a subscriber's connection failed */
+    uint64_t sub_settle_at;  /* a subscriber's connection failed: nothing is sent before then */
     unsigned sub_gen;        /* refresh.generation at the last failed attempt: a new map is
                                 worth trying at once */
     struct cp__cache *cache; /* cache.h: the client-side cache; NULL: none */

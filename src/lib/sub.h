@@ -10,8 +10,8 @@
  *
  * A subscription whose link fails, or that the server drops (a shard channel's slot migrated:
  * SUNSUBSCRIBE unasked), is sent again, after a backoff of 50 ms doubling to 2 s (at once when a
- * new slot map comes), wherever the
- * map then says (a MOVED answer to SSUBSCRIBE names the node; the map is re-read), and its
+ * new slot map comes, but never within 250 ms of a link's failure: sub.c's SETTLE_NS), wherever
+ * the map then says (a MOVED answer to SSUBSCRIBE names the node; the map is re-read), and its
  * callback hears CP_SUB_RESUBSCRIBED once the server confirms. At-most-once: what is published
  * in between is gone.
  *
