@@ -234,5 +234,5 @@ for P in $DEPTHS; do
     fi
 done
 for name in "${names[@]}"; do
-    file_share src/lib/reader.c "$name"
+    file_share src/lib/proto/reader.c "$name"
 done

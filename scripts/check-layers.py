@@ -18,9 +18,13 @@ length and the function definitions and calls of src/ and include/clusterpipe/ a
      they include each other's header: module A's .c calls a non-static function that module
      B's .c defines, and B's calls (through any modules of the folder) lead back to A.
      ALLOW_CALL_CIRCLES names the circles let through for now, each with its reason;
-  8. a file of the library (src/lib/) other than alloc.c calls malloc, calloc, realloc, free,
-     strdup, strndup or freeReplyObject itself: every allocation goes through lib/alloc.h, so
-     that cp_set_allocators reaches all of it (read as rule 7 reads calls).
+  8. a file of the library (src/lib/) other than base/alloc.c calls malloc, calloc, realloc,
+     free, strdup, strndup or freeReplyObject itself: every allocation goes through
+     lib/base/alloc.h, so that cp_set_allocators reaches all of it (read as rule 7 reads calls);
+  9. a file of the library lies outside its rooms (src/lib/ROOM/, ROOMS below), or a room
+     includes a header of, or calls a function defined in, a room that is not below it: rooms
+     are ordered inside the library as RANK orders the layers, and rooms of one rank neither
+     include nor call each other (calls read as rule 7 reads them).
 
 How rule 7 reads C (a regex-level parser, not a compiler; see calls_of): comments, string and
 character literals and preprocessor lines are blanked first. A definition is a `{` at brace
@@ -52,6 +56,20 @@ RANK = {
     "scenario": 5,
     "compare": 5,
     "cli": 6,
+}
+# The library's rooms (src/lib/ROOM/), bottom to top; docs/architecture.md has a table for each.
+ROOMS = {
+    "base": 0,  # the allocator, the error table
+    "proto": 1,  # RESP: reader, writer, replies and their arena; slot hash, SHA-1, glob
+    "cmd": 2,  # what a command is: built-in table, COMMAND table, key specs
+    "map": 2,  # the cluster's map: topology parsing, slot table
+    "net": 2,  # a connection: socket, TLS, resolver
+    "cache": 2,  # the client-side cache: its rules and its store
+    "client": 3,  # the client's state: nodes, pipelines and their commands, fences, pools
+    "pubsub": 4,  # connections in push mode: subscriptions, tracking links, push delivery
+    "core": 5,  # the engine: batches, send, receive, the step, the map's refresh
+    "api": 6,  # the calls on it: events, the built-in loop, async and blocking calls
+    "scan": 7,  # cluster SCAN
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -276,9 +294,9 @@ def long_file_errors(root, files, allowed):
     return errors
 
 
-# Rule 8: what the library may call only through lib/alloc.h, and the one file that calls it.
+# Rule 8: what the library may call only through lib/base/alloc.h, and the one file that calls it.
 BARE_ALLOC = {"malloc", "calloc", "realloc", "free", "strdup", "strndup", "freeReplyObject"}
-ALLOC_FILE = os.path.join("src", "lib", "alloc.c")
+ALLOC_FILE = os.path.join("src", "lib", "base", "alloc.c")
 BARE_CALL = re.compile(r'(?<![\w.>])(' + "|".join(sorted(BARE_ALLOC)) + r')\s*\(')
 
 
@@ -293,8 +311,45 @@ def bare_alloc_errors(root, files):
         for m in BARE_CALL.finditer(code):
             line = code.count("\n", 0, m.start()) + 1
             errors.append(f"{rel}:{line}: {m.group(1)}(): the library allocates through "
-                          "lib/alloc.h (cp__malloc ..., cp_reply_free), so that "
+                          "lib/base/alloc.h (cp__malloc ..., cp_reply_free), so that "
                           "cp_set_allocators reaches every allocation")
+    return errors
+
+
+def room_of(rel):
+    """The library room of a path under src/lib/ ("" when it lies in no room), or None for a
+    path outside src/lib/."""
+    parts = rel.split(os.sep)
+    if parts[:2] != ["src", "lib"]:
+        return None
+    return parts[2] if len(parts) > 3 and parts[2] in ROOMS else ""
+
+
+def room_errors(files, includes, calls):
+    """Rule 9's violations: library files outside the rooms, and includes and calls from a room
+    to one that is not below it. includes: (file, line, include, target) of the library's files;
+    calls: the library's module call graph (call_graph's graphs["lib"])."""
+    errors = []
+    for _, rel in files:
+        if room_of(rel) == "":
+            errors.append(f"{rel}: the library's files live in its rooms (src/lib/ROOM/, one of "
+                          f"{', '.join(ROOMS)})")
+
+    def upward(a, b):
+        ra, rb = room_of(a), room_of(b)
+        return ra and rb and ra != rb and ROOMS[rb] >= ROOMS[ra]
+
+    for rel, line, inc, target in includes:
+        if upward(rel, target):
+            errors.append(f"{rel}:{line}: #include \"{inc}\": room {room_of(rel)} (rank "
+                          f"{ROOMS[room_of(rel)]}) includes room {room_of(target)} (rank "
+                          f"{ROOMS[room_of(target)]}), not below it")
+    for a, targets in sorted(calls.items()):
+        for b, names in sorted(targets.items()):
+            if upward(a + ".c", b + ".c"):
+                errors.append(f"{a}.c calls {', '.join(sorted(names))} of {b}.c: room "
+                              f"{room_of(a + '.c')} (rank {ROOMS[room_of(a + '.c')]}) calls room "
+                              f"{room_of(b + '.c')} (rank {ROOMS[room_of(b + '.c')]}), not below it")
     return errors
 
 
@@ -305,6 +360,7 @@ def check(root, allow_long=None, allow_calls=None):
     allow_calls = ALLOW_CALL_CIRCLES if allow_calls is None else allow_calls
     errors, nincludes = [], 0
     graphs = {}  # folder -> module -> set(modules it includes)
+    lib_includes = []  # (file, line, include, target) of the library's files, for rule 9
     files = project_files(root)
     for folder, rel in files:
         if folder not in RANK:
@@ -338,6 +394,8 @@ def check(root, allow_long=None, allow_calls=None):
                 if os.path.exists(os.path.join(root, os.path.splitext(target)[0] + ".c")):
                     errors.append(f"{where}: the library may use only header-only util helpers "
                                   "(it links no util object)")
+            if room_of(rel) is not None:
+                lib_includes.append((rel, line, inc, target))
             if tfolder == folder and rel.startswith("src" + os.sep):
                 a, b = module_of(rel), module_of(target)
                 if a != b:
@@ -352,10 +410,12 @@ def check(root, allow_long=None, allow_calls=None):
     calls, parse_errors = call_graph(root, files)
     errors += parse_errors + call_circle_errors(calls, allow_calls)
     errors += bare_alloc_errors(root, files)
+    errors += room_errors(files, lib_includes, calls.get("lib", {}))
     ncalls = sum(len(t) for g in calls.values() for t in g.values())
     summary = (f"{len(files)} files, {nincludes} project includes, {len(RANK)} layers, no include "
                f"circles, no file over {MAX_LINES} lines ({len(allow_long)} allowed), {ncalls} "
-               f"calls between modules, no call circles, every library allocation through alloc.h")
+               f"calls between modules, no call circles, every library allocation through alloc.h, "
+               f"{len(ROOMS)} library rooms each calling only down")
     return errors, summary
 
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lib/keyspec.h"
-#include "lib/reader.h"
+#include "lib/cmd/keyspec.h"
+#include "lib/proto/reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

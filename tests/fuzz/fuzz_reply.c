@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/reader.h"
-#include "lib/resp.h"
-#include "lib/topology.h"
+#include "lib/proto/reader.h"
+#include "lib/proto/resp.h"
+#include "lib/map/topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

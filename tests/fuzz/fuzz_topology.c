@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lib/reader.h"
-#include "lib/topology.h"
+#include "lib/proto/reader.h"
+#include "lib/map/topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

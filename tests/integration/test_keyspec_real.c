@@ -29,7 +29,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fixture.h"
-#include "lib/keyspec.h"
+#include "lib/cmd/keyspec.h"
 
 #define MAXARGS 40
 #define TOKLEN 24

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "clusterpipe/clusterpipe.h"
-#include "lib/glob.h"
+#include "lib/proto/glob.h"
 #include "orch/orch.h"
 #include "util/clock.h"
 #include "fixture.h"

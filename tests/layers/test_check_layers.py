@@ -75,25 +75,25 @@ class LongFiles(Case):
 
     def test_an_allowed_file_passes_and_a_stale_entry_fails(self):
         t = self.tree()
-        t.module("lib/big", "int x;\n" * layers.MAX_LINES)
-        self.assertEqual(t.check(allow_long={"src/lib/big.c": "being split"}), [])
-        errors = t.check(allow_long={"src/lib/big.c": "being split", "src/lib/gone.c": "split"})
-        self.assertEqual(errors, ["ALLOW_LONG: src/lib/gone.c does not exist: remove its entry"])
-        t.module("lib/big", "int x;\n")
-        errors = t.check(allow_long={"src/lib/big.c": "being split"})
-        self.assertEqual(errors, ["ALLOW_LONG: src/lib/big.c has 3 lines now: remove its entry"])
+        t.module("lib/core/big", "int x;\n" * layers.MAX_LINES)
+        self.assertEqual(t.check(allow_long={"src/lib/core/big.c": "being split"}), [])
+        errors = t.check(allow_long={"src/lib/core/big.c": "being split", "src/lib/core/gone.c": "split"})
+        self.assertEqual(errors, ["ALLOW_LONG: src/lib/core/gone.c does not exist: remove its entry"])
+        t.module("lib/core/big", "int x;\n")
+        errors = t.check(allow_long={"src/lib/core/big.c": "being split"})
+        self.assertEqual(errors, ["ALLOW_LONG: src/lib/core/big.c has 3 lines now: remove its entry"])
 
 
 class CallCircles(Case):
     def test_two_modules_calling_each_other_without_a_header_fail(self):
         t = self.tree()
-        t.module("lib/a", "int cp__b(void);\nint cp__a(void) {\n    return cp__b() + 1;\n}\n")
-        t.module("lib/b", "int cp__a(void);\nint cp__b(void) {\n    return cp__a();\n}\n")
+        t.module("lib/core/a", "int cp__b(void);\nint cp__a(void) {\n    return cp__b() + 1;\n}\n")
+        t.module("lib/core/b", "int cp__a(void);\nint cp__b(void) {\n    return cp__a();\n}\n")
         errors = t.check()
         self.assertEqual(len(errors), 1, errors)
         self.assertIn("src/lib: modules call each other around a circle", errors[0])
-        self.assertIn("lib/a.c -> lib/b.c (cp__b)", errors[0])
-        self.assertIn("lib/b.c -> lib/a.c (cp__a)", errors[0])
+        self.assertIn("lib/core/a.c -> lib/core/b.c (cp__b)", errors[0])
+        self.assertIn("lib/core/b.c -> lib/core/a.c (cp__a)", errors[0])
 
     def test_a_circle_of_three_fails(self):
         t = self.tree()
@@ -107,19 +107,19 @@ class CallCircles(Case):
 
     def test_calls_one_way_pass(self):
         t = self.tree()
-        t.module("lib/low", "int cp__low(int x) {\n    return x;\n}\n")
-        t.module("lib/high", "int cp__low(int);\nint cp__high(void) {\n    return cp__low(1);\n}\n")
+        t.module("lib/core/low", "int cp__low(int x) {\n    return x;\n}\n")
+        t.module("lib/core/high", "int cp__low(int);\nint cp__high(void) {\n    return cp__low(1);\n}\n")
         self.assertEqual(t.check(), [])
 
     def test_what_is_not_a_call_to_another_module_passes(self):
         t = self.tree()
-        t.module("lib/a", "int cp__b(void);\n"
+        t.module("lib/core/a", "int cp__b(void);\n"
                           "int cp__a(void) {\n"
                           "    return cp__b();\n"
                           "}\n")
         # b: a's name in a macro's body, a comment and a string, as a member called, and a's
         # function stored, not called; and a static function of b's own.
-        t.module("lib/b", "#define CALLS_A() cp__a()\n"
+        t.module("lib/core/b", "#define CALLS_A() cp__a()\n"
                           "struct ops { int (*cp__a)(void); };\n"
                           "int cp__a(void);\n"
                           "static int helper(void) {\n"
@@ -136,65 +136,109 @@ class CallCircles(Case):
 
     def test_a_call_of_a_static_function_of_ones_own_is_no_call_out(self):
         t = self.tree()
-        t.module("lib/b", "int cp__c(void);\nint cp__b(void) {\n    return cp__c();\n}\n")
-        t.module("lib/c", "static int cp__b(void) {\n    return 1;\n}\n"
+        t.module("lib/core/b", "int cp__c(void);\nint cp__b(void) {\n    return cp__c();\n}\n")
+        t.module("lib/core/c", "static int cp__b(void) {\n    return 1;\n}\n"
                           "int cp__c(void) {\n    return cp__b();\n}\n")
         self.assertEqual(t.check(), [])
 
     def test_calls_across_folders_are_the_include_rules_business(self):
         t = self.tree()
         t.module("util/u", "int cp__u(void) {\n    return 0;\n}\n")
-        t.module("lib/l", "int cp__u(void);\nint cp__l(void) {\n    return cp__u();\n}\n")
+        t.module("lib/core/l", "int cp__u(void);\nint cp__l(void) {\n    return cp__u();\n}\n")
         t.module("util/v", "int cp__l(void);\nint cp__v(void) {\n    return cp__l();\n}\n")
         self.assertEqual(t.check(), [])
 
     def test_an_allowed_circle_passes_and_a_stale_entry_fails(self):
         t = self.tree()
-        t.module("lib/a", "int cp__b(void);\nint cp__a(void) {\n    return cp__b();\n}\n")
-        t.module("lib/b", "int cp__a(void);\nint cp__b(void) {\n    return cp__a();\n}\n")
-        allowed = {("lib/a", "lib/b"): "being cut"}
+        t.module("lib/core/a", "int cp__b(void);\nint cp__a(void) {\n    return cp__b();\n}\n")
+        t.module("lib/core/b", "int cp__a(void);\nint cp__b(void) {\n    return cp__a();\n}\n")
+        allowed = {("lib/core/a", "lib/core/b"): "being cut"}
         self.assertEqual(t.check(allow_calls=allowed), [])
-        t.module("lib/b", "int cp__b(void) {\n    return 0;\n}\n")
+        t.module("lib/core/b", "int cp__b(void) {\n    return 0;\n}\n")
         errors = t.check(allow_calls=allowed)
         self.assertEqual(len(errors), 1, errors)
-        self.assertIn("lib/a, lib/b call each other no more", errors[0])
+        self.assertIn("lib/core/a, lib/core/b call each other no more", errors[0])
 
     def test_braces_that_do_not_balance_are_reported(self):
         t = self.tree()
-        t.module("lib/a", "#ifdef X\nint cp__a(void) {\n#else\nint cp__a(int y) {\n#endif\n"
+        t.module("lib/core/a", "#ifdef X\nint cp__a(void) {\n#else\nint cp__a(int y) {\n#endif\n"
                           "    return 0;\n}\n")
         errors = t.check()
         self.assertEqual(len(errors), 1, errors)
-        self.assertIn("src/lib/a.c: cannot read its functions", errors[0])
+        self.assertIn("src/lib/core/a.c: cannot read its functions", errors[0])
 
 
 class IncludeRules(Case):
     def test_an_include_circle_still_fails(self):
         t = self.tree()
-        t.write("src/lib/a.h", '#include "lib/b.h"\n')
-        t.write("src/lib/b.h", '#include "lib/a.h"\n')
+        t.write("src/lib/core/a.h", '#include "lib/core/b.h"\n')
+        t.write("src/lib/core/b.h", '#include "lib/core/a.h"\n')
         errors = t.check()
         self.assertEqual(len(errors), 1, errors)
-        self.assertIn("modules include each other around a circle: lib/a, lib/b", errors[0])
+        self.assertIn("modules include each other around a circle: lib/core/a, lib/core/b", errors[0])
 
 
 class Allocations(Case):
     def test_a_bare_allocation_in_the_library_fails(self):
         t = self.tree()
-        t.module("lib/a", "void f(void) {\n    char *s = strdup(\"x\");\n    free(s);\n}\n")
+        t.module("lib/core/a", "void f(void) {\n    char *s = strdup(\"x\");\n    free(s);\n}\n")
         errors = t.check()
         self.assertEqual(len(errors), 2, errors)
-        self.assertIn("src/lib/a.c:4: strdup(): the library allocates through lib/alloc.h", errors[0])
-        self.assertIn("src/lib/a.c:5: free()", errors[1])
+        self.assertIn("src/lib/core/a.c:4: strdup(): the library allocates through lib/base/alloc.h", errors[0])
+        self.assertIn("src/lib/core/a.c:5: free()", errors[1])
 
     def test_the_allocator_itself_members_comments_and_other_layers_pass(self):
         t = self.tree()
-        t.module("lib/alloc", "void *g(unsigned n) {\n    return malloc(n);\n}\n")
-        t.module("lib/b", "/* malloc(n) in a comment */\nvoid h(struct o *o) {\n"
+        t.module("lib/base/alloc", "void *g(unsigned n) {\n    return malloc(n);\n}\n")
+        t.module("lib/core/b", "/* malloc(n) in a comment */\nvoid h(struct o *o) {\n"
                  "    o->free(o);\n    cp__free(o);\n    cp_reply_free(0);\n"
                  "    puts(\"free(\");\n}\n")
         t.module("bench/c", "void k(void *p) {\n    free(p);\n}\n")
         self.assertEqual(t.check(), [])
+
+
+class Rooms(Case):
+    def test_a_library_file_outside_the_rooms_fails(self):
+        t = self.tree()
+        t.module("lib/loose", "int cp__loose(void) {\n    return 0;\n}\n")
+        t.write("src/lib/nowhere/x.h", "int x;\n")
+        errors = t.check()
+        self.assertEqual(len(errors), 3, errors)
+        for e in errors:
+            self.assertIn("the library's files live in its rooms", e)
+
+    def test_includes_and_calls_down_pass(self):
+        t = self.tree()
+        t.module("lib/proto/low", "int cp__low(void) {\n    return 0;\n}\n", "int cp__low(void);\n")
+        t.module("lib/core/high", '#include "lib/proto/low.h"\n'
+                 "int cp__high(void) {\n    return cp__low();\n}\n")
+        self.assertEqual(t.check(), [])
+
+    def test_an_include_of_a_room_above_fails(self):
+        t = self.tree()
+        t.module("lib/core/high", "int cp__high(void) {\n    return 0;\n}\n")
+        t.module("lib/proto/low", '#include "lib/core/high.h"\nint cp__low(void) {\n    return 1;\n}\n')
+        errors = t.check()
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn('src/lib/proto/low.c:3: #include "lib/core/high.h": room proto (rank 1) '
+                      "includes room core (rank 5), not below it", errors[0])
+
+    def test_a_call_to_a_room_above_fails_without_an_include(self):
+        t = self.tree()
+        t.module("lib/core/high", "int cp__high(void) {\n    return 0;\n}\n")
+        t.module("lib/proto/low", "int cp__high(void);\nint cp__low(void) {\n    return cp__high();\n}\n")
+        errors = t.check()
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("lib/proto/low.c calls cp__high of src/lib/core/high.c: room proto (rank 1) "
+                      "calls room core (rank 5), not below it", errors[0])
+
+    def test_rooms_of_one_rank_may_not_call_each_other(self):
+        t = self.tree()
+        t.module("lib/net/n", "int cp__n(void) {\n    return 0;\n}\n")
+        t.module("lib/map/m", "int cp__n(void);\nint cp__m(void) {\n    return cp__n();\n}\n")
+        errors = t.check()
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("room map (rank 2) calls room net (rank 2), not below it", errors[0])
 
 
 class TheRepository(unittest.TestCase):

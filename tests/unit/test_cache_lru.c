@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The client-side cache's store (src/lib/cachestore.c): both bounds hold after every put and
+ * The client-side cache's store (src/lib/cache/cachestore.c): both bounds hold after every put and
  * evict the least recently used entries; a reply comes back field by field as it was put, from
  * one block, after the original is freed; drops by key, slot and node take exactly their
  * entries; and a long random run agrees step by step with a plain model of an LRU store. Entry
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
-#include "lib/cachestore.h"
+#include "lib/cache/cachestore.h"
 
 /* ---- requests and replies ------------------------------------------------------------------ */
 

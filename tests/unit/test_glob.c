@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The glob matcher the cluster SCAN filters re-listed keys with (lib/glob.h): the pattern forms,
- * Redis's odd cases (each checked against redis-server 7.0's KEYS, see test_scan_real's
+ * The glob matcher the cluster SCAN filters re-listed keys with (lib/proto/glob.h): the pattern
+ * forms, Redis's odd cases (each checked against redis-server 7.0's KEYS, see test_scan_real's
  * glob_matches_server), binary keys, and patterns that would take exponential time or deep
  * recursion with a naive matcher.
  */
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "lib/glob.h"
+#include "lib/proto/glob.h"
 
 static int m(const char *pattern, const char *s) {
     return cp__glob_match(pattern, strlen(pattern), s, strlen(s));

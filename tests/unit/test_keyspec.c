@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
-#include "lib/keyspec.h"
+#include "lib/cmd/keyspec.h"
 #include "testutil.h"
 
 static redisReply *parse_resp(const char *buf, size_t len) {

@@ -2,8 +2,8 @@
  *
  * Zero means the default, for every option: a client built with cp_client_new (no I/O) from a
  * zeroed cp_options has every documented default in effect (read from the private client,
- * lib/client.h), CP_OPTIONS_INIT is the same thing, the "none" constants give none, a negative
- * value where a field has no "none" is refused. Then the meaning that changed, end to end
+ * lib/client/client.h), CP_OPTIONS_INIT is the same thing, the "none" constants give none, a
+ * negative value where a field has no "none" is refused. Then the meaning that changed, end to end
  * against a scripted fake node (tests/support/fakeset.h): a zero retry budget retries TRYAGAIN,
  * CP_RETRY_NONE does not.
  */
@@ -19,7 +19,7 @@
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
 #include "fakeset.h"
-#include "lib/client.h"
+#include "lib/client/client.h"
 
 static cp__client *new_client(const cp_options *o) {
     cp_client *c = cp_client_new(o);

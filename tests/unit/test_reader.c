@@ -17,7 +17,7 @@
 
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
-#include "lib/reader.h"
+#include "lib/proto/reader.h"
 
 /* A compact rendering of a reply tree, to compare trees: S"..", E"..", +"..", :n, nil, [a,b];
  * RESP3: ,"1.5" (double), #1 (bool), ("123" (big number), V"txt:.." (verbatim), %[k,v] (map),

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "asserts.h"
-#include "lib/reader.h"
-#include "lib/replyarena.h"
+#include "lib/proto/reader.h"
+#include "lib/proto/replyarena.h"
 
 static redisReply *parse(cp__reply_arena *a, const char *resp, size_t len) {
     cp__reader rd = {0};

@@ -14,9 +14,9 @@
 
 #include "asserts.h"
 #include "clusterpipe/clusterpipe.h"
-#include "lib/command.h"
-#include "lib/replyarena.h"
-#include "lib/resp.h"
+#include "lib/cmd/command.h"
+#include "lib/proto/replyarena.h"
+#include "lib/proto/resp.h"
 
 static void format_matches_hiredis(void **state) {
     (void)state;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The in-house SHA-1 (src/lib/sha1.h) against the FIPS 180 test vectors: "abc", the empty
+ * The in-house SHA-1 (src/lib/proto/sha1.h) against the FIPS 180 test vectors: "abc", the empty
  * string, the 448-bit message "abcdbcde...nopq", a million 'a', and lengths around the padding's
  * block edges (55, 56, 63, 64 bytes), whose digests were taken from sha1sum.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "lib/sha1.h"
+#include "lib/proto/sha1.h"
 
 static void check(const char *data, size_t len, const char *want) {
     char hex[CP__SHA1_HEXLEN + 1];

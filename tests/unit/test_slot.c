@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "clusterpipe/clusterpipe.h"
-#include "lib/slot.h"
+#include "lib/proto/slot.h"
 
 static unsigned slot(const char *k) {
     return cp_keyslot(k, strlen(k));

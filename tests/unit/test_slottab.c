@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "lib/slottab.h"
+#include "lib/map/slottab.h"
 
 static void assert_agrees(const cp__slottab *r) {
     for (int s = 0; s < CP_SLOTS; s++)

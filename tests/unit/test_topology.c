@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
-#include "lib/topology.h"
+#include "lib/map/topology.h"
 #include "testutil.h"
 
 static redisReply *load(const char *name) {

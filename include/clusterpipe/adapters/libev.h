@@ -2,7 +2,7 @@
  *
  * libclusterpipe on libev (header only): cp_libev_attach puts an event-loop client
  * (cp_client_new) on a struct ev_loop; cp_free frees it, as on any loop. The hooks are
- * cp_event_ops (clusterpipe.h, docs/async.md); the built-in loop, src/lib/loop.c, is the model.
+ * cp_event_ops (clusterpipe.h, docs/async.md); the built-in loop, src/lib/api/loop.c, is the model.
  *
  *     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);   // or EV_DEFAULT
  *     cp_client *c = cp_client_new(&opt);

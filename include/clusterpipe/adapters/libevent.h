@@ -2,7 +2,7 @@
  *
  * libclusterpipe on libevent 2 (header only): cp_libevent_attach puts an event-loop client
  * (cp_client_new) on an event_base; cp_free frees it, as on any loop. The hooks are
- * cp_event_ops (clusterpipe.h, docs/async.md); the built-in loop, src/lib/loop.c, is the model.
+ * cp_event_ops (clusterpipe.h, docs/async.md); the built-in loop, src/lib/api/loop.c, is the model.
  *
  *     struct event_base *base = event_base_new();
  *     cp_client *c = cp_client_new(&opt);

@@ -2,7 +2,7 @@
  *
  * libclusterpipe on libuv (header only): cp_libuv_attach puts an event-loop client
  * (cp_client_new) on a uv_loop_t; cp_free frees it, as on any loop. The hooks are cp_event_ops
- * (clusterpipe.h, docs/async.md); the built-in loop, src/lib/loop.c, is the model.
+ * (clusterpipe.h, docs/async.md); the built-in loop, src/lib/api/loop.c, is the model.
  *
  *     uv_loop_t loop;
  *     uv_loop_init(&loop);
