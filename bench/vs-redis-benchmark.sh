@@ -35,7 +35,7 @@
 # the LOAD_KEYS rounds). Unset, the
 # scheduler places everything: redis-benchmark's thread per master then tends to share its
 # master's core, and the servers' CPU per GET depends on where the client's threads run
-# (docs/performance.md, session 12).
+# (docs/performance.md, "The bench against redis-benchmark").
 #   usage: bench/vs-redis-benchmark.sh [SECONDS] [KEYS] [CLIENTS]   (build first)
 #   env:   BUILD=build-dir  VALUE=64  DEPTHS="1 10 50"  ROUNDS=3  WARM=2  LOAD_KEYS=0  STRACE=0
 #          OLD_BUILD=build-dir

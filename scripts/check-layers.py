@@ -50,6 +50,7 @@ import sys
 RANK = {
     "util": 0,
     "lib": 1,
+    "wire": 1,
     "orch": 2,
     "bench": 3,
     "report": 4,

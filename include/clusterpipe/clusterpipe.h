@@ -219,7 +219,8 @@ typedef struct cp_options {
      * the host dialled (for a node announced by IP whose certificate names a DNS name). NULL:
      * the host dialled. */
     const char *tls_server_name;
-    /* The client-side cache (clusterpipe/cache.h; RESP3, cluster mode), copied. NULL: none. */
+    /* The client-side cache (clusterpipe/cache.h; cluster mode, either protocol), copied.
+     * NULL: none. */
     const struct cp_cache_options *client_cache;
 } cp_options;
 

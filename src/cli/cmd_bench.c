@@ -182,8 +182,9 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_LIKE(cp_cli_def_no_verify, BC(verify),
                 "do not check replies (GETs; with --command its reads and\ncounters)"),
     CP_CLI_LIKE(cp_cli_def_client_cache, BO(client_cache),
-                "cluster: a client-side cache in every client (RESP3\nCLIENT TRACKING: implies "
-                "--protocol 3, refused with 2\nand with --proxy); GETs it answers are verified "
+                "cluster: a client-side cache in every client (CLIENT\nTRACKING: --protocol 3 "
+                "unless --protocol 2 is given,\nthen a tracking link per node; refused with "
+                "--proxy);\nGETs it answers are verified "
                 "as any;\nreports the hit ratio over the run, hit and miss\nlatencies, "
                 "invalidations, evictions and entries"),
     CP_CLI_LIKE(cp_cli_def_client_cache_size, BO(cache_sz), NULL),

@@ -506,7 +506,7 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
 /* Flattened: the reader is inlined here, whoever calls (the command path, a blocking command's
  * connection, a subscriber's). With three callers the compiler put the reader in a call of its
  * own per reply: 23 more instructions per GET, and 29 with this function inlined into its
- * callers instead (callgrind, docs/performance.md, session 15). */
+ * callers instead (callgrind, bench/callgrind-get.sh). */
 __attribute__((flatten)) int cp__conn_reply(cp__conn *c, redisReply **reply, uint32_t *tag,
                                             cp__reply_arena **arena) {
     const cp__inflight *head = NULL;
