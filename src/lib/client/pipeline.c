@@ -102,10 +102,10 @@ static int same_name(const char *a, const char *b, size_t len) {
     return a[0] == b[0];
 }
 
-/* CP__F_CACHE for a read the client-side cache may answer (cache.h): one of the table's, routed
+/* CP__F_CACHE for a read the client-side cache may answer (CP__DESC_CACHE, cache.h), routed
  * by its keys to the slot's master, outside a transaction. */
-static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
-    return c->cache != NULL && (ci->flags & CP__CMD_CACHE) && c->read_from == CP_READ_MASTER
+static inline uint16_t cache_flag(const cp__client *c, unsigned desc) {
+    return c->cache != NULL && (desc & CP__DESC_CACHE) && c->read_from == CP_READ_MASTER
                ? CP__F_CACHE
                : 0;
 }
@@ -141,7 +141,7 @@ static void describe(cp_pipeline *p, int argc, const char *const *argv, const si
         memcpy(m[0].name, name, len);
         m[0].len = len;
         m[0].n = d->name;
-        m[0].flags = name_flags(p->c, d->name.flags) | cache_flag(p->c, d->name.ci);
+        m[0].flags = name_flags(p->c, d->name.flags) | cache_flag(p->c, d->name.flags);
     }
 }
 
@@ -279,7 +279,7 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         cmd->slot = slot;
         if (to == CP__TO_KEYS && !p->txn_open &&
             !(ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL))) {
-            cmd->flags |= cache_flag(c, ci);
+            cmd->flags |= cache_flag(c, d.flags);
             return 0; /* the caller's slot, one node: no unit, fan-out or split to consider */
         }
     } else {
@@ -308,7 +308,7 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         return rc;
     }
     uint16_t cache =
-        to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH)) ? cache_flag(c, ci) : 0;
+        to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH)) ? cache_flag(c, d.flags) : 0;
     if (cmd->slot >= 0)
         cmd->flags |= cache;
     if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&

@@ -18,6 +18,8 @@ static unsigned traits(const cp__cmdinfo *ci, const cp__cmdspec *e, cp__timeout_
         f |= CP__DESC_READONLY;
     if (e != NULL && (e->flags & CP__CF_PUBSUB))
         f |= CP__DESC_PUBSUB;
+    if (ci->flags & CP__CMD_CACHE)
+        f |= CP__DESC_CACHE;
     /* WAIT and WAITAOF, which the server flags blocking, stay on their own connection: their
      * meaning is the writes sent before them there (docs/commands.md). */
     if (rule == CP__TIMEOUT_LAST_MS)

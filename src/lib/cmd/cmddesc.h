@@ -37,6 +37,8 @@
 #define CP__DESC_PLAIN                                                                             \
     0x20u /* given the caller's slot, the name says all: no container, unit, every-master          \
              command, refusal or blocking (the pipeline's fast path) */
+#define CP__DESC_CACHE                                                                             \
+    0x40u /* a read the client-side cache may answer (CP__CMD_CACHE: cache.h, docs/commands.md) */
 /* The argv's own (cp__cmddesc.flags only). */
 #define CP__DESC_BLOCKING 0x100u /* CP__DESC_BLOCKS, and these arguments block: block_ms */
 
