@@ -11,11 +11,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-int cp__split(cp_pipeline *p, size_t i) {
+int cp__split(cp_pipeline *p, size_t i, int first, int step, int nkeys) {
     cp__cmd cmd = p->cmds.v[i];
-    const cp__cmdinfo *ci;
     int argc =
         cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen, (int)p->capargv);
     if (argc > (int)p->capargv) {
@@ -28,9 +26,6 @@ int cp__split(cp_pipeline *p, size_t i) {
         return CP_ENOMEM;
     argc =
         cp__parse_command(p->arena.data + cmd.off, cmd.len, p->argv, p->argvlen, (int)p->capargv);
-    ci = cp__cmd_lookup(p->argv[0], p->argvlen[0]);
-    int first, step;
-    int nkeys = cp__cmd_keyspan(ci, argc, p->argv, p->argvlen, &first, &step);
     int16_t *part_of = cp__malloc(CP_SLOTS * sizeof(int16_t));
     const char **pargv = cp__malloc((size_t)argc * sizeof(*pargv));
     size_t *plen = cp__malloc((size_t)argc * sizeof(*plen));
@@ -82,25 +77,6 @@ out:
     cp__free(pargv);
     cp__free(plen);
     return rc;
-}
-
-/* Does a subcommand name (argv[1]) equal w, in any case? */
-static int sub_is(int argc, const char *const *argv, const size_t *argvlen, const char *w) {
-    return argc >= 2 && argvlen[1] == strlen(w) && strncasecmp(argv[1], w, argvlen[1]) == 0;
-}
-
-cp__merge cp__fan_rule(const cp__cmdinfo *ci, int argc, const char *const *argv,
-                       const size_t *argvlen) {
-    if (ci->flags & CP__CMD_ALL)
-        return ci->merge;
-    if (!(ci->flags & CP__CMD_SUBALL)) /* a flag, not the name: this runs for every command */
-        return CP__MERGE_NONE;
-    if (sub_is(argc, argv, argvlen, "LOAD"))
-        return CP__MERGE_SAME;
-    if (sub_is(argc, argv, argvlen, "FLUSH") || sub_is(argc, argv, argvlen, "DELETE") ||
-        sub_is(argc, argv, argvlen, "RESTORE"))
-        return CP__MERGE_OK;
-    return CP__MERGE_NONE;
 }
 
 int cp__fan_out(cp_pipeline *p, size_t i) {

@@ -16,13 +16,10 @@
 #include "lib/base/alloc.h"
 #include "lib/client/pipeline.h"
 
-#include "lib/cmd/keyspec.h"
-
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 cp_pipeline *cp_pipeline_new(cp_client *c) {
     cp_pipeline *p = cp__calloc(1, sizeof(*p));
@@ -105,67 +102,46 @@ static int same_name(const char *a, const char *b, size_t len) {
     return a[0] == b[0];
 }
 
-/* CP__F_CACHE for a read the client-side cache may answer (cache.h): one of the table's, routed
+/* CP__F_CACHE for a read the client-side cache may answer (CP__DESC_CACHE, cache.h), routed
  * by its keys to the slot's master, outside a transaction. */
-static inline uint16_t cache_flag(const cp__client *c, const cp__cmdinfo *ci) {
-    return c->cache != NULL && (ci->flags & CP__CMD_CACHE) && c->read_from == CP_READ_MASTER
+static inline uint16_t cache_flag(const cp__client *c, unsigned desc) {
+    return c->cache != NULL && (desc & CP__DESC_CACHE) && c->read_from == CP_READ_MASTER
                ? CP__F_CACHE
                : 0;
 }
 
-/* What a command's name says of it: read-only (re-sent after an unknown outcome) when either
- * table says so (the server flags PING, ECHO and INFO neither read-only nor write, the built-in
- * table marks them safe); else, with a client-side cache, it drops entries when it goes, unless
- * the server calls it a pub/sub command (PUBLISH, SPUBLISH: they change no key). Anything else
- * may write, scripts and EXEC too, which the server does not flag "write". */
-static inline uint16_t name_flags(const cp__client *c, const cp__cmdinfo *ci,
-                                  const cp__cmdspec *e) {
-    if ((ci->flags & CP__CMD_READONLY) || (e != NULL && cp__cmdspec_readonly(e)))
+/* What a command's descriptor flags (CP__DESC_*) make of it: read-only (re-sent after an
+ * unknown outcome) when either table says so (the server flags PING, ECHO and INFO neither
+ * read-only nor write, the built-in table marks them safe); else, with a client-side cache, it
+ * drops entries when it goes, unless the server calls it a pub/sub command (PUBLISH, SPUBLISH:
+ * they change no key). Anything else may write, scripts and EXEC too, which the server does not
+ * flag "write". */
+static inline uint16_t name_flags(const cp__client *c, unsigned desc) {
+    if (desc & CP__DESC_READONLY)
         return CP__F_READONLY;
-    return c->cache != NULL && (e == NULL || !(e->flags & CP__CF_PUBSUB)) ? CP__F_DROPS : 0;
+    return c->cache != NULL && !(desc & CP__DESC_PUBSUB) ? CP__F_DROPS : 0;
 }
 
-/* The built-in entry of argv's command, and in *e the server's (cmdtable.h), NULL when the
- * client has no table or the table lacks the name. The name's entries are memoised per table; a
- * container's subcommand is looked up every time. */
-static const cp__cmdinfo *lookup(cp_pipeline *p, int argc, const char *const *argv,
-                                 const size_t *argvlen, const cp__cmdspec **e) {
+/* Describes argv in *d (cmddesc.h), with the name's part from the memo when it holds the name
+ * for the client's table, and kept there when it did not. */
+static void describe(cp_pipeline *p, int argc, const char *const *argv, const size_t *argvlen,
+                     unsigned want, cp__cmddesc *d) {
     const char *name = argv[0];
     size_t len = argvlen[0];
     const cp__cmdtable *t = p->c->cmdtab;
     cp__cmdmemo *m = p->memo;
     for (int i = 0; i < CP__MEMO; i++) /* an empty memo entry has len 0: never an empty name's */
-        if (m[i].len == len && len > 0 && m[i].t == t && same_name(m[i].name, name, len)) {
-            *e = m[i].e != NULL && m[i].e->has_subs ? cp__cmdtable_lookup(t, argc, argv, argvlen)
-                                                    : m[i].e;
-            return m[i].ci;
+        if (m[i].len == len && len > 0 && m[i].n.t == t && same_name(m[i].name, name, len)) {
+            cp__cmddesc_fill(d, t, &m[i].n, argc, argv, argvlen, want);
+            return;
         }
-    const cp__cmdinfo *ci = cp__cmd_lookup(name, len);
-    const cp__cmdspec *named = t != NULL ? cp__cmdtable_find(t, name, len) : NULL;
-    *e = named != NULL && named->has_subs ? cp__cmdtable_lookup(t, argc, argv, argvlen) : named;
+    cp__cmddesc_fill(d, t, NULL, argc, argv, argvlen, want);
     if (len > 0 && len <= sizeof(m[0].name)) {
         memmove(&m[1], &m[0], (CP__MEMO - 1) * sizeof(m[0]));
         memcpy(m[0].name, name, len);
         m[0].len = len;
-        m[0].ci = ci;
-        m[0].t = t;
-        m[0].e = named;
-        m[0].flags = name_flags(p->c, ci, named) | cache_flag(p->c, ci);
-    }
-    return ci;
-}
-
-/* Folds the keys argv[first], argv[first + step], ... (count of them) into *slot: the first
- * key's slot, or CP__SLOT_CROSS once two differ. *k counts the keys seen. */
-static void fold_slots(const char *const *argv, const size_t *argvlen, int first, int count,
-                       int step, int *slot, int *k) {
-    for (int j = 0; j < count && *slot != CP__SLOT_CROSS; j++, (*k)++) {
-        int a = first + j * step;
-        int s = (int)cp_keyslot(argv[a], argvlen[a]);
-        if (*k == 0)
-            *slot = s;
-        else if (s != *slot)
-            *slot = CP__SLOT_CROSS;
+        m[0].n = d->name;
+        m[0].flags = name_flags(p->c, d->name.flags) | cache_flag(p->c, d->name.flags);
     }
 }
 
@@ -239,22 +215,6 @@ long cp__txn_refuse_open(cp_pipeline *p) {
     return (long)(p->ntxns - 1);
 }
 
-/* WAIT or WAITAOF (the server flags them blocking): their meaning is the writes sent before them
- * on their own connection, so they stay on the command connection (docs/commands.md). */
-static int is_wait(const char *name, size_t len) {
-    return (len == 4 || len == 7) && (name[0] | 0x20) == 'w' && (name[1] | 0x20) == 'a' &&
-           (name[2] | 0x20) == 'i' && (name[3] | 0x20) == 't' &&
-           (len == 4 ||
-            ((name[4] | 0x20) == 'a' && (name[5] | 0x20) == 'o' && (name[6] | 0x20) == 'f'));
-}
-
-/* XREAD or XREADGROUP, blocking with BLOCK, which the server's table flags and the built-in one
- * cannot (their keys follow STREAMS): known by name until the server's table has come. */
-static int is_xread(const char *name, size_t len) {
-    return (len == 5 || len == 10) && strncasecmp(name, "XREAD", 5) == 0 &&
-           (len == 5 || strncasecmp(name + 5, "GROUP", 5) == 0);
-}
-
 /* A command refused at its append (it is not recorded): the reason goes to the pipeline and to
  * the client, where cp_command and the async calls report it. Returns CP_EINVAL. */
 static int refuse_append(cp_pipeline *p, const char *fmt, ...)
@@ -269,18 +229,20 @@ static int refuse_append(cp_pipeline *p, const char *fmt, ...) {
     return cp__client_err(p->c, CP_EINVAL, "%s", why);
 }
 
-/* Records the command just written to arena[off..) whose arguments are argv: finds its keys and
- * slot (or takes the caller's: slot >= 0), flags, and splits it when its keys span slots and
- * splitting is on. */
+/* Records the command just written to arena[off..) whose arguments are argv: describes it once
+ * (cmddesc.h), then takes its keys' slot (or the caller's: slot >= 0) and flags from the
+ * descriptor, and splits it when its keys span slots and splitting is on. */
 static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
                   const size_t *argvlen, int slot) {
     cp__client *c = p->c;
-    const cp__cmdspec *e;
-    const cp__cmdinfo *ci = lookup(p, argc, argv, argvlen, &e);
-    const char *why;
-    if ((ci->flags & CP__CMD_CONN) && (why = cp__cmd_refusal(ci, argc, argv, argvlen)) != NULL) {
+    int to = p->next_node;
+    cp__cmddesc d;
+    describe(p, argc, argv, argvlen,
+             c->cluster && slot < 0 && !(to >= 0 && !p->txn_open) ? CP__DESC_WANT_SLOT : 0, &d);
+    const cp__cmdinfo *ci = d.name.ci;
+    if (d.refusal != NULL) {
         p->arena.len = off;
-        return refuse_append(p, "%s", why);
+        return refuse_append(p, "%s", d.refusal);
     }
     cp__cmd *cmd = cp__cmdvec_add(&p->cmds);
     if (cmd == NULL) {
@@ -289,24 +251,18 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
     }
     cmd->off = off;
     cmd->len = (uint32_t)(p->arena.len - off);
-    cmd->flags = name_flags(c, ci, e);
+    cmd->flags = name_flags(c, d.flags);
     cmd->merge = (uint8_t)ci->merge;
     cmd->slot = CP__SLOT_NONE;
     /* A command that may block on the server runs on a pool connection of its own (pool.h),
      * unless it is in a transaction, where the server never blocks it. */
-    uint32_t block_ms;
-    if (((ci->flags & CP__CMD_BLOCKING) || (e != NULL && (e->flags & CP__CF_BLOCKING)) ||
-         (e == NULL && is_xread(argv[0], argvlen[0]))) &&
-        !p->txn_open && !is_wait(argv[0], argvlen[0]) &&
-        cp__cmd_block_timeout(argc, argv, argvlen, &block_ms)) {
+    if ((d.flags & CP__DESC_BLOCKING) && !p->txn_open) {
         cmd->flags |= CP__F_BLOCKING;
-        cmd->block_ms = block_ms;
-    } else if (!p->txn_open && is_wait(argv[0], argvlen[0]) &&
-               cp__cmd_block_timeout(argc, argv, argvlen, &block_ms)) {
+        cmd->block_ms = d.block_ms;
+    } else if ((d.flags & CP__DESC_WAIT) && !p->txn_open) {
         cmd->flags |= CP__F_WAIT; /* it stays, and holds its connection's I/O deadline */
-        cmd->block_ms = block_ms;
+        cmd->block_ms = d.block_ms;
     }
-    int to = p->next_node;
     p->next_node = CP__TO_KEYS;
     if (!c->cluster) {
         if (ci->flags & (CP__CMD_MULTI | CP__CMD_EXEC)) /* for a script's choice, script.c */
@@ -323,22 +279,11 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         cmd->slot = slot;
         if (to == CP__TO_KEYS && !p->txn_open &&
             !(ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL))) {
-            cmd->flags |= cache_flag(c, ci);
+            cmd->flags |= cache_flag(c, d.flags);
             return 0; /* the caller's slot, one node: no unit, fan-out or split to consider */
         }
-    } else if (e != NULL) { /* the server's key specs (keyspec.h) */
-        cp__keys keys;
-        int k = 0, s = CP__SLOT_NONE;
-        cp__keys_of(e, c->cmdtab, argc, argv, argvlen, CP__KEYS_WITH_CHANNELS, &keys);
-        for (int r = 0; r < keys.nruns; r++)
-            fold_slots(argv, argvlen, keys.run[r].first, keys.run[r].count, keys.run[r].step, &s,
-                       &k);
-        cmd->slot = s;
     } else {
-        int first, step, k = 0, s = CP__SLOT_NONE;
-        int nkeys = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
-        fold_slots(argv, argvlen, first, nkeys, step, &s, &k);
-        cmd->slot = s;
+        cmd->slot = d.slot;
     }
     if ((p->txn_open || (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH))) &&
         cp__txn_record(p, p->cmds.n - 1, ci->flags) != 0) {
@@ -350,7 +295,7 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         p->watch_slot = CP__SLOT_NONE; /* the next unit is guarded by no WATCH before this */
         cmd->flags |= CP__F_WATCH;     /* its parts' answers end their nodes' WATCH marks */
     }
-    cp__merge fan = cmd->flags & CP__F_TX ? CP__MERGE_NONE : cp__fan_rule(ci, argc, argv, argvlen);
+    cp__merge fan = cmd->flags & CP__F_TX ? CP__MERGE_NONE : d.fan;
     if (to == CP__TO_ALL && !(cmd->flags & CP__F_TX) && fan == CP__MERGE_NONE)
         fan = CP__MERGE_NODES;   /* cp_append_all of anything else: one reply per master */
     if (fan != CP__MERGE_NONE) { /* to every master, whatever its keys */
@@ -363,12 +308,12 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
         return rc;
     }
     uint16_t cache =
-        to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH)) ? cache_flag(c, ci) : 0;
+        to == CP__TO_KEYS && !(cmd->flags & (CP__F_TX | CP__F_WATCH)) ? cache_flag(c, d.flags) : 0;
     if (cmd->slot >= 0)
         cmd->flags |= cache;
     if (cmd->slot == CP__SLOT_CROSS && (ci->flags & CP__CMD_SPLIT) && !(cmd->flags & CP__F_TX) &&
         (c->flags & CP_OPT_SPLIT_MULTIKEY)) {
-        int rc = cp__split(p, p->cmds.n - 1);
+        int rc = cp__split(p, p->cmds.n - 1, d.split_first, d.split_step, d.nsplit);
         if (rc != 0) {
             p->cmds.n--;
             p->arena.len = off;
@@ -381,25 +326,20 @@ static int record(cp_pipeline *p, size_t off, int argc, const char *const *argv,
 }
 
 /* record() for the common append: the caller's slot, a cluster client, no unit open and a name
- * the memo holds, which is not a container, unit or every-master command. Kept apart so
- * that it runs without the general path's setup (37 fewer instructions per GET at depth 10); the
- * fields are record()'s. 1 when it recorded the command, 0 when record() must. */
+ * the memo holds whose descriptor says it is plain (CP__DESC_PLAIN: no container, unit,
+ * every-master, connection or blocking command). Kept apart so that it runs without the general
+ * path's setup; the fields are record()'s. 1 when it recorded the command, 0 when record()
+ * must. */
 static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *argv,
                                  const size_t *argvlen, int slot) {
     if (slot < 0 || !p->c->cluster || p->txn_open || p->next_node != CP__TO_KEYS ||
         p->cmds.n == p->cmds.cap || argvlen[0] == 0)
         return 0;
     const cp__cmdmemo *m = &p->memo[0];
-    while (m->len != argvlen[0] || m->t != p->c->cmdtab || !same_name(m->name, argv[0], m->len))
+    while (m->len != argvlen[0] || m->n.t != p->c->cmdtab || !same_name(m->name, argv[0], m->len))
         if (++m == p->memo + CP__MEMO)
             return 0;
-    const cp__cmdinfo *ci = m->ci;
-    /* A blocking command (and WAIT, which the server flags so) takes record()'s path: it
-     * needs its pool flag, or its I/O deadline's. */
-    if ((m->e != NULL && (m->e->has_subs || (m->e->flags & CP__CF_BLOCKING))) ||
-        (m->e == NULL && is_xread(argv[0], argvlen[0])) ||
-        (ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL | CP__CMD_CONN |
-                      CP__CMD_BLOCKING)))
+    if (!(m->n.flags & CP__DESC_PLAIN))
         return 0;
     cp__cmd *cmd = &p->cmds.v[p->cmds.n++];
     *cmd = (cp__cmd){.off = off,
@@ -408,7 +348,7 @@ static inline int record_at_slot(cp_pipeline *p, size_t off, const char *const *
                      .node = -1,
                      .parent = -1,
                      .flags = m->flags,
-                     .merge = (uint8_t)ci->merge};
+                     .merge = (uint8_t)m->n.ci->merge};
     return 1;
 }
 

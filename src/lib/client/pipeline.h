@@ -17,12 +17,11 @@
 
 #include "lib/base/alloc.h"
 #include "lib/client/client.h"
-#include "lib/cmd/command.h"
+#include "lib/cmd/cmddesc.h"
 #include "lib/proto/replyarena.h"
 #include "lib/proto/resp.h"
 
-#define CP__SLOT_NONE (-1)    /* keyless: any node */
-#define CP__SLOT_CROSS (-2)   /* keys in several slots */
+/* CP__SLOT_NONE (keyless: any node) and CP__SLOT_CROSS (keys in several slots): cmddesc.h. */
 #define CP__SLOT_NODE (-3)    /* for one chosen node (cmd.node): never redirected nor retried */
 #define CP__SLOT_REFUSED (-4) /* refused before sending: a transaction without its EXEC */
 
@@ -92,16 +91,14 @@ typedef struct cp__cmd {
     uint64_t sent_ns, done_ns; /* first send, and the read that carried the answer */
 } cp__cmd;
 
-/* The last command names looked up, exactly as spelled: a pipeline usually repeats a few
- * commands, and the table's case-insensitive binary search costs more than the rest of an append
- * together. */
+/* The last command names described, exactly as spelled, with their names' part of the
+ * descriptor (cmddesc.h): a pipeline usually repeats a few commands, and looking a name up in
+ * the tables costs more than the rest of an append together. */
 #define CP__MEMO 2
 typedef struct cp__cmdmemo {
     char name[16];
-    size_t len; /* 0: empty */
-    const cp__cmdinfo *ci;
-    const struct cp__cmdtable *t; /* the server's table e was found in (NULL: none then) */
-    const struct cp__cmdspec *e;  /* the name's entry there, NULL when t lacks it */
+    size_t len;     /* 0: empty */
+    cp__cmdname n;  /* n.t: the server's table it was looked up in */
     uint16_t flags; /* a command's CP__F_* by name (read-only, the cache's), for record_at_slot */
 } cp__cmdmemo;
 
@@ -279,19 +276,14 @@ static inline cp__txn *cp__txn_of(cp_pipeline *p, const cp__cmd *cmd) {
  * unit is closed at the last command. Returns the unit's index, or -1 when none was open. */
 long cp__txn_refuse_open(cp_pipeline *p);
 
-/* multikey.c: how a command that answers for one node's data (DBSIZE, KEYS, FLUSHALL, FLUSHDB,
- * SCRIPT LOAD/FLUSH, FUNCTION LOAD/FLUSH/DELETE/RESTORE) merges when sent to every master, or
- * CP__MERGE_NONE for a command that is not sent to every master by itself. */
-cp__merge cp__fan_rule(const cp__cmdinfo *ci, int argc, const char *const *argv,
-                       const size_t *argvlen);
-
 /* multikey.c: sends user command `i` to every master of the map as parts (CP__SLOT_NODE), merged
  * by its cmd.merge. Returns 0, CP_ETOPOLOGY (no master known yet) or CP_ENOMEM. */
 int cp__fan_out(cp_pipeline *p, size_t i);
 
 /* multikey.c: splits user command `i` (keys in several slots, splittable) into one part per
- * slot, appended to p->parts. Returns 0 or CP_ENOMEM. */
-int cp__split(cp_pipeline *p, size_t i);
+ * slot, appended to p->parts: its keys are argv[first + k * step] for k < nkeys (its
+ * descriptor's, cmddesc.h). Returns 0 or CP_ENOMEM. */
+int cp__split(cp_pipeline *p, size_t i, int first, int step, int nkeys);
 
 /* multikey.c: builds the reply and outcome of split command `i` from its parts. */
 void cp__merge_parts(cp_pipeline *p, size_t i);

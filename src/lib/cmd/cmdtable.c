@@ -445,16 +445,22 @@ const cp__cmdspec *cp__cmdtable_lookup(const cp__cmdtable *t, int argc, const ch
                                        const size_t *argvlen) {
     if (t == NULL || argc < 1 || argvlen[0] == 0 || argvlen[0] > CP__CMDTABLE_NAMEMAX)
         return NULL;
-    uint32_t h = hash_more(HASH_INIT, argv[0], argvlen[0]);
-    const cp__cmdspec *e = probe(t, h, argv[0], argvlen[0], NULL, 0);
+    const cp__cmdspec *e =
+        probe(t, hash_more(HASH_INIT, argv[0], argvlen[0]), argv[0], argvlen[0], NULL, 0);
     if (e != NULL && e->baselen != e->namelen)
         return NULL; /* "object|encoding" names an entry, never a command sent */
-    if (e == NULL || !e->has_subs || argc < 2 || argvlen[1] == 0 ||
-        argvlen[1] > CP__CMDTABLE_NAMEMAX)
+    return e != NULL ? cp__cmdtable_subcommand(t, e, argc, argv, argvlen) : NULL;
+}
+
+const cp__cmdspec *cp__cmdtable_subcommand(const cp__cmdtable *t, const cp__cmdspec *e, int argc,
+                                           const char *const *argv, const size_t *argvlen) {
+    if (!e->has_subs || argc < 2 || argvlen[1] == 0 || argvlen[1] > CP__CMDTABLE_NAMEMAX)
         return e;
+    const char *name = t->pool + e->name; /* argv[0] folded, as its hash folds it */
+    uint32_t h = hash_more(HASH_INIT, name, e->namelen);
     h = hash_more(h, "|", 1);
     h = hash_more(h, argv[1], argvlen[1]);
-    const cp__cmdspec *sub = probe(t, h, argv[0], argvlen[0], argv[1], argvlen[1]);
+    const cp__cmdspec *sub = probe(t, h, name, e->namelen, argv[1], argvlen[1]);
     return sub != NULL ? sub : e;
 }
 

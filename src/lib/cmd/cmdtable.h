@@ -135,6 +135,12 @@ static inline cp__cmdtable *cp__cmdtable_ref(cp__cmdtable *t) {
 const cp__cmdspec *cp__cmdtable_lookup(const cp__cmdtable *t, int argc, const char *const *argv,
                                        const size_t *argvlen);
 
+/* The entry a container's argv names: e (argv[0]'s entry, from this table) for a command that is
+ * not a container or an argv without a subcommand, else argv[1]'s entry, or e when the table
+ * lacks it. cp__cmdtable_lookup's second half, for callers that found argv[0]'s entry already. */
+const cp__cmdspec *cp__cmdtable_subcommand(const cp__cmdtable *t, const cp__cmdspec *e, int argc,
+                                           const char *const *argv, const size_t *argvlen);
+
 /* The entry with this full name ("get", "OBJECT|encoding": any case), or NULL. */
 const cp__cmdspec *cp__cmdtable_find(const cp__cmdtable *t, const char *name, size_t len);
 

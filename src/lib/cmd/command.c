@@ -309,25 +309,37 @@ static uint32_t timeout_arg(const char *s, size_t len, int seconds) {
     return ms >= (double)(UINT32_MAX - 1) ? UINT32_MAX - 1 : (uint32_t)(ms + 0.999);
 }
 
-int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvlen, uint32_t *ms) {
+cp__timeout_rule cp__cmd_timeout_rule(const char *name, size_t len) {
+    if (arg_is(name, len, "XREAD") || arg_is(name, len, "XREADGROUP"))
+        return CP__TIMEOUT_BLOCK_ARG;
+    if (arg_is(name, len, "WAIT") || arg_is(name, len, "WAITAOF"))
+        return CP__TIMEOUT_LAST_MS;
+    if (arg_is(name, len, "BLMPOP") || arg_is(name, len, "BZMPOP"))
+        return CP__TIMEOUT_FIRST_S;
+    return CP__TIMEOUT_LAST_S;
+}
+
+int cp__cmd_block_timeout(cp__timeout_rule rule, int argc, const char *const *argv,
+                          const size_t *argvlen, uint32_t *ms) {
     *ms = UINT32_MAX;
     if (argc < 2)
         return 1;
-    const char *name = argv[0];
-    size_t len = argvlen[0];
-    if (arg_is(name, len, "XREAD") || arg_is(name, len, "XREADGROUP")) {
+    switch (rule) {
+    case CP__TIMEOUT_BLOCK_ARG: /* ... [BLOCK ms] ... STREAMS ...: blocks only with BLOCK */
         for (int i = 1; i + 1 < argc && !arg_is(argv[i], argvlen[i], "STREAMS"); i++)
             if (arg_is(argv[i], argvlen[i], "BLOCK")) {
                 *ms = timeout_arg(argv[i + 1], argvlen[i + 1], 0);
                 return 1;
             }
         return 0;
-    }
-    if (arg_is(name, len, "WAIT") || arg_is(name, len, "WAITAOF")) /* ... timeout (ms) */
+    case CP__TIMEOUT_LAST_MS: /* WAIT ... timeout (ms) */
         *ms = timeout_arg(argv[argc - 1], argvlen[argc - 1], 0);
-    else if (arg_is(name, len, "BLMPOP") || arg_is(name, len, "BZMPOP")) /* timeout numkeys */
+        return 1;
+    case CP__TIMEOUT_FIRST_S: /* BLMPOP timeout numkeys ... */
         *ms = timeout_arg(argv[1], argvlen[1], 1);
-    else /* BLPOP key ... timeout, BLMOVE src dst LEFT RIGHT timeout, ...: the last */
+        return 1;
+    default: /* BLPOP key ... timeout, BLMOVE src dst LEFT RIGHT timeout, ...: the last */
         *ms = timeout_arg(argv[argc - 1], argvlen[argc - 1], 1);
-    return 1;
+        return 1;
+    }
 }

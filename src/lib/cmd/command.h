@@ -60,13 +60,27 @@ const cp__cmdinfo *cp__cmd_lookup(const char *name, size_t len);
 const char *cp__cmd_refusal(const cp__cmdinfo *ci, int argc, const char *const *argv,
                             const size_t *argvlen);
 
-/* A command the server flags blocking (or the built-in table does): whether these arguments
- * block, and for how long. Returns 1 with *ms its timeout in milliseconds (UINT32_MAX: none,
- * it waits until answered; an unreadable timeout, which the server refuses at once, counts as
- * 0 ms), or 0 when they do not block (XREAD and XREADGROUP without BLOCK). WAIT and WAITAOF
- * too (their timeout in ms), though they stay on their own connection, whose writes they count
- * (docs/commands.md). */
-int cp__cmd_block_timeout(int argc, const char *const *argv, const size_t *argvlen, uint32_t *ms);
+/* Where a blocking command's timeout is, by its name: XREAD and XREADGROUP's BLOCK option (ms),
+ * WAIT and WAITAOF's last argument (ms), BLMPOP and BZMPOP's first (seconds), anyone else's last
+ * (seconds: BLPOP, BLMOVE, ...). */
+typedef enum cp__timeout_rule {
+    CP__TIMEOUT_LAST_S = 0,
+    CP__TIMEOUT_FIRST_S,
+    CP__TIMEOUT_LAST_MS,  /* WAIT, WAITAOF */
+    CP__TIMEOUT_BLOCK_ARG /* XREAD, XREADGROUP */
+} cp__timeout_rule;
+
+/* The timeout rule of a command name (any case, not NUL-terminated). */
+cp__timeout_rule cp__cmd_timeout_rule(const char *name, size_t len);
+
+/* A command the server flags blocking (or the built-in table does), its name's timeout rule
+ * given: whether these arguments block, and for how long. Returns 1 with *ms its timeout in
+ * milliseconds (UINT32_MAX: none, it waits until answered; an unreadable timeout, which the
+ * server refuses at once, counts as 0 ms), or 0 when they do not block (XREAD and XREADGROUP
+ * without BLOCK). WAIT and WAITAOF too (their timeout in ms), though they stay on their own
+ * connection, whose writes they count (docs/commands.md). */
+int cp__cmd_block_timeout(cp__timeout_rule rule, int argc, const char *const *argv,
+                          const size_t *argvlen, uint32_t *ms);
 
 /* Key positions of one command with `argc` arguments: the keys are argv[*first + k * *step] for
  * k < the returned count. Returns 0 for keyless commands and for malformed EVAL-style numkeys.

@@ -162,9 +162,9 @@ static void proc_migrate(int argc, const char *const *argv, const size_t *argvle
     add_run(k, first, n, 1);
 }
 
-/* The built-in table: one run, as command.h gives it. */
-static void builtin(int argc, const char *const *argv, const size_t *argvlen, cp__keys *k) {
-    const cp__cmdinfo *ci = cp__cmd_lookup(argv[0], argvlen[0]);
+/* The built-in table: one run, as command.h gives it for argv's entry ci. */
+static void builtin(const cp__cmdinfo *ci, int argc, const char *const *argv, const size_t *argvlen,
+                    cp__keys *k) {
     int first, step;
     int n = cp__cmd_keyspan(ci, argc, argv, argvlen, &first, &step);
     add_run(k, first, n, step);
@@ -183,21 +183,21 @@ static void legacy(const cp__cmdspec *e, int argc, cp__keys *k) {
     add_run(k, e->first, (last - e->first) / e->step + 1, e->step);
 }
 
-int cp__keys_of(const cp__cmdspec *e, const cp__cmdtable *t, int argc, const char *const *argv,
-                const size_t *argvlen, unsigned search, cp__keys *out) {
+int cp__keys_of(const cp__cmdinfo *ci, const cp__cmdspec *e, const cp__cmdtable *t, int argc,
+                const char *const *argv, const size_t *argvlen, unsigned search, cp__keys *out) {
     out->n = out->nruns = 0;
     out->flags = 0;
     if (argc < 1)
         return 0;
     if (e == NULL || t == NULL) {
-        builtin(argc, argv, argvlen, out);
+        builtin(ci, argc, argv, argvlen, out);
         return out->n;
     }
     out->flags = CP__KEYS_SERVER | (cp__cmdspec_readonly(e) ? CP__KEYS_READONLY : 0u);
     if (!e->has_specs) {
-        if ((e->flags & CP__CF_MOVABLEKEYS) && cp__cmd_lookup(argv[0], argvlen[0])->name[0]) {
+        if ((e->flags & CP__CF_MOVABLEKEYS) && ci->name[0]) {
             unsigned ro = out->flags & CP__KEYS_READONLY;
-            builtin(argc, argv, argvlen, out);
+            builtin(ci, argc, argv, argvlen, out);
             out->flags = (out->flags & ~CP__KEYS_READONLY) | ro;
         } else {
             legacy(e, argc, out);
@@ -232,6 +232,12 @@ int cp__keys_of(const cp__cmdspec *e, const cp__cmdtable *t, int argc, const cha
 
 int cp__keys_find(const cp__cmdtable *t, int argc, const char *const *argv, const size_t *argvlen,
                   unsigned search, cp__keys *out) {
-    return cp__keys_of(cp__cmdtable_lookup(t, argc, argv, argvlen), t, argc, argv, argvlen, search,
+    if (argc < 1) {
+        out->n = out->nruns = 0;
+        out->flags = 0;
+        return 0;
+    }
+    return cp__keys_of(cp__cmd_lookup(argv[0], argvlen[0]),
+                       cp__cmdtable_lookup(t, argc, argv, argvlen), t, argc, argv, argvlen, search,
                        out);
 }

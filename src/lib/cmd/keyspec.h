@@ -50,10 +50,11 @@ typedef struct cp__keys {
 int cp__keys_find(const cp__cmdtable *t, int argc, const char *const *argv, const size_t *argvlen,
                   unsigned search, cp__keys *out);
 
-/* The same for an entry already looked up (cp__cmdtable_lookup; NULL: the built-in table), for
- * callers that keep the entries of recent names. */
-int cp__keys_of(const cp__cmdspec *e, const cp__cmdtable *t, int argc, const char *const *argv,
-                const size_t *argvlen, unsigned search, cp__keys *out);
+/* The same for entries already looked up, for callers that keep the entries of recent names
+ * (cmddesc.h): ci the built-in table's for argv[0] (cp__cmd_lookup, never NULL), e the server's
+ * for argv (cp__cmdtable_lookup; NULL: the built-in table answers). */
+int cp__keys_of(const cp__cmdinfo *ci, const cp__cmdspec *e, const cp__cmdtable *t, int argc,
+                const char *const *argv, const size_t *argvlen, unsigned search, cp__keys *out);
 
 /* Whether the entry's command never writes: COMMAND's readonly flag without write. */
 static inline int cp__cmdspec_readonly(const cp__cmdspec *e) {
