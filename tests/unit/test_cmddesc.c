@@ -169,6 +169,7 @@ static void blocking_and_wait(void **state) {
         d = describe(tables[i], "WAIT 1 100");
         assert_true(d.flags & CP__DESC_WAIT);
         assert_false(d.flags & (CP__DESC_BLOCKS | CP__DESC_BLOCKING));
+        assert_false(d.flags & CP__DESC_PLAIN); /* with a caller's slot too: CP__F_WAIT */
         assert_int_equal(d.block_ms, 100);
         /* Keyless to the server; an unknown command, routed by argv[1], to the built-in table. */
         assert_int_equal(d.slot, tables[i] != NULL ? CP__SLOT_NONE : slot_of("1"));

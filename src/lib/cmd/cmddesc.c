@@ -40,8 +40,9 @@ static void find_name(cp__cmdname *n, const cp__cmdtable *t, const char *name, s
     unsigned f = traits(n->ci, e, (cp__timeout_rule)n->timeout);
     if (e != NULL && e->has_subs)
         f |= CP__DESC_SUBS;
-    /* WAIT without the server's table is plain: the server's table is what flags it blocking. */
-    if (!(e != NULL && (e->has_subs || (e->flags & CP__CF_BLOCKING))) &&
+    /* Not plain: WAIT too, whatever the tables flag, since it holds its connection's I/O
+     * deadline (CP__F_WAIT), with the caller's slot as without it. */
+    if (!(f & CP__DESC_WAIT) && !(e != NULL && (e->has_subs || (e->flags & CP__CF_BLOCKING))) &&
         !(e == NULL && n->timeout == CP__TIMEOUT_BLOCK_ARG) &&
         !(n->ci->flags & (CP__CMD_MULTI | CP__CMD_WATCH | CP__CMD_ALL | CP__CMD_SUBALL |
                           CP__CMD_CONN | CP__CMD_BLOCKING)))
