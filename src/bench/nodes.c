@@ -79,9 +79,11 @@ int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max) {
 
 /* The map is the library's, read through the public node calls, so the bench sees the cluster
  * exactly as its clients route it: one parser of CLUSTER SHARDS / SLOTS (src/lib), and a node
- * that announces no address ("?", cluster-preferred-endpoint-type unknown-endpoint) is where
- * the library found it. Nodes that serve no slot (replicas, seeds, masters without slots) are
- * left out: they have no keys to give. */
+ * that announces no address (cluster-preferred-endpoint-type unknown-endpoint) is where the
+ * library found it. Nodes that serve no slot (replicas, seeds, masters without slots) are left
+ * out: they have no keys to give. Masters are numbered by the first slot they serve, as CLUSTER
+ * SLOTS lists them, not in the order the client met them: the per-master key layout names keys
+ * by that number, and a load and a bench seeded differently must name them alike. */
 int cp__nodemap_read(const cp_client *c, cp__nodemap *m, char *err, size_t errlen) {
     memset(m, 0, sizeof(*m));
     for (int s = 0; s < CP_SLOTS; s++)
@@ -92,30 +94,39 @@ int cp__nodemap_read(const cp_client *c, cp__nodemap *m, char *err, size_t errle
         snprintf(err, errlen, "out of memory");
         return CP_ENOMEM;
     }
-    int rc = 0;
+    int node[CP__NODES_MAX], first[CP__NODES_MAX]; /* per master: the client's index, 1st slot */
     for (int i = 0; i < cp_node_count(c); i++) {
-        cp_node_info ni;
-        if (cp_node_get(c, i, &ni) != 0 || ni.nslots == 0)
+        if (cp_node_slots(c, i, ranges, 1) <= 0)
             continue;
-        if (m->nmasters >= CP__NODES_MAX) {
+        if (m->nmasters == CP__NODES_MAX) {
             snprintf(err, errlen, "the slot map names more than %d masters", CP__NODES_MAX);
-            rc = CP_ETOPOLOGY;
-            break;
+            free(ranges);
+            return CP_ETOPOLOGY;
         }
-        int idx = m->nmasters++;
-        snprintf(m->masters[idx].host, CP__HOST_MAX, "%s", ni.host);
-        m->masters[idx].port = ni.port;
-        int n = cp_node_slots(c, i, ranges, MAX_RANGES);
-        for (int k = 0; k < n && k < MAX_RANGES; k++)
-            for (int s = ranges[k][0]; s <= ranges[k][1]; s++)
-                m->owner[s] = (int16_t)idx;
+        int at = m->nmasters++;
+        for (; at > 0 && first[at - 1] > ranges[0][0]; at--) {
+            node[at] = node[at - 1];
+            first[at] = first[at - 1];
+        }
+        node[at] = i;
+        first[at] = ranges[0][0];
+    }
+    for (int k = 0; k < m->nmasters; k++) {
+        cp_node_info ni;
+        cp_node_get(c, node[k], &ni);
+        snprintf(m->masters[k].host, CP__HOST_MAX, "%s", ni.host);
+        m->masters[k].port = ni.port;
+        int n = cp_node_slots(c, node[k], ranges, MAX_RANGES);
+        for (int r = 0; r < n && r < MAX_RANGES; r++)
+            for (int s = ranges[r][0]; s <= ranges[r][1]; s++)
+                m->owner[s] = (int16_t)k;
     }
     free(ranges);
-    if (rc == 0 && m->nmasters == 0) {
+    if (m->nmasters == 0) {
         snprintf(err, errlen, "the cluster's slot map assigns no slot");
-        rc = CP_ETOPOLOGY;
+        return CP_ETOPOLOGY;
     }
-    return rc;
+    return 0;
 }
 
 void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,
