@@ -79,11 +79,12 @@ int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max) {
 
 /* The map is the library's, read through the public node calls, so the bench sees the cluster
  * exactly as its clients route it: one parser of CLUSTER SHARDS / SLOTS (src/lib), and a node
- * that announces no address (cluster-preferred-endpoint-type unknown-endpoint) is where the
- * library found it. Nodes that serve no slot (replicas, seeds, masters without slots) are left
- * out: they have no keys to give. Masters are numbered by the first slot they serve, as CLUSTER
- * SLOTS lists them, not in the order the client met them: the per-master key layout names keys
- * by that number, and a load and a bench seeded differently must name them alike. */
+ * that announces no address (cluster-preferred-endpoint-type unknown-endpoint) has the address
+ * the library gave it (its ip in CLUSTER SHARDS, else the host the map came from). Nodes that
+ * serve no slot (replicas, seeds, masters without slots) are left out: they have no keys to
+ * give. Masters are numbered by the first slot they serve, as CLUSTER SLOTS lists them, not in
+ * the order the client met them: the per-master key layout names keys by that number, and a
+ * load and a bench seeded differently must name them alike. */
 int cp__nodemap_read(const cp_client *c, cp__nodemap *m, char *err, size_t errlen) {
     memset(m, 0, sizeof(*m));
     for (int s = 0; s < CP_SLOTS; s++)
