@@ -152,9 +152,9 @@ typedef struct cp__bench_second {
 #define CP__BENCH_MISMATCH_SAMPLES 8
 typedef struct cp__bench_mismatch {
     char key[CP__KEY_MAX_LEN + 1];
-    unsigned slot; /* cp_keyslot(key) */
-    char node[80]; /* "host:port" that owns the slot (cluster), the proxy endpoint (proxy) */
-    char what[32]; /* cp__verify_result_str(...) or "not a string" */
+    unsigned slot;                  /* cp_keyslot(key) */
+    char node[CP_NODE_HOSTLEN + 8]; /* "host:port" owning the slot (cluster), the proxy (proxy) */
+    char what[32];                  /* cp__verify_result_str(...) or "not a string" */
     char command[CP__COMMAND_NAME_MAX + 1]; /* --command runs: its name ("HGET"); else "" */
 } cp__bench_mismatch;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Node-level helpers of the bench engine: the cluster's masters and slot owners (CLUSTER SLOTS
- * through the public client), address lists, single-node admin commands (INFO CPU, DBSIZE,
+ * Node-level helpers of the bench engine: the cluster's masters and slot owners (the library's
+ * map, through the public node calls), address lists, single-node admin commands (INFO CPU, DBSIZE,
  * version) and nutcracker's version from its stats port. See nodes.h for the contract.
  *
  * Every reply obtained here is freed here; clients returned by cp__node_connect belong to the
@@ -77,76 +77,57 @@ int cp__addr_list_parse(const char *list, cp__node_addr *addrs, int max) {
     return n > 0 ? n : CP_EINVAL;
 }
 
-/* Returns the index of host:port in m->masters, adding it when new; -1 when full. */
-static int master_index(cp__nodemap *m, const char *host, size_t hlen, int port) {
-    for (int i = 0; i < m->nmasters; i++)
-        if (m->masters[i].port == port && strlen(m->masters[i].host) == hlen &&
-            memcmp(m->masters[i].host, host, hlen) == 0)
-            return i;
-    if (m->nmasters >= CP__NODES_MAX || hlen >= CP__HOST_MAX)
-        return -1;
-    cp__node_addr *a = &m->masters[m->nmasters];
-    memcpy(a->host, host, hlen);
-    a->host[hlen] = '\0';
-    a->port = port;
-    return m->nmasters++;
-}
-
-/* CLUSTER SLOTS rather than SHARDS: every Redis since 3.0 answers it and the bench only needs
- * slot ranges and master addresses. */
-int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, char *err,
-                      size_t errlen) {
+/* The map is the library's, read through the public node calls, so the bench sees the cluster
+ * exactly as its clients route it: one parser of CLUSTER SHARDS / SLOTS (src/lib), and a node
+ * that announces no address (cluster-preferred-endpoint-type unknown-endpoint) has the address
+ * the library gave it (its ip in CLUSTER SHARDS, else the host the map came from). Nodes that
+ * serve no slot (replicas, seeds, masters without slots) are left out: they have no keys to
+ * give. Masters are numbered by the first slot they serve, as CLUSTER SLOTS lists them, not in
+ * the order the client met them: the per-master key layout names keys by that number, and a
+ * load and a bench seeded differently must name them alike. */
+int cp__nodemap_read(const cp_client *c, cp__nodemap *m, char *err, size_t errlen) {
     memset(m, 0, sizeof(*m));
     for (int s = 0; s < CP_SLOTS; s++)
         m->owner[s] = -1;
-    redisReply *r = cp_command(c, "CLUSTER SLOTS");
-    if (r == NULL) {
-        snprintf(err, errlen, "CLUSTER SLOTS: %s", c->errstr);
-        return c->err ? c->err : CP_EIO;
+    enum { MAX_RANGES = CP_SLOTS / 2 }; /* a node's slots alternating with another's */
+    int(*ranges)[2] = malloc(MAX_RANGES * sizeof(*ranges));
+    if (ranges == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return CP_ENOMEM;
     }
-    int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        snprintf(err, errlen, "CLUSTER SLOTS: %s",
-                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-        rc = CP_ETOPOLOGY;
-        goto out;
-    }
-    int covered = 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-            e->element[0]->type != REDIS_REPLY_INTEGER ||
-            e->element[1]->type != REDIS_REPLY_INTEGER ||
-            e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2 ||
-            e->element[2]->element[0]->type != REDIS_REPLY_STRING ||
-            e->element[2]->element[1]->type != REDIS_REPLY_INTEGER) {
-            snprintf(err, errlen, "CLUSTER SLOTS: malformed entry %zu", i);
-            rc = CP_EPROTO;
-            goto out;
+    int node[CP__NODES_MAX], first[CP__NODES_MAX]; /* per master: the client's index, 1st slot */
+    for (int i = 0; i < cp_node_count(c); i++) {
+        if (cp_node_slots(c, i, ranges, 1) <= 0)
+            continue;
+        if (m->nmasters == CP__NODES_MAX) {
+            snprintf(err, errlen, "the slot map names more than %d masters", CP__NODES_MAX);
+            free(ranges);
+            return CP_ETOPOLOGY;
         }
-        long long lo = e->element[0]->integer, hi = e->element[1]->integer;
-        const redisReply *h = e->element[2]->element[0];
-        const char *host = h->len > 0 ? h->str : default_host;
-        size_t hlen = h->len > 0 ? h->len : strlen(default_host);
-        int idx = master_index(m, host, hlen, (int)e->element[2]->element[1]->integer);
-        if (idx < 0 || lo < 0 || hi >= CP_SLOTS || lo > hi) {
-            snprintf(err, errlen, "CLUSTER SLOTS: bad entry %zu (or more than %d masters)", i,
-                     CP__NODES_MAX);
-            rc = CP_EPROTO;
-            goto out;
+        int at = m->nmasters++;
+        for (; at > 0 && first[at - 1] > ranges[0][0]; at--) {
+            node[at] = node[at - 1];
+            first[at] = first[at - 1];
         }
-        for (long long s = lo; s <= hi; s++) {
-            covered += m->owner[s] < 0;
-            m->owner[s] = (int16_t)idx;
-        }
+        node[at] = i;
+        first[at] = ranges[0][0];
     }
-    if (covered == 0) {
-        snprintf(err, errlen, "CLUSTER SLOTS: no slot is assigned");
-        rc = CP_ETOPOLOGY;
+    for (int k = 0; k < m->nmasters; k++) {
+        cp_node_info ni;
+        cp_node_get(c, node[k], &ni);
+        snprintf(m->masters[k].host, CP__HOST_MAX, "%s", ni.host);
+        m->masters[k].port = ni.port;
+        int n = cp_node_slots(c, node[k], ranges, MAX_RANGES);
+        for (int r = 0; r < n && r < MAX_RANGES; r++)
+            for (int s = ranges[r][0]; s <= ranges[r][1]; s++)
+                m->owner[s] = (int16_t)k;
     }
-out:
-    cp_reply_free(r);
-    return rc;
+    free(ranges);
+    if (m->nmasters == 0) {
+        snprintf(err, errlen, "the cluster's slot map assigns no slot");
+        return CP_ETOPOLOGY;
+    }
+    return 0;
 }
 
 void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,

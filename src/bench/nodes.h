@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Node-level helpers of the bench engine (private to src/bench/): the cluster's masters and slot
- * owners as the bench needs them (warm-up keys that reach every master, the node of a mismatching
- * key, where to send INFO CPU and DBSIZE), address lists, and single-node admin commands (INFO
- * CPU, DBSIZE, the server version) plus nutcracker's version from its stats port. It knows
- * nothing of targets: connections take their password, user and TLS from a cp_options.
+ * owners as the bench needs them, read from a client's map (warm-up keys that reach every
+ * master, the node of a mismatching key, where to send INFO CPU and DBSIZE), address lists, and
+ * single-node admin commands (INFO CPU, DBSIZE, the server version) plus nutcracker's version
+ * from its stats port. It knows nothing of targets: connections take their password, user and
+ * TLS from a cp_options.
  *
  * Everything here talks to servers through the public library (cp_connect in endpoint mode and
- * cp_command), never through library internals. All functions block (one round trip each, bounded
- * by the connection timeouts) and run on the calling thread; nothing keeps global state. A
- * cp__nodemap is a plain caller-allocated struct (about 50 KiB: allocate it on the heap).
+ * cp_command) and reads the slot map through it (cp_node_get, cp_node_slots), never through
+ * library internals: the library's is the one parser of CLUSTER SHARDS / SLOTS. The functions
+ * that talk to a server block (one round trip each, bounded by the connection timeouts); all run
+ * on the calling thread; nothing keeps global state. A cp__nodemap is a plain caller-allocated
+ * struct (about 160 KiB: allocate it on the heap).
  */
 #ifndef CLUSTERPIPE_NODES_H
 #define CLUSTERPIPE_NODES_H
@@ -22,7 +25,7 @@
 #include "clusterpipe/clusterpipe.h"
 
 #define CP__NODES_MAX 512
-#define CP__HOST_MAX 64
+#define CP__HOST_MAX CP_NODE_HOSTLEN /* any host the library names */
 
 typedef struct cp__node_addr {
     char host[CP__HOST_MAX];
@@ -35,11 +38,11 @@ typedef struct cp__nodemap {
     int16_t owner[CP_SLOTS]; /* index into masters, -1 when the slot has no owner */
 } cp__nodemap;
 
-/* Reads the slot map with CLUSTER SLOTS through a connected cluster client c. A master announced
- * with an empty host is taken to be on default_host. Returns 0, or a negative CP_E* code with
- * err set (command failed, malformed reply, no slot covered, more than CP__NODES_MAX masters). */
-int cp__nodemap_fetch(cp_client *c, const char *default_host, cp__nodemap *m, char *err,
-                      size_t errlen);
+/* The masters and slot owners of cluster client c's current map (cp_node_get, cp_node_slots):
+ * every node serving a slot, under the address the library uses for it. Never does I/O. Returns
+ * 0, or CP_ETOPOLOGY (no slot assigned, more than CP__NODES_MAX masters) or CP_ENOMEM with err
+ * set. */
+int cp__nodemap_read(const cp_client *c, cp__nodemap *m, char *err, size_t errlen);
 
 /* "host:port" of the master owning key's slot into buf ("?" when unknown). */
 void cp__nodemap_key_node(const cp__nodemap *m, const char *key, size_t keylen, char *buf,

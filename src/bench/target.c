@@ -54,10 +54,12 @@ cp_client *cp__target_node_connect(const cp__bench_target *t, const char *host, 
 int cp__bench_target_external(cp__bench_target *out, cp__target_mode mode, const char *endpoints,
                               const char *password, const char *user) {
     memset(out, 0, sizeof(*out));
-    cp__node_addr tmp[CP__NODES_MAX];
-    if (endpoints == NULL || strlen(endpoints) >= sizeof(out->endpoints) ||
-        cp__addr_list_parse(endpoints, tmp, CP__NODES_MAX) <= 0 ||
-        (mode != CP__TARGET_CLUSTER && mode != CP__TARGET_PROXY))
+    cp__node_addr *tmp = malloc(CP__NODES_MAX * sizeof(*tmp));
+    int ok = tmp != NULL && endpoints != NULL && strlen(endpoints) < sizeof(out->endpoints) &&
+             cp__addr_list_parse(endpoints, tmp, CP__NODES_MAX) > 0 &&
+             (mode == CP__TARGET_CLUSTER || mode == CP__TARGET_PROXY);
+    free(tmp);
+    if (!ok)
         return CP_EINVAL;
     out->mode = mode;
     snprintf(out->endpoints, sizeof(out->endpoints), "%s", endpoints);
@@ -130,7 +132,7 @@ static int set_master_tags(cp__target_ctx *ctx, char *err, size_t errlen) {
             seen++;
         }
     }
-    /* A master listed without slots has no keys to give (CLUSTER SLOTS lists none such). */
+    /* A master without slots has no keys to give (cp__nodemap_read lists none such). */
     if (seen != ctx->map->nmasters ||
         cp__keyfmt_set_tags(&ctx->kf, first, (unsigned)ctx->map->nmasters) != 0) {
         snprintf(err, errlen, "--key-layout per-master: a master without slots");
@@ -188,7 +190,7 @@ int cp__target_prepare(const cp__bench_target *t, const char *key_prefix, cp__ke
             cp_free(c);
             return CP_ENOMEM;
         }
-        rc = cp__nodemap_fetch(c, ctx->endpoints[0].host, ctx->map, err, errlen);
+        rc = cp__nodemap_read(c, ctx->map, err, errlen);
         /* Kept for its COMMAND table, which the workers' clients share: a client of its own
          * (c's is shared, not read again), whose connections closed after its map, so that no
          * master counts one more connection during the run. */

@@ -262,48 +262,14 @@ static void exercise(cp_client *c, calltime *k, int n, const char *host, cp_stat
     cp_loop_free(l);
 }
 
-/* 1 when CLUSTER SLOTS on port names host for every node. */
-static int slots_name(cp_fixture *f, int port, const char *host) {
-    redisContext *rc = cp_fixture_conn(f, port);
-    if (rc == NULL)
-        return 0;
-    redisReply *r = redisCommand(rc, "CLUSTER SLOTS");
-    int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    for (size_t i = 0; ok && i < r->elements; i++)
-        for (size_t j = 2; ok && j < r->element[i]->elements; j++) {
-            const redisReply *n = r->element[i]->element[j];
-            ok = n->type == REDIS_REPLY_ARRAY && n->elements >= 2 &&
-                 n->element[0]->type == REDIS_REPLY_STRING && strcmp(n->element[0]->str, host) == 0;
-        }
-    freeReplyObject(r);
-    return ok;
-}
-
 static void hostname_cluster(void **state) {
     cp_fixture *f = *state;
-    int ports[3];
-    for (size_t i = 0; i < 3; i++) {
-        ports[i] = cp_topo_proc(f->topo, cp_fixture_master(f, (int)i))->port;
-        redisContext *rc = cp_fixture_conn(f, ports[i]);
-        assert_non_null(rc);
-        redisReply *r = redisCommand(rc, "CONFIG SET cluster-announce-hostname localhost "
-                                         "cluster-preferred-endpoint-type hostname");
-        assert_non_null(r);
-        assert_int_equal(r->type, REDIS_REPLY_STATUS);
-        freeReplyObject(r);
-    }
-    /* The names travel by gossip: poll each node until its map names localhost throughout. */
-    uint64_t until = cp__now_ns() + 30000000000ull;
-    for (int i = 0; i < 3; i++)
-        while (!slots_name(f, ports[i], "localhost")) {
-            assert_int_lt(cp__now_ns(), until);
-            struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
-        }
+    cp_fixture_announce(f, "localhost");
     blackhole b;
     blackhole_open(&b);
     char seeds[64];
-    snprintf(seeds, sizeof(seeds), "localhost:%d", ports[0]);
+    snprintf(seeds, sizeof(seeds), "localhost:%d",
+             cp_topo_proc(f->topo, cp_fixture_master(f, 0))->port);
     cp_options o = CP_OPTIONS_INIT;
     o.seeds = seeds;
     o.dns_servers = b.servers; /* a name the hosts file lacks would ask here, never outside */
@@ -321,27 +287,6 @@ static void hostname_cluster(void **state) {
     assert_int_ge(st.resolved, 3);
     calltime_assert_never_blocked(&k, 2, CALLTIME_ASSERTED, "cp_loop, host names");
     close(b.fd);
-}
-
-static int setup_v6(void **state) {
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = 0};
-    sa.sin6_addr = in6addr_loopback;
-    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-    if (fd >= 0)
-        close(fd);
-    if (!ok) {
-        print_message("skipped: this machine cannot bind [::1] (%s): no IPv6 loopback\n",
-                      strerror(errno));
-        *state = NULL;
-        return 0;
-    }
-    cp_up_opts o = CP_UP_OPTS_INIT;
-    o.no_password = 1;
-    o.host = "::1";
-    cp_fixture *f = cp_fixture_start(&o);
-    *state = f;
-    return f == NULL ? -1 : 0;
 }
 
 static void ipv6_cluster(void **state) {
@@ -446,7 +391,8 @@ int main(void) {
         cmocka_unit_test(blackhole_free_while_resolving),
         cmocka_unit_test_setup_teardown(hostname_cluster, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(ipv6_cluster, setup_v6, cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(ipv6_cluster, cp_fixture_setup_cluster3_v6,
+                                        cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(prefer_ip_orders_families, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
     };

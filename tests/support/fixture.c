@@ -6,6 +6,7 @@
 #include "fixture.h"
 
 #include "testutil.h"
+#include "util/clock.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -15,7 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -245,6 +250,26 @@ int cp_fixture_setup_cluster3x1(void **state) {
     return *state ? 0 : -1;
 }
 
+int cp_fixture_setup_cluster3_v6(void **state) {
+    *state = NULL;
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = 0};
+    sa.sin6_addr = in6addr_loopback;
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    if (!ok)
+        print_message("skipped: this machine cannot bind [::1] (%s): no IPv6 loopback\n",
+                      strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (!ok)
+        return 0;
+    cp_up_opts o = CP_UP_OPTS_INIT;
+    o.no_password = 1;
+    o.host = "::1";
+    *state = cp_fixture_start(&o);
+    return *state ? 0 : -1;
+}
+
 int cp_fixture_setup_twemproxy2(void **state) {
     *state = cp_fixture_twemproxy(2, 1);
     return *state ? 0 : -1;
@@ -284,4 +309,48 @@ cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt) {
     if (c->err != 0)
         fail_msg("cp_connect %s: %d (%s) %s", f->endpoints, c->err, cp_strerror(c->err), c->errstr);
     return c;
+}
+
+/* 1 when CLUSTER SLOTS on port names every node by hostname (NULL: by a nil host). */
+static int slots_name(cp_fixture *f, int port, const char *hostname) {
+    redisContext *rc = cp_fixture_conn(f, port);
+    assert_non_null(rc);
+    redisReply *r = redisCommand(rc, "CLUSTER SLOTS");
+    int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+    for (size_t i = 0; ok && i < r->elements; i++)
+        for (size_t j = 2; ok && j < r->element[i]->elements; j++) {
+            const redisReply *n = r->element[i]->element[j];
+            ok = n->type == REDIS_REPLY_ARRAY && n->elements >= 2 &&
+                 (hostname == NULL ? n->element[0]->type == REDIS_REPLY_NIL
+                                   : n->element[0]->type == REDIS_REPLY_STRING &&
+                                         strcmp(n->element[0]->str, hostname) == 0);
+        }
+    freeReplyObject(r);
+    return ok;
+}
+
+void cp_fixture_announce(cp_fixture *f, const char *hostname) {
+    for (int k = 0; cp_fixture_master(f, k) != SIZE_MAX; k++) {
+        redisContext *rc = cp_fixture_conn(f, cp_topo_proc(f->topo, cp_fixture_master(f, k))->port);
+        assert_non_null(rc);
+        redisReply *r = hostname != NULL ? redisCommand(rc,
+                                                        "CONFIG SET cluster-announce-hostname %s "
+                                                        "cluster-preferred-endpoint-type hostname",
+                                                        hostname)
+                                         : redisCommand(rc, "CONFIG SET cluster-preferred-endpoint-"
+                                                            "type unknown-endpoint");
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STATUS)
+            fail_msg("CONFIG SET: %s", r->str != NULL ? r->str : "not OK");
+        freeReplyObject(r);
+    }
+    uint64_t until = cp__now_ns() + 30000000000ull;
+    for (int k = 0; cp_fixture_master(f, k) != SIZE_MAX; k++)
+        while (!slots_name(f, cp_topo_proc(f->topo, cp_fixture_master(f, k))->port, hostname)) {
+            if (cp__now_ns() > until)
+                fail_msg("master %d's CLUSTER SLOTS does not name every node by %s after 30 s", k,
+                         hostname != NULL ? hostname : "a nil host");
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+        }
 }

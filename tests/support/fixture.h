@@ -107,9 +107,20 @@ size_t cp_fixture_replica(const cp_fixture *f, size_t m, int k);
  * cp_free. */
 cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt);
 
+/* How every master of the fixture's cluster names the nodes to clients (CLUSTER SLOTS, SHARDS,
+ * MOVED), set at run time: hostname != NULL: each announces it (cluster-announce-hostname,
+ * cluster-preferred-endpoint-type hostname), and the call waits (up to 30 s: names travel by
+ * gossip) until each master's CLUSTER SLOTS names every node by it; NULL: no address at all
+ * (cluster-preferred-endpoint-type unknown-endpoint, as behind NAT: a nil host, "the address you
+ * reached me on"), which the call also checks. Asserts (cmocka) every step. */
+void cp_fixture_announce(cp_fixture *f, const char *hostname);
+
 /* cmocka setup/teardown pairs: *state becomes the cp_fixture. Setups return -1 on failure. */
 int cp_fixture_setup_cluster3(void **state);   /* 3 masters, no replicas */
 int cp_fixture_setup_cluster3x1(void **state); /* 3 masters, 1 replica each */
+/* 3 masters bound to ::1 only (cp_up_opts.host); *state NULL, for the test to skip(), when this
+ * machine cannot bind ::1 (it says why). */
+int cp_fixture_setup_cluster3_v6(void **state);
 int cp_fixture_setup_twemproxy2(void **state); /* 1 nutcracker in front of 2 redis-servers */
 int cp_fixture_teardown(void **state);         /* cp_fixture_stop; -1 if anything survived */
 
