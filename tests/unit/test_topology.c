@@ -108,6 +108,36 @@ static void empty_host_means_asked(void **state) {
     }
 }
 
+static redisReply *parse(const char *resp);
+
+/* A node announcing no endpoint (cluster-preferred-endpoint-type unknown-endpoint) is given a
+ * nil host by CLUSTER SLOTS (RESP2's null bulk string here; RESP3's null is the same nil reply
+ * from the library's reader): it is reached at the host asked, each node at its own port. */
+static void nil_host_means_asked(void **state) {
+    (void)state;
+    const char *replies[] = {
+        "*2\r\n*3\r\n:0\r\n:8191\r\n*3\r\n$-1\r\n:7001\r\n$2\r\nid\r\n"
+        "*4\r\n:8192\r\n:16383\r\n*2\r\n$-1\r\n:7002\r\n*2\r\n$-1\r\n:7003\r\n",
+    };
+    for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+        redisReply *r = parse(replies[i]);
+        cp__slotmap m;
+        char err[128];
+        assert_int_equal(cp__topo_parse_slots(r, "node.example", &m, err, sizeof(err)), 0);
+        assert_int_equal(m.nnodes, 3);
+        for (int n = 0; n < 3; n++) {
+            assert_string_equal(m.nodes[n].host, "node.example");
+            assert_int_equal(m.nodes[n].port, 7001 + n);
+        }
+        assert_int_equal(m.owner[0], 0);
+        assert_int_equal(m.owner[16383], 1);
+        assert_int_equal(m.nodes[2].master, 1);
+        assert_int_equal(cp__slotmap_covered(&m), 16384);
+        cp__slotmap_free(&m);
+        freeReplyObject(r);
+    }
+}
+
 /* Parses RESP text into a reply. */
 static redisReply *parse(const char *resp) {
     redisReader *rd = redisReaderCreate();
@@ -304,6 +334,7 @@ int main(void) {
         cmocka_unit_test(shards_with_replicas),
         cmocka_unit_test(slots_with_replicas),
         cmocka_unit_test(empty_host_means_asked),
+        cmocka_unit_test(nil_host_means_asked),
         cmocka_unit_test(malformed),
         cmocka_unit_test(nodes_migrating),
         cmocka_unit_test(nodes_importing),

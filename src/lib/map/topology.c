@@ -198,11 +198,16 @@ int cp__topo_parse_slots(const redisReply *r, const char *asked, cp__slotmap *ou
         for (size_t j = 2; j < e->elements; j++) {
             const redisReply *n = e->element[j];
             why = "bad node entry";
-            if (!cp__reply_is_list(n) || n->elements < 2 || !is_str(n->element[0]) ||
+            /* A nil host: the node announces no endpoint (cluster-preferred-endpoint-type
+             * unknown-endpoint), and it is reached where it was asked, as "?" and "" are. */
+            if (!cp__reply_is_list(n) || n->elements < 2 ||
+                !(is_str(n->element[0]) || n->element[0]->type == REDIS_REPLY_NIL) ||
                 n->element[1]->type != REDIS_REPLY_INTEGER)
                 goto bad;
-            int idx = add_node(out, n->element[0]->str, (size_t)n->element[0]->len, asked,
-                               n->element[1]->integer, &cap);
+            int nil = n->element[0]->type == REDIS_REPLY_NIL;
+            int idx =
+                add_node(out, nil ? "" : n->element[0]->str, nil ? 0 : (size_t)n->element[0]->len,
+                         asked, n->element[1]->integer, &cap);
             if (idx < 0) {
                 rc = idx;
                 goto bad;
