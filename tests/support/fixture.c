@@ -6,6 +6,7 @@
 #include "fixture.h"
 
 #include "testutil.h"
+#include "util/clock.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -292,6 +293,7 @@ static cp_fixture *shared;      /* the program's shared cluster, or NULL */
 static int shared_shape[2];     /* its shards and replicas */
 static size_t shared_nspawned;  /* its processes at the start: none may have been added */
 static char shared_view[16384]; /* its view of itself at the start (node_view) */
+static long shared_clients[CP_FIXTURE_MAX_PIDS]; /* each node's connected_clients at the start */
 
 static int cmp_lines(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -350,8 +352,40 @@ static int shared_unchanged(void) {
         if (node_view(shared, i, view, sizeof(view)) != 0)
             return -1;
         if (strcmp(view, shared_view) != 0) {
-            snprintf(shared->err, sizeof(shared->err), "port %d sees\n%.1900swhere at the start\n%.1900s",
+            snprintf(shared->err, sizeof(shared->err),
+                     "port %d sees\n%.1900swhere at the start\n%.1900s",
                      cp_topo_proc(shared->topo, i)->port, view, shared_view);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Node i's connected_clients (INFO clients), or -1. */
+static long node_clients(cp_fixture *f, size_t i) {
+    redisContext *c = cp_fixture_conn(f, cp_topo_proc(f->topo, i)->port);
+    redisReply *r = c != NULL ? redisCommand(c, "INFO clients") : NULL;
+    const char *at =
+        r != NULL && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_clients:") : NULL;
+    long n = at != NULL ? atol(at + strlen("connected_clients:")) : -1;
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Waits (up to 2 s: the server reads a closed connection's end on its next turn) until every
+ * node has only the clients it had at the start: the fixture's own and the replication links,
+ * none of the case before (a blocked BLPOP, a subscriber). 0, or -1 with the count in err. */
+static int shared_clients_gone(void) {
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++) {
+        long n = -1;
+        for (int tries = 0; tries < 200 && (n = node_clients(shared, i)) != shared_clients[i];
+             tries++)
+            cp__sleep_ms(10);
+        if (n != shared_clients[i]) {
+            snprintf(shared->err, sizeof(shared->err),
+                     "port %d has %ld connected clients, %ld at the start",
+                     cp_topo_proc(shared->topo, i)->port, n, shared_clients[i]);
             return -1;
         }
     }
@@ -392,7 +426,7 @@ static int setup_shared(void **state, int shards, int replicas) {
     if (shared != NULL && (shared_shape[0] != shards || shared_shape[1] != replicas))
         cp_fixture_group_teardown(NULL);
     if (shared != NULL) {
-        if (shared_unchanged() != 0 || shared_empty() != 0) {
+        if (shared_unchanged() != 0 || shared_clients_gone() != 0 || shared_empty() != 0) {
             fprintf(stderr, "fixture: the shared cluster cannot be handed on: %s\n", shared->err);
             return -1;
         }
@@ -405,6 +439,8 @@ static int setup_shared(void **state, int shards, int replicas) {
     shared_shape[0] = shards;
     shared_shape[1] = replicas;
     shared_nspawned = shared->nspawned;
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++)
+        shared_clients[i] = node_clients(shared, i);
     if (node_view(shared, 0, shared_view, sizeof(shared_view)) != 0 || shared_unchanged() != 0) {
         fprintf(stderr, "fixture: the shared cluster's nodes disagree: %s\n", shared->err);
         cp_fixture_group_teardown(NULL);
