@@ -275,7 +275,7 @@ static void wait_longer_than_io_timeout(void **state) {
                    ->port;
     redisContext *hc = cp_fixture_conn(f, port);
     assert_non_null(hc);
-    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 4000 ALL");
+    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 4000 WRITE");
     assert_non_null(rep);
     freeReplyObject(rep);
     t0 = cp__now_ns();
@@ -468,8 +468,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(blpop_longer_than_io_timeout,
                                         cp_fixture_setup_shared_cluster3,
                                         cp_fixture_teardown_shared),
-        cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(blpop_by_slot_runs_in_the_pool,
                                         cp_fixture_setup_shared_cluster3,
                                         cp_fixture_teardown_shared),
