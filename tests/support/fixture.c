@@ -392,15 +392,16 @@ static int shared_clients_gone(void) {
     return 0;
 }
 
-/* Empties every master of the shared cluster (the replicas follow). */
+/* Empties every master of the shared cluster (the replicas follow) and zeroes every node's
+ * statistics (INFO commandstats, stats), as a new cluster's would be. */
 static int shared_empty(void) {
-    static const char *const cmds[] = {"FLUSHALL", "SCRIPT FLUSH", "FUNCTION FLUSH"};
+    static const char *const cmds[] = {"CONFIG RESETSTAT", "FLUSHALL", "SCRIPT FLUSH",
+                                       "FUNCTION FLUSH"};
     for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++) {
         const cp_proc *p = cp_topo_proc(shared->topo, i);
-        if (p->role != CP_ROLE_MASTER)
-            continue;
+        size_t ncmds = p->role == CP_ROLE_MASTER ? sizeof(cmds) / sizeof(cmds[0]) : 1;
         redisContext *c = cp_fixture_conn(shared, p->port);
-        for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        for (size_t k = 0; k < ncmds; k++) {
             redisReply *r = c != NULL ? redisCommand(c, cmds[k]) : NULL;
             int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
             if (r != NULL)
