@@ -21,7 +21,7 @@
  *     lives on the second), commands run on both, each called back once.
  *  e. a client moved off the loop to a cp_loop and back: nothing of it is left on the loop
  *     while it is away, commands run on each, each called back once.
- *  f. cp_free from inside a timer callback: a SET that the server holds (CLIENT PAUSE on its
+ *  f. cp_free from inside a timer callback: a SET that the server holds (CLIENT PAUSE WRITE on its
  *     master) ends by the I/O timeout (CP_ETIMEDOUT comes only from the client's timer); its
  *     callback frees the client, and the loop's own run returns with nothing of the client left
  *     on it.
@@ -512,7 +512,7 @@ static void test_free_in_timer(void **state) {
         d->run_once(loop);
     redisContext *hc = cp_fixture_conn(cluster, port);
     assert_non_null(hc);
-    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 5000 ALL"); /* the SET is held there */
+    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 5000 WRITE"); /* the SET is held there */
     assert_non_null(rep);
     freeReplyObject(rep);
     /* a write: its lost answer is never re-sent, so the I/O timeout ends it */

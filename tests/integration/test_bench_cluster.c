@@ -48,6 +48,11 @@ static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
 
+/* The cases that leave the cluster as they found it share one (fixture.h). */
+static int setup_shared(void **state) {
+    return cp_fixture_setup_shared_cluster3(state);
+}
+
 static void load_cli(cp_clirun *r, cp_fixture *f, int keys) {
     char k[32];
     snprintf(k, sizeof(k), "%d", keys);
@@ -682,15 +687,21 @@ static void test_per_master_keys_as_redis_benchmark(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_load_and_bench_verified, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_skewed_keys_fill_a_lane, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupted_value_caught, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_json_report, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_load_mset_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_and_bench_verified, setup_shared,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(test_skewed_keys_fill_a_lane, setup_shared,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(test_corrupted_value_caught, setup_shared,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(test_json_report, setup_shared, cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(test_load_mset_groups, setup_shared,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_loop_stopped_master, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_external_cluster, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_per_master_keys_as_redis_benchmark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_external_cluster, setup_shared,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(test_per_master_keys_as_redis_benchmark, setup_shared,
+                                        cp_fixture_teardown_shared),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

@@ -275,7 +275,7 @@ static void wait_longer_than_io_timeout(void **state) {
                    ->port;
     redisContext *hc = cp_fixture_conn(f, port);
     assert_non_null(hc);
-    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 4000 ALL");
+    redisReply *rep = redisCommand(hc, "CLIENT PAUSE 4000 WRITE");
     assert_non_null(rep);
     freeReplyObject(rep);
     t0 = cp__now_ns();
@@ -463,24 +463,27 @@ int main(void) {
     if (only != NULL)
         cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(blpop_holds_back_nothing, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(blpop_longer_than_io_timeout, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(blpop_by_slot_runs_in_the_pool, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(blpop_served_by_lpush, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(pool_is_bounded, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(blpop_holds_back_nothing, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(blpop_longer_than_io_timeout,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(wait_longer_than_io_timeout,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(blpop_by_slot_runs_in_the_pool,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(blpop_served_by_lpush, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(pool_is_bounded, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(blpop_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(free_cancels_blpop, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(free_cancels_blpop, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(blpop_through_failover, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

@@ -773,15 +773,16 @@ static void no_stale_reads_through_failover(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(hits_and_what_bypasses, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(async_hit, cp_fixture_setup_cluster3, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(lru_bound_and_refusals, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(hits_and_what_bypasses, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(async_hit, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(lru_bound_and_refusals, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(silent_node_is_asked, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(lost_invalidations_conn, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(lost_invalidations_conn, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(refused_tracking_is_an_error, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(no_stale_reads_through_migration, cp_fixture_setup_cluster3,
@@ -789,5 +790,5 @@ int main(void) {
         cmocka_unit_test_setup_teardown(no_stale_reads_through_failover,
                                         cp_fixture_setup_cluster3x1, cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

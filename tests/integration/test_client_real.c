@@ -421,22 +421,23 @@ static void twemproxy_endpoint(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(routes_by_slot, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(slot_hints_real, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(routes_by_slot, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(slot_hints_real, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(follows_moved_after_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(follows_ask_during_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(split_multikey_real, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(refusals_on_a_real_cluster, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(split_multikey_real, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(refusals_on_a_real_cluster,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(auth_password_and_acl_user, setup_cluster_password,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(twemproxy_endpoint, cp_fixture_setup_twemproxy2,
                                         cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

@@ -382,17 +382,18 @@ static void wait_to_every_master(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(every_master, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(every_master, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(one_master_refuses, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(parts_in_append_order, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(nodes, cp_fixture_setup_cluster3x1, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(wait_to_every_master, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(every_master_async, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(parts_in_append_order, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(nodes, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(wait_to_every_master, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(every_master_async, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

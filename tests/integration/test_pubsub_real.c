@@ -612,15 +612,18 @@ int main(void) {
         cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_message_while_nothing_fails,
-                                        cp_fixture_setup_cluster3, cp_fixture_teardown),
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(commands_answer_right_beside_subscriptions,
-                                        cp_fixture_setup_cluster3, cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(subscribe_again_while_ending, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(subscribe_again_while_ending,
+                                        cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(shard_channel_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(subscriptions_through_kill, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

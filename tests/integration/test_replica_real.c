@@ -463,11 +463,12 @@ int main(void) {
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(moved_from_replica, cp_fixture_setup_cluster3x1,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(bench_reads_from_replicas, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(bench_replicas_cpu, cp_fixture_setup_cluster3x1,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(bench_reads_from_replicas,
+                                        cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(bench_replicas_cpu, cp_fixture_setup_shared_cluster3x1,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(strict_replica_reads, setup_2, cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

@@ -5,8 +5,8 @@
  * score a double, INFO a verbatim string of format "txt", a missing key a null; under RESP2 the
  * array, bulk string and nil of hiredis's five types. The server itself says which protocol each
  * connection speaks (CLIENT INFO: resp=3). A HELLO sent by the program is refused, never sent: the
- * library owns each connection's protocol. (The other real-server tests run under both protocols
- * as NAME@resp3; this one holds the differences.)
+ * library owns each connection's protocol. (The real-server tests whose subject the protocol
+ * changes run under both as NAME@resp3, tests/README.md; this one holds the differences.)
  */
 #include <setjmp.h>
 #include <stdarg.h>

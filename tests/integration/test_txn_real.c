@@ -538,16 +538,16 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(transactions_in_a_pipeline, setup_cluster4,
                                         cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(transactions_async, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(refused_units, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(discarded_units, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(refused_units_async, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
-        cmocka_unit_test_setup_teardown(watch_and_its_unit, cp_fixture_setup_cluster3,
-                                        cp_fixture_teardown),
+        cmocka_unit_test_setup_teardown(transactions_async, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(refused_units, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(discarded_units, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(refused_units_async, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
+        cmocka_unit_test_setup_teardown(watch_and_its_unit, cp_fixture_setup_shared_cluster3,
+                                        cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(unit_after_moved, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
         cmocka_unit_test_setup_teardown(unit_after_unwatch, cp_fixture_setup_cluster3,
@@ -555,5 +555,5 @@ int main(void) {
         cmocka_unit_test_setup_teardown(units_through_migration, cp_fixture_setup_cluster3,
                                         cp_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown);
 }

@@ -354,3 +354,187 @@ void cp_fixture_announce(cp_fixture *f, const char *hostname) {
             nanosleep(&ts, NULL);
         }
 }
+
+/* ---- one cluster shared by the cases of a program ------------------------------------------- */
+
+static cp_fixture *shared;      /* the program's shared cluster, or NULL */
+static int shared_shape[2];     /* its shards and replicas */
+static size_t shared_nspawned;  /* its processes at the start: none may have been added */
+static char shared_view[16384]; /* its view of itself at the start (node_view) */
+static long shared_clients[CP_FIXTURE_MAX_PIDS]; /* each node's connected_clients at the start */
+
+static int cmp_lines(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Node i's view of the cluster, in a form that can be compared across nodes and across time: its
+ * CLUSTER NODES lines with the fields that change by themselves (ping sent, pong received, link
+ * state) left out and "myself," taken out of the flags, sorted. 0, or -1 with the reason in
+ * f->err. */
+static int node_view(cp_fixture *f, size_t i, char *out, size_t len) {
+    int port = cp_topo_proc(f->topo, i)->port;
+    redisContext *c = cp_fixture_conn(f, port);
+    redisReply *r = c != NULL ? redisCommand(c, "CLUSTER NODES") : NULL;
+    if (r == NULL || r->type != REDIS_REPLY_STRING) {
+        snprintf(f->err, sizeof(f->err), "port %d: no answer to CLUSTER NODES", port);
+        if (r != NULL)
+            freeReplyObject(r);
+        return -1;
+    }
+    char *lines[CP_FIXTURE_MAX_PIDS];
+    size_t n = 0;
+    for (char *save = NULL, *l = strtok_r(r->str, "\n", &save);
+         l != NULL && n < CP_FIXTURE_MAX_PIDS; l = strtok_r(NULL, "\n", &save)) {
+        char kept[1024] = "";
+        int field = 0;
+        for (char *fs = NULL, *w = strtok_r(l, " ", &fs); w != NULL; w = strtok_r(NULL, " ", &fs)) {
+            if (field == 2 && strncmp(w, "myself,", 7) == 0)
+                w += 7;
+            if (field != 4 && field != 5 && field != 7)
+                snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s ", w);
+            field++;
+        }
+        lines[n++] = strdup(kept);
+    }
+    freeReplyObject(r);
+    qsort(lines, n, sizeof(lines[0]), cmp_lines);
+    out[0] = '\0';
+    for (size_t k = 0; k < n; k++) {
+        if (lines[k] != NULL)
+            snprintf(out + strlen(out), len - strlen(out), "%s\n", lines[k]);
+        free(lines[k]);
+    }
+    return 0;
+}
+
+/* 0 when the shared cluster is as it was at its start: no process added or gone, every node's
+ * view the one recorded. Else -1 with the difference in shared->err. */
+static int shared_unchanged(void) {
+    if (shared->nspawned != shared_nspawned || cp_fixture_alive(shared) != shared_nspawned) {
+        snprintf(shared->err, sizeof(shared->err), "%zu of its %zu processes alive, %zu spawned",
+                 cp_fixture_alive(shared), shared_nspawned, shared->nspawned);
+        return -1;
+    }
+    static char view[sizeof(shared_view)];
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++) {
+        if (node_view(shared, i, view, sizeof(view)) != 0)
+            return -1;
+        if (strcmp(view, shared_view) != 0) {
+            snprintf(shared->err, sizeof(shared->err),
+                     "port %d sees\n%.1900swhere at the start\n%.1900s",
+                     cp_topo_proc(shared->topo, i)->port, view, shared_view);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Node i's connected_clients (INFO clients), or -1. */
+static long node_clients(cp_fixture *f, size_t i) {
+    redisContext *c = cp_fixture_conn(f, cp_topo_proc(f->topo, i)->port);
+    redisReply *r = c != NULL ? redisCommand(c, "INFO clients") : NULL;
+    const char *at =
+        r != NULL && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_clients:") : NULL;
+    long n = at != NULL ? atol(at + strlen("connected_clients:")) : -1;
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Waits (up to 2 s: the server reads a closed connection's end on its next turn) until every
+ * node has only the clients it had at the start: the fixture's own and the replication links,
+ * none of the case before (a blocked BLPOP, a subscriber). 0, or -1 with the count in err. */
+static int shared_clients_gone(void) {
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++) {
+        long n = -1;
+        for (int tries = 0; tries < 200 && (n = node_clients(shared, i)) != shared_clients[i];
+             tries++)
+            cp__sleep_ms(10);
+        if (n != shared_clients[i]) {
+            snprintf(shared->err, sizeof(shared->err),
+                     "port %d has %ld connected clients, %ld at the start",
+                     cp_topo_proc(shared->topo, i)->port, n, shared_clients[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Empties every master of the shared cluster (the replicas follow) and zeroes every node's
+ * statistics (INFO commandstats, stats), as a new cluster's would be. */
+static int shared_empty(void) {
+    static const char *const cmds[] = {"CONFIG RESETSTAT", "FLUSHALL", "SCRIPT FLUSH",
+                                       "FUNCTION FLUSH"};
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++) {
+        const cp_proc *p = cp_topo_proc(shared->topo, i);
+        size_t ncmds = p->role == CP_ROLE_MASTER ? sizeof(cmds) / sizeof(cmds[0]) : 1;
+        redisContext *c = cp_fixture_conn(shared, p->port);
+        for (size_t k = 0; k < ncmds; k++) {
+            redisReply *r = c != NULL ? redisCommand(c, cmds[k]) : NULL;
+            int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+            if (r != NULL)
+                freeReplyObject(r);
+            if (!ok) {
+                snprintf(shared->err, sizeof(shared->err), "port %d: %s failed", p->port, cmds[k]);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int cp_fixture_group_teardown(void **state) {
+    (void)state;
+    int rc = cp_fixture_stop(shared);
+    shared = NULL;
+    return rc;
+}
+
+static int setup_shared(void **state, int shards, int replicas) {
+    *state = NULL;
+    if (shared != NULL && (shared_shape[0] != shards || shared_shape[1] != replicas))
+        cp_fixture_group_teardown(NULL);
+    if (shared != NULL) {
+        if (shared_unchanged() != 0 || shared_clients_gone() != 0 || shared_empty() != 0) {
+            fprintf(stderr, "fixture: the shared cluster cannot be handed on: %s\n", shared->err);
+            return -1;
+        }
+        *state = shared;
+        return 0;
+    }
+    shared = cp_fixture_cluster(shards, replicas);
+    if (shared == NULL)
+        return -1;
+    shared_shape[0] = shards;
+    shared_shape[1] = replicas;
+    shared_nspawned = shared->nspawned;
+    for (size_t i = 0; i < cp_topo_nprocs(shared->topo); i++)
+        shared_clients[i] = node_clients(shared, i);
+    if (node_view(shared, 0, shared_view, sizeof(shared_view)) != 0 || shared_unchanged() != 0) {
+        fprintf(stderr, "fixture: the shared cluster's nodes disagree: %s\n", shared->err);
+        cp_fixture_group_teardown(NULL);
+        return -1;
+    }
+    *state = shared;
+    return 0;
+}
+
+int cp_fixture_setup_shared_cluster3(void **state) {
+    return setup_shared(state, 3, 0);
+}
+
+int cp_fixture_setup_shared_cluster3x1(void **state) {
+    return setup_shared(state, 3, 1);
+}
+
+int cp_fixture_teardown_shared(void **state) {
+    *state = NULL;
+    if (shared == NULL)
+        return -1;
+    if (shared_unchanged() == 0)
+        return 0;
+    /* Not for the next case: it gets a new one. */
+    fprintf(stderr, "fixture: the case changed the shared cluster: %s\n", shared->err);
+    cp_fixture_group_teardown(NULL);
+    return -1;
+}

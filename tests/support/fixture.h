@@ -124,4 +124,20 @@ int cp_fixture_setup_cluster3_v6(void **state);
 int cp_fixture_setup_twemproxy2(void **state); /* 1 nutcracker in front of 2 redis-servers */
 int cp_fixture_teardown(void **state);         /* cp_fixture_stop; -1 if anything survived */
 
+/* One cluster for the cases of a program that leave it as they found it (no slot moved, no node
+ * stopped, paused or reconfigured): starting one costs about 2.2 s, 2 of them Redis's own (a
+ * master stays cluster_state:fail for 2 s after it starts). The first setup starts it; each later
+ * one hands it over emptied (FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH on every master, CONFIG
+ * RESETSTAT on every node) once every node is checked alive, its view of the cluster (CLUSTER
+ * NODES: ids, addresses, roles, slots, migrations) is still the one at the start, and the clients
+ * of the case before are gone (each node's connected_clients back to its count at the start). The
+ * teardown checks the view, so a case that changed the cluster fails there, by name, and the next
+ * case gets a new cluster. A setup asking for another shape stops the shared cluster and starts
+ * that one. The group teardown (cmocka_run_group_tests(tests, NULL, cp_fixture_group_teardown))
+ * stops it. */
+int cp_fixture_setup_shared_cluster3(void **state);   /* 3 masters, no replicas */
+int cp_fixture_setup_shared_cluster3x1(void **state); /* 3 masters, 1 replica each */
+int cp_fixture_teardown_shared(void **state);
+int cp_fixture_group_teardown(void **state);
+
 #endif /* CLUSTERPIPE_FIXTURE_H */
