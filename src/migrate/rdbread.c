@@ -265,7 +265,7 @@ typedef struct str_ref {
 
 static int read_str(cp__rdb_reader *r, size_t *at, str_ref *s) {
     size_t p = *at;
-    uint64_t n;
+    uint64_t n = 0;
     int special;
     int rc = read_len(r, &p, &n, &special);
     if (rc != OK)
@@ -377,7 +377,7 @@ static int decode_str(cp__rdb_reader *r, const str_ref *s, int slot, const char 
 static int run_value(cp__rdb_reader *r) {
     for (;;) {
         size_t p = r->pos;
-        uint64_t n;
+        uint64_t n = 0;
         str_ref s;
         int rc = OK;
         switch (r->prog[r->pc]) {
@@ -445,7 +445,7 @@ static void module_name(uint64_t id, char name[10]) {
 }
 
 static int refuse_module(cp__rdb_reader *r, size_t p, const char *what) {
-    uint64_t id;
+    uint64_t id = 0;
     int rc = read_plain_len(r, &p, &id);
     if (rc != OK)
         return rc;
@@ -570,7 +570,7 @@ static int read_body(cp__rdb_reader *r, cp__rdb_event *ev, int *emitted) {
     if (p >= r->len)
         return MORE;
     int op = r->buf[p++];
-    uint64_t a, b;
+    uint64_t a = 0, b = 0;
     str_ref s1, s2;
     int rc;
     *emitted = 1;
