@@ -58,6 +58,8 @@ void cp__sync_free(cp__syncframe *s) {
 }
 
 static int keep_after(cp__syncframe *s, const unsigned char *p, size_t n) {
+    if (n == 0)
+        return 0;
     if (s->after_off > 0 && s->after_off == s->after_len)
         s->after_off = s->after_len = 0;
     if (s->after_len + n > s->after_cap) {
