@@ -5,7 +5,9 @@
  * set, sorted set, hash, a stream with a group and a pending entry, a TTL, a key in db 1) and on
  * RDBs built here: fed in one piece and byte by byte, the events are the same; every truncation
  * asks for more; every corrupted byte gives an error or asks for more, never an end; versions
- * newer than the reader knows and module values are refused, naming them.
+ * newer than the reader knows, unknown types and module values are refused, naming them; every
+ * type's grammar the server at hand does not write (streams of version 1 and 3, quicklists of
+ * ziplists, ziplists, zipmaps, set listpacks, old sorted sets) ends its value exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -207,6 +209,126 @@ static void old_types_and_hints(void **state) {
     assert_non_null(strstr(log, "exp-1 t1"));
 }
 
+/* An RDB built byte by byte: a key of type `type` whose value is what build() appends, then a
+ * sentinel string key. The reader must end the value exactly where it ends: the payload holds it
+ * whole, and the sentinel is read after it. */
+typedef struct rdbbuf {
+    unsigned char b[1024];
+    size_t n;
+} rdbbuf;
+
+static void put(rdbbuf *w, const void *p, size_t n) {
+    assert_true(w->n + n <= sizeof w->b);
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+static void put_len(rdbbuf *w, unsigned n) { /* 6 or 14 bits */
+    unsigned char b[2] = {(unsigned char)(0x40 | n >> 8), (unsigned char)n};
+    if (n < 64)
+        put(w, b + 1, 1);
+    else
+        put(w, b, 2);
+}
+
+static void put_str(rdbbuf *w, const char *s) {
+    put_len(w, (unsigned)strlen(s));
+    put(w, s, strlen(s));
+}
+
+static void put_zeros(rdbbuf *w, size_t n) {
+    static const unsigned char z[16];
+    put(w, z, n);
+}
+
+/* A stream of version 1 (type 15), 2 (19) or 3 (21): one node, one group with one pending entry
+ * and one consumer owning it; listpacks are opaque here, so any bytes will do. */
+static void put_stream(rdbbuf *w, int version) {
+    put_len(w, 1);
+    put_str(w, "0123456789abcdef"); /* the node's key: its master id */
+    put_str(w, "a listpack, opaque to the reader");
+    for (int i = 0; i < (version == 1 ? 3 : 8); i++) /* length, ids, entries added */
+        put_len(w, (unsigned)i + 100);
+    put_len(w, 1);
+    put_str(w, "group");
+    put_len(w, 7);
+    put_len(w, 8);
+    if (version > 1)
+        put_len(w, 300); /* entries read */
+    put_len(w, 1);       /* the group's PEL: id, delivery time, count */
+    put_zeros(w, 16);
+    put_zeros(w, 8);
+    put_len(w, 2);
+    put_len(w, 1); /* its consumers: name, seen time (and active time), PEL of ids */
+    put_str(w, "alice");
+    put_zeros(w, version == 3 ? 16 : 8);
+    put_len(w, 1);
+    put_zeros(w, 16);
+}
+
+static void value_ends_exactly(int type, void (*build)(rdbbuf *, int), int arg) {
+    rdbbuf w = {.n = 0};
+    put(&w, "REDIS0011", 9);
+    unsigned char t = (unsigned char)type;
+    put(&w, &t, 1);
+    put_str(&w, "k");
+    size_t start = w.n;
+    build(&w, arg);
+    size_t value_len = w.n - start;
+    put(&w, "\x00", 1);
+    put_str(&w, "sentinel");
+    put_str(&w, "v");
+    put(&w, "\xff\0\0\0\0\0\0\0\0", 9);
+    static char log[4096];
+    int ends;
+    assert_int_equal(run(w.b, w.n, 1, log, sizeof log, &ends), CP__RDB_MORE);
+    assert_int_equal(ends, 1);
+    char want[64];
+    snprintf(want, sizeof want, "[k] %zu:", 1 + value_len + 10);
+    assert_non_null(strstr(log, want));
+    assert_non_null(strstr(log, "[sentinel] 13:"));
+}
+
+static void put_blob(rdbbuf *w, int unused) {
+    (void)unused;
+    put_str(w, "a listpack or ziplist or intset: one string");
+}
+
+static void put_quicklist1(rdbbuf *w, int unused) {
+    (void)unused;
+    put_len(w, 2);
+    put_str(w, "ziplist one");
+    put_str(w, "ziplist two");
+}
+
+static void put_quicklist2(rdbbuf *w, int unused) {
+    (void)unused;
+    put_len(w, 2);
+    put_len(w, 2); /* a packed node */
+    put_str(w, "listpack");
+    put_len(w, 1); /* a plain node */
+    put_str(w, "a large element");
+}
+
+static void every_grammar_ends_exactly(void **state) {
+    (void)state;
+    value_ends_exactly(15, put_stream, 1);
+    value_ends_exactly(19, put_stream, 2);
+    value_ends_exactly(21, put_stream, 3);
+    for (int type = 9; type <= 20; type++)
+        if (type != 14 && type != 15 && type != 18 && type != 19)
+            value_ends_exactly(type, put_blob, 0);
+    value_ends_exactly(14, put_quicklist1, 0);
+    value_ends_exactly(18, put_quicklist2, 0);
+}
+
+static void unknown_types_are_refused(void **state) {
+    (void)state;
+    char msg[256];
+    assert_int_equal(first_error("REDIS0011\x16\x01k", 12, msg, sizeof msg), CP__RDB_ERROR);
+    assert_non_null(strstr(msg, "unknown value type 22"));
+}
+
 /* ---- the full sync's framing ------------------------------------------------------------------
  */
 
@@ -303,6 +425,8 @@ int main(void) {
         cmocka_unit_test(newer_versions_are_refused),
         cmocka_unit_test(module_values_are_refused_by_name),
         cmocka_unit_test(old_types_and_hints),
+        cmocka_unit_test(every_grammar_ends_exactly),
+        cmocka_unit_test(unknown_types_are_refused),
         cmocka_unit_test(sync_frames_disk_and_diskless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
