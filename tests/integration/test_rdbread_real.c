@@ -9,7 +9,8 @@
  * pieces; every key's payload must equal DUMP's reply byte for byte, its expiry PEXPIRETIME's,
  * and the payload must RESTORE into a key holding the same (the same DUMP, or for a hash table,
  * the same members). Both the RDB that SAVE writes and the one a replica gets (redis-cli --rdb)
- * are read.
+ * are read, and the payload of a full sync (PSYNC as a replica), diskless and from disk,
+ * through the framing, up to the command stream that follows it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,11 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "fixture.h"
 #include "migrate/rdbread.h"
+#include "migrate/syncframe.h"
 
 static redisContext *shard_conn(cp_fixture *f) {
     for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
@@ -288,6 +293,75 @@ static void check_rdb(redisContext *c, const char *path) {
     ok(c, "SELECT 0");
 }
 
+/* Syncs from the server as a replica does (PSYNC ? -1 with capa eof), diskless or not, reads the
+ * payload through the framing, checks every key, then writes a key and finds its SET in the
+ * command stream that follows the RDB. */
+static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
+    ok(c, "CONFIG SET repl-diskless-sync %s", diskless ? "yes" : "no");
+    ok(c, "CONFIG SET repl-diskless-sync-delay 0");
+    redisContext *rc = redisConnect("127.0.0.1", c->tcp.port);
+    assert_non_null(rc);
+    assert_int_equal(rc->err, 0);
+    struct timeval tv = {20, 0};
+    assert_int_equal(setsockopt(rc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    ok(rc, "REPLCONF capa eof capa psync2");
+    assert_int_equal(write(rc->fd, "PSYNC ? -1\r\n", 12), 12);
+    char line[256];
+    size_t ll = 0;
+    while (ll == 0 || line[ll - 1] != '\n') { /* "+FULLRESYNC <replid> <offset>\r\n" */
+        assert_true(ll < sizeof line - 1);
+        assert_int_equal(read(rc->fd, line + ll, 1), 1);
+        ll++;
+    }
+    assert_memory_equal(line, "+FULLRESYNC ", 12);
+
+    cp__syncframe *s = cp__sync_new();
+    assert_non_null(s);
+    static char buf[65536];
+    cp__rdb_event ev;
+    int keys = 0, ended = 0;
+    uint64_t selected = 0;
+    while (!ended) {
+        int rc2 = cp__sync_next(s, &ev);
+        if (rc2 == CP__RDB_ERROR)
+            fail_msg("%s", cp__sync_error(s));
+        if (rc2 == CP__RDB_EVENT) {
+            if (ev.type == CP__RDB_EV_KEY) {
+                keys++;
+                check_key(c, &ev, &selected);
+            }
+            ended = ev.type == CP__RDB_EV_END;
+            continue;
+        }
+        ssize_t n = read(rc->fd, buf, sizeof buf);
+        assert_true(n > 0);
+        assert_int_equal(cp__sync_feed(s, buf, (size_t)n), 0);
+    }
+    ok(c, "SELECT 0");
+    assert_int_equal(cp__sync_diskless(s), diskless);
+    assert_int_equal(keys, want_keys);
+    /* A diskless master puts its replica online at its first ACK (it cannot know when the RDB
+     * was loaded): acknowledge the snapshot's offset, as a replica does. */
+    char *off = strrchr(line, ' ') + 1;
+    off[strcspn(off, "\r\n")] = '\0';
+    char ack[128];
+    int al = snprintf(ack, sizeof ack, "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%zu\r\n%s\r\n",
+                      strlen(off), off);
+    assert_int_equal(write(rc->fd, ack, (size_t)al), al);
+    ok(c, "SET after:sync %d", diskless);
+    for (;;) {
+        size_t n;
+        const unsigned char *rest = cp__sync_rest(s, &n);
+        if (memmem(rest, n, "after:sync", 10) != NULL)
+            break;
+        ssize_t got = read(rc->fd, buf, sizeof buf);
+        assert_true(got > 0);
+        assert_int_equal(cp__sync_feed(s, buf, (size_t)got), 0);
+    }
+    cp__sync_free(s);
+    redisFree(rc);
+}
+
 static void every_type_matches_dump(void **state) {
     (void)state;
     cp_fixture *f = cp_fixture_twemproxy(1, 1);
@@ -308,6 +382,9 @@ static void every_type_matches_dump(void **state) {
              path);
     assert_int_equal(system(cmd), 0);
     check_rdb(c, path);
+    /* Through the full sync's framing, as a replica gets it: diskless ($EOF:) and from disk. */
+    sync_as_replica(c, 1, 19);
+    sync_as_replica(c, 0, 20); /* with after:sync */
     free(dir);
     free(file);
     assert_int_equal(cp_fixture_stop(f), 0);
