@@ -74,7 +74,7 @@ const char *cp__rdb_error(const cp__rdb_reader *r);
  * command stream). */
 const unsigned char *cp__rdb_rest(const cp__rdb_reader *r, size_t *len);
 
-/* Drops the first n bytes of cp__rdb_rest (n <= its length). */
+/* After the end, drops the first n bytes of cp__rdb_rest (n <= its length); before, nothing. */
 void cp__rdb_drop(cp__rdb_reader *r, size_t n);
 
 /* Bytes read so far, from the header's first. */
