@@ -53,6 +53,7 @@ RANK = {
     "wire": 1,
     "orch": 2,
     "bench": 3,
+    "migrate": 3,
     "report": 4,
     "scenario": 5,
     "compare": 5,
