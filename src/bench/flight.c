@@ -236,12 +236,12 @@ void cp__flights_finished(cp__wctx *x, uint64_t now) {
         cp__flight *fl = x->sched.finished[k];
         cp__tally_batch(x, fl);
         fl->cs->inflight--;
-        flight_put(fl->cs, fl);
     }
     int n = x->sched.nfinished;
     x->sched.nfinished = 0;
     for (int k = 0; k < n; k++) {
         cp__client_state *cs = x->sched.finished[k]->cs;
+        flight_put(cs, x->sched.finished[k]); /* may free it: only cs from here */
         if (cs->state == CP__LANE_DRAIN && cs->inflight == 0)
             lane_stop(x, cs);
         else if (!x->sched.open_loop && cs->state == CP__LANE_EXEC && cs->inflight == 0) {
