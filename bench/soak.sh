@@ -12,7 +12,7 @@
 # when the calm level of the live bytes is more than LIVE_SLACK above the level before the chaos,
 # or when the bench failed (a wrong or lost reply).
 #   usage: bench/soak.sh [MINUTES]   (default 10; `make soak` runs 2)
-#   env:   BUILD=build  RATE=20000  CLIENTS=50  THREADS=1  FAILOVER_EVERY=20  DOWN=8
+#   env:   BUILD=build  RATE=5000  CLIENTS=50  THREADS=1  FAILOVER_EVERY=20  DOWN=8
 #          SAMPLE=5  WARMUP=20  CALM=20  RSS_SLACK_KB=256  LIVE_SLACK=65536  KEEP=DIR (keep the
 #          samples, the call sites and the logs there)
 # Exit: 0 flat, 1 grew or the run failed, 2 usage.
@@ -24,7 +24,7 @@ MINUTES=${1:-10}
     exit 2
 }
 CP=${BUILD:-build}/clusterpipe
-RATE=${RATE:-20000}
+RATE=${RATE:-5000}
 CLIENTS=${CLIENTS:-50}
 THREADS=${THREADS:-1}
 FAILOVER_EVERY=${FAILOVER_EVERY:-20}

@@ -85,6 +85,12 @@ static void flight_destroy(cp__client_state *cs, cp__flight *fl) {
         free(fl);
 }
 
+static void flight_keep(cp__client_state *cs, cp__flight *fl) {
+    fl->next_free = cs->free_flights;
+    cs->free_flights = fl;
+    cs->nfree++;
+}
+
 /* A flight done: kept for the lane's next batches, at most FLIGHTS_SPARE of them idle, and
  * only while the lane still has batches in flight. Once nothing of it is in flight, the lane is
  * back to its first flight alone, as before any stall: a stall (a master down, a slot migrating)
@@ -95,11 +101,8 @@ static void flight_put(cp__client_state *cs, cp__flight *fl) {
         flight_destroy(cs, fl);
         fl = NULL;
     }
-    if (fl != NULL) {
-        fl->next_free = cs->free_flights;
-        cs->free_flights = fl;
-        cs->nfree++;
-    }
+    if (fl != NULL)
+        flight_keep(cs, fl);
     if (cs->inflight > 0)
         return;
     for (cp__flight **pp = &cs->free_flights; *pp != NULL;) {
@@ -135,7 +138,7 @@ static void batch_done(cp_pipeline *p, void *data) {
         if (v == NULL) { /* cannot queue it: account it now */
             cp__tally_batch(x, fl);
             fl->cs->inflight--;
-            flight_put(fl->cs, fl);
+            flight_keep(fl->cs, fl); /* not freed from inside its own pipeline's callback */
             return;
         }
         x->sched.finished = v;
