@@ -5,7 +5,7 @@ BUILD      ?= build
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build test unit integration demo clean format format-check
+.PHONY: all deps build test unit integration demo soak clean format format-check
 
 all: build
 
@@ -35,6 +35,12 @@ DEMO_ARGS  ?=
 demo: build
 	$(BUILD)/clusterpipe compare --out results/demo $(DEMO_ARGS)
 	@echo "demo: open results/demo/report.md (table: results/demo/table.md, charts: results/demo/*.png)"
+
+# bench/soak.sh for SOAK_MINUTES (default 2): memory through resharding, failovers and a kill.
+# Not in `make test` (its 4-minute budget); fails when RSS or the library's live bytes grow.
+SOAK_MINUTES ?= 2
+soak: build
+	bash bench/soak.sh $(SOAK_MINUTES)
 
 format:
 	clang-format -i $$(find src include tests examples -name '*.[ch]')

@@ -10,7 +10,8 @@
  * cp_exec_async, and tallied (tally.c) when its callback came.
  *
  * Ownership: a lane owns its flights (the first is part of the lane; open-loop ones are
- * allocated here, reused once done, and freed by cp__flights_free); the list of finished
+ * allocated here, a few kept for reuse while the lane has others in flight and freed once it
+ * has none (flight_put), the first freed by cp__flights_free); the list of finished
  * batches (x->sched) is allocated and freed here. One thread, the worker's.
  */
 #include "bench/flight.h"
@@ -26,6 +27,8 @@
  * share of any rate this bench reaches, a few hundred are in flight at most. */
 #define FLIGHTS_MAX 4096
 #define CATCH_UP_MAX 8 /* batches a late open-loop lane sends before the loop reads again */
+/* Idle flights a lane keeps for reuse while it has some in flight: a catch-up burst's worth. */
+#define FLIGHTS_SPARE CATCH_UP_MAX
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -45,6 +48,7 @@ static cp__flight *flight_get(cp__wctx *x, cp__client_state *cs) {
     cp__flight *fl = cs->free_flights;
     if (fl != NULL) {
         cs->free_flights = fl->next_free;
+        cs->nfree--;
         return fl;
     }
     if (!x->sched.open_loop || cs->inflight >= FLIGHTS_MAX)
@@ -68,23 +72,57 @@ static cp__flight *flight_get(cp__wctx *x, cp__client_state *cs) {
     return fl;
 }
 
-static void flight_put(cp__client_state *cs, cp__flight *fl) {
+/* Frees a flight that is not running: its pipeline (and so what the library keeps in it for
+ * reuse: commands, reply chunks), its buffers, and itself unless it is the lane's first. */
+static void flight_destroy(cp__client_state *cs, cp__flight *fl) {
+    cp_pipeline_free(fl->p);
+    fl->p = NULL;
+    if (fl->owned)
+        cp__reqbuf_free(&fl->batch);
+    free(fl->cmdkeys);
+    fl->cmdkeys = NULL;
+    if (fl != &cs->first)
+        free(fl);
+}
+
+static void flight_keep(cp__client_state *cs, cp__flight *fl) {
     fl->next_free = cs->free_flights;
     cs->free_flights = fl;
+    cs->nfree++;
+}
+
+/* A flight done: kept for the lane's next batches, at most FLIGHTS_SPARE of them idle, and
+ * only while the lane still has batches in flight. Once nothing of it is in flight, the lane is
+ * back to its first flight alone, as before any stall: a stall (a master down, a slot migrating)
+ * leaves a lane with as many flights as it had waiting, and keeping them would hold the stall's
+ * peak for the rest of the run, each deeper stall raising it (issue 45). */
+static void flight_put(cp__client_state *cs, cp__flight *fl) {
+    if (fl != &cs->first && (cs->inflight == 0 || cs->nfree >= FLIGHTS_SPARE)) {
+        flight_destroy(cs, fl);
+        fl = NULL;
+    }
+    if (fl != NULL)
+        flight_keep(cs, fl);
+    if (cs->inflight > 0)
+        return;
+    for (cp__flight **pp = &cs->free_flights; *pp != NULL;) {
+        cp__flight *f = *pp;
+        if (f == &cs->first) {
+            pp = &f->next_free;
+            continue;
+        }
+        *pp = f->next_free;
+        cs->nfree--;
+        flight_destroy(cs, f);
+    }
 }
 
 void cp__flights_free(cp__client_state *cs) {
     while (cs->free_flights != NULL) {
         cp__flight *fl = cs->free_flights;
         cs->free_flights = fl->next_free;
-        cp_pipeline_free(fl->p);
-        fl->p = NULL;
-        if (fl->owned)
-            cp__reqbuf_free(&fl->batch);
-        free(fl->cmdkeys);
-        fl->cmdkeys = NULL;
-        if (fl != &cs->first)
-            free(fl);
+        cs->nfree--;
+        flight_destroy(cs, fl);
     }
 }
 
@@ -100,7 +138,7 @@ static void batch_done(cp_pipeline *p, void *data) {
         if (v == NULL) { /* cannot queue it: account it now */
             cp__tally_batch(x, fl);
             fl->cs->inflight--;
-            flight_put(fl->cs, fl);
+            flight_keep(fl->cs, fl); /* not freed from inside its own pipeline's callback */
             return;
         }
         x->sched.finished = v;
@@ -201,12 +239,12 @@ void cp__flights_finished(cp__wctx *x, uint64_t now) {
         cp__flight *fl = x->sched.finished[k];
         cp__tally_batch(x, fl);
         fl->cs->inflight--;
-        flight_put(fl->cs, fl);
     }
     int n = x->sched.nfinished;
     x->sched.nfinished = 0;
     for (int k = 0; k < n; k++) {
         cp__client_state *cs = x->sched.finished[k]->cs;
+        flight_put(cs, x->sched.finished[k]); /* may free it: only cs from here */
         if (cs->state == CP__LANE_DRAIN && cs->inflight == 0)
             lane_stop(x, cs);
         else if (!x->sched.open_loop && cs->state == CP__LANE_EXEC && cs->inflight == 0) {

@@ -87,6 +87,7 @@ struct cp__client_state {
     cp_client *c;
     cp__flight first;         /* closed loop's flight; open loop's first */
     cp__flight *free_flights; /* open loop: flights done, for reuse */
+    int nfree;                /* how many (flight.c keeps a few) */
     int inflight;             /* open loop: flights running */
     cp__group *g;
     int lane;     /* master index (cluster), 0 (proxy) */

@@ -15,6 +15,7 @@
 #include "cli/flagsets.h"
 
 #include "bench/engine.h"
+#include "bench/libmem.h"
 #include "bench/load.h"
 #include "bench/report.h"
 #include "bench/target.h"
@@ -126,6 +127,7 @@ typedef struct bench_opts {
     cp_cli_target tf;
     cp_cli_commands cmds;
     const char *json, *csv, *hdr;
+    const char *lib_memory; /* --lib-memory FILE */
     int quiet;
     int client_cache;          /* --client-cache (or --client-cache-size) */
     cp_cache_options cache_sz; /* --client-cache-size; zeros: the library's defaults */
@@ -196,6 +198,12 @@ static const cp_cli_flag bench_rows[] = {
                "percentile text (atomically; values\nin microseconds, as the JSON's latency_us); "
                "with\n--command also each command's, FILE without .hgrm then\n-N-NAME.hgrm "
                "(lat.hgrm: lat-1-HSET.hgrm, ...)"),
+    CP_CLI_STR("--lib-memory", "FILE", BO(lib_memory),
+               "count the library's allocations (a counting allocator\nset with "
+               "cp_set_allocators) and append every second\n\"mem SECONDS RSS_KB LIVE_BYTES "
+               "LIVE_BLOCKS\" to FILE:\nthe process's resident memory and the library's "
+               "live\nbytes; FILE.sites holds the call sites that hold them,\nrewritten every "
+               "second (\"BYTES BLOCKS OFFSET SYMBOL\")"),
     CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
     CP_CLI_END,
 };
@@ -219,10 +227,14 @@ static const cp_cli_cmd bench_cmd = {
 
 typedef struct progress_state {
     int tty;
+    FILE *mem;              /* --lib-memory: its file (NULL: none) */
+    const char *sites_path; /* and FILE.sites */
 } progress_state;
 
 static void bench_progress(void *ud, const cp__bench_progress *p) {
     const progress_state *ps = ud;
+    if (ps->mem != NULL)
+        cp__libmem_sample(ps->mem, ps->sites_path, p->elapsed);
     if (!ps->tty)
         return;
     char a[32], b[32];
@@ -377,6 +389,8 @@ static void name_command_hgrms(json_t *j, const char *hdr_path, const cp__bench_
 
 /* bench once the flags are parsed (o->cfg.commands built, owned by the caller). */
 static int run_bench(const bench_opts *o, int argc, char **argv);
+static int run_bench_with(const bench_opts *op, cp__bench_config *cfgp, progress_state *psp,
+                          int argc, char **argv);
 
 int cp_cli_bench(int argc, char **argv) {
     const char *cmd = "bench";
@@ -420,12 +434,41 @@ static int run_bench(const bench_opts *op, int argc, char **argv) {
     const bench_opts o = *op;
     int rc;
     cp__bench_config cfg = o.cfg;
-    const cp_cli_target tf = o.tf;
-    const char *json_path = o.json, *csv_path = o.csv, *hdr_path = o.hdr;
     int quiet = o.quiet;
     char err[ERRLEN];
     if (cp__bench_config_check(&cfg, err, sizeof(err)) != 0)
         return cp_cli_usage_error(cmd, "%s", err);
+    progress_state ps = {!quiet && isatty(STDERR_FILENO), NULL, NULL};
+    char sites_path[PATH_MAX];
+    if (o.lib_memory != NULL) {
+        if (snprintf(sites_path, sizeof(sites_path), "%s.sites", o.lib_memory) >=
+            (int)sizeof(sites_path))
+            return cp_cli_usage_error(cmd, "--lib-memory: path too long");
+        ps.mem = fopen(o.lib_memory, "w");
+        if (ps.mem == NULL) {
+            fprintf(stderr, "clusterpipe bench: --lib-memory %s: %s\n", o.lib_memory,
+                    strerror(errno));
+            return CP_EXIT_FAIL;
+        }
+        ps.sites_path = sites_path;
+        cp__libmem_install(); /* before any client: what it allocates is counted */
+    }
+    rc = run_bench_with(&o, &cfg, &ps, argc, argv);
+    if (ps.mem != NULL)
+        fclose(ps.mem);
+    return rc;
+}
+
+static int run_bench_with(const bench_opts *op, cp__bench_config *cfgp, progress_state *psp,
+                          int argc, char **argv) {
+    const char *cmd = "bench";
+    const bench_opts o = *op;
+    int rc;
+    cp__bench_config cfg = *cfgp;
+    const cp_cli_target tf = o.tf;
+    const char *json_path = o.json, *csv_path = o.csv, *hdr_path = o.hdr;
+    char err[ERRLEN];
+    progress_state ps = *psp;
 
     cp__bench_target t;
     cp_topo *topo = NULL;
@@ -434,7 +477,6 @@ static int run_bench(const bench_opts *op, int argc, char **argv) {
         return rc;
     cp_cli_install_signals();
     char *cmdline = cp_cli_command_line(argc, argv);
-    progress_state ps = {!quiet && isatty(STDERR_FILENO)};
     cfg.command_line = cmdline;
     cfg.progress = bench_progress;
     cfg.progress_ud = &ps;
@@ -603,7 +645,7 @@ int cp_cli_load(int argc, char **argv) {
     if (rc != CP_EXIT_OK)
         return rc;
     cp_cli_install_signals();
-    progress_state ps = {!quiet && isatty(STDERR_FILENO)};
+    progress_state ps = {!quiet && isatty(STDERR_FILENO), NULL, NULL};
     cfg.progress = load_progress;
     cfg.progress_ud = &ps;
     cfg.cancel = &cp_cli_interrupted;

@@ -62,6 +62,13 @@ static void drop(cp__client *c, cp__fence *f) {
         c->fence_of[c->fences[i].slot] = i;
     }
     c->nfences--;
+    if (c->nfences == 0) { /* a migration's end: the 64 KiB index goes until the next one */
+        cp__free(c->fence_of);
+        cp__free(c->fences);
+        c->fence_of = NULL;
+        c->fences = NULL;
+        c->capfences = 0;
+    }
 }
 
 /* Puts a command into f at its place in the send order. 0 or CP_ENOMEM. A fence holds only

@@ -248,7 +248,9 @@ static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
  * every append runs it, and the shared library is built without link-time optimization. */
 static inline cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
     if (v->n == v->cap) {
-        size_t ncap = v->cap ? v->cap * 2 : 64;
+        /* From 8: a pipeline keeps its records for reuse, and many hold one command (an
+         * open-loop program's waiting requests, one pipeline each: issue 45). */
+        size_t ncap = v->cap ? v->cap * 2 : 8;
         cp__cmd *n = cp__realloc(v->v, ncap * sizeof(*n));
         if (n == NULL)
             return NULL;

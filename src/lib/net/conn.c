@@ -325,6 +325,18 @@ void cp__conn_free(cp__conn *c) {
     c->ocap = c->fcap = 0;
 }
 
+void cp__conn_trim(cp__conn *c) {
+    if (c->fcount > 0 || c->opos < c->olen || c->reader.pos < c->reader.len || c->reader.depth > 0)
+        return;
+    cp__reader_free(&c->reader);
+    cp__free(c->obuf);
+    cp__free(c->fifo);
+    c->obuf = NULL;
+    c->fifo = NULL;
+    c->opos = c->olen = c->ocap = 0;
+    c->fhead = c->fcap = 0;
+}
+
 /* Room for len more bytes of output. 0 or CP_ENOMEM. */
 static int reserve(cp__conn *c, size_t len) {
     /* Compact before growing: written bytes at the front are dead. */
@@ -498,8 +510,12 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
     if (!ok)
         return c->err;
     int more = c->fcount > 0 && cp__conn_is_handshake(c->fifo[c->fhead].tag);
-    if (!more)
+    if (!more) {
         c->state = CP__CONN_READY;
+        /* Its chunk held the handshake's few short answers: 32 KiB kept by every connection
+         * otherwise (issue 45); what comes later without an owner arena (ASKING) is rare. */
+        cp__arena_free(&c->own);
+    }
     return 1;
 }
 

@@ -176,6 +176,12 @@ void cp__conn_close(cp__conn *c);
 /* Frees all memory (closes first). */
 void cp__conn_free(cp__conn *c);
 
+/* Frees the buffers of a connection that has nothing in flight, nothing to write and nothing
+ * half read (else does nothing); it stays open, and its next use allocates them again. For a
+ * connection to a node the slot map no longer routes to: a failover leaves every client with
+ * one to each node that was ever a master, and 90 KiB in each (issue 45). */
+void cp__conn_trim(cp__conn *c);
+
 /* The slow path of cp__conn_push: grows the FIFO or the buffer first. */
 int cp__conn_push_grow(cp__conn *c, const char *req, size_t len, uint32_t tag,
                        cp__reply_arena *arena);
