@@ -267,8 +267,23 @@ static void wait_longer_than_io_timeout(void **state) {
                   (double)took / 1e9);
     assert_int_ge(took, 2400000000ull);
     cp_pipeline_free(p);
-    /* Answered: a silent node is cut after 1 s again (CLIENT PAUSE holds the SET). */
+    /* The same with the caller's slot (the append's fast path): WAIT still holds its
+     * connection's deadline. */
     unsigned slot = cp_keyslot("{w}k", 4);
+    p = cp_pipeline_new(c);
+    const char *wait[] = {"WAIT", "1", "1500"};
+    assert_int_equal(cp_append_argv_slot(p, 3, wait, NULL, slot), 0);
+    assert_int_equal(cp_append_argv_slot(p, 3, wait, NULL, slot), 0); /* memoised: the fast path */
+    t0 = cp__now_ns();
+    assert_int_equal(cp_exec(p), 0);
+    took = cp__now_ns() - t0;
+    for (size_t i = 0; i < 2; i++)
+        if (cp_get_outcome(p, i) != CP_DONE)
+            fail_msg("WAIT %zu by slot ended %d: %s", i, cp_get_outcome(p, i),
+                     cp_pipeline_errstr(p));
+    assert_int_ge(took, 2900000000ull); /* one after the other, on one connection */
+    cp_pipeline_free(p);
+    /* Answered: a silent node is cut after 1 s again (CLIENT PAUSE holds the SET). */
     int port = cp_topo_proc(f->topo, cp_fixture_master(f, slot <= 5460    ? 0
                                                           : slot <= 10922 ? 1
                                                                           : 2))

@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include "fixture.h"
 #include "migrate/rdbread.h"
 #include "migrate/syncframe.h"
@@ -268,7 +270,7 @@ static void check_rdb(redisContext *c, const char *path) {
             break;
         case CP__RDB_EV_END:
             ends++;
-            assert_true(ev.checksum != 0);
+            assert_int_not_equal(ev.checksum, 0);
             break;
         default:
             break;
@@ -309,7 +311,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
     char line[256];
     size_t ll = 0;
     while (ll == 0 || line[ll - 1] != '\n') { /* "+FULLRESYNC <replid> <offset>\r\n" */
-        assert_true(ll < sizeof line - 1);
+        assert_int_lt(ll, sizeof line - 1);
         assert_int_equal(read(rc->fd, line + ll, 1), 1);
         ll++;
     }
@@ -334,7 +336,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
             continue;
         }
         ssize_t n = read(rc->fd, buf, sizeof buf);
-        assert_true(n > 0);
+        assert_int_gt(n, 0);
         assert_int_equal(cp__sync_feed(s, buf, (size_t)n), 0);
     }
     ok(c, "SELECT 0");
@@ -355,7 +357,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
         if (memmem(rest, n, "after:sync", 10) != NULL)
             break;
         ssize_t got = read(rc->fd, buf, sizeof buf);
-        assert_true(got > 0);
+        assert_int_gt(got, 0);
         assert_int_equal(cp__sync_feed(s, buf, (size_t)got), 0);
     }
     cp__sync_free(s);

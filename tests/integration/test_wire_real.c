@@ -63,7 +63,7 @@ static void wire_start(wire_proc *w, const char *rtt, int target, const char *qu
     uint64_t deadline = cp__now_ns() + 5000000000ull;
     char out[1024];
     while (cp__wire_ask(w->control, "stats", out, sizeof(out), 500, err, sizeof(err)) != 0) {
-        assert_true(cp__now_ns() < deadline);
+        assert_int_lt(cp__now_ns(), deadline);
         usleep(10000);
     }
 }
@@ -137,7 +137,7 @@ static double median_ping_us(int fd, int n) {
         size_t got = 0;
         while (got < 7) {
             ssize_t k = read_within(fd, buf + got, sizeof(buf) - got, 5000);
-            assert_true(k > 0);
+            assert_int_gt(k, 0);
             got += (size_t)k;
         }
         t[i] = (double)(cp__now_ns() - t0) / 1000.0;
@@ -247,7 +247,7 @@ static void test_backpressure(void **state) {
     char err[256];
     assert_int_equal(cp__ports_take(&ports, 0, &sink_port, err, sizeof(err)), 0);
     int sink = cp_test_listen(sink_port); /* accepts (the kernel does), never reads */
-    assert_true(sink >= 0);
+    assert_int_ge(sink, 0);
     wire_proc w;
     wire_start(&w, "1ms", sink_port, "1048576");
     long rss0 = wire_rss_kib(&w);
@@ -258,14 +258,14 @@ static void test_backpressure(void **state) {
     uint64_t quiet_since = cp__now_ns(), deadline = cp__now_ns() + 10000000000ull;
     /* Push until the sender has been unable to write for 300 ms (everything downstream full). */
     while (cp__now_ns() - quiet_since < 300000000ull) {
-        assert_true(cp__now_ns() < deadline);
+        assert_int_lt(cp__now_ns(), deadline);
         ssize_t k = write(fd, chunk, sizeof(chunk));
         if (k > 0) {
             sent += (size_t)k;
             quiet_since = cp__now_ns();
-            assert_true(sent < (256u << 20)); /* never unbounded */
+            assert_int_lt(sent, 256u << 20); /* never unbounded */
         } else {
-            assert_true(errno == EAGAIN);
+            assert_int_equal(errno, EAGAIN);
             usleep(10000);
         }
     }
@@ -295,7 +295,7 @@ static void test_partition(void **state) {
     char buf[256], err[256];
     wire_start(&w, "200us", redis_port(f), NULL);
     int fd = dial(w.port);
-    assert_true(median_ping_us(fd, 5) > 0);
+    assert_double_gt(median_ping_us(fd, 5), 0);
     assert_int_equal(cp__wire_ask(w.control, "block w", NULL, 0, 2000, err, sizeof(err)), 0);
     assert_int_equal(write(fd, "PING\r\n", 6), 6);
     assert_int_equal(read_within(fd, buf, sizeof(buf), 500), -1); /* no answer, no EOF */

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include "wire/delayq.h"
 #include "wire/wire.h"
 
@@ -23,7 +25,7 @@ static size_t due_text(const cp__delayq *q, uint64_t now, char *out, size_t cap)
     int n = cp__delayq_due(q, now, iov, 8);
     size_t len = 0;
     for (int i = 0; i < n; i++) {
-        assert_true(len + iov[i].iov_len < cap);
+        assert_int_lt(len + iov[i].iov_len, cap);
         memcpy(out + len, iov[i].iov_base, iov[i].iov_len);
         len += iov[i].iov_len;
     }

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
+
 #include "migrate/crc64.h"
 #include "migrate/rdbread.h"
 #include "migrate/syncframe.h"
@@ -89,9 +91,9 @@ static int run(const unsigned char *p, size_t len, size_t piece, char *log, size
 
 static void crc64_check_value(void **state) {
     (void)state;
-    assert_true(cp__crc64(0, "123456789", 9) == 0xe9c6d914c4b8d9caULL);
+    assert_int_equal(cp__crc64(0, "123456789", 9), 0xe9c6d914c4b8d9caULL);
     uint64_t part = cp__crc64(0, "1234", 4);
-    assert_true(cp__crc64(part, "56789", 5) == 0xe9c6d914c4b8d9caULL);
+    assert_int_equal(cp__crc64(part, "56789", 5), 0xe9c6d914c4b8d9caULL);
 }
 
 static void whole_and_byte_by_byte_agree(void **state) {
@@ -143,7 +145,7 @@ static void every_corrupted_byte_is_caught(void **state) {
             errors += rc == CP__RDB_ERROR;
         }
     }
-    assert_true(errors > 0);
+    assert_int_gt(errors, 0);
     free(b.p);
 }
 
@@ -218,7 +220,7 @@ typedef struct rdbbuf {
 } rdbbuf;
 
 static void put(rdbbuf *w, const void *p, size_t n) {
-    assert_true(w->n + n <= sizeof w->b);
+    assert_int_le(w->n + n, sizeof w->b);
     memcpy(w->b + w->n, p, n);
     w->n += n;
 }

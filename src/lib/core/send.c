@@ -508,9 +508,12 @@ static void pump_at(cp__client *c, int n, uint64_t now) {
             if (idle)
                 conn->last_io_ns = now;    /* the I/O timeout counts from the first request */
             if (cmd->flags & CP__F_WAIT) { /* no reply is due before its timeout */
-                uint64_t until = cmd->block_ms == CP__BLOCK_FOREVER
+                /* ... counted from the end of the WAITs before it: the server runs a
+                 * connection's WAITs one after another. */
+                uint64_t from = node->wait_until > now ? node->wait_until : now;
+                uint64_t until = cmd->block_ms == CP__BLOCK_FOREVER || from == UINT64_MAX
                                      ? UINT64_MAX
-                                     : now + (uint64_t)cmd->block_ms * 1000000ull;
+                                     : from + (uint64_t)cmd->block_ms * 1000000ull;
                 node->waits++;
                 if (until > node->wait_until)
                     node->wait_until = until;
