@@ -7,6 +7,8 @@
 
 #include "orch/ports.h"
 
+#include <hiredis/hiredis.h>
+
 #include <unistd.h>
 
 #include <stdio.h>
@@ -76,4 +78,29 @@ void cp_test_protocol(cp_options *o) {
         abort();
     }
     o->protocol = env[0] - '0';
+}
+
+redisReply *cp_test_parse_reply(const char *buf, size_t len) {
+    redisReader *rd = redisReaderCreate();
+    void *r = NULL, *more = NULL;
+    if (rd == NULL)
+        return NULL;
+    int ok = redisReaderFeed(rd, buf, len) == REDIS_OK && redisReaderGetReply(rd, &r) == REDIS_OK &&
+             r != NULL && redisReaderGetReply(rd, &more) == REDIS_OK && more == NULL;
+    redisReaderFree(rd);
+    if (more != NULL)
+        freeReplyObject(more);
+    if (!ok && r != NULL) {
+        freeReplyObject(r);
+        r = NULL;
+    }
+    return r;
+}
+
+redisReply *cp_test_read_reply(const char *name) {
+    size_t len;
+    char *buf = cp_test_read_data(name, &len);
+    redisReply *r = buf != NULL ? cp_test_parse_reply(buf, len) : NULL;
+    free(buf);
+    return r;
 }

@@ -17,6 +17,13 @@ char *cp_test_mkdtemp(const char *tag);
 /* Reads tests/data/<name> whole into a malloc'd buffer; *len gets its size. NULL if missing. */
 char *cp_test_read_data(const char *name, size_t *len);
 
+/* One whole RESP2 reply (hiredis's reader) from buf[0..len), or NULL when buf is not exactly one.
+ * The caller frees it with freeReplyObject. */
+redisReply *cp_test_parse_reply(const char *buf, size_t len);
+
+/* tests/data/<name> as one reply (cp_test_parse_reply), or NULL when missing or not one. */
+redisReply *cp_test_read_reply(const char *name);
+
 /* A base port for n consecutive fixed ports whose ports and cluster bus ports (+10000) are free
  * right now, in 2000..9999: below the kernel's ephemeral range (32768..60999), where any test's
  * outgoing connection may hold a port or leave it in TIME_WAIT, and below the orchestrator's own

@@ -24,16 +24,8 @@
 #include "testutil.h"
 
 static cp__cmdtable *recorded_table(void) {
-    size_t len;
-    char *buf = cp_test_read_data("command_redis7.resp", &len);
-    assert_non_null(buf);
-    redisReader *rd = redisReaderCreate();
-    void *r = NULL;
-    assert_int_equal(redisReaderFeed(rd, buf, len), REDIS_OK);
-    assert_int_equal(redisReaderGetReply(rd, &r), REDIS_OK);
+    redisReply *r = cp_test_read_reply("command_redis7.resp");
     assert_non_null(r);
-    redisReaderFree(rd);
-    free(buf);
     cp__cmdtable *t = NULL;
     char err[128];
     assert_int_equal(cp__cmdtable_parse(r, &t, err, sizeof(err)), 0);

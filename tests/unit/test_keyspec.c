@@ -22,22 +22,16 @@
 #include "lib/cmd/keyspec.h"
 #include "testutil.h"
 
+/* One reply, parsed (the test fails when buf is not exactly one). */
 static redisReply *parse_resp(const char *buf, size_t len) {
-    redisReader *rd = redisReaderCreate();
-    void *r = NULL;
-    assert_int_equal(redisReaderFeed(rd, buf, len), REDIS_OK);
-    assert_int_equal(redisReaderGetReply(rd, &r), REDIS_OK);
+    redisReply *r = cp_test_parse_reply(buf, len);
     assert_non_null(r);
-    redisReaderFree(rd);
     return r;
 }
 
 static redisReply *load_recorded(void) {
-    size_t len;
-    char *buf = cp_test_read_data("command_redis7.resp", &len);
-    assert_non_null(buf);
-    redisReply *r = parse_resp(buf, len);
-    free(buf);
+    redisReply *r = cp_test_read_reply("command_redis7.resp");
+    assert_non_null(r);
     return r;
 }
 

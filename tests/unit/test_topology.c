@@ -20,16 +20,8 @@
 #include "testutil.h"
 
 static redisReply *load(const char *name) {
-    size_t len;
-    char *buf = cp_test_read_data(name, &len);
-    assert_non_null(buf);
-    redisReader *rd = redisReaderCreate();
-    void *r = NULL;
-    assert_int_equal(redisReaderFeed(rd, buf, len), REDIS_OK);
-    assert_int_equal(redisReaderGetReply(rd, &r), REDIS_OK);
+    redisReply *r = cp_test_read_reply(name);
     assert_non_null(r);
-    redisReaderFree(rd);
-    free(buf);
     return r;
 }
 
@@ -140,11 +132,7 @@ static void nil_host_means_asked(void **state) {
 
 /* Parses RESP text into a reply. */
 static redisReply *parse(const char *resp) {
-    redisReader *rd = redisReaderCreate();
-    void *r = NULL;
-    redisReaderFeed(rd, resp, strlen(resp));
-    assert_int_equal(redisReaderGetReply(rd, &r), REDIS_OK);
-    redisReaderFree(rd);
+    redisReply *r = cp_test_parse_reply(resp, strlen(resp));
     assert_non_null(r);
     return r;
 }
