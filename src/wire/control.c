@@ -188,7 +188,7 @@ int cp__wire_control_read(cp__wire_control *c, int fd, const cp__wire_links *lin
     else
         serve(r->line, links, &a);
     /* A short answer to a fresh local socket: it fits its buffer, so one write. */
-    ssize_t w = write(fd, a.buf, a.len);
+    ssize_t w = send(fd, a.buf, a.len, MSG_NOSIGNAL);
     (void)w;
     drop(r);
     return 1;
@@ -221,7 +221,7 @@ int cp__wire_ask(const char *path, const char *request, char *out, size_t outlen
     }
     char line[LINE_MAX_];
     int n = snprintf(line, sizeof(line), "%s\n", request);
-    if (n < 0 || (size_t)n >= sizeof(line) || write(fd, line, (size_t)n) != n) {
+    if (n < 0 || (size_t)n >= sizeof(line) || send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
         snprintf(err, errlen, "wire control %s: cannot send \"%s\"", path, request);
         close(fd);
         return -EIO;

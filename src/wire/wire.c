@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #define READ_MAX 65536 /* one read */
-#define IOV_MAX_DUE 64 /* chunks written by one writev */
+#define IOV_MAX_DUE 64 /* chunks written by one sendmsg */
 
 typedef struct wire wire;
 typedef struct wlink wlink;
@@ -289,7 +289,8 @@ static int deliver(wire *w, wconn *p, int from) {
     struct iovec iov[IOV_MAX_DUE];
     int n;
     while ((n = cp__delayq_due(&d->q, now, iov, IOV_MAX_DUE)) > 0) {
-        ssize_t k = writev(p->fd[to], iov, n);
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t k = sendmsg(p->fd[to], &m, MSG_NOSIGNAL); /* a closed peer is an error here */
         if (k < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 d->wblocked = 1;
