@@ -354,7 +354,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
     for (;;) {
         size_t n;
         const unsigned char *rest = cp__sync_rest(s, &n);
-        if (memmem(rest, n, "after:sync", 10) != NULL)
+        if (n > 0 && memmem(rest, n, "after:sync", 10) != NULL)
             break;
         ssize_t got = read(rc->fd, buf, sizeof buf);
         assert_int_gt(got, 0);
