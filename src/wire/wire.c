@@ -76,9 +76,11 @@ struct wire {
     int ep, tfd;
     ev_ref tref;
     uint64_t armed; /* when the timer fires, CP__DQ_NEVER: disarmed */
-    /* How much earlier than due the wire wakes and delivers: its wake-ups' recent lateness
-     * (an average), so that bytes leave on time on a busy machine too; never more than half
-     * the delay. */
+    /* How much earlier than due the wire wakes and delivers, so that bytes reach the receiver's
+     * socket on time on average: learnt from each timed delivery's error (when its send
+     * returned, against its due; on loopback the send returns once the bytes are queued at the
+     * receiver), which takes in the timer's late wake-ups and the wire's own work. Never more
+     * than half the delay. */
     uint64_t lead_ns;
     wlink *links;
     size_t nlinks;
@@ -278,6 +280,18 @@ static uint64_t delay_now(wire *w, const wlink *l) {
     return d;
 }
 
+/* A delivery of bytes due at `due` completed at `done`: the lead moves by a sixteenth of the
+ * error (an average over about 16 deliveries), within 0 .. half the delay. An error past half
+ * the delay is not learnt from: those bytes waited on something else (a full receiver, a
+ * blocked link, a stalled machine), which no lead would fix. */
+static void learn_lead(wire *w, uint64_t due, uint64_t done) {
+    int64_t cap = (int64_t)(w->o->delay_ns / 2), err = (int64_t)done - (int64_t)due;
+    if (err > cap || err < -cap)
+        return;
+    int64_t lead = (int64_t)w->lead_ns + err / 16;
+    w->lead_ns = lead < 0 ? 0 : lead > cap ? (uint64_t)cap : (uint64_t)lead;
+}
+
 /* Moves what is due in d (read from fd[from]) to fd[1 - from]. Returns 0, or -1 when the
  * connection broke and was closed. */
 static int deliver(wire *w, wconn *p, int from) {
@@ -286,6 +300,7 @@ static int deliver(wire *w, wconn *p, int from) {
     if (p->connecting || p->l->st.blocked || d->wblocked)
         return 0;
     uint64_t now = cp__now_ns() + w->lead_ns;
+    uint64_t first_due = cp__delayq_next_due(&d->q);
     struct iovec iov[IOV_MAX_DUE];
     int n;
     while ((n = cp__delayq_due(&d->q, now, iov, IOV_MAX_DUE)) > 0) {
@@ -303,6 +318,10 @@ static int deliver(wire *w, wconn *p, int from) {
         }
         cp__delayq_consume(&d->q, (size_t)k);
         p->l->st.bytes[from] += (uint64_t)k;
+        if (first_due != CP__DQ_NEVER) {
+            learn_lead(w, first_due, cp__now_ns());
+            first_due = CP__DQ_NEVER; /* one sample per delivery: its first bytes */
+        }
     }
     if (!d->wblocked && !d->shut && cp__delayq_eof_due(&d->q, now)) {
         shutdown(p->fd[to], SHUT_WR);
@@ -426,14 +445,8 @@ static void arm(wire *w) {
     w->armed = at;
 }
 
-/* The timer fired: how late the wake-up came, folded into the lead (an average over about 16
- * wake-ups, each counted up to half the delay). */
+/* The timer fired: it is armed again for the next due. */
 static void fired(wire *w) {
-    uint64_t now = cp__now_ns(), cap = w->o->delay_ns / 2;
-    uint64_t late = w->armed != CP__DQ_NEVER && now > w->armed ? now - w->armed : 0;
-    if (late > cap)
-        late = cap;
-    w->lead_ns = (w->lead_ns * 15 + late) / 16;
     w->armed = CP__DQ_NEVER;
 }
 
