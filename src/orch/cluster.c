@@ -451,7 +451,7 @@ static int node_step(cp_topo *t, size_t i, cp__adm **cp, char *err, size_t errle
     return CP_ECONNECT;
 }
 
-int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
+int cp__cluster_prepare(cp_topo *t, char *err, size_t errlen) {
     size_t nmasters = 0;
     for (size_t i = 0; i < t->nprocs; i++)
         nmasters += t->procs[i].role == CP_ROLE_MASTER;
@@ -488,9 +488,12 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             return CP_ESERVER;
         }
     }
-    int rc = cp__state_save(t, err, errlen);
-    if (rc != 0)
-        return rc;
+    return cp__state_save(t, err, errlen);
+}
+
+int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
+    char e[512], label[128];
+    int rc;
     cp__topo_log(t, "forming the cluster: MEET, then REPLICATE");
     /* Every pair meets directly: with MEET from one node only, the others learn each other
      * through gossip, which takes a second or more. */

@@ -46,9 +46,16 @@ int cp__cluster_view(const cp_topo *t, size_t i, cp__cview *v, char *err, size_t
 /* Index in v->node of id, or -1. */
 int cp__cview_find(const cp__cview *v, const char *id);
 
-/* Forms the cluster out of t's started nodes (masters get equal slot ranges, replicas follow
- * their recorded master), saving the node ids in the state, then waits for agreement (strict
- * roles) while watching for deaths. Returns 0 or a CP_E* code with err. */
+/* Readies each of t's started nodes on its own: its id (saved in the state), a distinct config
+ * epoch, and a master's equal range of slots. Done when the nodes start (cp_topo_start), because
+ * a master that serves no slot counts itself in a minority, and Redis keeps a master from
+ * reporting cluster_state:ok for the node timeout after its last minority moment: slots taken at
+ * the start let that time pass before the cluster is formed. Returns 0 or a CP_E* code with err. */
+int cp__cluster_prepare(cp_topo *t, char *err, size_t errlen);
+
+/* Forms the cluster out of t's prepared nodes (every pair MEETs, replicas follow their
+ * recorded master), then waits for agreement (strict roles) while watching for deaths. Returns 0
+ * or a CP_E* code with err. */
 int cp__cluster_create(cp_topo *t, char *err, size_t errlen);
 
 /* One pass of the agreement check over every alive node of t: each answers CLUSTER INFO with

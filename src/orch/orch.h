@@ -157,6 +157,18 @@ typedef struct cp_topo cp_topo;
  * missing or failing `openssl` command fails the run before any server starts. */
 int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen);
 
+/* cp_topo_up in two steps, for a caller with other work to do while the servers start:
+ * cp_topo_start checks, plans and writes the topology and starts every redis-server, returning
+ * once they serve (a cluster not yet formed; twemproxy's proxies not started); cp_topo_form
+ * forms the cluster, or starts the proxies. Redis keeps a cluster master from reporting
+ * cluster_state:ok until 2 s after it started, and for the node timeout after it last served
+ * no slot (cp_topo_start gives the masters their slots), so a cluster formed from servers
+ * started that long before is up in a fraction of a second: the test fixture keeps one such
+ * topology started ahead of the test that will use it. Failures are handled as
+ * cp_topo_up handles them; after a failed cp_topo_form, t is only good for cp_topo_free. */
+int cp_topo_start(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen);
+int cp_topo_form(cp_topo *t, char *err, size_t errlen);
+
 /* Opens the topology recorded in dir/state.json. */
 int cp_topo_open(const char *dir, cp_topo **out, char *err, size_t errlen);
 

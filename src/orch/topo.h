@@ -99,7 +99,8 @@ struct cp_topo {
     cp_proc *procs;
     size_t nprocs, cap;
     cp__ports ports;
-    int auto_ports; /* 1: a port lost to a concurrent starter may be replaced */
+    int auto_ports;  /* 1: a port lost to a concurrent starter may be replaced */
+    int dir_created; /* 1: cp_topo_start made dir (a cancelled start removes it again) */
 
     void (*log)(void *ud, const char *line);
     void (*on_spawn)(void *ud, const cp_proc *p);

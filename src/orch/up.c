@@ -113,7 +113,26 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
     return 0;
 }
 
-int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
+/* A failed start or form: stops what was started and keeps or removes the directory (see
+ * cp_topo_up in orch.h). Returns rc. */
+static int up_failed(cp_topo *t, int rc, char *err, size_t errlen) {
+    size_t left = cp__topo_stop(t, NULL, 0);
+    if (left > 0)
+        cp__adderr(err, errlen, "\n%zu process(es) could not be stopped; see %s/state.json", left,
+                   t->dir);
+    else
+        cp__ports_release(&t->ports);
+    if (cp__topo_cancelled(t) && t->dir_created && left == 0) {
+        cp__rm_rf(t->dir);
+    } else {
+        cp__state_save(t, NULL, 0);
+        cp__adderr(err, errlen, "\n(logs kept in %s; 'clusterpipe down --dir %s' removes them)",
+                   t->dir, t->dir);
+    }
+    return rc;
+}
+
+int cp_topo_start(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     if (out != NULL)
         *out = NULL;
     if (opt == NULL || out == NULL) {
@@ -126,8 +145,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
         rc = settings(opt, &t, err, errlen);
     if (rc != 0)
         return rc;
-    int created = 0;
-    rc = cp__topo_prepare_dir(t, opt->dir, &created, err, errlen);
+    rc = cp__topo_prepare_dir(t, opt->dir, &t->dir_created, err, errlen);
     if (rc != 0) {
         cp_topo_free(t);
         return rc;
@@ -143,7 +161,7 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     if (rc != 0) {
         cp__ports_release(&t->ports);
         cp__secure_remove(t->dir);
-        if (created)
+        if (t->dir_created)
             cp__rm_rf(t->dir);
         cp_topo_free(t);
         return rc;
@@ -158,31 +176,37 @@ int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
     if (rc == 0)
         rc = start_group(t, 0, err, errlen);
     if (rc == 0 && t->kind == CP_TOPO_CLUSTER)
+        rc = cp__cluster_prepare(t, err, errlen);
+    if (rc != 0) {
+        up_failed(t, rc, err, errlen);
+        cp_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int cp_topo_form(cp_topo *t, char *err, size_t errlen) {
+    int rc = 0;
+    if (t->kind == CP_TOPO_CLUSTER)
         rc = cp__cluster_create(t, err, errlen);
     if (rc == 0 && t->kind == CP_TOPO_TWEMPROXY)
         rc = start_group(t, 1, err, errlen);
     if (rc == 0)
         rc = cp__state_save(t, err, errlen);
-    if (rc == 0) {
-        /* Later ports (add_node, add_shard) come from the free pool, not the fixed sequence. */
-        t->ports.fixed = 0;
-        *out = t;
-        return 0;
+    if (rc != 0)
+        return up_failed(t, rc, err, errlen);
+    /* Later ports (add_node, add_shard) come from the free pool, not the fixed sequence. */
+    t->ports.fixed = 0;
+    return 0;
+}
+
+int cp_topo_up(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen) {
+    int rc = cp_topo_start(opt, out, err, errlen);
+    if (rc == 0 && (rc = cp_topo_form(*out, err, errlen)) != 0) {
+        cp_topo_free(*out);
+        *out = NULL;
     }
-    size_t left = cp__topo_stop(t, NULL, 0);
-    if (left > 0)
-        cp__adderr(err, errlen, "\n%zu process(es) could not be stopped; see %s/state.json", left,
-                   t->dir);
-    else
-        cp__ports_release(&t->ports);
-    if (cp__topo_cancelled(t) && created && left == 0) {
-        cp__rm_rf(t->dir);
-    } else {
-        cp__state_save(t, NULL, 0);
-        cp__adderr(err, errlen, "\n(logs kept in %s; 'clusterpipe down --dir %s' removes them)",
-                   t->dir, t->dir);
-    }
-    cp_topo_free(t);
     return rc;
 }
 

@@ -71,7 +71,9 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
-cp_fixture *cp_fixture_start(const cp_up_opts *opt) {
+/* A fixture whose servers are started (cp_topo_start), not yet formed. NULL on failure, with
+ * the reason on stderr and nothing left. */
+static cp_fixture *fixture_begin(const cp_up_opts *opt) {
     signal(SIGPIPE, SIG_IGN);
     cp_fixture *f = calloc(1, sizeof(*f));
     if (f == NULL)
@@ -85,9 +87,22 @@ cp_fixture *cp_fixture_start(const cp_up_opts *opt) {
     o.log = log_stderr;
     o.on_spawn = record_spawn;
     o.hook_ud = f;
-    int rc = cp_topo_up(&o, &f->topo, f->err, sizeof(f->err));
-    if (rc != 0) {
+    if (cp_topo_start(&o, &f->topo, f->err, sizeof(f->err)) != 0) {
         fprintf(stderr, "fixture: cannot start the topology: %s\n", f->err);
+        kill_leftovers(f);
+        remove_dir(f->dir);
+        free(f->dir);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Forms a begun fixture (cp_topo_form); on failure frees it as above and returns NULL. */
+static cp_fixture *fixture_form(cp_fixture *f) {
+    if (cp_topo_form(f->topo, f->err, sizeof(f->err)) != 0) {
+        fprintf(stderr, "fixture: cannot start the topology: %s\n", f->err);
+        cp_topo_free(f->topo);
         kill_leftovers(f);
         remove_dir(f->dir);
         free(f->dir);
@@ -98,13 +113,70 @@ cp_fixture *cp_fixture_start(const cp_up_opts *opt) {
     return f;
 }
 
-cp_fixture *cp_fixture_cluster(int shards, int replicas) {
+cp_fixture *cp_fixture_start(const cp_up_opts *opt) {
+    cp_fixture *f = fixture_begin(opt);
+    return f != NULL ? fixture_form(f) : NULL;
+}
+
+/* ---- a cluster started ahead ----
+ * Redis keeps a new cluster master from reporting cluster_state:ok until 2 s after it started,
+ * and for the node timeout (2 s) after it last served no slot: most of what a cluster per test
+ * cost. So cp_fixture_cluster also starts the servers of the next cluster of the same shape
+ * (cp_topo_start: started, with their slots), which pass that time while the test runs; the next
+ * call asking for that shape forms them (cp_topo_form) in a fraction of a second. A spare of
+ * another shape is stopped; the last one is stopped when the program exits (by the process
+ * that started it, not a forked child), and PDEATHSIG covers a crash. */
+static struct {
+    cp_fixture *f;
+    int shards, replicas;
+    pid_t owner;
+} spare;
+
+static cp_up_opts cluster_opts(int shards, int replicas) {
     cp_up_opts o = CP_UP_OPTS_INIT;
     o.kind = CP_TOPO_CLUSTER;
     o.shards = shards;
     o.replicas = replicas;
     o.no_password = 1; /* client tests connect to f->endpoints without a password */
-    return cp_fixture_start(&o);
+    return o;
+}
+
+static void spare_stop(void) {
+    if (spare.f != NULL && spare.owner == getpid()) {
+        if (cp_fixture_stop(spare.f) != 0)
+            fprintf(stderr, "fixture: the spare cluster did not stop cleanly\n");
+        spare.f = NULL;
+    }
+}
+
+static void spare_start(int shards, int replicas) {
+    static int registered;
+    if (!registered) {
+        atexit(spare_stop);
+        registered = 1;
+    }
+    cp_up_opts o = cluster_opts(shards, replicas);
+    spare.f = fixture_begin(&o); /* NULL: the next call starts from scratch */
+    spare.shards = shards;
+    spare.replicas = replicas;
+    spare.owner = getpid();
+}
+
+cp_fixture *cp_fixture_cluster(int shards, int replicas) {
+    cp_fixture *f = NULL;
+    if (spare.f != NULL && spare.owner == getpid() && spare.shards == shards &&
+        spare.replicas == replicas) {
+        f = spare.f;
+        spare.f = NULL;
+    } else {
+        spare_stop();
+        cp_up_opts o = cluster_opts(shards, replicas);
+        f = fixture_begin(&o);
+    }
+    if (f == NULL)
+        return NULL;
+    spare_start(shards, replicas);
+    return fixture_form(f);
 }
 
 cp_fixture *cp_fixture_twemproxy(int shards, int proxies) {
