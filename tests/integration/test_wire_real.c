@@ -127,29 +127,38 @@ static ssize_t read_within(int fd, char *buf, size_t cap, int ms) {
     return read(fd, buf, cap);
 }
 
-/* The median of n PING round trips at depth 1 on a raw connection, in microseconds. */
-static double median_ping_us(int fd, int n) {
-    double *t = calloc((size_t)n, sizeof(*t));
+/* One PING round trip at depth 1 on a raw connection, in microseconds. */
+static double ping_us(int fd) {
     char buf[64];
-    for (int i = 0; i < n; i++) {
-        uint64_t t0 = cp__now_ns();
-        assert_int_equal(write(fd, "PING\r\n", 6), 6);
-        size_t got = 0;
-        while (got < 7) {
-            ssize_t k = read_within(fd, buf + got, sizeof(buf) - got, 5000);
-            assert_int_gt(k, 0);
-            got += (size_t)k;
-        }
-        t[i] = (double)(cp__now_ns() - t0) / 1000.0;
-        assert_memory_equal(buf, "+PONG\r\n", 7);
+    uint64_t t0 = cp__now_ns();
+    assert_int_equal(write(fd, "PING\r\n", 6), 6);
+    size_t got = 0;
+    while (got < 7) {
+        ssize_t k = read_within(fd, buf + got, sizeof(buf) - got, 5000);
+        assert_int_gt(k, 0);
+        got += (size_t)k;
     }
+    assert_memory_equal(buf, "+PONG\r\n", 7);
+    return (double)(cp__now_ns() - t0) / 1000.0;
+}
+
+/* The median of t[0..n), which it sorts. */
+static double median(double *t, int n) {
     for (int i = 1; i < n; i++) /* insertion sort: n is small */
         for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
             double x = t[j];
             t[j] = t[j - 1];
             t[j - 1] = x;
         }
-    double m = t[n / 2];
+    return t[n / 2];
+}
+
+/* The median of n PING round trips at depth 1 on a raw connection, in microseconds. */
+static double median_ping_us(int fd, int n) {
+    double *t = calloc((size_t)n, sizeof(*t));
+    for (int i = 0; i < n; i++)
+        t[i] = ping_us(fd);
+    double m = median(t, n);
     free(t);
     return m;
 }
@@ -227,28 +236,44 @@ static void test_bytes_intact(void **state) {
     wire_stop(&w);
 }
 
-/* The round trip a PING sees is the RTT asked for, near enough that a wire holding nothing, or
- * holding the RTT each way instead of half, fails: the median within [0.8 RTT, 1.2 RTT + 0.5 ms].
- * The accuracy itself (10% or 50 us, at 0.1 to 5 ms) is a measurement of a quiet machine, made by
- * bench/wire-accuracy.sh: here the suite's other tests share the two cores, and a wake-up of the
- * client, the wire or the server can come hundreds of microseconds late. */
+/* What the wire adds at D is D: PINGs through the wire and straight to the server, one after
+ * the other, so that both see the same machine. With the suite's other tests on both cores a
+ * wake-up of the client or the server can come a millisecond late, which both paths pay alike;
+ * the wire's own late wake-ups its lead takes back (wire.c), up to half the delay each way. So
+ * the difference of the medians is at least 0.8 D at 1 and 5 ms, and at most 1.2 D + 0.3 ms at
+ * 5 ms (at 1 ms the lead's cap, 0.5 ms, is within what a loaded machine's wake-ups can take): a
+ * wire holding nothing, or the RTT each way instead of half, fails. The accuracy against D
+ * itself (10% or 50 us, 0.1 to 5 ms) is a measurement of a quiet machine:
+ * bench/wire-accuracy.sh. */
 static void test_delay_accuracy(void **state) {
     cp_fixture *f = *state;
     const struct {
         const char *rtt;
         double us;
-    } cases[] = {{"1ms", 1000}, {"5ms", 5000}};
+        int n, upper;
+    } cases[] = {{"1ms", 1000, 150, 0}, {"5ms", 5000, 50, 1}};
+    int direct = dial(redis_port(f));
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         wire_proc w;
         wire_start(&w, cases[k].rtt, redis_port(f), NULL);
-        int fd = dial(w.port);
-        double m = median_ping_us(fd, cases[k].us >= 5000 ? 60 : 200);
-        printf("rtt %s: median PING %.1f us\n", cases[k].rtt, m);
-        assert_double_ge(m, cases[k].us * 0.8);
-        assert_double_le(m, cases[k].us * 1.2 + 500);
+        int fd = dial(w.port), n = cases[k].n;
+        double *t0 = calloc((size_t)n, sizeof(double)), *t = calloc((size_t)n, sizeof(double));
+        for (int i = 0; i < n; i++) {
+            t0[i] = ping_us(direct);
+            t[i] = ping_us(fd);
+        }
+        double m0 = median(t0, n), m = median(t, n);
+        printf("rtt %s: median PING %.1f us through the wire, %.1f us direct: %.1f us added\n",
+               cases[k].rtt, m, m0, m - m0);
+        assert_double_ge(m - m0, cases[k].us * 0.8);
+        if (cases[k].upper)
+            assert_double_le(m - m0, cases[k].us * 1.2 + 300);
+        free(t0);
+        free(t);
         close(fd);
         wire_stop(&w);
     }
+    close(direct);
 }
 
 /* A receiver that stops reading: the sender is held back once the wire's queue is full, and the
@@ -346,7 +371,7 @@ static void test_slow_link(void **state) {
      * early after late wake-ups, hence not 41000 exactly. */
     assert_double_ge(slow, 41000 * 0.95);
     assert_double_le(slow, 41000 * 1.5);
-    assert_double_le(back, base * 2 + 1000); /* far from the 41 ms it had, whatever the load */
+    assert_double_le(back, base + 10000); /* far from the 41 ms it had, whatever the load */
     assert_int_equal(cp__wire_ask(w.control, "delay w soon", NULL, 0, 2000, err, sizeof(err)),
                      -EPROTO);
     assert_contains(err, "not a duration");
