@@ -389,9 +389,10 @@ static void pipelines_through_master_crash(void **state) {
     /* Not the first endpoint: the fixture's checker reads through that one afterwards. */
     size_t victim = cp_fixture_master(f, 1);
     assert_int_equal(cp_topo_kill(f->topo, victim, SIGKILL, err, sizeof(err)), 0);
-    /* Long enough for the replica to be promoted (cluster-node-timeout 2 s) and traffic to go on
-     * against it. Every batch ends: the workers could not get past a hung exec. */
-    sleep_ms(6000);
+    /* Until the replica is promoted (cluster-node-timeout 2 s, then its election), and 1.5 s of
+     * traffic against it. Every batch ends: the workers could not get past a hung exec. */
+    assert_int_equal(cp_fixture_wait_master(f, cp_fixture_replica(f, victim, 0), 15000), 0);
+    sleep_ms(1500);
     totals t = finish(f, w, &r);
     free(w);
     assert_int_gt(t.ops, 1000);

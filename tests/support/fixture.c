@@ -369,6 +369,22 @@ size_t cp_fixture_replica(const cp_fixture *f, size_t m, int k) {
     return SIZE_MAX;
 }
 
+int cp_fixture_wait_master(cp_fixture *f, size_t i, int timeout_ms) {
+    int port = cp_topo_proc(f->topo, i)->port;
+    for (uint64_t end = cp__now_ns() + (uint64_t)timeout_ms * 1000000ull;; cp__sleep_ms(50)) {
+        redisContext *hc = cp_fixture_conn(f, port);
+        redisReply *r = hc != NULL ? redisCommand(hc, "INFO replication") : NULL;
+        int master =
+            r != NULL && r->type == REDIS_REPLY_STRING && strstr(r->str, "role:master") != NULL;
+        if (r != NULL)
+            freeReplyObject(r);
+        if (master)
+            return 0;
+        if (cp__now_ns() > end)
+            return -1;
+    }
+}
+
 cp_client *cp_fixture_client(const cp_fixture *f, const cp_options *opt) {
     cp_options o = CP_OPTIONS_INIT;
     if (opt != NULL)

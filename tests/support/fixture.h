@@ -101,6 +101,10 @@ size_t cp_fixture_master(const cp_fixture *f, int k);
 /* The process index of master proc m's k-th replica (k = 0, 1, ...); SIZE_MAX when none. */
 size_t cp_fixture_replica(const cp_fixture *f, size_t m, int k);
 
+/* Waits up to timeout_ms until process i (by index in f->topo) answers INFO replication with
+ * role:master: a replica promoted by a failover. 0, or -1 when it did not in time. */
+int cp_fixture_wait_master(cp_fixture *f, size_t i, int timeout_ms);
+
 /* A blocking client of the fixture's cluster (cp_connect with seeds f->endpoints), connected:
  * the test fails (with the client's error) when it could not be. opt: the options to start from
  * (NULL: CP_OPTIONS_INIT); its seeds are replaced, and opt is not kept. Caller frees with
