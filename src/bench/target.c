@@ -99,6 +99,8 @@ static int collect_servers(const cp__bench_target *t, cp__target_ctx *ctx) {
     if (t->topo != NULL) {
         for (size_t i = 0; i < cap; i++) {
             const cp_proc *p = cp_topo_proc(t->topo, i);
+            if (p->role == CP_ROLE_WIRE)
+                continue; /* the network, not a server: never counted as redis or proxy */
             cp__server *s = add_server(ctx);
             snprintf(s->addr.host, sizeof(s->addr.host), "%s", p->host);
             s->addr.port = p->port;
