@@ -129,9 +129,10 @@ static const cp_cli_flag up_rows[] = {
 
 static const cp_cli_cmd up_cmd = {
     .name = "up",
-    .usage = "usage: clusterpipe up cluster   [--shards N] [--replicas R] [options]\n"
+    .usage = "usage: clusterpipe up cluster   [--shards N] [--replicas R] [--rtt D] [options]\n"
              "       clusterpipe up twemproxy [--shards N] [--proxies M] [--hash H]\n"
-             "                                [--distribution D] [--auto-eject] [options]\n"
+             "                                [--distribution D] [--auto-eject]\n"
+             "                                [--rtt D [--proxy-placement P]] [options]\n"
              "\n"
              "Starts real redis-server (and nutcracker) processes on 127.0.0.1 and returns when\n"
              "the topology serves: every cluster node reports cluster_state:ok and agrees on the\n"
