@@ -377,6 +377,35 @@ static void test_add_shard_adds_links(void **state) {
     assert_contains(e, "in use");
 }
 
+/* A cluster node added while the topology runs: its link is added to the running wire before
+ * its config is written, so it announces the wire's port like the others. */
+static void test_add_node_announces_wire(void **state) {
+    cp_fixture *f = start(CP_TOPO_CLUSTER, 2, 0, CP_PROXIES_WITH_SERVERS, RTT_NS);
+    *state = f;
+    size_t i;
+    assert_op(cp_topo_add_node(f->topo, -1, &i, err, sizeof(err)));
+    const cp_topo *t = f->topo;
+    const cp_link *l = link_of(t, CP_LINK_CLIENT, (int)i);
+    assert_true(l->crosses);
+    assert_int_equal(cp_topo_client_port(t, i), l->port);
+    redisContext *c = cp_fixture_conn(f, cp_topo_proc(t, (size_t)nth(t, CP_ROLE_MASTER, 0))->port);
+    assert_non_null(c);
+    redisReply *r = redisCommand(c, "CLUSTER NODES");
+    assert_non_null(r);
+    char want[64];
+    snprintf(want, sizeof(want), "127.0.0.1:%d@%d ", l->port, cp_topo_proc(t, i)->port + 10000);
+    assert_contains(r->str, want);
+    freeReplyObject(r);
+    /* Through the wire's new link, the node answers. */
+    redisContext *via = cp_fixture_conn(f, l->port);
+    assert_non_null(via);
+    r = redisCommand(via, "PING");
+    assert_non_null(r);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+    assert_int_gt(accepted(t, l->name), 0);
+}
+
 /* rtt 0: no wire, no links, the endpoints the servers' own ports, whatever the placement. */
 static void test_rtt_zero_starts_no_wire(void **state) {
     cp_fixture *f = start(CP_TOPO_TWEMPROXY, 2, 1, CP_PROXIES_TIER, 0);
@@ -408,6 +437,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_twemproxy_clients, teardown),
         cmocka_unit_test_teardown(test_twemproxy_tier, teardown),
         cmocka_unit_test_teardown(test_add_shard_adds_links, teardown),
+        cmocka_unit_test_teardown(test_add_node_announces_wire, teardown),
         cmocka_unit_test_teardown(test_rtt_zero_starts_no_wire, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
