@@ -45,20 +45,6 @@ static int parse_distribution(const char *cmd, const cp_cli_flag *f, const char 
     return 0;
 }
 
-/* --rtt D[~J]: the round trip a crossing link adds, and its jitter. */
-static int parse_rtt(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
-    cp_up_opts *o = (cp_up_opts *)((char *)dst - offsetof(cp_up_opts, rtt_ns));
-    uint64_t rtt, jitter;
-    if (cp__dur_parse_jitter(v, &rtt, &jitter) != 0)
-        return cp_cli_flag_error(cmd, f,
-                                 "'%s': expected a duration with its unit (500us, 1ms, 0.25ms), "
-                                 "optionally ~JITTER no larger than it",
-                                 v);
-    o->rtt_ns = rtt;
-    o->jitter_ns = jitter;
-    return 0;
-}
-
 static int parse_placement(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
     cp_proxy_placement *p = dst;
     if (strcmp(v, "servers") == 0)
@@ -91,10 +77,10 @@ static const cp_cli_flag up_rows[] = {
     CP_CLI_FN("--distribution", "D", parse_distribution, UP(distribution),
               "twemproxy distribution: ketama, modula, random (default ketama)"),
     UP_SWITCH("--auto-eject", auto_eject, "twemproxy: auto_eject_hosts true (default false)"),
-    CP_CLI_FN("--rtt", "D[~J]", parse_rtt, UP(rtt_ns),
-              "every redis-server is a host of its own, the client one more:\neach link "
-              "between two hosts goes through one 'clusterpipe\nwire' process that adds D of "
-              "round trip (J: jitter around\nit; 500us~50us). Default 0: no wire"),
+    CP_CLI_LIKE(cp_cli_def_rtt, UP(rtt_ns),
+                "every redis-server is a host of its own, the client one more:\neach link "
+                "between two hosts goes through one 'clusterpipe\nwire' process that adds D of "
+                "round trip (J: jitter around\nit; 500us~50us). Default 0: no wire"),
     CP_CLI_FN("--proxy-placement", "P", parse_placement, UP(proxy_placement),
               "twemproxy with --rtt: the proxies' hosts: servers (a\nnutcracker on each redis "
               "host; default), clients (on the\nclient's host), tier (hosts of their own)"),

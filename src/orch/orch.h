@@ -40,6 +40,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "clusterpipe/clusterpipe.h"
@@ -135,8 +136,8 @@ typedef struct cp_up_opts {
      * clients through the wire; this layer's own admin connections stay direct. With rtt_ns 0
      * nothing of this exists: no wire, no links, the same configs as without these fields. Not
      * with TLS. */
-    unsigned long long rtt_ns;
-    unsigned long long jitter_ns;
+    uint64_t rtt_ns;
+    uint64_t jitter_ns; /* adjacent to rtt_ns: the CLI's --rtt fills both */
     cp_proxy_placement proxy_placement;
     const char *clusterpipe; /* the clusterpipe binary that runs `wire`; NULL: $PATH, ... */
 } cp_up_opts;
