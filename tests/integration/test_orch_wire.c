@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "asserts.h"
+#include "clirun.h"
+#include "clitopo.h"
 #include "fixture.h"
 #include "util/clock.h"
 #include "wire/control.h"
@@ -25,6 +27,7 @@
 #include "orch/orch.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +433,77 @@ static void test_rtt_zero_starts_no_wire(void **state) {
     roundtrip(f, cp_topo_proc(t, (size_t)pi)->port, 50, "zero");
 }
 
+/* ---- the command ------------------------------------------------------------------------------
+ */
+
+static cp_clirun cli;
+static cp_clitopo clitopo;
+
+static int cli_setup(void **state) {
+    (void)state;
+    cp_clirun_init(&cli);
+    memset(&clitopo, 0, sizeof(clitopo));
+    return 0;
+}
+
+static int cli_teardown(void **state) {
+    (void)state;
+    int rc = clitopo.dir[0] ? cp_clitopo_stop(&clitopo, &cli) : 0;
+    cp_clirun_free(&cli);
+    return rc;
+}
+
+/* `up --rtt --proxy-placement` through the binary (the wire is the binary itself), `status` and
+ * `status --json` showing the wire and its links, `down` stopping it with the servers. */
+static void test_cli_up_status_down(void **state) {
+    (void)state;
+    cp_clitopo_new_dir(&clitopo, "wirecli");
+    const char *up[] = {"up",    "twemproxy", "--shards",      "2",
+                        "--rtt", "500us",     "--no-password", "--proxy-placement",
+                        "tier",  "--dir",     clitopo.dir,     "-q",
+                        NULL};
+    int rc = cp_clirun_run(&cli, up);
+    cp_clitopo_note(&clitopo);
+    if (rc != 0)
+        fail_msg("up: exit %d\n%s", rc, cli.err);
+    assert_int_equal(clitopo.npids, 4); /* 2 redis-server, 1 nutcracker, the wire */
+    assert_int_equal(cp_clitopo_alive(&clitopo), 4);
+    assert_contains(cli.out, "proxy placement: tier");
+    assert_contains(cli.out, "wire port");
+
+    const char *status[] = {"status", "--dir", clitopo.dir, "--json", NULL};
+    cp_clirun_expect(&cli, status, 0);
+    json_error_t je;
+    json_t *doc = json_loads(cli.out, 0, &je);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "rtt_ns")), 500000);
+    assert_string_equal(json_string_value(json_object_get(doc, "proxy_placement")), "tier");
+    assert_true(json_is_true(json_object_get(doc, "healthy")));
+    const json_t *links = json_object_get(doc, "links");
+    assert_int_equal(json_array_size(links), 3); /* client -> proxy, proxy -> each shard */
+    size_t i;
+    const json_t *l;
+    json_array_foreach(links, i, l) {
+        assert_true(json_is_true(json_object_get(l, "crosses"))); /* tier: every link */
+        assert_int_gt(json_integer_value(json_object_get(l, "wire_port")), 0);
+        assert_int_equal(json_integer_value(json_object_get(l, "rtt_ns")), 500000);
+    }
+    int wires = 0;
+    json_array_foreach(json_object_get(doc, "processes"), i, l) {
+        if (strcmp(json_string_value(json_object_get(l, "role")), "wire") != 0)
+            continue;
+        wires++;
+        assert_true(json_is_true(json_object_get(l, "alive")));
+        assert_true(json_is_true(json_object_get(l, "reachable")));
+    }
+    assert_int_equal(wires, 1);
+    json_decref(doc);
+
+    const char *down[] = {"down", "--dir", clitopo.dir, NULL};
+    cp_clirun_expect(&cli, down, 0);
+    assert_int_equal(cp_clitopo_alive(&clitopo), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_cluster_through_wire, teardown),
@@ -439,6 +513,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_add_shard_adds_links, teardown),
         cmocka_unit_test_teardown(test_add_node_announces_wire, teardown),
         cmocka_unit_test_teardown(test_rtt_zero_starts_no_wire, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_up_status_down, cli_setup, cli_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
