@@ -30,7 +30,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define RTT_NS 1000000ull /* 1 ms */
@@ -49,9 +51,12 @@ static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
 
+static const char *start_host; /* NULL: 127.0.0.1 */
+
 static cp_fixture *start(cp_topo_kind kind, int shards, int more, cp_proxy_placement placement,
                          unsigned long long rtt_ns) {
     cp_up_opts o = CP_UP_OPTS_INIT;
+    o.host = start_host;
     o.kind = kind;
     o.shards = shards;
     if (kind == CP_TOPO_CLUSTER)
@@ -409,6 +414,47 @@ static void test_add_node_announces_wire(void **state) {
     assert_int_gt(accepted(t, l->name), 0);
 }
 
+/* On ::1 the wire listens on ::1 and forwards to [::1]:PORT; the nodes announce its ports there,
+ * and the library follows them. */
+static void test_cluster_v6_through_wire(void **state) {
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = 0};
+    sa.sin6_addr = in6addr_loopback;
+    int v6 = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!v6) {
+        print_message("skipped: this machine cannot bind [::1]: no IPv6 loopback\n");
+        skip();
+    }
+    start_host = "::1";
+    cp_fixture *f = start(CP_TOPO_CLUSTER, 2, 0, CP_PROXIES_WITH_SERVERS, RTT_NS);
+    start_host = NULL;
+    *state = f;
+    const cp_topo *t = f->topo;
+    size_t m0 = (size_t)nth(t, CP_ROLE_MASTER, 0);
+    const cp_link *l = link_of(t, CP_LINK_CLIENT, (int)m0);
+    char want[64];
+    snprintf(want, sizeof(want), "[::1]:%d", l->port);
+    assert_contains(f->endpoints, want);
+    redisContext *c = cp_fixture_conn(f, cp_topo_proc(t, m0)->port);
+    assert_non_null(c);
+    redisReply *r = redisCommand(c, "CLUSTER NODES");
+    assert_non_null(r);
+    snprintf(want, sizeof(want), "::1:%d@%d ", l->port, cp_topo_proc(t, m0)->port + 10000);
+    assert_contains(r->str, want);
+    freeReplyObject(r);
+    cp_client *cl = cp_fixture_client(f, NULL);
+    for (int i = 0; i < 50; i++) {
+        redisReply *s = cp_command(cl, "SET v6:%d x%d", i, i);
+        assert_non_null(s);
+        assert_int_equal(s->type, REDIS_REPLY_STATUS);
+        cp_reply_free(s);
+    }
+    cp_free(cl);
+    assert_int_gt(accepted(t, l->name), 0);
+}
+
 /* rtt 0: no wire, no links, the endpoints the servers' own ports, whatever the placement. */
 static void test_rtt_zero_starts_no_wire(void **state) {
     cp_fixture *f = start(CP_TOPO_TWEMPROXY, 2, 1, CP_PROXIES_TIER, 0);
@@ -512,6 +558,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_twemproxy_tier, teardown),
         cmocka_unit_test_teardown(test_add_shard_adds_links, teardown),
         cmocka_unit_test_teardown(test_add_node_announces_wire, teardown),
+        cmocka_unit_test_teardown(test_cluster_v6_through_wire, teardown),
         cmocka_unit_test_teardown(test_rtt_zero_starts_no_wire, teardown),
         cmocka_unit_test_setup_teardown(test_cli_up_status_down, cli_setup, cli_teardown),
     };
