@@ -217,6 +217,13 @@ typedef struct cp__bench_result {
      * has_cpu_replicas false (null) when it has none, it is external, or one was unreadable. */
     double cpu_replicas;
     bool has_cpu_replicas;
+    /* The wire's CPU (a topology started with --rtt), apart from every component above and from
+     * their total; has_cpu_wire false (null) without a wire. */
+    double cpu_wire;
+    bool has_cpu_wire;
+#define CP__WIRE_BUSY_CORES                                                                        \
+    0.5 /* a wire busier than this gets a warning: its numbers are partly                          \
+           the wire's */
 
     /* timeline: ntimeline entries, heap-owned (cp__bench_result_free) */
     cp__bench_second *timeline;

@@ -348,6 +348,8 @@ const char *cp__cpu_comp_name(cp__cpu_comp c) {
         return "proxy";
     case CP__CPU_CLIENT:
         return "client";
+    case CP__CPU_WIRE:
+        return "wire";
     case CP__CPU_NCOMP:
         break;
     }

@@ -66,6 +66,7 @@ typedef enum cp__cpu_comp {
     CP__CPU_REDIS = 0,
     CP__CPU_PROXY,
     CP__CPU_CLIENT,
+    CP__CPU_WIRE, /* the emulated network (`up --rtt`): its own, never in redis/proxy/client */
     CP__CPU_NCOMP,
 } cp__cpu_comp;
 

@@ -253,6 +253,7 @@ static int setup_cpu(bench_ctx *b, const cp__bench_target *t) {
             b->nsrc++;
         }
         nredis += s->comp == CP__CPU_REDIS;
+        out->has_cpu_wire |= s->comp == CP__CPU_WIRE;
         out->has_cpu_replicas |= s->replica;
     }
     cp__cpu_source_self(&b->src[b->nsrc++]);
@@ -274,6 +275,9 @@ static void finish_cpu(bench_ctx *b) {
     out->cpu_redis = tot.seconds[CP__CPU_REDIS];
     out->cpu_proxy = tot.seconds[CP__CPU_PROXY];
     out->cpu_client = tot.seconds[CP__CPU_CLIENT];
+    out->cpu_wire = tot.seconds[CP__CPU_WIRE];
+    if (tot.missing[CP__CPU_WIRE] > 0)
+        out->has_cpu_wire = false;
     if (tot.missing[CP__CPU_REDIS] > 0)
         out->has_cpu_redis = false;
     if (tot.missing[CP__CPU_PROXY] > 0)

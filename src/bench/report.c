@@ -223,6 +223,7 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(cs, "client", num_or_null(r->has_cpu_client, r->cpu_client));
     json_object_set_new(cs, "total", num_or_null(has_total, total));
     json_object_set_new(cs, "replicas", num_or_null(r->has_cpu_replicas, r->cpu_replicas));
+    json_object_set_new(cs, "wire", num_or_null(r->has_cpu_wire, r->cpu_wire)); /* not in total */
     json_object_set_new(o, "cpu_seconds", cs);
     json_t *cu = json_object();
     json_object_set_new(cu, "redis", us_per_op(r->has_cpu_redis, r->cpu_redis, r->ops));
@@ -230,7 +231,13 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(cu, "client", us_per_op(r->has_cpu_client, r->cpu_client, r->ops));
     json_object_set_new(cu, "total", us_per_op(has_total, total, r->ops));
     json_object_set_new(cu, "replicas", us_per_op(r->has_cpu_replicas, r->cpu_replicas, r->ops));
+    json_object_set_new(cu, "wire", us_per_op(r->has_cpu_wire, r->cpu_wire, r->ops));
     json_object_set_new(o, "cpu_us_per_op", cu);
+    /* How busy the wire was, in cores: above CP__WIRE_BUSY_CORES its own queueing is part of
+     * the latencies measured through it. */
+    json_object_set_new(o, "wire_cores",
+                        num_or_null(r->has_cpu_wire && r->seconds > 0,
+                                    r->seconds > 0 ? r->cpu_wire / r->seconds : 0));
     json_object_set_new(o, "client_threads_cpus",
                         r->client_threads_cpus[0] ? json_string(r->client_threads_cpus)
                                                   : json_null());

@@ -103,7 +103,10 @@ static int collect_servers(const cp__bench_target *t, cp__target_ctx *ctx) {
             snprintf(s->addr.host, sizeof(s->addr.host), "%s", p->host);
             s->addr.port = p->port;
             s->pid = p->pid;
-            s->comp = p->role == CP_ROLE_PROXY ? CP__CPU_PROXY : CP__CPU_REDIS;
+            /* The wire is the network, not a server: a component of its own. */
+            s->comp = p->role == CP_ROLE_PROXY  ? CP__CPU_PROXY
+                      : p->role == CP_ROLE_WIRE ? CP__CPU_WIRE
+                                                : CP__CPU_REDIS;
             s->holds_keys = p->role == CP_ROLE_MASTER || p->role == CP_ROLE_SHARD;
             s->replica = p->role == CP_ROLE_REPLICA;
             s->stats_port = p->stats_port;

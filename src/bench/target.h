@@ -54,7 +54,7 @@ cp_client *cp__target_node_connect(const cp__bench_target *t, const char *host, 
 typedef struct cp__server {
     cp__node_addr addr;
     pid_t pid;         /* > 0: local process of a topology (CPU from /proc); 0: remote */
-    cp__cpu_comp comp; /* CP__CPU_REDIS or CP__CPU_PROXY */
+    cp__cpu_comp comp; /* CP__CPU_REDIS, CP__CPU_PROXY, or CP__CPU_WIRE (holds no keys) */
     bool holds_keys;   /* counted by load's DBSIZE check (masters, twemproxy shards) */
     bool replica;      /* a cluster replica of the topology: its CPU is also cpu_replicas */
     int stats_port;    /* nutcracker: stats port, else 0 */

@@ -353,7 +353,14 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
     print_cpu("client", r->has_cpu_client, r->cpu_client, r->ops);
     if (r->has_cpu_replicas && r->cpu_replicas > 0) /* the part of redis's */
         print_cpu("(replicas", true, r->cpu_replicas, r->ops), printf(")");
+    if (r->has_cpu_wire) /* the network's, apart from the rest */
+        print_cpu("; wire", true, r->cpu_wire, r->ops);
     printf("\n");
+    if (r->has_cpu_wire && r->seconds > 0 && r->cpu_wire / r->seconds > CP__WIRE_BUSY_CORES)
+        fprintf(stderr,
+                "clusterpipe bench: warning: the wire was busy %.2f cores (more than %.1f): its "
+                "own queueing is part of these latencies and this throughput\n",
+                r->cpu_wire / r->seconds, CP__WIRE_BUSY_CORES);
     printf("redirects    moved %llu, ask %llu; retries: tryagain %llu, clusterdown %llu, io "
            "%llu\n",
            (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,

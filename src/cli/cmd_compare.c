@@ -23,6 +23,7 @@
 #include "bench/load.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,7 +194,14 @@ static const cp_cli_flag compare_rows[] = {
     CP_CLI_FN("--proxy-placement", "SIDE", parse_proxy_side, offsetof(compare_cli, placement),
               "servers (default: nutcracker on the redis CPUs, the\n"
               "published setup) or clients (a sidecar on the client's\n"
-              "CPUs); with --cpus, instead of proxy=LIST"),
+              "CPUs); with --cpus, instead of proxy=LIST. With --rtt\n"
+              "it is also the proxies' host"),
+    CP_CLI_HEAD("network:"),
+    CP_CLI_LIKE(cp_cli_def_rtt, offsetof(compare_cli, o.rtt_ns),
+                "the setups' links between hosts go through a wire\n"
+                "adding D of round trip (J: jitter around it), as 'up\n"
+                "--rtt'; every redis-server is a host, the client one\n"
+                "more. The wire's CPU is its own component, in no total"),
     CP_CLI_HEAD("output:"),
     CP_CLI_LIKE(cp_cli_def_quiet, offsetof(compare_cli, quiet), NULL),
     CP_CLI_END,
@@ -302,6 +310,13 @@ int cp_cli_compare(int argc, char **argv) {
         return cp_cli_usage_error("compare", "%s", err);
     c.o.placement = &c.placement;
     c.o.sweep = &c.sweep;
+    /* The wire is this very program, run as `clusterpipe wire`. */
+    static char self[PATH_MAX];
+    ssize_t selflen = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (c.o.rtt_ns > 0 && selflen > 0) {
+        self[selflen] = '\0';
+        c.o.clusterpipe = self;
+    }
     cp__cmdset *cmds = NULL;
     rc = cp_cli_commands_build("compare", &c.cmds, &cmds);
     if (rc != CP_EXIT_OK)

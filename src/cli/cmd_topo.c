@@ -11,6 +11,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "orch/orch.h"
+#include "util/dur.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -44,13 +45,26 @@ static int parse_distribution(const char *cmd, const cp_cli_flag *f, const char 
     return 0;
 }
 
+static int parse_placement(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
+    cp_proxy_placement *p = dst;
+    if (strcmp(v, "servers") == 0)
+        *p = CP_PROXIES_WITH_SERVERS;
+    else if (strcmp(v, "clients") == 0)
+        *p = CP_PROXIES_WITH_CLIENTS;
+    else if (strcmp(v, "tier") == 0)
+        *p = CP_PROXIES_TIER;
+    else
+        return cp_cli_flag_error(cmd, f, "'%s' is not servers, clients or tier", v);
+    return 0;
+}
+
 #define UP(field) offsetof(cp_up_opts, field)
 #define UP_SWITCH(flag, field, text) CP_CLI_SET(flag, CP_CLI_SWITCH, 1, UP(field), text)
 #define UP_STRING(flag, field, placeholder, text) CP_CLI_STR(flag, placeholder, UP(field), text)
 
 /* The flags only one kind of topology takes (checked after parsing). */
 static const char *const twemproxy_only[] = {"--proxies", "--hash", "--distribution",
-                                             "--auto-eject"};
+                                             "--auto-eject", "--proxy-placement"};
 
 static const cp_cli_flag up_rows[] = {
     CP_CLI_NUM("--shards", "N", CP_CLI_INT, 1, 128, UP(shards),
@@ -63,6 +77,13 @@ static const cp_cli_flag up_rows[] = {
     CP_CLI_FN("--distribution", "D", parse_distribution, UP(distribution),
               "twemproxy distribution: ketama, modula, random (default ketama)"),
     UP_SWITCH("--auto-eject", auto_eject, "twemproxy: auto_eject_hosts true (default false)"),
+    CP_CLI_LIKE(cp_cli_def_rtt, UP(rtt_ns),
+                "every redis-server is a host of its own, the client one more:\neach link "
+                "between two hosts goes through one 'clusterpipe\nwire' process that adds D of "
+                "round trip (J: jitter around\nit; 500us~50us). Default 0: no wire"),
+    CP_CLI_FN("--proxy-placement", "P", parse_placement, UP(proxy_placement),
+              "twemproxy with --rtt: the proxies' hosts: servers (a\nnutcracker on each redis "
+              "host; default), clients (on the\nclient's host), tier (hosts of their own)"),
     /* 65535 for twemproxy; a cluster node also needs port+10000 (checked after parsing) */
     CP_CLI_NUM("--base-port", "P", CP_CLI_INT, 1024, 65535, UP(base_port),
                "use ports P, P+1, ... (a busy one is an error); default: free\nports from 10000 "
@@ -94,9 +115,10 @@ static const cp_cli_flag up_rows[] = {
 
 static const cp_cli_cmd up_cmd = {
     .name = "up",
-    .usage = "usage: clusterpipe up cluster   [--shards N] [--replicas R] [options]\n"
+    .usage = "usage: clusterpipe up cluster   [--shards N] [--replicas R] [--rtt D] [options]\n"
              "       clusterpipe up twemproxy [--shards N] [--proxies M] [--hash H]\n"
-             "                                [--distribution D] [--auto-eject] [options]\n"
+             "                                [--distribution D] [--auto-eject]\n"
+             "                                [--rtt D [--proxy-placement P]] [options]\n"
              "\n"
              "Starts real redis-server (and nutcracker) processes on 127.0.0.1 and returns when\n"
              "the topology serves: every cluster node reports cluster_state:ok and agrees on the\n"
@@ -112,6 +134,63 @@ static const cp_cli_cmd up_cmd = {
     .width = 21,
 };
 
+/* "client" or a process's "host:port" (the wire's: "-"), for a link's ends. */
+static void link_end(const cp_topo *t, int i, char *buf, size_t len) {
+    const cp_proc *p = i >= 0 ? cp_topo_proc(t, (size_t)i) : NULL;
+    if (p == NULL)
+        snprintf(buf, len, "client");
+    else
+        snprintf(buf, len, strchr(p->host, ':') ? "[%s]:%d" : "%s:%d", p->host, p->port);
+}
+
+/* The links of a topology with a wire: from, to, whether they cross hosts and at which port of
+ * the wire. Nothing without a wire. */
+static void print_links(const cp_topo *t) {
+    size_t n = cp_topo_nlinks(t);
+    if (n == 0)
+        return;
+    char rtt[32];
+    printf("wire: %s of round trip on every link that crosses hosts (control %s)\n",
+           cp__dur_format(cp_topo_rtt_ns(t), rtt, sizeof(rtt)), cp_topo_wire_control(t));
+    if (cp_topo_get_kind(t) == CP_TOPO_TWEMPROXY)
+        printf("proxy placement: %s\n", cp_proxy_placement_name(cp_topo_proxy_placement(t)));
+    printf("  %-8s %-22s %-8s %-22s %s\n", "FROM", "", "TO", "", "THROUGH");
+    for (size_t k = 0; k < n; k++) {
+        const cp_link *l = cp_topo_link(t, k);
+        char from[96], to[96], via[48];
+        link_end(t, l->from, from, sizeof(from));
+        link_end(t, l->to, to, sizeof(to));
+        if (l->crosses)
+            snprintf(via, sizeof(via), "wire port %d (crosses hosts)", l->port);
+        else
+            snprintf(via, sizeof(via), "direct (same host)");
+        printf("  %-8s %-22s %-8s %-22s %s\n",
+               l->from < 0 ? "client" : cp_proc_role_name(cp_topo_proc(t, (size_t)l->from)->role),
+               l->from < 0 ? "" : from, cp_proc_role_name(cp_topo_proc(t, (size_t)l->to)->role), to,
+               via);
+    }
+}
+
+/* The links as status --json shows them. */
+static json_t *links_json(const cp_topo *t) {
+    json_t *a = json_array();
+    for (size_t k = 0; a != NULL && k < cp_topo_nlinks(t); k++) {
+        const cp_link *l = cp_topo_link(t, k);
+        char from[96], to[96];
+        link_end(t, l->from, from, sizeof(from));
+        link_end(t, l->to, to, sizeof(to));
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:i, s:I}", "name", l->name, "from", from,
+                         "from_role",
+                         l->from < 0 ? "client"
+                                     : cp_proc_role_name(cp_topo_proc(t, (size_t)l->from)->role),
+                         "to", to, "to_role",
+                         cp_proc_role_name(cp_topo_proc(t, (size_t)l->to)->role), "crosses",
+                         l->crosses, "wire_port", l->port, "rtt_ns", (json_int_t)l->rtt_ns));
+    }
+    return a;
+}
+
 /* Prints what a user needs after `up`: endpoints, dir, processes, how to connect and stop. */
 static void print_up(const cp_topo *t) {
     char eps[8192];
@@ -123,10 +202,11 @@ static void print_up(const cp_topo *t) {
     printf("dir: %s\n", cp_topo_dir(t));
     for (size_t i = 0; i < n; i++) {
         const cp_proc *p = cp_topo_proc(t, i);
-        const char *role = p->role == CP_ROLE_MASTER    ? "master"
-                           : p->role == CP_ROLE_REPLICA ? "replica"
-                           : p->role == CP_ROLE_SHARD   ? "shard"
-                                                        : "proxy";
+        const char *role = cp_proc_role_name(p->role);
+        if (p->role == CP_ROLE_WIRE) {
+            printf("  %-8s %-16s pid %ld\n", role, "-", (long)p->pid);
+            continue;
+        }
         printf("  %-8s %s:%-6d pid %ld", role, p->host, p->port, (long)p->pid);
         if (p->role == CP_ROLE_REPLICA && p->master >= 0)
             printf("  replica of %s:%d", cp_topo_proc(t, (size_t)p->master)->host,
@@ -135,6 +215,7 @@ static void print_up(const cp_topo *t) {
             printf("  stats port %d", p->stats_port);
         printf("\n");
     }
+    print_links(t);
     char first[64];
     snprintf(first, sizeof(first), "%.*s", (int)strcspn(eps, ","), eps);
     const char *colon = strrchr(first, ':');
@@ -207,6 +288,15 @@ int cp_cli_up(int argc, char **argv) {
                                   o.tls ? "--tls" : "--tls-auth-clients");
     if (o.tls_auth_clients && !o.tls)
         return cp_cli_usage_error(cmd, "--tls-auth-clients needs --tls");
+    if (o.rtt_ns > 0 && o.tls)
+        return cp_cli_usage_error(cmd, "--rtt and --tls together are not supported");
+    /* The wire is this very program, run as `clusterpipe wire`. */
+    char self[PATH_MAX];
+    ssize_t selflen = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (o.rtt_ns > 0 && selflen > 0) {
+        self[selflen] = '\0';
+        o.clusterpipe = self;
+    }
     long nprocs = cluster ? (long)o.shards * (1 + o.replicas) : (long)o.shards + o.proxies;
     if (o.base_port > 0 &&
         o.base_port + nprocs + (cluster ? 0 : o.proxies) - 1 > (cluster ? 55535 : 65535))
@@ -293,7 +383,7 @@ static long long topo_keys(const cp_topo *t, const char *eps, const long long *s
     if (cp_topo_get_kind(t) != CP_TOPO_CLUSTER) {
         long long sum = 0;
         for (size_t i = 0; i < cp_topo_nprocs(t); i++) {
-            if (cp_topo_proc(t, i)->role == CP_ROLE_PROXY)
+            if (cp_topo_proc(t, i)->role != CP_ROLE_SHARD)
                 continue;
             if (shard_keys[i] < 0) {
                 snprintf(why, whylen, "shard %s:%d gave no count", cp_topo_proc(t, i)->host,
@@ -377,6 +467,15 @@ int cp_cli_status(int argc, char **argv) {
         json_object_set_new(root, "password_file", pwf ? json_string(pwf) : json_null());
         json_object_set_new(root, "tls", json_boolean(ca != NULL));
         json_object_set_new(root, "tls_ca", ca ? json_string(ca) : json_null());
+        if (cp_topo_nlinks(t) > 0) {
+            json_object_set_new(root, "rtt_ns", json_integer((json_int_t)cp_topo_rtt_ns(t)));
+            if (!cluster)
+                json_object_set_new(
+                    root, "proxy_placement",
+                    json_string(cp_proxy_placement_name(cp_topo_proxy_placement(t))));
+            json_object_set_new(root, "wire_control", json_string(cp_topo_wire_control(t)));
+            json_object_set_new(root, "links", links_json(t));
+        }
     } else {
         printf("%s in %s\nendpoints: %s\n", cluster ? "Redis Cluster" : "twemproxy", cp_topo_dir(t),
                eps);
@@ -407,7 +506,10 @@ int cp_cli_status(int argc, char **argv) {
         cp_topo_proc_stats(t, i, &st);
         shard_keys[i] = st.keys;
         char addr[96], m1[32], m2[32], keys[32];
-        snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
+        if (p->role == CP_ROLE_WIRE)
+            snprintf(addr, sizeof(addr), "-"); /* its ports are its links' (below) */
+        else
+            snprintf(addr, sizeof(addr), "%s:%d", p->host, p->port);
         if (json) {
             json_t *o = json_object();
             json_object_set_new(o, "role", json_string(cp_proc_role_name(p->role)));
@@ -464,6 +566,7 @@ int cp_cli_status(int argc, char **argv) {
                            : " (every process answers)");
         else
             printf("%s: NOT ok: %s\n", cluster ? "cluster state" : "state", check);
+        print_links(t);
     }
     cp_topo_free(t);
     return healthy ? CP_EXIT_OK : CP_EXIT_FAIL;

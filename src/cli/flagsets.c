@@ -13,6 +13,7 @@
 #include "bench/keyspace.h"
 #include "bench/limits.h"
 #include "bench/plan.h"
+#include "util/dur.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +29,17 @@ static int parse_ratio(const char *cmd, const cp_cli_flag *f, const char *val, v
         return cp_cli_flag_error(cmd, f,
                                  "'%s' is not SET:GET (two integers, not both 0, e.g. 1:10)", val);
     memcpy(dst, v, sizeof(v)); /* ratio_set, then ratio_get */
+    return 0;
+}
+
+static int parse_rtt(const char *cmd, const cp_cli_flag *f, const char *val, void *dst) {
+    uint64_t v[2];
+    if (cp__dur_parse_jitter(val, &v[0], &v[1]) != 0)
+        return cp_cli_flag_error(cmd, f,
+                                 "'%s': expected a duration with its unit (500us, 1ms, 0.25ms), "
+                                 "optionally ~JITTER no larger than it",
+                                 val);
+    memcpy(dst, v, sizeof(v)); /* rtt_ns, then jitter_ns */
     return 0;
 }
 
@@ -156,6 +168,8 @@ const cp_cli_flag cp_cli_def_duration = {
 };
 const cp_cli_flag cp_cli_def_ratio =
     CP_CLI_FN("--ratio", "SET:GET", parse_ratio, 0, "operation mix");
+const cp_cli_flag cp_cli_def_rtt =
+    CP_CLI_FN("--rtt", "D[~J]", parse_rtt, 0, "the round trip of each link between hosts");
 const cp_cli_flag cp_cli_def_key_dist = CP_CLI_FN(
     "--key-dist", "D", parse_dist, 0,
     "uniform | zipf:S | sequential | gaussian[:C,S]\n(default uniform; gaussian: centre C, "

@@ -29,6 +29,8 @@ extern const cp_cli_flag cp_cli_def_value_size;   /* cp__value_sizes: B, MIN-MAX
 extern const cp_cli_flag cp_cli_def_duration;     /* double seconds of a bench run */
 /* unsigned set, get: two adjacent unsigned fields, SET's first (checked where bound) */
 extern const cp_cli_flag cp_cli_def_ratio;
+/* --rtt D[~J]: two adjacent uint64_t, the round trip and its jitter in ns (up, compare). */
+extern const cp_cli_flag cp_cli_def_rtt;
 extern const cp_cli_flag cp_cli_def_key_dist;     /* cp__dist (uniform, zipf, gaussian, ...) */
 extern const cp_cli_flag cp_cli_def_key_layout;   /* cp__key_layout */
 extern const cp_cli_flag cp_cli_def_retry_budget; /* int ms */

@@ -21,6 +21,7 @@
 #include "orch/orch.h"
 #include "report/io.h"
 #include "util/cpuset.h"
+#include "util/dur.h"
 #include "util/env.h"
 #include "util/errmsg.h"
 #include "util/fdlimit.h"
@@ -30,6 +31,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The links of a topology with a wire: from and to (a role and port, or "client"), whether each
+ * crosses hosts, the wire's port and the round trip it adds. */
+static json_t *links_json(const cp_topo *t) {
+    json_t *a = json_array();
+    for (size_t k = 0; a != NULL && k < cp_topo_nlinks(t); k++) {
+        const cp_link *l = cp_topo_link(t, k);
+        const cp_proc *to = cp_topo_proc(t, (size_t)l->to);
+        const cp_proc *from = l->from >= 0 ? cp_topo_proc(t, (size_t)l->from) : NULL;
+        json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:i,s:b,s:i,s:I}", "name", l->name,
+                                           "from", from ? cp_proc_role_name(from->role) : "client",
+                                           "from_port", from ? from->port : 0, "to",
+                                           cp_proc_role_name(to->role), "to_port", to->port,
+                                           "crosses", l->crosses, "wire_port", l->port, "rtt_ns",
+                                           (json_int_t)l->rtt_ns));
+    }
+    return a;
+}
 
 /* Records the processes of a started topology in the document, so a reader (and the test) can
  * check by PID that nothing was left running. */
@@ -41,6 +60,7 @@ static void record_topology(cp__cmp *r, const char *setup, const cp_topo *t) {
         const cp_proc *p = cp_topo_proc(t, i);
         const char *role = p->role == CP_ROLE_PROXY     ? "proxy"
                            : p->role == CP_ROLE_REPLICA ? "replica"
+                           : p->role == CP_ROLE_WIRE    ? "wire"
                                                         : "redis";
         /* The CPUs the process may really run on, read back from /proc: placement as it
          * happened, also when none was asked (then every CPU). */
@@ -52,9 +72,10 @@ static void record_topology(cp__cmp *r, const char *setup, const cp_topo *t) {
                                                p->port, "pid", (json_int_t)p->pid, "start_time",
                                                (json_int_t)p->start_time, "cpus", list));
     }
-    json_array_append_new(
-        json_object_get(r->doc, "topologies"),
-        json_pack("{s:s,s:s,s:o}", "setup", setup, "endpoints", eps, "processes", procs));
+    json_t *top = json_pack("{s:s,s:s,s:o}", "setup", setup, "endpoints", eps, "processes", procs);
+    if (top != NULL && cp_topo_nlinks(t) > 0)
+        json_object_set_new(top, "links", links_json(t));
+    json_array_append_new(json_object_get(r->doc, "topologies"), top);
 }
 
 /* A local setup: what it starts and how it reads. */
@@ -98,6 +119,11 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
         up.redis_cpus = pl->has_redis ? &pl->redis : NULL;
         up.proxy_cpus = pl->has_proxy ? &pl->proxy : NULL;
     }
+    up.rtt_ns = o->rtt_ns;
+    up.jitter_ns = o->jitter_ns;
+    up.clusterpipe = o->clusterpipe;
+    up.proxy_placement = pl != NULL && pl->side == CP__PROXY_WITH_CLIENTS ? CP_PROXIES_WITH_CLIENTS
+                                                                          : CP_PROXIES_WITH_SERVERS;
     char err[CP__CMP_ERRLEN] = "", cmd[128];
     if (kind == CP_TOPO_CLUSTER && def->replicas > 0)
         snprintf(cmd, sizeof(cmd), "clusterpipe up cluster --shards %d --replicas %d --dir DIR",
@@ -107,6 +133,15 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     else
         snprintf(cmd, sizeof(cmd), "clusterpipe up twemproxy --shards %d --proxies %d --dir DIR",
                  first.shards, CP__COMPARE_PROXIES);
+    if (o->rtt_ns > 0) {
+        char d[32];
+        cp__dur_format(o->rtt_ns, d, sizeof(d));
+        size_t n = strlen(cmd);
+        snprintf(cmd + n, sizeof(cmd) - n, " --rtt %s%s", d,
+                 kind == CP_TOPO_TWEMPROXY && up.proxy_placement == CP_PROXIES_WITH_CLIENTS
+                     ? " --proxy-placement clients"
+                     : "");
+    }
     cp__cmp_add_command(r, cmd);
     if (kind == CP_TOPO_CLUSTER)
         cp__session_say(&r->ss, "%s: starting a %d-master Redis Cluster%s", setup, first.shards,
@@ -231,6 +266,10 @@ static json_t *settings_json(const cp__compare_opts *o) {
         json_object_set_new(s, "client_cache", json_true());
     if (s != NULL && o->protocol == 3)
         json_object_set_new(s, "protocol", json_integer(3));
+    if (s != NULL && o->rtt_ns > 0) { /* only then: documents without a wire stay as they were */
+        json_object_set_new(s, "rtt_ns", json_integer((json_int_t)o->rtt_ns));
+        json_object_set_new(s, "jitter_ns", json_integer((json_int_t)o->jitter_ns));
+    }
     if (s != NULL && o->ratio_set > 0) {
         char ratio[32];
         snprintf(ratio, sizeof(ratio), "%u:%u", o->ratio_set, o->ratio_get);

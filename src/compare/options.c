@@ -235,6 +235,11 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
                    "commands' weights with --command-ratio");
         return CP_EINVAL;
     }
+    if (o->rtt_ns > 0 && (o->cluster_eps || o->proxy_eps)) {
+        cp__seterr(err, errlen,
+                   "--rtt puts the wire in the setups it starts: not with --cluster/--proxy");
+        return CP_EINVAL;
+    }
     if ((o->replica_reads || (setups & CP__CMP_SETUP_REPLICAS)) &&
         (o->cluster_eps || o->proxy_eps)) {
         cp__seterr(err, errlen,

@@ -90,6 +90,12 @@ typedef struct cp__compare_opts {
     /* Where each component runs (borrowed, resolved by cp__placement_resolve); NULL: nowhere in
      * particular. The servers' sets need local setups. */
     const cp__placement *placement;
+    /* --rtt: the round trip (and its jitter) of every link that crosses hosts, through the wire
+     * the local setups start (orch.h cp_up_opts.rtt_ns); 0: none, loopback as it is. The proxies'
+     * hosts follow placement's side (servers unless --proxy-placement clients). clusterpipe: the
+     * binary that runs the wire (NULL: $PATH). Local setups only. */
+    uint64_t rtt_ns, jitter_ns;
+    const char *clusterpipe;
     /* One parameter swept over values (borrowed); NULL or CP__SWEEP_NONE: the published pair
      * of cases (GET, pipelined GET) at the options' settings. Under a sweep every point runs
      * one case, GETs at the point's pipeline depth, on both architectures. */

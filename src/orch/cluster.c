@@ -230,7 +230,7 @@ int cp__cluster_check(const cp_topo *t, int strict, char *err, size_t errlen) {
         goto out;
     }
     for (size_t i = 0; i < t->nprocs; i++) {
-        if (!cp_topo_alive(t, i))
+        if (!cp__topo_is_node(t, i) || !cp_topo_alive(t, i))
             continue;
         char label[128], val[64];
         cp__topo_proc_label(t, i, label, sizeof(label));
@@ -329,7 +329,7 @@ int cp__cluster_wait(cp_topo *t, int strict, int timeout_ms, char *err, size_t e
 int cp__cluster_sync_roles(cp_topo *t, char *err, size_t errlen) {
     int src = -1;
     for (size_t i = 0; i < t->nprocs && src < 0; i++)
-        if (cp_topo_alive(t, i))
+        if (cp__topo_is_node(t, i) && cp_topo_alive(t, i))
             src = (int)i;
     if (src < 0) {
         cp__seterr(err, errlen, "no cluster node is alive");
@@ -409,6 +409,10 @@ static int wait_all_known(cp_topo *t, char *err, size_t errlen) {
     for (;;) {
         size_t ok = 0;
         for (size_t i = 0; i < t->nprocs; i++) {
+            if (!cp__topo_is_node(t, i)) { /* the wire */
+                ok++;
+                continue;
+            }
             if (cp__cluster_view(t, i, v, last, sizeof(last)) != 0 ||
                 view_matches_topo(t, i, v, 0, last, sizeof(last)) != 0)
                 break;
@@ -464,6 +468,8 @@ int cp__cluster_prepare(cp_topo *t, char *err, size_t errlen) {
     for (size_t i = 0; i < t->nprocs; i++) {
         cp_proc *p = &t->procs[i];
         cp__adm *c;
+        if (!cp__topo_is_node(t, i))
+            continue;
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
         cp__topo_proc_label(t, i, label, sizeof(label));
@@ -499,11 +505,18 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
      * through gossip, which takes a second or more. */
     for (size_t i = 0; i + 1 < t->nprocs; i++) {
         cp__adm *c;
+        size_t later = 0; /* nodes after i: the wire is none */
+        for (size_t j = i + 1; j < t->nprocs; j++)
+            later += (size_t)cp__topo_is_node(t, j);
+        if (!cp__topo_is_node(t, i) || later == 0)
+            continue;
         if (node_step(t, i, &c, err, errlen) != 0)
             return CP_ECONNECT;
         int queued = 0;
         for (size_t j = i + 1; j < t->nprocs && queued == 0; j++)
-            queued = cp__adm_append(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
+            if (cp__topo_is_node(t, j))
+                queued =
+                    cp__adm_append(c, "CLUSTER MEET %s %d", t->procs[j].host, t->procs[j].port);
         if (queued != 0) {
             cp__adm_free(c);
             cp__seterr(err, errlen, "cannot queue CLUSTER MEET: %s", cp_strerror(queued));
@@ -512,8 +525,10 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
         if (cp__adm_flush(c, e, sizeof(e)) != 0) {
             /* Name the first MEET that failed (no reply, or an error reply). */
             size_t j = i + 1;
-            for (size_t k = 0; j + 1 < t->nprocs; j++, k++) {
-                const redisReply *r = cp__adm_reply(c, k);
+            for (size_t k = 0; j + 1 < t->nprocs; j++) {
+                if (!cp__topo_is_node(t, j))
+                    continue;
+                const redisReply *r = cp__adm_reply(c, k++);
                 if (r == NULL || r->type == REDIS_REPLY_ERROR)
                     break;
             }

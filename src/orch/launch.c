@@ -74,7 +74,9 @@ static int wait_serving(cp_topo *t, const size_t *idx, size_t n, int may_move, c
             }
             cp__pidref r = cp__topo_ref(t, i);
             if (!cp__proc_is_ours(&r)) {
-                if (may_move && t->auto_ports && moves[k] < MAX_MOVES && lost_port(t, i)) {
+                /* Not the wire (port 0): its ports are its links', named in configs already. */
+                if (may_move && t->auto_ports && t->procs[i].port > 0 && moves[k] < MAX_MOVES &&
+                    lost_port(t, i)) {
                     moves[k]++;
                     int rc = move_and_respawn(t, i, err, errlen);
                     if (rc != 0)

@@ -10,6 +10,7 @@
 #include "orch/adm.h"
 #include "orch/cluster.h"
 #include "orch/launch.h"
+#include "orch/links.h"
 #include "orch/state.h"
 #include "orch/topo.h"
 #include "util/clock.h"
@@ -93,7 +94,9 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
     if (rc != 0)
         return rc;
     cp_proc *p = &t->procs[i];
-    rc = cp__launch(t, &i, 1, 1, err, errlen);
+    rc = cp__links_add_for(t, i, err, errlen); /* before its config names the wire's port */
+    if (rc == 0)
+        rc = cp__launch(t, &i, 1, 1, err, errlen);
     char e[256];
     cp__adm *c = rc == 0 ? cp__topo_connect(t, i, CP__ADM_TIMEOUT_MS, e, sizeof(e)) : NULL;
     if (rc == 0 && c == NULL) {
@@ -114,6 +117,7 @@ int cp_topo_add_node(cp_topo *t, int replica_of, size_t *index, char *err, size_
     if (rc != 0) {
         /* Not introduced to anyone yet: forget it entirely. */
         cp__topo_stop(t, &i, 1);
+        cp__links_drop_for(t, i);
         t->nprocs--;
         cp__state_save(t, NULL, 0);
         return rc;

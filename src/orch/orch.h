@@ -40,6 +40,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "clusterpipe/clusterpipe.h"
@@ -54,10 +55,22 @@ typedef enum cp_proc_role {
     CP_ROLE_MASTER = 1,  /* cluster master */
     CP_ROLE_REPLICA = 2, /* cluster replica */
     CP_ROLE_SHARD = 3,   /* plain redis-server behind twemproxy */
-    CP_ROLE_PROXY = 4    /* nutcracker */
+    CP_ROLE_PROXY = 4,   /* nutcracker */
+    CP_ROLE_WIRE = 5     /* `clusterpipe wire`: the emulated network (up with rtt_ns > 0) */
 } cp_proc_role;
 
-/* "master", "replica", "shard", "proxy": the word state.json, status and reports use. */
+/* Where twemproxy's proxies run, as hosts: what decides which of their links cross hosts and
+ * so go through the wire (only with cp_up_opts.rtt_ns > 0). */
+typedef enum cp_proxy_placement {
+    CP_PROXIES_WITH_SERVERS = 0, /* a nutcracker on each redis host (the published setup) */
+    CP_PROXIES_WITH_CLIENTS = 1, /* a sidecar on the client's host */
+    CP_PROXIES_TIER = 2          /* hosts of their own */
+} cp_proxy_placement;
+
+/* "servers", "clients", "tier". */
+const char *cp_proxy_placement_name(cp_proxy_placement p);
+
+/* "master", "replica", "shard", "proxy", "wire": the word state.json, status and reports use. */
 const char *cp_proc_role_name(cp_proc_role r);
 
 struct cp_proc;
@@ -113,12 +126,26 @@ typedef struct cp_up_opts {
     /* The address every redis-server binds, gossips and is announced on: "127.0.0.1" (NULL)
      * or "::1" (a cluster only). Nothing else: the servers stay on loopback. */
     const char *host;
+
+    /* Hosts and the wire (docs/architecture.md). Every redis-server is a host of its own, the
+     * client is one more, and twemproxy's proxies are placed by proxy_placement. With rtt_ns > 0
+     * one `clusterpipe wire` process (role CP_ROLE_WIRE, started and stopped by PID like the
+     * servers) stands in every link that crosses hosts, adding rtt_ns to each round trip
+     * (jitter_ns: spread around it, at most rtt_ns). Cluster: each node announces its wire port
+     * (cluster-announce-port) and keeps its bus direct, so the slot map, MOVED and ASK lead
+     * clients through the wire; this layer's own admin connections stay direct. With rtt_ns 0
+     * nothing of this exists: no wire, no links, the same configs as without these fields. Not
+     * with TLS. */
+    uint64_t rtt_ns;
+    uint64_t jitter_ns; /* adjacent to rtt_ns: the CLI's --rtt fills both */
+    cp_proxy_placement proxy_placement;
+    const char *clusterpipe; /* the clusterpipe binary that runs `wire`; NULL: $PATH, ... */
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL                                            \
+            NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, CP_PROXIES_WITH_SERVERS, NULL       \
     }
 
 /* One process of a topology, as recorded in the state file. */
@@ -134,6 +161,17 @@ typedef struct cp_proc {
 } cp_proc;
 
 typedef struct cp_topo cp_topo;
+
+/* One link of a topology with a wire: who talks to whom, and whether it crosses hosts. */
+#define CP_LINK_CLIENT (-1) /* cp_link.from: the client's host */
+typedef struct cp_link {
+    char name[32];             /* the wire's name for it: "client-30001", "30010-30002" */
+    int from;                  /* index of the process that connects, or CP_LINK_CLIENT */
+    int to;                    /* index of the process it reaches */
+    int crosses;               /* 1: between two hosts, through the wire */
+    int port;                  /* crosses: the wire's port standing in for `to`'s; else 0 */
+    unsigned long long rtt_ns; /* the round trip it adds: the topology's rtt_ns, or 0 */
+} cp_link;
 
 /* Starts a topology and waits until it serves (cluster: every node cluster_state:ok and all
  * agree on the slot map and roles, replicas linked; twemproxy: every proxy answers a SET/GET round
@@ -201,17 +239,30 @@ void cp_topo_client_options(const cp_topo *t, cp_options *o);
 size_t cp_topo_nprocs(const cp_topo *t);
 const cp_proc *cp_topo_proc(const cp_topo *t, size_t i);
 
-/* "127.0.0.1:p,..." of the cluster masters (cluster) or the proxies (twemproxy), written into
- * buf. Returns 0, or CP_EINVAL when buf is too small. */
+/* The links (none without a wire), and the wire's control socket (wire/control.h; NULL without
+ * a wire): what `status` shows and what a scenario blocks or slows. */
+size_t cp_topo_nlinks(const cp_topo *t);
+const cp_link *cp_topo_link(const cp_topo *t, size_t i);
+unsigned long long cp_topo_rtt_ns(const cp_topo *t);
+cp_proxy_placement cp_topo_proxy_placement(const cp_topo *t);
+const char *cp_topo_wire_control(const cp_topo *t);
+
+/* The port a client reaches process i at: its wire port when the client's link to it crosses
+ * hosts, else its own. */
+int cp_topo_client_port(const cp_topo *t, size_t i);
+
+/* "127.0.0.1:p,..." of the cluster masters (cluster) or the proxies (twemproxy), each at the
+ * port a client reaches it at (cp_topo_client_port), written into buf. Returns 0, or CP_EINVAL when
+ * buf is too small. */
 int cp_topo_endpoints(const cp_topo *t, char *buf, size_t len);
 
 /* 1 when process i is alive and is the process we started, else 0. */
 int cp_topo_alive(const cp_topo *t, size_t i);
 
 /* 1 when the process pid, started at start_time (/proc/PID/stat field 22), is still alive (not a
- * zombie) and its /proc/PID/cmdline names redis-server or nutcracker (a basename containing
- * either). Lets a test or a script check "nothing left running" by PID after the topology handle
- * is gone. Never signals anything. */
+ * zombie) and its /proc/PID/cmdline names redis-server, nutcracker or clusterpipe (the wire). Lets
+ * a test or a script check "nothing left running" by PID after the topology handle is gone. Never
+ * signals anything. */
 int cp_orch_pid_alive(pid_t pid, unsigned long long start_time);
 
 /* Replace the progress hooks of an opened topology (cp_topo_open has none). Any may be NULL. */

@@ -6,6 +6,8 @@
  */
 #include "orch/plan.h"
 
+#include "orch/links.h"
+
 #include "clusterpipe/clusterpipe.h"
 #include "util/errmsg.h"
 
@@ -49,6 +51,19 @@ int cp__plan_check(const cp_up_opts *o, char *err, size_t errlen) {
                    "nor speak it to its shards; use a Redis Cluster for TLS");
         return CP_EINVAL;
     }
+    if (o->rtt_ns > 0 && o->tls) {
+        cp__seterr(err, errlen, "a wire (rtt) and TLS together are not supported");
+        return CP_EINVAL;
+    }
+    if (o->jitter_ns > o->rtt_ns && o->rtt_ns > 0) {
+        cp__seterr(err, errlen, "a jitter larger than the round trip");
+        return CP_EINVAL;
+    }
+    if (o->proxy_placement != CP_PROXIES_WITH_SERVERS &&
+        o->proxy_placement != CP_PROXIES_WITH_CLIENTS && o->proxy_placement != CP_PROXIES_TIER) {
+        cp__seterr(err, errlen, "unknown proxy placement %d", (int)o->proxy_placement);
+        return CP_EINVAL;
+    }
     if (o->tls_auth_clients && !o->tls) {
         cp__seterr(err, errlen, "tls_auth_clients needs tls");
         return CP_EINVAL;
@@ -72,6 +87,8 @@ int cp__plan_make(cp_topo *t, const cp_up_opts *o, char *err, size_t errlen) {
         for (int m = 0; m < o->shards && rc == 0; m++)
             for (int r = 0; r < o->replicas && rc == 0; r++)
                 rc = cp__topo_add_new(t, CP_ROLE_REPLICA, m, &i, err, errlen);
+        if (rc == 0 && t->rtt_ns > 0)
+            rc = cp__links_plan(t, err, errlen);
         return rc;
     }
     for (int s = 0; s < o->shards && rc == 0; s++)
@@ -82,5 +99,7 @@ int cp__plan_make(cp_topo *t, const cp_up_opts *o, char *err, size_t errlen) {
     /* Every proxy is recorded (rc == 0), so these indexes are inside the array. */
     for (size_t k = first_proxy; k < t->nprocs && rc == 0; k++)
         rc = cp__ports_take(&t->ports, 0, &t->procs[k].stats_port, err, errlen);
+    if (rc == 0 && t->rtt_ns > 0)
+        rc = cp__links_plan(t, err, errlen);
     return rc;
 }

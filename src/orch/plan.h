@@ -15,7 +15,8 @@
 int cp__plan_check(const cp_up_opts *o, char *err, size_t errlen);
 
 /* Records every process of o's topology in t (cluster: masters, then replicas; twemproxy:
- * shards, proxies, then the proxies' stats ports), taking each port from t->ports. Does not trust
+ * shards, proxies, then the proxies' stats ports; with a wire, t->rtt_ns > 0, then the wire
+ * and its links' ports: links.h), taking each port from t->ports. Does not trust
  * cp__plan_check: a plan that does not fit (more than CP__MAX_PROCS processes) fails here too.
  * Returns 0, or a CP_E* code with err: CP_EINVAL (too many processes, a busy or out-of-range
  * fixed port), CP_EIO (no free port left), CP_ENOMEM. t may then hold part of the plan. */

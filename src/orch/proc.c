@@ -237,7 +237,7 @@ int cp__proc_stat(pid_t pid, unsigned long long *start_time, char *state) {
 }
 
 /* 1 when /proc/PID/cmdline (argv joined by spaces; redis rewrites it to its title) mentions exe,
- * or either of our two binaries when exe is NULL. */
+ * or any of our three programs when exe is NULL (redis-server, nutcracker, clusterpipe's wire). */
 static int cmdline_mentions(pid_t pid, const char *exe) {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
@@ -255,10 +255,10 @@ static int cmdline_mentions(pid_t pid, const char *exe) {
      * "redis-server host:port [cluster]" there, as it starts): inconclusive, and the PID with its
      * start time (same_process) has already said who it is. Taken for "not ours", a server
      * caught mid-rewrite once failed a fixture as "exited during startup" while it was serving. */
-    int ok =
-        blank ||
-        (exe != NULL ? strstr(buf, exe) != NULL
-                     : (strstr(buf, "redis-server") != NULL || strstr(buf, "nutcracker") != NULL));
+    int ok = blank || (exe != NULL ? strstr(buf, exe) != NULL
+                                   : (strstr(buf, "redis-server") != NULL ||
+                                      strstr(buf, "nutcracker") != NULL ||
+                                      strstr(buf, "clusterpipe") != NULL));
     free(buf);
     return ok;
 }

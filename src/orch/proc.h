@@ -19,7 +19,7 @@
 typedef struct cp__pidref {
     pid_t pid;
     unsigned long long start_time;
-    const char *exe; /* basename, or NULL: accept either redis-server or nutcracker */
+    const char *exe; /* basename, or NULL: accept redis-server, nutcracker or clusterpipe */
 } cp__pidref;
 
 /* Starts argv[0] (an absolute path) with argv, in workdir, stdin from /dev/null and stdout +

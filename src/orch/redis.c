@@ -54,6 +54,13 @@ int cp__redis_write_conf(const cp_topo *t, size_t i, int cluster, char *err, siz
                     * masters go on answering while its replica takes over, as a deployment
                     * that wants availability runs it (twemproxy's auto-eject is its analogue). */
                    "cluster-require-full-coverage no\n");
+    /* Behind the wire (links.h): the node tells clients, and the slot map, MOVED and ASK it
+     * sends them, the wire's port; its bus stays direct, so gossip and failure detection keep
+     * their loopback timing and a slow or blocked link never fails a node by itself. */
+    int announced = cp__topo_link_port(t, CP_LINK_CLIENT, i);
+    if (cluster && announced != p->port)
+        cp__adderr(conf, sizeof(conf), "cluster-announce-port %d\ncluster-announce-bus-port %d\n",
+                   announced, p->port + CP__BUS_OFFSET);
     if (t->tls) {
         cp__adderr(conf, sizeof(conf), "tls-port %d\ntls-cert-file ", p->port);
         conf_quoted(conf, sizeof(conf), t->tls_cert);

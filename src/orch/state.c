@@ -12,11 +12,16 @@
  *   {"schema", "kind": "cluster"|"twemproxy", "dir", "password" (null when none), "persistence",
  *    "password_file" (null when none), "tls", "tls_auth_clients", "tls_ca" (null without TLS),
  *    "hash", "distribution", "auto_eject", "ephemeral", "redis_server", "nutcracker", "openssl",
- *    "procs": [{"role": "master"|"replica"|"shard"|"proxy", "host", "port", "pid", "start_time",
- *               "id", "master", "stats_port"}]}
+ *    "procs": [{"role": "master"|"replica"|"shard"|"proxy"|"wire", "host", "port", "pid",
+ *               "start_time", "id", "master", "stats_port"}]}
+ * and, with a wire only (links.h; the wire's "port" is 0):
+ *    "rtt_ns", "jitter_ns", "proxy_placement": "servers"|"clients"|"tier", "clusterpipe" (its
+ *    binary), "links": [{"name", "from" (a procs index, or -1: the client), "to", "crosses",
+ *                        "port" (the wire's; 0 when direct), "rtt_ns" (0 when direct)}]
  */
 #include "orch/state.h"
 
+#include "orch/links.h"
 #include "orch/secure.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
@@ -39,13 +44,38 @@ static int role_from_key(const char *s, cp_proc_role *r) {
     } map[] = {{"master", CP_ROLE_MASTER},
                {"replica", CP_ROLE_REPLICA},
                {"shard", CP_ROLE_SHARD},
-               {"proxy", CP_ROLE_PROXY}};
+               {"proxy", CP_ROLE_PROXY},
+               {"wire", CP_ROLE_WIRE}};
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (s != NULL && strcmp(s, map[i].k) == 0) {
             *r = map[i].r;
             return 0;
         }
     return CP_EINVAL;
+}
+
+/* The wire's settings and every link (only for a topology with a wire). 0, or -1 out of memory. */
+static int save_links(const cp_topo *t, json_t *root) {
+    json_t *links = json_array();
+    if (links == NULL)
+        return -1;
+    json_object_set_new(root, "rtt_ns", json_integer((json_int_t)t->rtt_ns));
+    json_object_set_new(root, "jitter_ns", json_integer((json_int_t)t->jitter_ns));
+    json_object_set_new(root, "proxy_placement",
+                        json_string(cp_proxy_placement_name(t->placement)));
+    json_object_set_new(root, "clusterpipe", json_string(t->clusterpipe_bin));
+    for (size_t i = 0; i < t->nlinks; i++) {
+        const cp_link *l = &t->links[i];
+        json_t *o = json_pack("{s:s, s:i, s:i, s:b, s:i, s:I}", "name", l->name, "from", l->from,
+                              "to", l->to, "crosses", l->crosses, "port", l->port, "rtt_ns",
+                              (json_int_t)l->rtt_ns);
+        if (o == NULL || json_array_append_new(links, o) != 0) {
+            json_decref(links);
+            return -1;
+        }
+    }
+    json_object_set_new(root, "links", links);
+    return 0;
 }
 
 int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
@@ -87,6 +117,10 @@ int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
         json_array_append_new(procs, o);
     }
     json_object_set(root, "procs", procs);
+    if (t->nlinks > 0 && save_links(t, root) != 0) {
+        json_decref(procs);
+        goto oom;
+    }
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(procs);
     json_decref(root);
@@ -120,6 +154,53 @@ static void get_str(json_t *o, const char *key, char *out, size_t len) {
 static long long get_int(json_t *o, const char *key, long long dflt) {
     json_t *v = json_object_get(o, key);
     return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+}
+
+/* Reads what save_links wrote. 0, or CP_EINVAL / CP_ENOMEM with err. */
+static int load_links(cp_topo *t, json_t *root, const char *path, char *err, size_t errlen) {
+    json_t *links = json_object_get(root, "links");
+    if (links == NULL)
+        return 0;
+    t->rtt_ns = (unsigned long long)get_int(root, "rtt_ns", 0);
+    t->jitter_ns = (unsigned long long)get_int(root, "jitter_ns", 0);
+    const char *pl = json_string_value(json_object_get(root, "proxy_placement"));
+    t->placement = pl != NULL && strcmp(pl, "clients") == 0 ? CP_PROXIES_WITH_CLIENTS
+                   : pl != NULL && strcmp(pl, "tier") == 0  ? CP_PROXIES_TIER
+                                                            : CP_PROXIES_WITH_SERVERS;
+    get_str(root, "clusterpipe", t->clusterpipe_bin, sizeof(t->clusterpipe_bin));
+    size_t n = json_array_size(links);
+    if (n > CP__MAX_LINKS) {
+        cp__seterr(err, errlen, "%s: %zu links, at most %d", path, n, CP__MAX_LINKS);
+        return CP_EINVAL;
+    }
+    t->links = calloc(n > 0 ? n : 1, sizeof(*t->links));
+    if (t->links == NULL) {
+        cp__seterr(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    t->caplinks = n > 0 ? n : 1;
+    size_t i;
+    json_t *o;
+    json_array_foreach(links, i, o) {
+        cp_link *l = &t->links[i];
+        get_str(o, "name", l->name, sizeof(l->name));
+        l->from = (int)get_int(o, "from", -2);
+        l->to = (int)get_int(o, "to", -1);
+        l->crosses = json_is_true(json_object_get(o, "crosses"));
+        l->port = (int)get_int(o, "port", 0);
+        l->rtt_ns = (unsigned long long)get_int(o, "rtt_ns", 0);
+        if (l->to < 0 || (size_t)l->to >= t->nprocs || l->from < CP_LINK_CLIENT ||
+            l->from >= (int)t->nprocs) {
+            cp__seterr(err, errlen, "%s: links[%zu] names no process", path, i);
+            return CP_EINVAL;
+        }
+        cp__ports_reserve(&t->ports, l->port);
+        t->nlinks++;
+    }
+    for (size_t k = 0; k < t->nprocs; k++)
+        if (t->procs[k].role == CP_ROLE_WIRE)
+            return cp__links_paths(t, err, errlen);
+    return 0;
 }
 
 int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **out, char *err,
@@ -216,6 +297,9 @@ int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **
         if (p->master >= (int)json_array_size(procs))
             p->master = -1;
     }
+    rc = load_links(t, root, path, err, errlen);
+    if (rc != 0)
+        goto out;
     *out = t;
     t = NULL;
     rc = 0;

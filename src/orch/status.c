@@ -26,6 +26,10 @@ int cp_topo_proc_stats(const cp_topo *t, size_t i, cp_proc_stats *st) {
         return 0;
     st->rss = cp__proc_rss(t->procs[i].pid);
     char e[256], val[64];
+    if (t->procs[i].role == CP_ROLE_WIRE) { /* no RESP: it answers on its control socket */
+        st->reachable = cp__topo_ops(t, i)->probe(t, i, e, sizeof(e)) == 0;
+        return 0;
+    }
     cp__adm *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
     if (c == NULL)
         return 0;
@@ -62,9 +66,16 @@ int cp_topo_check(const cp_topo *t, char *err, size_t errlen) {
             cp__seterr(err, errlen, "%s (pid %ld) is not running", label, (long)t->procs[i].pid);
             return CP_ECONNECT;
         }
+        char e[256];
+        if (t->procs[i].role == CP_ROLE_WIRE) {
+            if (cp__topo_ops(t, i)->probe(t, i, e, sizeof(e)) != 0) {
+                cp__seterr(err, errlen, "%s does not answer: %s", label, e);
+                return CP_ECONNECT;
+            }
+            continue;
+        }
         if (t->kind == CP_TOPO_CLUSTER)
             continue; /* cp__cluster_check talks to every node */
-        char e[256];
         cp__adm *c = cp__topo_connect(t, i, 1000, e, sizeof(e));
         redisReply *r = c ? cp__adm_cmd(c, e, sizeof(e), "PING") : NULL;
         int ok = r != NULL;

@@ -41,6 +41,7 @@ void cp_topo_free(cp_topo *t) {
     if (t != NULL) {
         free(t->password);
         free(t->procs);
+        free(t->links);
     }
     free(t);
 }
@@ -119,20 +120,42 @@ cp__pidref cp__topo_ref(const cp_topo *t, size_t i) {
 }
 
 const char *cp_proc_role_name(cp_proc_role r) {
-    static const char *const names[CP__ROLE_SLOTS] = {"?", "master", "replica", "shard", "proxy"};
+    static const char *const names[CP__ROLE_SLOTS] = {"?",     "master", "replica",
+                                                      "shard", "proxy",  "wire"};
     return (int)r > 0 && (int)r < CP__ROLE_SLOTS ? names[r] : "?";
 }
 
+/* A process without a port of its own (the wire: its ports are its links') is named by its role
+ * alone, and its directory has no port in its name. */
 void cp__topo_proc_label(const cp_topo *t, size_t i, char *buf, size_t len) {
     const cp_proc *p = &t->procs[i];
-    snprintf(buf, len, "%s %s:%d (%s)", cp__topo_ops(t, i)->program, p->host, p->port,
-             cp_proc_role_name(p->role));
+    if (p->port == 0)
+        snprintf(buf, len, "%s (%s)", cp__topo_ops(t, i)->program, cp_proc_role_name(p->role));
+    else
+        snprintf(buf, len, "%s %s:%d (%s)", cp__topo_ops(t, i)->program, p->host, p->port,
+                 cp_proc_role_name(p->role));
 }
 
 void cp__topo_proc_dir(const cp_topo *t, size_t i, char *buf, size_t len) {
     /* cp__topo_prepare_dir keeps dir under CP__DIR_MAX, so the precision never cuts a real path. */
-    snprintf(buf, len, "%.*s/%s-%d", CP__DIR_MAX, t->dir, cp__topo_ops(t, i)->dir_prefix,
-             t->procs[i].port);
+    if (t->procs[i].port == 0)
+        snprintf(buf, len, "%.*s/%s", CP__DIR_MAX, t->dir, cp__topo_ops(t, i)->dir_prefix);
+    else
+        snprintf(buf, len, "%.*s/%s-%d", CP__DIR_MAX, t->dir, cp__topo_ops(t, i)->dir_prefix,
+                 t->procs[i].port);
+}
+
+int cp__topo_is_node(const cp_topo *t, size_t i) {
+    return t->procs[i].role == CP_ROLE_MASTER || t->procs[i].role == CP_ROLE_REPLICA;
+}
+
+int cp__topo_link_port(const cp_topo *t, int from, size_t to) {
+    for (size_t k = 0; k < t->nlinks; k++) {
+        const cp_link *l = &t->links[k];
+        if (l->from == from && l->to == (int)to && l->crosses)
+            return l->port;
+    }
+    return t->procs[to].port;
 }
 
 void cp__topo_proc_file(const cp_topo *t, size_t i, const char *file, char *buf, size_t len) {
@@ -209,15 +232,16 @@ int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen) {
     int rc = cp__topo_write_config(t, i, err, errlen);
     if (rc != 0)
         return rc;
-    cp__argv a;
-    a.n = 0;
-    a.used = 0;
-    a.v[0] = NULL;
-    rc =
-        o->binary != NULL && o->add_args != NULL ? cp__argv_add(&a, "%s", o->binary(t)) : CP_EINVAL;
+    cp__argv *a = calloc(1, sizeof(*a));
+    if (a == NULL) {
+        cp__seterr(err, errlen, "out of memory");
+        return CP_ENOMEM;
+    }
+    rc = o->binary != NULL && o->add_args != NULL ? cp__argv_add(a, "%s", o->binary(t)) : CP_EINVAL;
     if (rc == 0)
-        rc = o->add_args(t, i, &a);
+        rc = o->add_args(t, i, a);
     if (rc != 0) {
+        free(a);
         cp__seterr(err, errlen, "%s: no usable command line", label);
         return rc;
     }
@@ -226,9 +250,13 @@ int cp__topo_spawn(cp_topo *t, size_t i, char *err, size_t errlen) {
     snprintf(out, sizeof(out), "%s/stdout.log", pdir);
     pid_t pid = 0;
     unsigned long long start = 0;
-    const cpu_set_t *cpus = p->role == CP_ROLE_PROXY ? (t->pin_proxy ? &t->proxy_cpus : NULL)
-                                                     : (t->pin_redis ? &t->redis_cpus : NULL);
-    rc = cp__spawn(a.v, pdir, out, t->ephemeral, cpus, &pid, &start, err, errlen);
+    /* The wire is the network, no server: it runs where the caller does, never pinned with the
+     * servers (its CPU would then count against theirs). */
+    const cpu_set_t *cpus = p->role == CP_ROLE_PROXY  ? (t->pin_proxy ? &t->proxy_cpus : NULL)
+                            : p->role == CP_ROLE_WIRE ? NULL
+                                                      : (t->pin_redis ? &t->redis_cpus : NULL);
+    rc = cp__spawn(a->v, pdir, out, t->ephemeral, cpus, &pid, &start, err, errlen);
+    free(a);
     if (rc != 0)
         return rc;
     p->pid = pid;
@@ -348,7 +376,7 @@ int cp_topo_endpoints(const cp_topo *t, char *buf, size_t len) {
         if (!cp__topo_ops(t, i)->endpoint)
             continue;
         int n = snprintf(buf + used, len - used, strchr(p->host, ':') ? "%s[%s]:%d" : "%s%s:%d",
-                         used ? "," : "", p->host, p->port);
+                         used ? "," : "", p->host, cp_topo_client_port(t, i));
         if (n < 0 || (size_t)n >= len - used) {
             buf[used] = '\0';
             return CP_EINVAL;
@@ -356,6 +384,34 @@ int cp_topo_endpoints(const cp_topo *t, char *buf, size_t len) {
         used += (size_t)n;
     }
     return 0;
+}
+
+size_t cp_topo_nlinks(const cp_topo *t) {
+    return t->nlinks;
+}
+
+const cp_link *cp_topo_link(const cp_topo *t, size_t i) {
+    return i < t->nlinks ? &t->links[i] : NULL;
+}
+
+unsigned long long cp_topo_rtt_ns(const cp_topo *t) {
+    return t->nlinks > 0 ? t->rtt_ns : 0;
+}
+
+const char *cp_topo_wire_control(const cp_topo *t) {
+    return t->wire_control[0] ? t->wire_control : NULL;
+}
+
+cp_proxy_placement cp_topo_proxy_placement(const cp_topo *t) {
+    return t->placement;
+}
+
+int cp_topo_client_port(const cp_topo *t, size_t i) {
+    return i < t->nprocs ? cp__topo_link_port(t, CP_LINK_CLIENT, i) : 0;
+}
+
+const char *cp_proxy_placement_name(cp_proxy_placement p) {
+    return p == CP_PROXIES_WITH_CLIENTS ? "clients" : p == CP_PROXIES_TIER ? "tier" : "servers";
 }
 
 int cp_topo_alive(const cp_topo *t, size_t i) {

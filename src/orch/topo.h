@@ -23,20 +23,22 @@
 #include <limits.h>
 
 #define CP__MAX_PROCS 256
-#define CP__DIR_MAX 3000              /* longest topology directory path accepted */
-#define CP__START_TIMEOUT_MS 20000    /* a process to answer after spawn */
-#define CP__CONVERGE_TIMEOUT_MS 60000 /* a cluster to agree */
-#define CP__STOP_TIMEOUT_MS 10000     /* SIGTERM before SIGKILL */
-#define CP__ADM_TIMEOUT_MS 5000       /* admin command timeout */
-#define CP__ROLE_SLOTS 5              /* role tables are indexed by cp_proc_role (1..4) */
-#define CP__ARGV_MAX 15               /* arguments of one server's command line */
+#define CP__DIR_MAX 3000                      /* longest topology directory path accepted */
+#define CP__START_TIMEOUT_MS 20000            /* a process to answer after spawn */
+#define CP__CONVERGE_TIMEOUT_MS 60000         /* a cluster to agree */
+#define CP__STOP_TIMEOUT_MS 10000             /* SIGTERM before SIGKILL */
+#define CP__ADM_TIMEOUT_MS 5000               /* admin command timeout */
+#define CP__ROLE_SLOTS 6                      /* role tables are indexed by cp_proc_role (1..5) */
+#define CP__MAX_LINKS 384                     /* links through one wire (each takes a port) */
+#define CP__ARGV_MAX (2 * CP__MAX_LINKS + 16) /* arguments of one command line (the wire's) */
 
-/* A command line being built: argv[0..n) point into text. */
+/* A command line being built: argv[0..n) point into text. Large (the wire's links): allocate
+ * it, do not put it on a stack. */
 typedef struct cp__argv {
     char *v[CP__ARGV_MAX + 1]; /* NULL-terminated */
     int n;
     size_t used;
-    char text[3 * (PATH_MAX + 32)];
+    char text[3 * (PATH_MAX + 32) + CP__MAX_LINKS * 64];
 } cp__argv;
 
 /* Appends one argument formatted with fmt. Returns 0, or CP_EINVAL when a is full. */
@@ -80,6 +82,14 @@ struct cp_topo {
     char redis_bin[PATH_MAX];
     char nutcracker_bin[PATH_MAX];
     char openssl_bin[PATH_MAX];
+    char clusterpipe_bin[PATH_MAX]; /* runs the wire; "" without one */
+
+    /* Hosts and the wire (cp_up_opts.rtt_ns; links.h). links is empty when rtt_ns is 0. */
+    unsigned long long rtt_ns, jitter_ns;
+    cp_proxy_placement placement;
+    cp_link *links;
+    size_t nlinks, caplinks;
+    char wire_control[PATH_MAX + 32]; /* DIR/wire/control.sock; "" without a wire */
 
     /* Security (secure.h). Paths are derived from dir; "" when unused. */
     int tls;
@@ -108,6 +118,13 @@ struct cp_topo {
     int quiet;
     const volatile sig_atomic_t *cancel;
 };
+
+/* The port process `from` (an index, or CP_LINK_CLIENT) reaches process `to` at: the wire's port
+ * when their link crosses hosts, else to's own port. */
+int cp__topo_link_port(const cp_topo *t, int from, size_t to);
+
+/* 1 when process i is a redis-server of a cluster (master or replica). */
+int cp__topo_is_node(const cp_topo *t, size_t i);
 
 /* An empty handle (automatic ports, default twemproxy hash and distribution) whose processes are
  * handled through roles (borrowed, may be NULL); cp_topo_free releases it. NULL when out of

@@ -26,7 +26,7 @@
 /* 1 when name is one of the per-process directories or secret files we create. */
 static int our_entry(const char *name) {
     return strncmp(name, "redis-", 6) == 0 || strncmp(name, "nutcracker-", 11) == 0 ||
-           strcmp(name, "password") == 0 || strcmp(name, "tls") == 0;
+           strcmp(name, "password") == 0 || strcmp(name, "tls") == 0 || strcmp(name, "wire") == 0;
 }
 
 /* Removes what a topology wrote in dir (process directories, the password file, the TLS

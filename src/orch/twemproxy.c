@@ -12,6 +12,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/adm.h"
 #include "orch/launch.h"
+#include "orch/links.h"
 #include "orch/redis.h"
 #include "orch/state.h"
 #include "util/errmsg.h"
@@ -39,7 +40,8 @@ int cp_orch_twemproxy_distribution_valid(const char *distribution) {
     return 0;
 }
 
-/* nutcracker.yml of proxy i, listing every shard of t in index order. */
+/* nutcracker.yml of proxy i, listing every shard of t in index order, each at the port proxy i
+ * reaches it at (the wire's, when their link crosses hosts: links.h). */
 static int write_yaml(const cp_topo *t, size_t i, char *err, size_t errlen) {
     const cp_proc *p = &t->procs[i];
     char yml[32768], path[PATH_MAX + 32];
@@ -67,7 +69,8 @@ static int write_yaml(const cp_topo *t, size_t i, char *err, size_t errlen) {
         if (s->role != CP_ROLE_SHARD)
             continue;
         /* Named servers: ketama hashes the name, so keys stay put if a shard changes port. */
-        cp__adderr(yml, sizeof(yml), "   - %s:%d:1 shard%d\n", s->host, s->port, ordinal++);
+        cp__adderr(yml, sizeof(yml), "   - %s:%d:1 shard%d\n", s->host,
+                   cp__topo_link_port(t, (int)i, k), ordinal++);
     }
     if (ordinal == 0) {
         cp__seterr(err, errlen, "twemproxy: no shard to put behind the proxy");
@@ -155,9 +158,12 @@ int cp_topo_add_shard(cp_topo *t, size_t *index, char *err, size_t errlen) {
     int rc = cp__topo_add_new(t, CP_ROLE_SHARD, -1, &i, err, errlen);
     if (rc != 0)
         return rc;
-    rc = cp__launch(t, &i, 1, 1, err, errlen);
+    rc = cp__links_add_for(t, i, err, errlen);
+    if (rc == 0)
+        rc = cp__launch(t, &i, 1, 1, err, errlen);
     if (rc != 0) {
         cp__topo_stop(t, &i, 1);
+        cp__links_drop_for(t, i);
         t->nprocs--; /* forget it: nothing refers to it yet */
         cp__state_save(t, NULL, 0);
         return rc;

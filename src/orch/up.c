@@ -11,6 +11,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "orch/cluster.h"
 #include "orch/launch.h"
+#include "orch/links.h"
 #include "orch/plan.h"
 #include "orch/secure.h"
 #include "orch/state.h"
@@ -29,6 +30,7 @@ static cp__role_table roles = {
     [CP_ROLE_REPLICA] = &cp__cluster_replica_ops,
     [CP_ROLE_SHARD] = &cp__twemproxy_shard_ops,
     [CP_ROLE_PROXY] = &cp__twemproxy_proxy_ops,
+    [CP_ROLE_WIRE] = &cp__wire_ops,
 };
 
 /* Starts the processes of role(s) selected by `proxies` and waits until they serve. */
@@ -65,6 +67,9 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
     t->hook_ud = opt->hook_ud;
     t->quiet = opt->quiet;
     t->cancel = opt->cancel;
+    t->rtt_ns = opt->rtt_ns;
+    t->jitter_ns = opt->rtt_ns > 0 ? opt->jitter_ns : 0;
+    t->placement = opt->proxy_placement;
     if (opt->hash)
         snprintf(t->hash, sizeof(t->hash), "%s", opt->hash);
     if (opt->distribution)
@@ -100,6 +105,9 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
     if (rc == 0 && opt->kind == CP_TOPO_TWEMPROXY)
         rc = cp__find_binary(opt->nutcracker, "nutcracker", "nutcracker", t->nutcracker_bin,
                              sizeof(t->nutcracker_bin), err, errlen);
+    if (rc == 0 && opt->rtt_ns > 0)
+        rc = cp__find_binary(opt->clusterpipe, "clusterpipe", "clusterpipe", t->clusterpipe_bin,
+                             sizeof(t->clusterpipe_bin), err, errlen);
     if (rc == 0 && opt->tls)
         rc = cp__find_binary(opt->openssl, "openssl", "openssl", t->openssl_bin,
                              sizeof(t->openssl_bin), err, errlen);
@@ -172,6 +180,14 @@ int cp_topo_start(const cp_up_opts *opt, cp_topo **out, char *err, size_t errlen
     else
         cp__topo_log(t, "starting twemproxy: %d nutcracker in front of %d redis-server in %s",
                      opt->proxies, opt->shards, t->dir);
+    if (t->rtt_ns > 0) {
+        size_t crossing = 0;
+        for (size_t k = 0; k < t->nlinks; k++)
+            crossing += (size_t)t->links[k].crosses;
+        cp__topo_log(t,
+                     "with a wire: %zu of %zu links cross hosts, each adding %llu us of round trip",
+                     crossing, t->nlinks, t->rtt_ns / 1000);
+    }
     rc = cp__state_save(t, err, errlen);
     if (rc == 0)
         rc = start_group(t, 0, err, errlen);

@@ -111,11 +111,35 @@ static long find(const cp__wire_links *l, const char *name) {
     return -1;
 }
 
-static void serve(char *line, const cp__wire_links *l, answer *a) {
+/* "link NAME PORT HOST:PORT": a new link, unless its name is taken. */
+static void add_link(const cp__wire_links *l, const char *name, const char *port,
+                     const char *target, answer *a) {
+    if (find(l, name) >= 0) {
+        say(a, "ERR a link named %s exists\n", name);
+        return;
+    }
+    char spec[LINE_MAX_], e[256] = "";
+    snprintf(spec, sizeof(spec), "%s=%s:%s", name, port, target);
+    if (l->add(l->arg, spec, e, sizeof(e)) != 0)
+        say(a, "ERR %s\n", e);
+    else
+        say(a, "OK\n");
+}
+
+static void serve(char *line, cp__wire_links *l, answer *a) {
     char *save = NULL;
     const char *verb = strtok_r(line, " \t\r", &save);
     const char *name = strtok_r(NULL, " \t\r", &save);
     const char *arg = strtok_r(NULL, " \t\r", &save);
+    const char *target = strtok_r(NULL, " \t\r", &save);
+    const char *rest = strtok_r(NULL, " \t\r", &save);
+    if (verb != NULL && strcmp(verb, "link") == 0) {
+        if (target == NULL || rest != NULL)
+            say(a, "ERR usage: link NAME PORT HOST:PORT\n");
+        else
+            add_link(l, name, arg, target, a);
+        return;
+    }
     if (verb != NULL && strcmp(verb, "stats") == 0 && name == NULL) {
         for (size_t i = 0; i < l->n; i++) {
             const cp__wire_link_state *s = l->state(l->arg, i);
@@ -131,8 +155,9 @@ static void serve(char *line, const cp__wire_links *l, answer *a) {
     }
     int blocking = verb != NULL && (strcmp(verb, "block") == 0 || strcmp(verb, "unblock") == 0);
     int delay = verb != NULL && strcmp(verb, "delay") == 0;
-    if (!(blocking && name != NULL && arg == NULL) && !(delay && arg != NULL)) {
-        say(a, "ERR usage: block NAME | unblock NAME | delay NAME DUR | stats\n");
+    if (!(blocking && name != NULL && arg == NULL) && !(delay && arg != NULL && target == NULL)) {
+        say(a, "ERR usage: block NAME | unblock NAME | delay NAME DUR | link NAME PORT "
+               "HOST:PORT | stats\n");
         return;
     }
     long i = find(l, name);
@@ -160,7 +185,7 @@ static void drop(pending *r) {
     r->fd = -1;
 }
 
-int cp__wire_control_read(cp__wire_control *c, int fd, const cp__wire_links *links) {
+int cp__wire_control_read(cp__wire_control *c, int fd, cp__wire_links *links) {
     pending *r = NULL;
     for (int i = 0; i < MAX_REQUESTS && r == NULL; i++)
         if (c->req[i].fd == fd)

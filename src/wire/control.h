@@ -6,6 +6,10 @@
  *   block NAME         the link carries nothing either way (a partition)
  *   unblock NAME       it carries again: what it held goes on, due as it was
  *   delay NAME DUR     DUR more each way (a slow link; "0": none), for bytes read from now
+ *   link NAME PORT HOST:PORT
+ *                      a new link: listen on PORT, forward to HOST:PORT (an IPv6 host in
+ *                      brackets), as `--link NAME=PORT:HOST:PORT` at the start (a shard added
+ *                      to a running topology)
  *   stats              a line per link: "link NAME conns N accepted N up BYTES down BYTES
  *                      max_queued BYTES blocked 0|1 extra NS"
  *
@@ -29,12 +33,15 @@ typedef struct cp__wire_link_state {
     size_t max_queued; /* the most one direction held */
 } cp__wire_link_state;
 
-/* The wire as the control socket sees it: its links by name, and a call when one changed. */
+/* The wire as the control socket sees it: its links by name, a call when one changed, and one
+ * that adds a link (n grows by one when it returns 0). */
 typedef struct cp__wire_links {
     size_t n;
     const char *(*name)(void *arg, size_t i);
     cp__wire_link_state *(*state)(void *arg, size_t i);
     void (*changed)(void *arg, size_t i); /* blocked or extra_ns set */
+    /* spec: "NAME=PORT:HOST:PORT". 0, or a negative errno with why in err. */
+    int (*add)(void *arg, const char *spec, char *err, size_t errlen);
     void *arg;
 } cp__wire_links;
 
@@ -52,7 +59,7 @@ int cp__wire_control_accept(cp__wire_control *c);
 
 /* Reads request connection fd; once its line is whole, answers it and closes fd. Returns 1 when
  * fd is closed (answered, or broken), 0 when its line is still incomplete. */
-int cp__wire_control_read(cp__wire_control *c, int fd, const cp__wire_links *links);
+int cp__wire_control_read(cp__wire_control *c, int fd, cp__wire_links *links);
 
 /* Closes the listener and every request connection, and removes the socket's file. */
 void cp__wire_control_close(cp__wire_control *c);

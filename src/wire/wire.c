@@ -82,9 +82,10 @@ struct wire {
      * receiver), which takes in the timer's late wake-ups and the wire's own work. Never more
      * than half the delay. */
     uint64_t lead_ns;
-    wlink *links;
-    size_t nlinks;
-    dir **heap; /* directions with something queued and not blocked, by next due */
+    wlink **links; /* each allocated on its own: connections and epoll point at them */
+    size_t nlinks, caplinks;
+    cp__wire_links view; /* what the control socket sees */
+    dir **heap;          /* directions with something queued and not blocked, by next due */
     size_t nheap, capheap;
     cp__wire_control *ctl;
     unsigned long long rnd;
@@ -463,17 +464,17 @@ static void run_due(wire *w) {
 /* ---- links ---- */
 
 static const char *link_name(void *arg, size_t i) {
-    return ((wire *)arg)->links[i].spec.name;
+    return ((wire *)arg)->links[i]->spec.name;
 }
 
 static cp__wire_link_state *link_state(void *arg, size_t i) {
-    return &((wire *)arg)->links[i].st;
+    return &((wire *)arg)->links[i]->st;
 }
 
 /* A link blocked, unblocked or slowed: its directions are due again, or no more. */
 static void link_changed(void *arg, size_t i) {
     wire *w = arg;
-    wlink *l = &w->links[i];
+    wlink *l = w->links[i];
     for (wconn *p = l->pipes, *next; p != NULL; p = next) {
         next = p->next;
         heap_update(w, &p->d[0]);
@@ -521,7 +522,45 @@ static void on_listen(wire *w, wlink *l) {
 
 /* ---- the loop ---- */
 
-static void on_event(wire *w, const cp__wire_links *links, ev_ref *r, uint32_t events) {
+/* A link from its spec, listening: at the start (--link) or through the control socket. */
+static int link_open(wire *w, const cp__wire_link_spec *spec, char *err, size_t errlen) {
+    if (w->nlinks == w->caplinks) {
+        size_t n = w->caplinks ? w->caplinks * 2 : 16;
+        wlink **nl = realloc(w->links, n * sizeof(*nl));
+        if (nl == NULL) {
+            cp__seterr(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+        w->links = nl;
+        w->caplinks = n;
+    }
+    wlink *l = calloc(1, sizeof(*l));
+    if (l == NULL) {
+        cp__seterr(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    l->spec = *spec;
+    l->w = w;
+    l->lfd = -1;
+    int rc = listen_on(w, l, err, errlen);
+    if (rc != 0) {
+        if (l->lfd >= 0)
+            close(l->lfd);
+        free(l);
+        return rc;
+    }
+    w->links[w->nlinks++] = l;
+    w->view.n = w->nlinks;
+    return 0;
+}
+
+static int link_add(void *arg, const char *spec, char *err, size_t errlen) {
+    cp__wire_link_spec s;
+    int rc = cp__wire_link_parse(spec, &s, err, errlen);
+    return rc != 0 ? rc : link_open(arg, &s, err, errlen);
+}
+
+static void on_event(wire *w, cp__wire_links *links, ev_ref *r, uint32_t events) {
     switch (r->kind) {
     case EV_LISTEN:
         on_listen(w, r->obj);
@@ -558,10 +597,11 @@ static void on_event(wire *w, const cp__wire_links *links, ev_ref *r, uint32_t e
 
 static void wire_free(wire *w) {
     for (size_t i = 0; i < w->nlinks; i++) {
-        while (w->links[i].pipes != NULL)
-            pipe_close(w, w->links[i].pipes);
-        if (w->links[i].lfd >= 0)
-            close(w->links[i].lfd);
+        while (w->links[i]->pipes != NULL)
+            pipe_close(w, w->links[i]->pipes);
+        if (w->links[i]->lfd >= 0)
+            close(w->links[i]->lfd);
+        free(w->links[i]);
     }
     cp__wire_control_close(w->ctl);
     if (w->tfd >= 0)
@@ -576,10 +616,10 @@ int cp__wire_run(const cp__wire_opts *o, char *err, size_t errlen) {
     wire w = {.o = o, .ep = -1, .tfd = -1, .armed = CP__DQ_NEVER, .rnd = cp__now_ns()};
     int rc = 0;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    w.links = calloc(o->nlinks > 0 ? o->nlinks : 1, sizeof(*w.links));
+    w.view = (cp__wire_links){0, link_name, link_state, link_changed, link_add, &w};
     w.ep = epoll_create1(EPOLL_CLOEXEC);
     w.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (w.links == NULL || w.ep < 0 || w.tfd < 0) {
+    if (w.ep < 0 || w.tfd < 0) {
         rc = -errno;
         cp__seterr(err, errlen, "wire: cannot start: %s", strerror(errno));
         goto out;
@@ -588,15 +628,8 @@ int cp__wire_run(const cp__wire_opts *o, char *err, size_t errlen) {
     struct epoll_event tev = {.events = EPOLLIN, .data.ptr = &w.tref};
     epoll_ctl(w.ep, EPOLL_CTL_ADD, w.tfd, &tev);
     for (size_t i = 0; i < o->nlinks; i++)
-        w.links[i].lfd = -1;
-    for (size_t i = 0; i < o->nlinks; i++, w.nlinks++) {
-        w.links[i].spec = o->links[i];
-        w.links[i].w = &w;
-        if ((rc = listen_on(&w, &w.links[i], err, errlen)) != 0) {
-            w.nlinks++;
+        if ((rc = link_open(&w, &o->links[i], err, errlen)) != 0)
             goto out;
-        }
-    }
     ev_ref ctlref = {EV_CONTROL, -1, NULL};
     if (o->control != NULL) {
         if ((w.ctl = cp__wire_control_open(o->control, err, errlen)) == NULL) {
@@ -606,7 +639,6 @@ int cp__wire_run(const cp__wire_opts *o, char *err, size_t errlen) {
         struct epoll_event cev = {.events = EPOLLIN, .data.ptr = &ctlref};
         epoll_ctl(w.ep, EPOLL_CTL_ADD, cp__wire_control_fd(w.ctl), &cev);
     }
-    cp__wire_links links = {w.nlinks, link_name, link_state, link_changed, &w};
     if (o->ready != NULL)
         o->ready(o->ready_arg);
     struct epoll_event evs[256];
@@ -619,7 +651,7 @@ int cp__wire_run(const cp__wire_opts *o, char *err, size_t errlen) {
             break;
         }
         for (int i = 0; i < n; i++)
-            on_event(&w, &links, evs[i].data.ptr, evs[i].events);
+            on_event(&w, &w.view, evs[i].data.ptr, evs[i].events);
         run_due(&w);
     }
 out:

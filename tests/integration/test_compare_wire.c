@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `clusterpipe compare --rtt`: the experiment end to end with the wire in both setups (the real
+ * binary, CP_BINARY, on real servers). results.json records the RTT, the wire among each
+ * setup's processes and every link; each run reports the wire's CPU as its own component, never
+ * inside redis, proxy, client or the total; a GET at depth 1 takes the RTT (each request
+ * crosses a link in both setups); nothing it started is left running. Single-threaded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "asserts.h"
+#include "clirun.h"
+
+#include "orch/orch.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The processes results.json recorded that still run (each SIGKILLed by PID: none left behind). */
+static int alive_recorded(const json_t *doc) {
+    int alive = 0;
+    size_t i, j;
+    const json_t *t, *p;
+    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
+        json_array_foreach(json_object_get(t, "processes"), j, p) {
+            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
+            unsigned long long st =
+                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
+            if (cp_orch_pid_alive(pid, st)) {
+                kill(pid, SIGKILL);
+                alive++;
+            }
+        }
+    }
+    return alive;
+}
+
+static double num(const json_t *o, const char *a, const char *b) {
+    const json_t *v = json_object_get(json_object_get(o, a), b);
+    if (!json_is_number(v))
+        fail_msg("%s.%s is not a number", a, b);
+    return json_number_value(v);
+}
+
+static void test_compare_at_rtt(void **state) {
+    (void)state;
+    signal(SIGPIPE, SIG_IGN);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    char out[4200];
+    snprintf(out, sizeof(out), "%s", cp_clirun_path(&run, "out"));
+    const char *args[] = {"compare", "--out",     out, "--rtt",   "1ms", "--threads",
+                          "1",       "--clients", "6", "--keys",  "500", "--requests",
+                          "6000",    "--repeat",  "1", "--quiet", NULL};
+    cp_clirun_expect(&run, args, 0);
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    assert_non_null(doc);
+    assert_int_equal(alive_recorded(doc), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(doc, "settings"), "rtt_ns")), 1000000);
+
+    /* Each setup ran with one wire, its links recorded, those that cross with a port of it. */
+    const json_t *topos = json_object_get(doc, "topologies");
+    assert_int_equal(json_array_size(topos), 2);
+    size_t i, j;
+    const json_t *t, *p;
+    json_array_foreach(topos, i, t) {
+        int wires = 0, crossing = 0;
+        json_array_foreach(json_object_get(t, "processes"), j, p) wires +=
+            strcmp(json_string_value(json_object_get(p, "role")), "wire") == 0;
+        assert_int_equal(wires, 1);
+        const json_t *links = json_object_get(t, "links");
+        assert_int_gt(json_array_size(links), 0);
+        json_array_foreach(links, j, p) {
+            if (!json_is_true(json_object_get(p, "crosses")))
+                continue;
+            crossing++;
+            assert_int_gt(json_integer_value(json_object_get(p, "wire_port")), 0);
+            assert_int_equal(json_integer_value(json_object_get(p, "rtt_ns")), 1000000);
+        }
+        assert_int_gt(crossing, 0);
+    }
+
+    /* The wire's CPU is its own: measured, and outside redis + proxy + client = total. A GET at
+     * depth 1 crosses at least one link each way (client -> node; client -> proxy), so its
+     * median is at least about the RTT; on loopback alone it is tens of microseconds. */
+    const json_t *runs = json_object_get(doc, "runs");
+    assert_int_equal(json_array_size(runs), 4);
+    json_array_foreach(runs, i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        assert_int_equal(json_integer_value(json_object_get(t, "failed_ops")), 0);
+        double wire = num(t, "cpu_seconds", "wire");
+        double total = num(t, "cpu_seconds", "total");
+        double parts = num(t, "cpu_seconds", "redis") + num(t, "cpu_seconds", "proxy") +
+                       num(t, "cpu_seconds", "client");
+        assert_double_ge(wire, 0);
+        assert_double_lt(fabs(total - parts), 1e-9);
+        assert_double_ge(num(t, "cpu_us_per_op", "wire"), 0);
+        if (strstr(name, "pipelined") != NULL)
+            continue;
+        assert_double_gt(wire, 0); /* 6000 requests, each through the wire both ways */
+        assert_double_ge(num(t, "latency_us", "p50"), 800);
+    }
+    json_decref(doc);
+    cp_clirun_free(&run);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare_at_rtt),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
