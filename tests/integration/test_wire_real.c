@@ -239,19 +239,18 @@ static void test_bytes_intact(void **state) {
 /* What the wire adds at D is D: PINGs through the wire and straight to the server, one after
  * the other, so that both see the same machine. With the suite's other tests on both cores a
  * wake-up of the client or the server can come a millisecond late, which both paths pay alike;
- * the wire's own late wake-ups its lead takes back (wire.c), up to half the delay each way. So
- * the difference of the medians is at least 0.8 D at 1 and 5 ms, and at most 1.2 D + 0.3 ms at
- * 5 ms (at 1 ms the lead's cap, 0.5 ms, is within what a loaded machine's wake-ups can take): a
- * wire holding nothing, or the RTT each way instead of half, fails. The accuracy against D
- * itself (10% or 50 us, 0.1 to 5 ms) is a measurement of a quiet machine:
- * bench/wire-accuracy.sh. */
+ * the wire's own late wake-ups its lead takes back (wire.c), up to half the delay each way, and
+ * under ASan with other tests beside it they still added up to 1.9 ms at 5 ms. So the difference
+ * of the medians is at least 0.8 D at 1 and 20 ms, and at most 1.5 D at 20 ms: a wire holding
+ * nothing, or the RTT each way instead of half, fails. The accuracy against D itself (10% or
+ * 50 us, 0.1 to 5 ms) is a measurement of a quiet machine: bench/wire-accuracy.sh. */
 static void test_delay_accuracy(void **state) {
     cp_fixture *f = *state;
     const struct {
         const char *rtt;
         double us;
         int n, upper;
-    } cases[] = {{"1ms", 1000, 150, 0}, {"5ms", 5000, 50, 1}};
+    } cases[] = {{"1ms", 1000, 150, 0}, {"20ms", 20000, 30, 1}};
     int direct = dial(redis_port(f));
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         wire_proc w;
@@ -267,7 +266,7 @@ static void test_delay_accuracy(void **state) {
                cases[k].rtt, m, m0, m - m0);
         assert_double_ge(m - m0, cases[k].us * 0.8);
         if (cases[k].upper)
-            assert_double_le(m - m0, cases[k].us * 1.2 + 300);
+            assert_double_le(m - m0, cases[k].us * 1.5);
         free(t0);
         free(t);
         close(fd);
