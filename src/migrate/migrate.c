@@ -113,8 +113,8 @@ static int apply_unit(run *r, int i) {
         return cp__mw_unit(r->w, i, m->txn, m->ntxn);
     static int at[4096];
     for (int k = 0; k < m->ntxn; k++) {
-        int n = cp__mw_keys(m->txn[k].argc, (const char *const *)m->txn[k].argv, m->txn[k].argvlen,
-                            at, 4096);
+        int n = cp__mw_keys(r->w, m->txn[k].argc, (const char *const *)m->txn[k].argv,
+                            m->txn[k].argvlen, at, 4096);
         for (int j = 0; j < n && j < 4096; j++)
             if (cp__keyset_add(&r->marks[i], m->txn[k].argv[at[j]], m->txn[k].argvlen[at[j]]))
                 return -1;

@@ -141,8 +141,7 @@ int cp__src_start(cp__src *s) {
         s->oks_left++;
     }
     const char *capa[] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
-    const char *psync[] = {"PSYNC", "?", "-1"};
-    if (queue_command(s, 5, capa) != 0 || queue_command(s, 3, psync) != 0)
+    if (queue_command(s, 5, capa) != 0)
         return -1;
     s->oks_left++;
     s->phase = CP__SRC_HANDSHAKE;
@@ -184,8 +183,11 @@ static int handshake_line(cp__src *s) {
             int auth = s->password != NULL && s->oks_left == 2;
             return fail(s, "%s refused: %s", auth ? "AUTH" : "REPLCONF capa", l + 1);
         }
-        s->oks_left--;
-        return 0;
+        if (--s->oks_left > 0)
+            return 0;
+        /* Only now: a master refuses PSYNC while an answer to the replica is still unsent. */
+        const char *psync[] = {"PSYNC", "?", "-1"};
+        return queue_command(s, 3, psync);
     }
     if (strncmp(l, "+FULLRESYNC ", 12) == 0) {
         const char *off = strrchr(l, ' ') + 1;

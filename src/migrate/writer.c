@@ -11,8 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lib/cmd/keyspec.h"
-
 #define MAX_KEYS 4096 /* keys of one command looked at; past it, the command is refused */
 
 enum { K_PLAIN, K_RESTORE, K_MEMBER, K_EXEC };
@@ -60,13 +58,10 @@ void cp__mw_free(cp__mw *w) {
     free(w);
 }
 
-int cp__mw_keys(int argc, const char *const *argv, const size_t *argvlen, int *at, int max) {
-    cp__keys k;
-    cp__keys_find(NULL, argc, argv, argvlen, 0, &k);
-    int n = k.n < max ? k.n : max;
-    for (int i = 0; i < n; i++)
-        at[i] = cp__keys_at(&k, i);
-    return k.n;
+int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *at,
+                int max) {
+    int n = cp_command_keys(w->c, argc, (const char **)argv, argvlen, at, max);
+    return n < 0 ? 0 : n;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -111,7 +106,7 @@ static int add_record(cp__mw *w, int src, int kind, int argc, const char *const 
     if (kind == K_MEMBER)
         return 0; /* a unit's keys are its EXEC's */
     static int at[MAX_KEYS];
-    int n = cp__mw_keys(argc, argv, argvlen, at, MAX_KEYS);
+    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
     if (n > MAX_KEYS)
         return -1;
     for (int i = 0; i < n; i++)
@@ -123,7 +118,7 @@ static int add_record(cp__mw *w, int src, int kind, int argc, const char *const 
 
 int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const size_t *argvlen) {
     static int at[MAX_KEYS];
-    int n = cp__mw_keys(argc, argv, argvlen, at, MAX_KEYS);
+    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
     if (n > MAX_KEYS)
         n = MAX_KEYS;
     int hit = 0;
@@ -164,11 +159,12 @@ int cp__mw_command(cp__mw *w, int src, int argc, const char *const *argv, const 
 }
 
 /* The slot of every key of the members, or -1 when they span slots (-2: no keys). */
-static int unit_slot(const cp__mw_cmd *m, int n) {
+static int unit_slot(const cp__mw *w, const cp__mw_cmd *m, int n) {
     static int at[MAX_KEYS];
     int slot = -2;
     for (int i = 0; i < n; i++) {
-        int k = cp__mw_keys(m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
+        int k =
+            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
         for (int j = 0; j < k && j < MAX_KEYS; j++) {
             int s = (int)cp_keyslot(m[i].argv[at[j]], m[i].argvlen[at[j]]);
             if (slot != -2 && s != slot)
@@ -180,7 +176,7 @@ static int unit_slot(const cp__mw_cmd *m, int n) {
 }
 
 int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
-    if (unit_slot(m, n) == -1 || !cp_is_cluster(w->c)) {
+    if (unit_slot(w, m, n) == -1 || !cp_is_cluster(w->c)) {
         for (int i = 0; i < n; i++)
             if (cp__mw_command(w, src, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen))
                 return -1;
@@ -197,7 +193,8 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
                 0)
             return -1;
         static int at[MAX_KEYS];
-        int k = cp__mw_keys(m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
+        int k =
+            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
         for (int j = 0; j < k && j < MAX_KEYS; j++)
             if (add_key(w, m[i].argv[at[j]], m[i].argvlen[at[j]]) != 0)
                 return -1;

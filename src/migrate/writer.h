@@ -45,8 +45,10 @@ typedef struct cp__mw_stats {
 cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks);
 void cp__mw_free(cp__mw *w);
 
-/* The keys of a command (the built-in key table): their count; key i is argv[cp__mw_key_at]. */
-int cp__mw_keys(int argc, const char *const *argv, const size_t *argvlen, int *at, int max);
+/* The keys of a command, as the target's client routes it (cp_command_keys): their count, the
+ * argv index of key i in at[i] (at most max). */
+int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *at,
+                int max);
 
 /* 1 when a key of the command is marked in source src's set (then all its keys are marked too,
  * and the caller skips it), 0 when none is, -1 out of memory. */

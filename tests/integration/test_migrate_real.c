@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `clusterpipe migrate` on real servers: two standalone redis-servers (one syncing diskless, one
+ * from disk) loaded with every type (strings, lists, hashes, sets, sorted sets, a stream with a
+ * consumer group; small and larger encodings; with and without TTLs; one key that expired) are
+ * moved into a 3-master cluster with --until-synced. Writes at the sources (INCR, SET, DEL,
+ * MULTI/EXEC in one slot and across slots, RPUSH, HSET, SADD, ZADD, XADD, PEXPIRE) happen while
+ * the tool holds the snapshot: the target's masters are paused (CLIENT PAUSE WRITE) from before
+ * the tool starts until after the writes, so the tool is still writing its snapshot when they
+ * land, and they reach it through the replication stream. Afterwards every key of each source is
+ * on the target with the same value (DUMP bytes, or the same members for a hash table) and the
+ * same absolute expiry, the target holds no other key, and a counter incremented 500 times
+ * during the stream reads exactly 500 more.
+ *
+ * Also: a source with keys in db 3 is refused naming db 3 and its count, and --db 3 moves them;
+ * an unreachable --to is a clear error with exit 1.
+ */
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "asserts.h"
+
+#include "clirun.h"
+#include "fixture.h"
+#include "util/clock.h"
+
+#define COUNTER_INCRS 500
+
+static void ok(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("%s: %s", fmt, r->str);
+    freeReplyObject(r);
+}
+
+/* Replies of n pipelined commands, each checked not to be an error. */
+static void drain(redisContext *c, int n) {
+    for (int i = 0; i < n; i++) {
+        redisReply *r;
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        if (r->type == REDIS_REPLY_ERROR)
+            fail_msg("pipelined command %d: %s", i, r->str);
+        freeReplyObject(r);
+    }
+}
+
+static void load_source(redisContext *c, const char *p) {
+    ok(c, "SET %s:int 12345", p);
+    ok(c, "SET %s:str hello", p);
+    ok(c, "SET %s:ttl value PX 3600000", p);
+    char *big = malloc(20000);
+    assert_non_null(big);
+    for (int i = 0; i < 20000; i++)
+        big[i] = (char)('a' + (i * 7919) % 26);
+    ok(c, "SET %s:big %b", p, big, (size_t)20000);
+    free(big);
+    ok(c, "RPUSH %s:list a b c 1 2", p);
+    ok(c, "HSET %s:hash f1 v1 f2 v2", p);
+    ok(c, "SADD %s:intset 1 2 3", p);
+    ok(c, "SADD %s:set a b c", p);
+    ok(c, "ZADD %s:zset 1 a 2.5 b", p);
+    int n = 0;
+    for (int i = 0; i < 1000; i++, n += 4) {
+        redisAppendCommand(c, "RPUSH %s:biglist e%d", p, i);
+        redisAppendCommand(c, "HSET %s:bighash f%d v%d", p, i, i);
+        redisAppendCommand(c, "SADD %s:bigset m%d", p, i);
+        redisAppendCommand(c, "ZADD %s:bigzset %d m%d", p, i, i);
+    }
+    for (int i = 0; i < 300; i++, n++)
+        redisAppendCommand(c, "SET %s:k:%d v%d", p, i, i);
+    drain(c, n);
+    ok(c, "PEXPIRE %s:bighash 7200000", p);
+    for (int i = 0; i < 10; i++)
+        ok(c, "XADD %s:stream * f %d", p, i);
+    ok(c, "XGROUP CREATE %s:stream g 0", p);
+    ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
+    ok(c, "SET %s:counter 1000", p);
+    ok(c, "SET %s:expired gone PX 20", p);
+    usleep(100 * 1000); /* expired: no snapshot holds it, no target may */
+}
+
+/* The writes made while the tool holds the snapshot: they reach it through the stream. */
+static void write_during(redisContext *c, const char *p) {
+    int n = 0;
+    for (int i = 0; i < COUNTER_INCRS; i++, n++)
+        redisAppendCommand(c, "INCR %s:counter", p);
+    for (int i = 0; i < 100; i++, n++)
+        redisAppendCommand(c, "SET %s:k:%d new%d", p, i, i);
+    for (int i = 200; i < 250; i++, n++)
+        redisAppendCommand(c, "DEL %s:k:%d", p, i);
+    for (int i = 0; i < 20; i++, n += 5) { /* one slot: one unit on the target */
+        redisAppendCommand(c, "MULTI");
+        redisAppendCommand(c, "INCR {%s:t}a", p);
+        redisAppendCommand(c, "SET {%s:t}b v%d", p, i);
+        redisAppendCommand(c, "LPUSH {%s:t}l x%d", p, i);
+        redisAppendCommand(c, "EXEC");
+    }
+    for (int i = 0; i < 10; i++, n += 4) { /* across slots: legal on a standalone server */
+        redisAppendCommand(c, "MULTI");
+        redisAppendCommand(c, "INCR %s:x1", p);
+        redisAppendCommand(c, "INCR %s:y1", p);
+        redisAppendCommand(c, "EXEC");
+    }
+    redisAppendCommand(c, "RPUSH %s:list late", p);
+    redisAppendCommand(c, "HSET %s:bighash late 1", p);
+    redisAppendCommand(c, "SADD %s:bigset late", p);
+    redisAppendCommand(c, "ZADD %s:zset 9 late", p);
+    redisAppendCommand(c, "XADD %s:stream * late 1", p);
+    redisAppendCommand(c, "PEXPIRE %s:str 5000000", p);
+    redisAppendCommand(c, "SET %s:new fresh EX 1000", p);
+    drain(c, n + 7);
+}
+
+static int source_port(cp_fixture *f, int k) {
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role == CP_ROLE_SHARD && k-- == 0)
+            return pr->port;
+    }
+    fail_msg("no shard %d", k);
+    return -1;
+}
+
+/* The sorted members of a set or hash (a hash table dumps in its own order). */
+static char *members(redisReply *r) {
+    size_t n = r->elements, total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += r->element[i]->len + 1;
+    char **v = malloc(n * sizeof *v + 1);
+    char *out = malloc(total);
+    assert_non_null(v);
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++)
+        v[i] = r->element[i]->str;
+    for (size_t i = 1; i < n; i++) /* insertion sort: small sets */
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, v[i]);
+        strcat(out, "\n");
+    }
+    free(v);
+    return out;
+}
+
+static char *content(redisContext *src, cp_client *dst, const char *type, const char *key) {
+    const char *cmd = strcmp(type, "set") == 0 ? "SMEMBERS" : "HGETALL";
+    redisReply *r = src ? redisCommand(src, "%s %s", cmd, key) : NULL;
+    redisReply *d = dst ? cp_command(dst, "%s %s", cmd, key) : NULL;
+    char *m = members(src ? r : d);
+    freeReplyObject(r);
+    cp_reply_free(d);
+    return m;
+}
+
+/* Every key of the source is on the target, the same. Returns how many keys. */
+static long long compare_source(redisContext *src, cp_client *dst) {
+    long long keys = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *s = redisCommand(src, "SCAN %s COUNT 500", cursor);
+        assert_non_null(s);
+        snprintf(cursor, sizeof cursor, "%s", s->element[0]->str);
+        for (size_t i = 0; i < s->element[1]->elements; i++) {
+            const char *key = s->element[1]->element[i]->str;
+            keys++;
+            redisReply *a = redisCommand(src, "DUMP %s", key);
+            redisReply *b = cp_command(dst, "DUMP %s", key);
+            assert_non_null(a);
+            if (b == NULL || b->type != REDIS_REPLY_STRING)
+                fail_msg("key %s: not on the target", key);
+            int same = a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+            freeReplyObject(a);
+            cp_reply_free(b);
+            if (!same) {
+                redisReply *t = redisCommand(src, "TYPE %s", key);
+                char type[16];
+                snprintf(type, sizeof type, "%s", t->str);
+                freeReplyObject(t);
+                if (strcmp(type, "set") != 0 && strcmp(type, "hash") != 0)
+                    fail_msg("key %s (%s): the target's DUMP differs", key, type);
+                char *x = content(src, NULL, type, key), *y = content(NULL, dst, type, key);
+                if (strcmp(x, y) != 0)
+                    fail_msg("key %s (%s): the target's members differ", key, type);
+                free(x);
+                free(y);
+            }
+            a = redisCommand(src, "PEXPIRETIME %s", key);
+            b = cp_command(dst, "PEXPIRETIME %s", key);
+            assert_non_null(b);
+            if (a->integer != b->integer)
+                fail_msg("key %s: expires at %lld on the source, %lld on the target", key,
+                         a->integer, b->integer);
+            freeReplyObject(a);
+            cp_reply_free(b);
+        }
+        freeReplyObject(s);
+    } while (strcmp(cursor, "0") != 0);
+    return keys;
+}
+
+static long long get_int(cp_client *c, const char *key) {
+    redisReply *r = cp_command(c, "GET %s", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    long long v = atoll(r->str);
+    cp_reply_free(r);
+    return v;
+}
+
+static long long dbsize(cp_client *c) {
+    redisReply *r = cp_command(c, "DBSIZE");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long v = r->integer;
+    cp_reply_free(r);
+    return v;
+}
+
+/* Waits until the source has a replica past its snapshot's fork (send_bulk or online). */
+static void wait_forked(redisContext *c) {
+    for (int i = 0; i < 300; i++) {
+        redisReply *r = redisCommand(c, "INFO replication");
+        assert_non_null(r);
+        int forked = strstr(r->str, "state=send_bulk") || strstr(r->str, "state=online");
+        freeReplyObject(r);
+        if (forked)
+            return;
+        usleep(20 * 1000);
+    }
+    fail_msg("the tool's replica connection never got a snapshot");
+}
+
+static void moves_every_type_exactly_while_writes_go_on(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    char from[128];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
+        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
+             source_port(sources, 1));
+
+    /* The target's masters take no writes for 4 s: the tool blocks on its first RESTOREs. */
+    enum { PAUSE_MS = 4000 };
+    uint64_t paused_at = cp__now_ms();
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", PAUSE_MS);
+    }
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate",         "--from",         from, "--to",
+                          target->endpoints, "--until-synced", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    for (int k = 0; k < 2; k++)
+        wait_forked(s[k]);
+    write_during(s[0], "s0");
+    write_during(s[1], "s1");
+    /* The premise: the writes were over before the target took any of the snapshot. */
+    assert_int_lt(cp__now_ms() - paused_at, PAUSE_MS);
+    int rc = cp_clirun_finish(&run, pid, 120);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "synced: every source's lag is 0");
+    assert_contains(run.out, "cutover:");
+    assert_contains(run.out, "lag 0 B");
+
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys); /* and nothing else */
+    assert_int_equal(get_int(c, "s0:counter"), 1000 + COUNTER_INCRS);
+    assert_int_equal(get_int(c, "s1:counter"), 1000 + COUNTER_INCRS);
+    assert_int_equal(get_int(c, "{s0:t}a"), 20);
+    assert_int_equal(get_int(c, "s1:x1"), 10);
+    static const char *const gone[] = {"s0:expired", "s1:expired", "s0:k:200", "s1:k:249"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        redisReply *r = cp_command(c, "EXISTS %s", gone[i]);
+        assert_non_null(r);
+        if (r->integer != 0)
+            fail_msg("%s is on the target", gone[i]);
+        cp_reply_free(r);
+    }
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+static void other_databases_and_an_unreachable_target(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    ok(s, "SET in:db0 zero");
+    ok(s, "SELECT 3");
+    ok(s, "SET in:db3:a one");
+    ok(s, "SET in:db3:b two PX 3600000");
+    ok(s, "SELECT 0");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *refused[] = {"migrate",         "--from",         from, "--to",
+                             target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, refused, 1);
+    assert_contains(run.err, "a cluster has database 0 only");
+    assert_contains(run.err, "db3 (2 keys)");
+    assert_contains(run.err, from);
+    assert_contains(run.err, "--db N");
+
+    const char *db3[] = {"migrate", "--from",         from, "--to", target->endpoints, "--db",
+                         "3",       "--until-synced", "-q", NULL};
+    cp_clirun_expect(&run, db3, 0);
+    cp_client *c = cp_fixture_client(target, NULL);
+    assert_int_equal(dbsize(c), 2);
+    redisReply *r = cp_command(c, "GET in:db3:a");
+    assert_non_null(r);
+    assert_string_equal(r->str, "one");
+    cp_reply_free(r);
+    cp_free(c);
+
+    /* A port nothing listens on (bound, then closed). */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    close(fd);
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%d", ntohs(a.sin_port));
+    const char *unreachable[] = {"migrate", "--from", from, "--to", to, "--until-synced", NULL};
+    cp_clirun_expect(&run, unreachable, 1);
+    assert_contains(run.err, "clusterpipe migrate: target ");
+    assert_contains(run.err, to);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
+        cmocka_unit_test(other_databases_and_an_unreachable_target),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
