@@ -230,6 +230,7 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
     if (w->nrec == 0)
         return 0;
     cp_exec(w->p);
+    uint64_t unknown_before = st->unknown;
     int fatal = 0;
     size_t done = 0;
     for (size_t i = 0; i < w->nrec; i++) {
@@ -277,10 +278,14 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
             st->marked += m->count > before;
         }
     }
-    if (!fatal && done == 0)
-        snprintf(err, errlen, "the target answered none of %zu commands: %s", w->nrec,
+    /* Nothing ran, nothing may have: the target could not be reached through the retry budget
+     * (a batch refused by the client alone, CROSSSLOT, is marked and goes on). */
+    int unreachable = !fatal && done == 0 && st->unknown == unknown_before &&
+                      cp_pipeline_err(w->p) != CP_ECROSSSLOT;
+    if (unreachable)
+        snprintf(err, errlen, "the target ran none of %zu commands: %s", w->nrec,
                  cp_pipeline_errstr(w->p));
     cp_pipeline_reset(w->p);
     w->nrec = w->nkeys = w->kbuf_len = 0;
-    return fatal || done == 0 ? -1 : 0;
+    return fatal || unreachable ? -1 : 0;
 }
