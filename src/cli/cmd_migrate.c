@@ -178,11 +178,11 @@ static void print_result(const migrate_args *a, const cp__migrate_status *st, in
         json_t *srcs = json_array();
         for (int i = 0; i < st->n; i++)
             json_array_append_new(srcs, source_json(&st->src[i], 0));
-        json_t *o =
-            json_pack("{s:s, s:b, s:b, s:f, s:o, s:I, s:I, s:I}", "schema", "clusterpipe.migrate/1",
-                      "ok", ok, "synced", st->synced, "elapsed_s", st->elapsed_s, "sources", srcs,
-                      "unknown", (json_int_t)st->unknown, "not_executed",
-                      (json_int_t)st->not_executed, "errors", (json_int_t)st->errors);
+        json_t *o = json_pack(
+            "{s:s, s:b, s:b, s:f, s:o, s:I, s:I, s:I, s:I, s:I}", "schema", "clusterpipe.migrate/1",
+            "ok", ok, "synced", st->synced, "elapsed_s", st->elapsed_s, "sources", srcs, "unknown",
+            (json_int_t)st->unknown, "not_executed", (json_int_t)st->not_executed, "errors",
+            (json_int_t)st->errors, "moved", (json_int_t)st->moved, "ask", (json_int_t)st->ask);
         if (!ok)
             json_object_set_new(o, "error", json_string(err));
         char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
@@ -205,6 +205,10 @@ static void print_result(const migrate_args *a, const cp__migrate_status *st, in
                    s->name, (unsigned long long)s->keys_other_db,
                    (unsigned long long)s->commands_other_db);
     }
+    printf("target: %llu MOVED and %llu ASK followed; %llu commands ended unknown, %llu not "
+           "executed\n",
+           (unsigned long long)st->moved, (unsigned long long)st->ask,
+           (unsigned long long)st->unknown, (unsigned long long)st->not_executed);
     if (st->errors > 0)
         printf("the target answered %llu stream commands with an error (their keys were "
                "re-copied); the first: %s\n",

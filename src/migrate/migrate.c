@@ -39,6 +39,7 @@ typedef struct msrc {
 
 typedef struct run {
     const cp__migrate_opts *o;
+    cp_client *c;
     cp__migrate_status *st;
     int db;
     msrc *s;
@@ -216,6 +217,10 @@ static void update(run *r) {
     r->st->unknown = r->ws.unknown;
     r->st->not_executed = r->ws.not_executed;
     r->st->errors = r->ws.errors;
+    cp_stats cs;
+    cp_get_stats(r->c, &cs);
+    r->st->moved = cs.moved;
+    r->st->ask = cs.ask;
     snprintf(r->st->first_error, sizeof r->st->first_error, "%s", r->ws.first_error);
 }
 
@@ -414,6 +419,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         cp_free(c);
         return -1;
     }
+    r.c = c;
     r.s = calloc((size_t)st->n, sizeof *r.s);
     r.marks = calloc((size_t)st->n, sizeof *r.marks);
     r.w = r.marks ? cp__mw_new(c, r.marks) : NULL;

@@ -42,6 +42,7 @@ typedef struct cp__migrate_status {
     double elapsed_s;
     int synced;                             /* until_synced: every lag was 0 with no key marked */
     uint64_t unknown, not_executed, errors; /* the writer's counts (writer.h) */
+    uint64_t moved, ask;                    /* redirects the target's client followed */
     char first_error[256];
 } cp__migrate_status;
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@
 
 #include "clirun.h"
 #include "fixture.h"
+#include "slotmover.h"
 #include "util/clock.h"
 
 #define COUNTER_INCRS 500
@@ -352,6 +354,85 @@ static void outcomes_not_known_are_recopied_exactly(void **state) {
     migrate_while_writing(12000, 1);
 }
 
+/* The offset the source's replica (the tool) acknowledged, or -1. */
+static long long acked(redisContext *c, long long *master) {
+    redisReply *r = redisCommand(c, "INFO replication");
+    assert_non_null(r);
+    const char *at = strstr(r->str, "slave0:");
+    const char *off = at ? strstr(at, "offset=") : NULL;
+    long long v = off ? atoll(off + 7) : -1;
+    const char *m = strstr(r->str, "master_repl_offset:");
+    *master = m ? atoll(m + 19) : -2;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Follow mode while slots move back and forth on the target: writes go on at the sources in
+ * rounds, then stop; once the tool has acknowledged each source's last offset (it acknowledges
+ * only what it applied), SIGTERM: it finishes and exits 0, and every key is exact. */
+static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
+    (void)state;
+    enum { ROUNDS = 10 };
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    char from[128];
+    snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
+             source_port(sources, 1));
+    slot_mover mover;
+    slot_mover_start(&mover, target, cp_fixture_master(target, 0), cp_fixture_master(target, 1),
+                     2000, 4);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    for (int k = 0; k < 2; k++)
+        wait_forked(s[k]);
+    for (int i = 0; i < ROUNDS; i++) {
+        write_during(s[0], "s0");
+        write_during(s[1], "s1");
+        usleep(100 * 1000);
+    }
+    int moved = slot_mover_stop(&mover);
+    if (moved < 0)
+        fail_msg("slot mover: %s", mover.err);
+    assert_int_ge(moved, 4);
+    for (int k = 0; k < 2; k++) {
+        long long master = 0, ack = -1;
+        for (int i = 0; i < 1500 && ack != master; i++) {
+            ack = acked(s[k], &master);
+            if (ack != master)
+                usleep(20 * 1000);
+        }
+        assert_int_equal(ack, master);
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int rc = cp_clirun_finish(&run, pid, 120);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "offset applied");
+    assert_not_contains(run.out, "synced:");
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys);
+    assert_int_equal(get_int(c, "s0:counter"), 1000 + ROUNDS * COUNTER_INCRS);
+    assert_int_equal(get_int(c, "s1:counter"), 1000 + ROUNDS * COUNTER_INCRS);
+    assert_int_equal(get_int(c, "{s1:t}a"), ROUNDS * 20);
+    assert_int_equal(get_int(c, "s0:y1"), ROUNDS * 10);
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 static void other_databases_and_an_unreachable_target(void **state) {
     (void)state;
     cp_fixture *sources = cp_fixture_twemproxy(1, 1);
@@ -410,6 +491,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
         cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
+        cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
