@@ -7,7 +7,9 @@
 #include "cli/flags.h"
 #include "cli/flagsets.h"
 #include "migrate/migrate.h"
+#include "migrate/nutconf.h"
 #include "migrate/source.h"
+#include "util/file.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -29,7 +31,8 @@ static const cp_cli_flag migrate_rows[] = {
      .kind = CP_CLI_STRING,
      .off = MO(from),
      .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers (required)"},
+     .help = "the sources: standalone redis-servers, or a nutcracker\nYAML file (every "
+             "pool's servers; its redis_auth as\n--from-password) (required)"},
     {.name = "--to",
      .arg = "HOST:PORT[,...]",
      .kind = CP_CLI_STRING,
@@ -54,7 +57,8 @@ static const cp_cli_flag migrate_rows[] = {
 static const cp_cli_cmd migrate_cmd = {
     .name = "migrate",
     .usage =
-        "usage: clusterpipe migrate --from HOST:PORT[,...] --to HOST:PORT[,...] [--db N]\n"
+        "usage: clusterpipe migrate --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
+        "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
         "                           [--until-synced] [--json] [-q]\n"
         "\n"
@@ -106,6 +110,38 @@ static int parse_sources(const char *list, char ***hosts, int **ports, int *n) {
             return 0;
         p += len + 1;
     }
+}
+
+/* --from naming a nutcracker YAML (a file that exists, or a .yml/.yaml name): its servers, and
+ * its redis_auth unless --from-password was given. -1: not a file; else as parse_sources. */
+static int from_yaml(migrate_args *a, char ***hosts, int **ports, int *n) {
+    size_t len = strlen(a->from);
+    int named = (len > 4 && strcmp(a->from + len - 4, ".yml") == 0) ||
+                (len > 5 && strcmp(a->from + len - 5, ".yaml") == 0);
+    size_t got;
+    char *text = cp__read_file(a->from, 1 << 20, &got);
+    if (text == NULL && !named)
+        return -1;
+    if (text == NULL)
+        return cp_cli_usage_error("migrate", "--from %s: cannot read it", a->from);
+    static cp__nutconf conf;
+    char err[512];
+    int rc = cp__nutconf_parse(text, &conf, err, sizeof err);
+    free(text);
+    if (rc != 0)
+        return cp_cli_usage_error("migrate", "--from %s: %s", a->from, err);
+    *hosts = calloc((size_t)conf.n, sizeof **hosts);
+    *ports = calloc((size_t)conf.n, sizeof **ports);
+    if (*hosts == NULL || *ports == NULL)
+        return CP_EXIT_FAIL;
+    for (int i = 0; i < conf.n; i++) {
+        (*hosts)[i] = strdup(conf.host[i]);
+        (*ports)[i] = conf.port[i];
+    }
+    *n = conf.n;
+    if (a->from_password == NULL && conf.has_password)
+        a->from_password = conf.password;
+    return 0;
 }
 
 static const char *phase_name(int phase) {
@@ -231,7 +267,9 @@ int cp_cli_migrate(int argc, char **argv) {
         a.quiet = 0; /* JSON lines are for a program: it asked for them */
     char **hosts = NULL;
     int *ports = NULL, n = 0;
-    int rc = parse_sources(a.from, &hosts, &ports, &n);
+    int rc = from_yaml(&a, &hosts, &ports, &n);
+    if (rc < 0)
+        rc = parse_sources(a.from, &hosts, &ports, &n);
     if (rc != 0)
         goto out;
     cp_cli_install_signals();

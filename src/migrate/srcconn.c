@@ -66,7 +66,13 @@ void cp__sc_free(cp__srcconn *c) {
 static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t errlen) {
     redisReply *r = redisCommand(c->rc, "INFO %s", section);
     if (r == NULL || r->type != REDIS_REPLY_STRING) {
+        int closed = r == NULL;
         failed(c, r, "INFO", err, errlen);
+        size_t n = strlen(err);
+        if (closed) /* what nutcracker does with a command it does not proxy */
+            snprintf(err + n, errlen - n,
+                     " (is it a twemproxy? give its nutcracker YAML as --from: its servers are "
+                     "the sources)");
         return NULL;
     }
     return r;

@@ -16,6 +16,7 @@
  * Also: a source with keys in db 3 is refused naming db 3 and its count, and --db 3 moves them;
  * an unreachable --to is a clear error with exit 1.
  */
+#include <glob.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -487,12 +488,59 @@ static void other_databases_and_an_unreachable_target(void **state) {
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* --from a nutcracker YAML: its servers are the sources; the proxy's own address is refused
+ * with a hint to give the YAML. */
+static void from_a_nutcracker_yaml_and_not_from_the_proxy(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    char pattern[4200];
+    snprintf(pattern, sizeof pattern, "%s/*/nutcracker.yml", sources->dir);
+    glob_t g;
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_int_equal(g.gl_pathc, 1);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *yaml[] = {"migrate",         "--from",         g.gl_pathv[0], "--to",
+                          target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, yaml, 0);
+    char name[64];
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "source 127.0.0.1:%d: 315 keys copied",
+                 source_port(sources, k));
+        assert_contains(run.out, name);
+    }
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys);
+    cp_free(c);
+    globfree(&g);
+
+    const char *proxy[] = {
+        "migrate", "--from", sources->endpoints, "--to", target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, proxy, 1);
+    assert_contains(run.err, sources->endpoints);
+    assert_contains(run.err, "is it a twemproxy? give its nutcracker YAML as --from");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
         cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
+        cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
