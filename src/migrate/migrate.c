@@ -44,6 +44,7 @@ typedef struct run {
     int db;
     msrc *s;
     cp__keyset *marks;
+    uint64_t *copied; /* per source: snapshot keys written */
     cp__mw *w;
     cp__mw_stats ws;
     char *err;
@@ -181,11 +182,9 @@ static int take(run *r, int i) {
                 ss->keys_other_db++;
             else if (ev->expire_ms >= 0 && ev->expire_ms <= wall_ms())
                 ss->keys_expired++;
-            else if (cp__mw_restore(r->w, i, ev->name, ev->name_len, ev->value, ev->value_len,
+            else if (cp__mw_restore(r->w, i, 1, ev->name, ev->name_len, ev->value, ev->value_len,
                                     ev->expire_ms) != 0)
                 return snprintf(r->err, r->errlen, "out of memory"), -1;
-            else
-                ss->keys_copied++;
             continue;
         }
         if (it.type == CP__SRC_SNAPSHOT_END) {
@@ -211,6 +210,7 @@ static void update(run *r) {
         ss->phase = (int)cp__src_phase_of(r->s[i].rep);
         ss->snapshot_bytes = cp__src_snapshot_bytes(r->s[i].rep);
         ss->marked = r->marks[i].count;
+        ss->keys_copied = r->copied[i];
         if (r->s[i].snapshot_done)
             ss->offset_applied = applied(&r->s[i]);
     }
@@ -257,7 +257,7 @@ static int recopy(run *r, int i, int confirm) {
         rc = cp__sc_dump(m->plain, key, klen, &payload, &plen, &exp, r->err, r->errlen);
         if (rc != 0)
             break;
-        rc = payload ? cp__mw_restore(r->w, i, key, klen, (unsigned char *)payload, plen, exp)
+        rc = payload ? cp__mw_restore(r->w, i, 0, key, klen, (unsigned char *)payload, plen, exp)
                      : cp__mw_del(r->w, i, key, klen);
         free(payload);
         if (rc != 0)
@@ -336,6 +336,20 @@ static int lag_check(run *r, int *all_synced) {
     return 0;
 }
 
+/* Each source's lag as it stands (what it sent and is not yet written included), for the
+ * progress lines. */
+static int measure_lag(run *r) {
+    for (int i = 0; i < r->st->n; i++) {
+        uint64_t off;
+        if (!r->s[i].snapshot_done)
+            continue;
+        if (cp__sc_offset(r->s[i].plain, &off, r->err, r->errlen) != 0)
+            return -1;
+        r->st->src[i].lag_bytes = (int64_t)(off - applied(&r->s[i]));
+    }
+    return 0;
+}
+
 static int idle(run *r) {
     if (cp__mw_count(r->w) > 0)
         return 0;
@@ -374,7 +388,7 @@ static int loop(run *r) {
         if (now - last_tick >= 1000) {
             for (int i = 0; i < n; i++)
                 r->s[i].need_ack |= r->s[i].snapshot_done;
-            if (flush(r) != 0)
+            if (flush(r) != 0 || measure_lag(r) != 0)
                 return -1;
             if (o->progress != NULL)
                 o->progress(r->st, 0, o->progress_arg);
@@ -422,7 +436,8 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     r.c = c;
     r.s = calloc((size_t)st->n, sizeof *r.s);
     r.marks = calloc((size_t)st->n, sizeof *r.marks);
-    r.w = r.marks ? cp__mw_new(c, r.marks) : NULL;
+    r.copied = calloc((size_t)st->n, sizeof *r.copied);
+    r.w = r.marks && r.copied ? cp__mw_new(c, r.marks, r.copied) : NULL;
     if (r.s == NULL || r.w == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -476,6 +491,7 @@ out:
     for (int i = 0; r.marks != NULL && i < st->n; i++)
         cp__keyset_clear(&r.marks[i]);
     cp__mw_free(r.w);
+    free(r.copied);
     free(r.marks);
     free(r.s);
     cp_free(c);

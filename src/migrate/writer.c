@@ -13,7 +13,7 @@
 
 #define MAX_KEYS 4096 /* keys of one command looked at; past it, the command is refused */
 
-enum { K_PLAIN, K_RESTORE, K_MEMBER, K_EXEC };
+enum { K_PLAIN, K_COPY, K_RESTORE, K_MEMBER, K_EXEC }; /* K_COPY: a snapshot key's RESTORE */
 
 typedef struct record {
     int src, kind;
@@ -25,6 +25,7 @@ struct cp__mw {
     cp_client *c;
     cp_pipeline *p;
     cp__keyset *marks;
+    uint64_t *copied;
     record *rec;
     size_t nrec, rec_cap;
     char *kbuf; /* keys, back to back */
@@ -33,12 +34,13 @@ struct cp__mw {
     size_t nkeys, keys_cap;
 };
 
-cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks) {
+cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied) {
     cp__mw *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
     w->c = c;
     w->marks = marks;
+    w->copied = copied;
     w->p = cp_pipeline_new(c);
     if (w->p == NULL) {
         free(w);
@@ -139,13 +141,13 @@ static int append(cp__mw *w, int src, int kind, int argc, const char *const *arg
     return add_record(w, src, kind, argc, argv, argvlen);
 }
 
-int cp__mw_restore(cp__mw *w, int src, const char *key, size_t klen, const unsigned char *payload,
-                   size_t plen, int64_t expire_ms) {
+int cp__mw_restore(cp__mw *w, int src, int snapshot, const char *key, size_t klen,
+                   const unsigned char *payload, size_t plen, int64_t expire_ms) {
     char ttl[24];
     int tl = snprintf(ttl, sizeof ttl, "%lld", expire_ms < 0 ? 0LL : (long long)expire_ms);
     const char *argv[] = {"RESTORE", key, ttl, (const char *)payload, "REPLACE", "ABSTTL"};
     const size_t argvlen[] = {7, klen, (size_t)tl, plen, 7, 6};
-    return append(w, src, K_RESTORE, 6, argv, argvlen);
+    return append(w, src, snapshot ? K_COPY : K_RESTORE, 6, argv, argvlen);
 }
 
 int cp__mw_del(cp__mw *w, int src, const char *key, size_t klen) {
@@ -244,8 +246,10 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
         st->unknown += oc == CP_UNKNOWN;
         st->not_executed += oc == CP_NOT_EXECUTED;
         st->written += well;
+        if (well && r->kind == K_COPY)
+            w->copied[r->src]++;
         if (is_error(rep) && oc == CP_DONE) {
-            if (strncmp(rep->str, "OOM", 3) == 0 || r->kind == K_RESTORE) {
+            if (strncmp(rep->str, "OOM", 3) == 0 || r->kind == K_COPY || r->kind == K_RESTORE) {
                 int kl = r->nkeys ? (int)w->klen[r->first_key] : 0;
                 snprintf(err, errlen, "the target refused %s %.*s: %s", r->name,
                          kl > 200 ? 200 : kl, kl ? w->kbuf + w->koff[r->first_key] : "", rep->str);

@@ -41,8 +41,9 @@ typedef struct cp__mw_stats {
     char first_error[256]; /* the first of those, with its command's name */
 } cp__mw_stats;
 
-/* marks[i]: source i's marked keys (the caller's; the writer adds to them). */
-cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks);
+/* marks[i]: source i's marked keys, copied[i]: its snapshot keys written (the caller's arrays;
+ * the writer adds to them). */
+cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied);
 void cp__mw_free(cp__mw *w);
 
 /* The keys of a command, as the target's client routes it (cp_command_keys): their count, the
@@ -54,9 +55,10 @@ int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t
  * and the caller skips it), 0 when none is, -1 out of memory. */
 int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const size_t *argvlen);
 
-/* RESTORE key expire_ms payload REPLACE ABSTTL (expire_ms -1: no TTL, sent as 0). */
-int cp__mw_restore(cp__mw *w, int src, const char *key, size_t klen, const unsigned char *payload,
-                   size_t plen, int64_t expire_ms);
+/* RESTORE key expire_ms payload REPLACE ABSTTL (expire_ms -1: no TTL, sent as 0); snapshot: a
+ * key of the snapshot (counted in copied once done), else a re-copy. */
+int cp__mw_restore(cp__mw *w, int src, int snapshot, const char *key, size_t klen,
+                   const unsigned char *payload, size_t plen, int64_t expire_ms);
 
 /* DEL key: a re-copy of a key the source no longer has. */
 int cp__mw_del(cp__mw *w, int src, const char *key, size_t klen);
