@@ -20,6 +20,7 @@
 typedef struct migrate_args {
     const char *from, *to, *from_password, *to_password;
     int db;
+    int source_timeout;
     int until_synced, json, quiet;
 } migrate_args;
 
@@ -44,6 +45,9 @@ static const cp_cli_flag migrate_rows[] = {
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, MO(db),
                "move database N of the sources into the target's 0\n(default: 0, and a source "
                "with keys in another is refused)"),
+    CP_CLI_NUM("--source-timeout", "S", CP_CLI_INT, 1, 3600, MO(source_timeout),
+               "a source that sends nothing for S seconds has failed\n(default 60: a live one "
+               "sends a PING every 10 s)"),
     CP_CLI_SET("--until-synced", CP_CLI_SWITCH, 1, MO(until_synced),
                "exit 0 the first time every source's lag is 0 and no\nkey waits for a re-copy "
                "(stop writes at the sources first)"),
@@ -60,7 +64,7 @@ static const cp_cli_cmd migrate_cmd = {
         "usage: clusterpipe migrate --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
-        "                           [--until-synced] [--json] [-q]\n"
+        "                           [--source-timeout S] [--until-synced] [--json] [-q]\n"
         "\n"
         "Moves the keys of standalone redis-servers into a Redis Cluster while writes go on.\n"
         "Each source is read as a replica reads its master (PSYNC): its snapshot's keys are\n"
@@ -260,6 +264,7 @@ int cp_cli_migrate(int argc, char **argv) {
     static migrate_args a;
     memset(&a, 0, sizeof a);
     a.db = -1;
+    a.source_timeout = 60;
     int prc = cp_cli_parse(&migrate_cmd, argc, argv, 1, &a, NULL);
     if (prc != CP_CLI_GO)
         return prc;
@@ -284,6 +289,7 @@ int cp_cli_migrate(int argc, char **argv) {
                           .to_password = a.to_password,
                           .db = a.db,
                           .until_synced = a.until_synced,
+                          .silence_ms = a.source_timeout * 1000,
                           .stop = &cp_cli_interrupted,
                           .progress = progress,
                           .progress_arg = &pr};

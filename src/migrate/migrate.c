@@ -443,8 +443,10 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         goto out;
     }
     for (int i = 0; i < st->n; i++) {
-        r.s[i].plain =
-            cp__sc_connect(o->hosts[i], o->ports[i], o->from_password, timeout, err, errlen);
+        /* Its answers are due within the source timeout too: a frozen source is named then. */
+        int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
+        r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_password,
+                                      timeout < silence ? timeout : silence, err, errlen);
         if (r.s[i].plain == NULL)
             goto out;
     }

@@ -4,6 +4,7 @@
  */
 #include "migrate/srcconn.h"
 
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,17 @@
 
 struct cp__srcconn {
     redisContext *rc;
+    int timeout_ms;
     char name[300];
 };
 
 static int failed(cp__srcconn *c, redisReply *r, const char *what, char *err, size_t errlen) {
-    if (r == NULL)
+    if (r == NULL && c->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+        snprintf(err, errlen,
+                 "source %s: %s: no answer within %d ms (a source that froze, or a "
+                 "network that did)",
+                 c->name, what, c->timeout_ms);
+    else if (r == NULL)
         snprintf(err, errlen, "source %s: %s: %s", c->name, what,
                  c->rc->errstr[0] ? c->rc->errstr : "no answer");
     else
@@ -33,6 +40,7 @@ cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, in
         return NULL;
     }
     snprintf(c->name, sizeof c->name, "%s:%d", host, port);
+    c->timeout_ms = timeout_ms;
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     c->rc = redisConnectWithTimeout(host, port, tv);
     if (c->rc == NULL || c->rc->err) {
@@ -66,13 +74,7 @@ void cp__sc_free(cp__srcconn *c) {
 static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t errlen) {
     redisReply *r = redisCommand(c->rc, "INFO %s", section);
     if (r == NULL || r->type != REDIS_REPLY_STRING) {
-        int closed = r == NULL;
         failed(c, r, "INFO", err, errlen);
-        size_t n = strlen(err);
-        if (closed) /* what nutcracker does with a command it does not proxy */
-            snprintf(err + n, errlen - n,
-                     " (is it a twemproxy? give its nutcracker YAML as --from: its servers are "
-                     "the sources)");
         return NULL;
     }
     return r;
@@ -80,6 +82,12 @@ static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t e
 
 int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen) {
     redisReply *r = info(c, "keyspace", err, errlen);
+    if (r == NULL && c->rc->err == REDIS_ERR_EOF) { /* what nutcracker does with INFO */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 " (is it a twemproxy? give its nutcracker YAML as --from: "
+                 "its servers are the sources)");
+    }
     if (r == NULL)
         return -1;
     out->n = 0;

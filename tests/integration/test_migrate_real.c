@@ -534,6 +534,54 @@ static void from_a_nutcracker_yaml_and_not_from_the_proxy(void **state) {
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* A source that dies, and one that freezes (SIGSTOP), while the tool follows: exit 1 with the
+ * source named, within seconds, never a hang. */
+static void a_source_that_dies_or_freezes_is_an_error(void **state) {
+    (void)state;
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    for (int freeze = 0; freeze < 2; freeze++) {
+        cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+        assert_non_null(sources);
+        int port = source_port(sources, 0);
+        redisContext *s = cp_fixture_conn(sources, port);
+        assert_non_null(s);
+        ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+        ok(s, "SET k v");
+        char from[64], name[80];
+        snprintf(from, sizeof from, "127.0.0.1:%d", port);
+        snprintf(name, sizeof name, "source %s", from);
+        cp_clirun run;
+        cp_clirun_init(&run);
+        const char *args[] = {"migrate",          "--from", from, "--to", target->endpoints,
+                              "--source-timeout", "2",      "-q", NULL};
+        pid_t pid = cp_clirun_start(&run, args);
+        wait_forked(s);
+        size_t proc = SIZE_MAX;
+        for (size_t i = 0; i < cp_topo_nprocs(sources->topo); i++)
+            if (cp_topo_proc(sources->topo, i)->port == port)
+                proc = i;
+        char err[512];
+        uint64_t at = cp__now_ms();
+        assert_int_equal(
+            cp_topo_kill(sources->topo, proc, freeze ? SIGSTOP : SIGKILL, err, sizeof err), 0);
+        int rc = cp_clirun_finish(&run, pid, 60);
+        uint64_t took = cp__now_ms() - at;
+        if (freeze)
+            assert_int_equal(cp_topo_kill(sources->topo, proc, SIGCONT, err, sizeof err), 0);
+        if (rc != 1)
+            fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+        assert_contains(run.err, name);
+        /* Frozen: the replica connection's 2 s of silence, or the plain connection's INFO
+         * unanswered for as long, whichever the tool was waiting on. */
+        assert_contains(run.err, freeze ? "2000 ms" : "closed the replication connection");
+        assert_int_lt(took, 10000);
+        cp_clirun_free(&run);
+        assert_int_equal(cp_fixture_stop(sources), 0);
+    }
+    assert_int_equal(cp_fixture_stop(target), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
@@ -541,6 +589,7 @@ int main(void) {
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
+        cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
