@@ -582,8 +582,45 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
     assert_int_equal(cp_fixture_stop(target), 0);
 }
 
+/* Bad command lines: exit 2, the flag and the value named, nothing started. */
+static void usage_errors(void **state) {
+    (void)state;
+    static const struct {
+        const char *args[8];
+        const char *says;
+    } cases[] = {
+        {{"migrate", "--from", "x", "--to", "127.0.0.1:1", NULL}, "--from: 'x' is not HOST:PORT"},
+        {{"migrate", "--from", "127.0.0.1:0", "--to", "127.0.0.1:1", NULL}, "--from"},
+        {{"migrate", "--from", "127.0.0.1:1,", "--to", "127.0.0.1:1", NULL}, "is not HOST:PORT"},
+        {{"migrate", "--from", "/nonexistent/nutcracker.yml", "--to", "127.0.0.1:1", NULL},
+         "cannot read it"},
+        {{"migrate", "--from", "127.0.0.1:1", NULL}, "--to HOST:PORT[,...] is required"},
+        {{"migrate", "--to", "127.0.0.1:1", NULL}, "--from"},
+        {{"migrate", "--from", "127.0.0.1:1", "--to", "127.0.0.1:1", "--db", "-1", NULL}, "--db"},
+        {{"migrate", "--from", "127.0.0.1:1", "--to", "127.0.0.1:1", "--source-timeout", "0", NULL},
+         "--source-timeout"},
+    };
+    cp_clirun run;
+    cp_clirun_init(&run);
+    char yml[4200];
+    snprintf(yml, sizeof yml, "%s", cp_clirun_path(&run, "empty.yml"));
+    FILE *fp = fopen(yml, "w");
+    assert_non_null(fp);
+    fputs("pool:\n  listen: 127.0.0.1:22121\n", fp);
+    fclose(fp);
+    const char *empty[] = {"migrate", "--from", yml, "--to", "127.0.0.1:1", NULL};
+    cp_clirun_expect(&run, empty, 2);
+    assert_contains(run.err, "no servers");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cp_clirun_expect(&run, cases[i].args, 2);
+        assert_contains(run.err, cases[i].says);
+    }
+    cp_clirun_free(&run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(usage_errors),
         cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
         cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
