@@ -11,7 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_KEYS 4096 /* keys of one command looked at; past it, the command is refused */
+#include "util/clock.h"
+
+#define MAX_KEYS 4096
+#define UNREACHABLE_MS 30000 /* keys of one command looked at; past it, the command is refused */
 
 enum { K_PLAIN, K_COPY, K_RESTORE, K_MEMBER, K_EXEC }; /* K_COPY: a snapshot key's RESTORE */
 
@@ -26,6 +29,7 @@ struct cp__mw {
     cp_pipeline *p;
     cp__keyset *marks;
     uint64_t *copied;
+    int64_t since_ms; /* the last batch of which something ran (or may have) */
     record *rec;
     size_t nrec, rec_cap;
     char *kbuf; /* keys, back to back */
@@ -282,13 +286,16 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
             st->marked += m->count > before;
         }
     }
-    /* Nothing ran, nothing may have: the target could not be reached through the retry budget
-     * (a batch refused by the client alone, CROSSSLOT, is marked and goes on). */
-    int unreachable = !fatal && done == 0 && st->unknown == unknown_before &&
-                      cp_pipeline_err(w->p) != CP_ECROSSSLOT;
+    /* A batch of which nothing ran, nor may have, is marked and goes on (a failover longer than
+     * the retry budget, CROSSSLOT refusals); batches like it for UNREACHABLE_MS on end: the
+     * target cannot be reached. */
+    int64_t now = cp__now_ms();
+    if (done > 0 || st->unknown > unknown_before || w->since_ms == 0)
+        w->since_ms = now;
+    int unreachable = !fatal && now - w->since_ms > UNREACHABLE_MS;
     if (unreachable)
-        snprintf(err, errlen, "the target ran none of %zu commands: %s", w->nrec,
-                 cp_pipeline_errstr(w->p));
+        snprintf(err, errlen, "the target ran none of %zu commands, nor any for %d s: %s", w->nrec,
+                 UNREACHABLE_MS / 1000, cp_pipeline_errstr(w->p));
     cp_pipeline_reset(w->p);
     w->nrec = w->nkeys = w->kbuf_len = 0;
     return fatal || unreachable ? -1 : 0;

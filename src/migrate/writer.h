@@ -12,7 +12,8 @@
  * have), or an error reply to a stream command, marks the command's keys in its source's key set;
  * so does a command that touches a key already marked, since what it wrote was computed from a
  * value not known. Marked keys are re-copied from the source later (migrate.c). A RESTORE refused
- * by the target, OOM, and a keyless command not done stop the run: nothing could re-copy those.
+ * by the target, OOM, and a keyless command not done stop the run: nothing could re-copy those;
+ * so do 30 s of batches of which nothing ran (the target cannot be reached).
  */
 #ifndef CLUSTERPIPE_MIGRATE_WRITER_H
 #define CLUSTERPIPE_MIGRATE_WRITER_H

@@ -231,12 +231,24 @@ static long long get_int(cp_client *c, const char *key) {
     return v;
 }
 
+/* The target's keys: DBSIZE of every node that serves slots per the client's map (a fan-out
+ * DBSIZE would also ask a killed master that the map still names). */
 static long long dbsize(cp_client *c) {
-    redisReply *r = cp_command(c, "DBSIZE");
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
-    long long v = r->integer;
-    cp_reply_free(r);
+    long long v = 0;
+    int slots = 0;
+    for (int i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.nslots == 0)
+            continue;
+        slots += n.nslots;
+        redisReply *r = cp_command_node(c, i, "DBSIZE");
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+        v += r->integer;
+        cp_reply_free(r);
+    }
+    assert_int_equal(slots, 16384);
     return v;
 }
 
@@ -368,15 +380,16 @@ static long long acked(redisContext *c, long long *master) {
     return v;
 }
 
-/* Follow mode while slots move back and forth on the target: writes go on at the sources in
- * rounds, then stop; once the tool has acknowledged each source's last offset (it acknowledges
- * only what it applied), SIGTERM: it finishes and exits 0, and every key is exact. */
-static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
-    (void)state;
+/* Follow mode while the target changes under the tool: slots moving back and forth between two
+ * masters (failover 0), or a master killed with kill -9 and its replica taking over (failover 1).
+ * Writes go on at the sources in rounds, then stop; once the tool has acknowledged each source's
+ * last offset (it acknowledges only what it applied or marked), SIGTERM: it finishes, re-copies
+ * what is marked, exits 0, and every key is exact. */
+static void follow_then_sigterm(int failover) {
     enum { ROUNDS = 10 };
     cp_fixture *sources = cp_fixture_twemproxy(2, 1);
     assert_non_null(sources);
-    cp_fixture *target = cp_fixture_cluster(3, 0);
+    cp_fixture *target = cp_fixture_cluster(3, failover ? 1 : 0);
     assert_non_null(target);
     redisContext *s[2];
     for (int k = 0; k < 2; k++) {
@@ -389,8 +402,9 @@ static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
     snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
              source_port(sources, 1));
     slot_mover mover;
-    slot_mover_start(&mover, target, cp_fixture_master(target, 0), cp_fixture_master(target, 1),
-                     2000, 4);
+    if (!failover)
+        slot_mover_start(&mover, target, cp_fixture_master(target, 0), cp_fixture_master(target, 1),
+                         2000, 4);
     cp_clirun run;
     cp_clirun_init(&run);
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
@@ -398,14 +412,22 @@ static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
     for (int k = 0; k < 2; k++)
         wait_forked(s[k]);
     for (int i = 0; i < ROUNDS; i++) {
+        if (failover && i == 3) {
+            char err[512];
+            assert_int_equal(
+                cp_topo_kill(target->topo, cp_fixture_master(target, 0), SIGKILL, err, sizeof err),
+                0);
+        }
         write_during(s[0], "s0");
         write_during(s[1], "s1");
-        usleep(100 * 1000);
+        usleep((failover ? 500 : 100) * 1000); /* failover: past the 2 s node timeout */
     }
-    int moved = slot_mover_stop(&mover);
-    if (moved < 0)
-        fail_msg("slot mover: %s", mover.err);
-    assert_int_ge(moved, 4);
+    if (!failover) {
+        int moved = slot_mover_stop(&mover);
+        if (moved < 0)
+            fail_msg("slot mover: %s", mover.err);
+        assert_int_ge(moved, 4);
+    }
     for (int k = 0; k < 2; k++) {
         long long master = 0, ack = -1;
         for (int i = 0; i < 1500 && ack != master; i++) {
@@ -432,6 +454,16 @@ static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
     cp_clirun_free(&run);
     assert_int_equal(cp_fixture_stop(target), 0);
     assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
+    (void)state;
+    follow_then_sigterm(0);
+}
+
+static void follows_through_a_failover_then_stops_on_sigterm(void **state) {
+    (void)state;
+    follow_then_sigterm(1);
 }
 
 static void other_databases_and_an_unreachable_target(void **state) {
@@ -624,6 +656,7 @@ int main(void) {
         cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
         cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
+        cmocka_unit_test(follows_through_a_failover_then_stops_on_sigterm),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
