@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "asserts.h"
 
@@ -491,9 +492,25 @@ static void other_databases_and_an_unreachable_target(void **state) {
     assert_contains(run.err, from);
     assert_contains(run.err, "--db N");
 
-    const char *db3[] = {"migrate", "--from",         from, "--to", target->endpoints, "--db",
-                         "3",       "--until-synced", "-q", NULL};
+    const char *db3[] = {"migrate", "--from",         from,     "--to", target->endpoints, "--db",
+                         "3",       "--until-synced", "--json", NULL};
     cp_clirun_expect(&run, db3, 0);
+    /* --json: one object per line, the result last. */
+    const char *last = run.out, *nl;
+    while ((nl = strchr(last, '\n')) != NULL && nl[1] != '\0')
+        last = nl + 1;
+    json_error_t jerr;
+    json_t *res = json_loads(last, 0, &jerr);
+    if (res == NULL)
+        fail_msg("not JSON: %s (%s)", last, jerr.text);
+    assert_string_equal(json_string_value(json_object_get(res, "schema")), "clusterpipe.migrate/1");
+    assert_true(json_is_true(json_object_get(res, "ok")));
+    assert_true(json_is_true(json_object_get(res, "synced")));
+    json_t *src0 = json_array_get(json_object_get(res, "sources"), 0);
+    assert_int_equal(json_integer_value(json_object_get(src0, "keys_copied")), 2);
+    assert_int_equal(json_integer_value(json_object_get(src0, "keys_total")), 2);
+    assert_int_equal(json_integer_value(json_object_get(src0, "lag_bytes")), 0);
+    json_decref(res);
     cp_client *c = cp_fixture_client(target, NULL);
     assert_int_equal(dbsize(c), 2);
     redisReply *r = cp_command(c, "GET in:db3:a");
