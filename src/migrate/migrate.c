@@ -471,9 +471,8 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         for (int i = 0; i < st->n && rc == 0; i++)
             if (r.marks[i].count > 0 && r.s[i].snapshot_done)
                 rc = recopy(&r, i, 0);
-        int dummy;
         if (rc == 0)
-            rc = lag_check(&r, &dummy);
+            rc = measure_lag(&r); /* where each source stands, for the last lines */
     }
     if (rc == 0) { /* the last acknowledgements, written before the connections close */
         for (int i = 0; i < st->n; i++)
