@@ -184,7 +184,7 @@ static int take(run *r, int i) {
                 ss->keys_expired++;
             else if (cp__mw_restore(r->w, i, 1, ev->name, ev->name_len, ev->value, ev->value_len,
                                     ev->expire_ms) != 0)
-                return snprintf(r->err, r->errlen, "out of memory"), -1;
+                return snprintf(r->err, r->errlen, "%s", cp__mw_error(r->w)), -1;
             continue;
         }
         if (it.type == CP__SRC_SNAPSHOT_END) {
@@ -194,7 +194,9 @@ static int take(run *r, int i) {
             continue;
         }
         if (take_command(r, i, &it.cmd) != 0)
-            return snprintf(r->err, r->errlen, "out of memory"), -1;
+            return snprintf(r->err, r->errlen, "source %s: %s", r->st->src[i].name,
+                            cp__mw_error(r->w)),
+                   -1;
         m->consumed = it.cmd.end;
     }
     return 0;
@@ -261,7 +263,7 @@ static int recopy(run *r, int i, int confirm) {
                      : cp__mw_del(r->w, i, key, klen);
         free(payload);
         if (rc != 0)
-            snprintf(r->err, r->errlen, "out of memory");
+            snprintf(r->err, r->errlen, "%s", cp__mw_error(r->w));
         else if (cp__mw_count(r->w) >= BATCH)
             rc = flush(r);
     }

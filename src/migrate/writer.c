@@ -30,6 +30,7 @@ struct cp__mw {
     cp__keyset *marks;
     uint64_t *copied;
     int64_t since_ms; /* the last batch of which something ran (or may have) */
+    char err[256];    /* why the last append failed */
     record *rec;
     size_t nrec, rec_cap;
     char *kbuf; /* keys, back to back */
@@ -138,9 +139,18 @@ int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const s
     return 1;
 }
 
+/* cp_append_argv, its failure said in w->err. */
+static int append_argv(cp__mw *w, int argc, const char *const *argv, const size_t *argvlen) {
+    int rc = cp_append_argv(w->p, argc, (const char **)argv, argvlen);
+    if (rc != 0)
+        snprintf(w->err, sizeof w->err, "%.*s could not be added to a batch: %s",
+                 (int)(argvlen[0] < 64 ? argvlen[0] : 64), argv[0], cp_strerror(rc));
+    return rc != 0 ? -1 : 0;
+}
+
 static int append(cp__mw *w, int src, int kind, int argc, const char *const *argv,
                   const size_t *argvlen) {
-    if (cp_append_argv(w->p, argc, (const char **)argv, argvlen) != 0)
+    if (append_argv(w, argc, argv, argvlen) != 0)
         return -1;
     return add_record(w, src, kind, argc, argv, argvlen);
 }
@@ -194,7 +204,7 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
     if (append(w, src, K_MEMBER, 1, multi, mlen) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        if (cp_append_argv(w->p, m[i].argc, (const char **)m[i].argv, m[i].argvlen) != 0 ||
+        if (append_argv(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) != 0 ||
             add_record(w, src, K_MEMBER, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) !=
                 0)
             return -1;
@@ -206,12 +216,16 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
                 return -1;
     }
     size_t nkeys = w->nkeys - first;
-    if (cp_append_argv(w->p, 1, exec, elen) != 0 ||
+    if (append_argv(w, 1, exec, elen) != 0 ||
         grow((void **)&w->rec, &w->rec_cap, w->nrec + 1, sizeof *w->rec) != 0)
         return -1;
     w->rec[w->nrec++] =
         (record){.src = src, .kind = K_EXEC, .first_key = first, .nkeys = nkeys, .name = "EXEC"};
     return 0;
+}
+
+const char *cp__mw_error(const cp__mw *w) {
+    return w->err[0] ? w->err : "out of memory";
 }
 
 size_t cp__mw_count(const cp__mw *w) {
@@ -271,10 +285,14 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
             continue;
         if (r->nkeys == 0 && !well) {
             snprintf(err, errlen,
-                     "%s, a command without keys, ended %s on the target (%s): "
-                     "nothing can re-copy what it did",
-                     r->name, oc == CP_UNKNOWN ? "unknown" : "not executed",
-                     cp_pipeline_errstr(w->p));
+                     "%s, a command without keys, %s on the target (%s): nothing can re-copy "
+                     "what it did",
+                     r->name,
+                     oc == CP_UNKNOWN        ? "ended unknown"
+                     : oc == CP_NOT_EXECUTED ? "was not executed"
+                                             : "was refused",
+                     oc == CP_DONE && rep != NULL && rep->str != NULL ? rep->str
+                                                                      : cp_pipeline_errstr(w->p));
             fatal = 1;
             break;
         }

@@ -71,6 +71,9 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *members, int n);
 
 size_t cp__mw_count(const cp__mw *w);
 
+/* Why an append above failed: the library's refusal, else "out of memory". */
+const char *cp__mw_error(const cp__mw *w);
+
 /* Runs the batch, checks it, marks keys; the batch is then empty. 0, or -1 with err (the run must
  * stop: see above). */
 int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen);

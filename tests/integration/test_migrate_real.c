@@ -631,6 +631,37 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
     assert_int_equal(cp_fixture_stop(target), 0);
 }
 
+/* A stream command without keys that the cluster refuses (SWAPDB): no key to re-copy, so the
+ * run stops, naming the command and the target's answer. */
+static void a_keyless_command_refused_stops_the_run(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    int port = source_port(sources, 0);
+    redisContext *s = cp_fixture_conn(sources, port);
+    assert_non_null(s);
+    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    ok(s, "SET k v");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", port);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    wait_forked(s);
+    ok(s, "SWAPDB 0 1");
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 1)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.err, "SWAPDB, a command without keys, was refused on the target");
+    assert_contains(run.err, "nothing can re-copy what it did");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 /* Bad command lines: exit 2, the flag and the value named, nothing started. */
 static void usage_errors(void **state) {
     (void)state;
@@ -677,6 +708,7 @@ int main(void) {
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
+        cmocka_unit_test(a_keyless_command_refused_stops_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
