@@ -287,6 +287,11 @@ CP_API void cp_free(cp_client *c);
 /* 1 when connected in cluster mode, 0 in single-endpoint mode. */
 CP_API int cp_is_cluster(const cp_client *c);
 
+/* The keys of a command as c routes it (c NULL: the built-in table): at[i] is key i's argv index
+ * (max written). Returns the key count, or CP_EINVAL for argc < 1. docs/api.md. */
+CP_API int cp_command_keys(const cp_client *c, int argc, const char **argv, const size_t *argvlen,
+                           int *at, int max);
+
 /* Re-reads the slot map from any known node, then from the seeds. Blocks (a blocking client
  * only; CP_EINVAL on an event-loop client, which refreshes by itself). Returns 0 or CP_E*. */
 CP_API int cp_refresh(cp_client *c);

@@ -214,3 +214,7 @@ void cp__sync_drop(cp__syncframe *s, size_t n) {
     if (s->state == F_DONE && n <= s->after_len - s->after_off)
         s->after_off += n;
 }
+
+uint64_t cp__sync_consumed(const cp__syncframe *s) {
+    return cp__rdb_consumed(s->rdb);
+}

@@ -42,4 +42,7 @@ const unsigned char *cp__sync_rest(const cp__syncframe *s, size_t *len);
 /* Drops the first n bytes of cp__sync_rest. */
 void cp__sync_drop(cp__syncframe *s, size_t n);
 
+/* The RDB's bytes read so far (cp__rdb_consumed): a snapshot's progress. */
+uint64_t cp__sync_consumed(const cp__syncframe *s);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "lib/cache/cache.h"
 #include "lib/cmd/cmdtable.h"
+#include "lib/cmd/keyspec.h"
 
 #include "lib/proto/resp.h"
 #include "lib/net/tls.h"
@@ -421,6 +422,18 @@ void cp__client_destroy(cp__client *c) {
 
 int cp_is_cluster(const cp_client *c) {
     return ((const cp__client *)c)->cluster;
+}
+
+int cp_command_keys(const cp_client *c, int argc, const char **argv, const size_t *argvlen, int *at,
+                    int max) {
+    if (argc < 1 || argv == NULL || argvlen == NULL)
+        return CP_EINVAL;
+    cp__keys k;
+    const cp__cmdtable *t = c != NULL ? ((const cp__client *)c)->cmdtab : NULL;
+    cp__keys_find(t, argc, (const char *const *)argv, argvlen, 0, &k);
+    for (int i = 0; i < k.n && i < max; i++)
+        at[i] = cp__keys_at(&k, i);
+    return k.n;
 }
 
 size_t cp_pending(const cp_client *c) {

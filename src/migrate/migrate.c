@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * A migration's loop (migrate.h): poll the sources, take what they sent into the writer's batch
+ * (at most BATCH commands), run the batch, move each source's applied offset, acknowledge it,
+ * and when nothing waits, measure each source's lag and re-copy its marked keys.
+ */
+#include "migrate/migrate.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "clusterpipe/clusterpipe.h"
+#include "migrate/keyset.h"
+#include "migrate/source.h"
+#include "migrate/srcconn.h"
+#include "migrate/writer.h"
+#include "util/clock.h"
+
+#define BATCH 2000               /* commands per pipeline */
+#define READ_PER_TURN (4u << 20) /* bytes read from one source per turn */
+
+typedef struct msrc {
+    cp__src *rep;
+    cp__srcconn *plain;
+    int selected; /* the stream's database (its SELECTs) */
+    int snapshot_done;
+    int need_ack;
+    uint64_t consumed; /* the offset after the last item taken */
+    int in_txn;        /* between a MULTI and its EXEC */
+    uint64_t txn_offset;
+    cp__mw_cmd *txn;
+    int ntxn, txn_cap;
+} msrc;
+
+typedef struct run {
+    const cp__migrate_opts *o;
+    cp_client *c;
+    cp__migrate_status *st;
+    int db;
+    msrc *s;
+    cp__keyset *marks;
+    uint64_t *copied; /* per source: snapshot keys written */
+    cp__mw *w;
+    cp__mw_stats ws;
+    char *err;
+    size_t errlen;
+} run;
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int is(const cp__cmd *c, int i, const char *word) {
+    return c->argc > i && strlen(word) == c->argvlen[i] && strcasecmp(c->argv[i], word) == 0;
+}
+
+static void free_txn(msrc *m) {
+    for (int i = 0; i < m->ntxn; i++) {
+        for (int a = 0; a < m->txn[i].argc; a++)
+            free(m->txn[i].argv[a]);
+        free(m->txn[i].argv);
+        free(m->txn[i].argvlen);
+    }
+    m->ntxn = 0;
+}
+
+/* A member of a transaction, copied (the stream's bytes go at the next read). */
+static int keep_member(msrc *m, const cp__cmd *c) {
+    if (m->ntxn == m->txn_cap) {
+        int cap = m->txn_cap ? m->txn_cap * 2 : 8;
+        cp__mw_cmd *t = realloc(m->txn, (size_t)cap * sizeof *t);
+        if (t == NULL)
+            return -1;
+        m->txn = t;
+        m->txn_cap = cap;
+    }
+    cp__mw_cmd *k = &m->txn[m->ntxn];
+    k->argv = calloc((size_t)c->argc, sizeof *k->argv);
+    k->argvlen = calloc((size_t)c->argc, sizeof *k->argvlen);
+    k->argc = 0;
+    m->ntxn++;
+    if (k->argv == NULL || k->argvlen == NULL)
+        return -1;
+    for (int i = 0; i < c->argc; i++) {
+        k->argv[i] = malloc(c->argvlen[i] + 1);
+        if (k->argv[i] == NULL)
+            return -1;
+        memcpy(k->argv[i], c->argv[i], c->argvlen[i] + 1);
+        k->argvlen[i] = c->argvlen[i];
+        k->argc++;
+    }
+    return 0;
+}
+
+/* EXEC: the unit goes to the writer, unless a member touches a marked key: then every member's
+ * keys are marked and the unit waits for the re-copy with them. */
+static int apply_unit(run *r, int i) {
+    msrc *m = &r->s[i];
+    int hit = 0;
+    for (int k = 0; k < m->ntxn; k++) {
+        int t = cp__mw_taints(r->w, i, m->txn[k].argc, (const char *const *)m->txn[k].argv,
+                              m->txn[k].argvlen);
+        if (t < 0)
+            return -1;
+        hit |= t;
+    }
+    if (!hit)
+        return cp__mw_unit(r->w, i, m->txn, m->ntxn);
+    static int at[4096];
+    for (int k = 0; k < m->ntxn; k++) {
+        int n = cp__mw_keys(r->w, m->txn[k].argc, (const char *const *)m->txn[k].argv,
+                            m->txn[k].argvlen, at, 4096);
+        for (int j = 0; j < n && j < 4096; j++)
+            if (cp__keyset_add(&r->marks[i], m->txn[k].argv[at[j]], m->txn[k].argvlen[at[j]]))
+                return -1;
+    }
+    return 0;
+}
+
+static int take_command(run *r, int i, const cp__cmd *c) {
+    msrc *m = &r->s[i];
+    cp__migrate_source_status *ss = &r->st->src[i];
+    if (c->argc == 0)
+        return 0; /* a keepalive */
+    if (is(c, 0, "SELECT") && c->argc == 2) {
+        m->selected = atoi(c->argv[1]);
+        return 0;
+    }
+    if (is(c, 0, "PING"))
+        return 0;
+    if (is(c, 0, "REPLCONF")) {
+        m->need_ack |= is(c, 1, "GETACK");
+        return 0;
+    }
+    if (m->selected != r->db) {
+        ss->commands_other_db++;
+        return 0;
+    }
+    if (is(c, 0, "MULTI")) {
+        free_txn(m);
+        m->in_txn = 1;
+        m->txn_offset = c->offset;
+        return 0;
+    }
+    if (is(c, 0, "EXEC") && m->in_txn) {
+        int rc = apply_unit(r, i);
+        ss->commands_applied += (uint64_t)m->ntxn;
+        free_txn(m);
+        m->in_txn = 0;
+        return rc;
+    }
+    if (m->in_txn)
+        return keep_member(m, c);
+    int t = cp__mw_taints(r->w, i, c->argc, c->argv, c->argvlen);
+    if (t != 0)
+        return t < 0 ? -1 : 0;
+    ss->commands_applied++;
+    return cp__mw_command(r->w, i, c->argc, c->argv, c->argvlen);
+}
+
+/* Takes source i's items into the batch until it is full or the source has nothing more. */
+static int take(run *r, int i) {
+    msrc *m = &r->s[i];
+    cp__migrate_source_status *ss = &r->st->src[i];
+    cp__src_item it;
+    while (cp__mw_count(r->w) < BATCH) {
+        int rc = cp__src_next(m->rep, &it);
+        if (rc < 0)
+            return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
+        if (rc == 0)
+            return 0;
+        if (it.type == CP__SRC_KEY) {
+            const cp__rdb_event *ev = &it.rdb;
+            if (ev->db != (uint64_t)r->db)
+                ss->keys_other_db++;
+            else if (ev->expire_ms >= 0 && ev->expire_ms <= wall_ms())
+                ss->keys_expired++;
+            else if (cp__mw_restore(r->w, i, 1, ev->name, ev->name_len, ev->value, ev->value_len,
+                                    ev->expire_ms) != 0)
+                return snprintf(r->err, r->errlen, "%s", cp__mw_error(r->w)), -1;
+            continue;
+        }
+        if (it.type == CP__SRC_SNAPSHOT_END) {
+            m->snapshot_done = 1;
+            m->consumed = it.offset;
+            m->need_ack = 1; /* a diskless master puts its replica online at its first ACK */
+            continue;
+        }
+        if (take_command(r, i, &it.cmd) != 0)
+            return snprintf(r->err, r->errlen, "source %s: %s", r->st->src[i].name,
+                            cp__mw_error(r->w)),
+                   -1;
+        m->consumed = it.cmd.end;
+    }
+    return 0;
+}
+
+static uint64_t applied(const msrc *m) {
+    return m->in_txn ? m->txn_offset : m->consumed;
+}
+
+static void update(run *r) {
+    for (int i = 0; i < r->st->n; i++) {
+        cp__migrate_source_status *ss = &r->st->src[i];
+        ss->phase = (int)cp__src_phase_of(r->s[i].rep);
+        ss->snapshot_bytes = cp__src_snapshot_bytes(r->s[i].rep);
+        ss->marked = r->marks[i].count;
+        ss->keys_copied = r->copied[i];
+        if (r->s[i].snapshot_done)
+            ss->offset_applied = applied(&r->s[i]);
+    }
+    r->st->unknown = r->ws.unknown;
+    r->st->not_executed = r->ws.not_executed;
+    r->st->errors = r->ws.errors;
+    cp_stats cs;
+    cp_get_stats(r->c, &cs);
+    r->st->moved = cs.moved;
+    r->st->ask = cs.ask;
+    snprintf(r->st->first_error, sizeof r->st->first_error, "%s", r->ws.first_error);
+}
+
+static int flush(run *r) {
+    if (cp__mw_flush(r->w, &r->ws, r->err, r->errlen) != 0)
+        return -1;
+    for (int i = 0; i < r->st->n; i++) {
+        msrc *m = &r->s[i];
+        if (m->need_ack && m->snapshot_done) {
+            if (cp__src_ack(m->rep, applied(m)) != 0)
+                return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
+            m->need_ack = 0;
+        }
+    }
+    update(r);
+    return 0;
+}
+
+/* Re-copies source i's marked keys. confirm: only if the source's offset equals the offset
+ * applied after the re-copy as it did before (the caller checked before): else the keys stay
+ * marked. 0, or -1 with err. */
+static int recopy(run *r, int i, int confirm) {
+    msrc *m = &r->s[i];
+    cp__keyset taking = r->marks[i];
+    r->marks[i] = (cp__keyset){0};
+    size_t at = 0;
+    const char *key;
+    size_t klen;
+    int rc = 0;
+    while (rc == 0 && cp__keyset_walk(&taking, &at, &key, &klen)) {
+        char *payload;
+        size_t plen;
+        int64_t exp;
+        rc = cp__sc_dump(m->plain, key, klen, &payload, &plen, &exp, r->err, r->errlen);
+        if (rc != 0)
+            break;
+        rc = payload ? cp__mw_restore(r->w, i, 0, key, klen, (unsigned char *)payload, plen, exp)
+                     : cp__mw_del(r->w, i, key, klen);
+        free(payload);
+        if (rc != 0)
+            snprintf(r->err, r->errlen, "%s", cp__mw_error(r->w));
+        else if (cp__mw_count(r->w) >= BATCH)
+            rc = flush(r);
+    }
+    if (rc == 0)
+        rc = flush(r);
+    uint64_t off = 0;
+    if (rc == 0 && confirm)
+        rc = cp__sc_offset(m->plain, &off, r->err, r->errlen);
+    if (rc != 0 || (confirm && off != applied(m))) {
+        at = 0;
+        while (cp__keyset_walk(&taking, &at, &key, &klen))
+            cp__keyset_add(&r->marks[i], key, klen);
+    } else {
+        r->st->src[i].recopied += taking.count - r->marks[i].count;
+    }
+    cp__keyset_clear(&taking);
+    update(r);
+    return rc;
+}
+
+/* Every source's keyspace: records each source's total in the database moved and, when none was
+ * chosen, refuses sources with keys in another one, naming each such database and its count. */
+static int check_databases(run *r) {
+    size_t n = 0;
+    for (int i = 0; i < r->st->n; i++) {
+        cp__keyspace ks;
+        if (cp__sc_keyspace(r->s[i].plain, &ks, r->err, r->errlen) != 0)
+            return -1;
+        int named = 0;
+        for (int k = 0; k < ks.n; k++) {
+            if (ks.db[k] == r->db)
+                r->st->src[i].snapshot_keys_total = ks.keys[k];
+            if (ks.db[k] == r->db || r->o->db >= 0 || n >= r->errlen)
+                continue;
+            if (n == 0)
+                n += (size_t)snprintf(r->err, r->errlen, "a cluster has database 0 only:");
+            if (n < r->errlen && !named)
+                n += (size_t)snprintf(r->err + n, r->errlen - n, "%s source %s has keys in",
+                                      n > 40 ? ";" : "", r->st->src[i].name);
+            if (n < r->errlen)
+                n += (size_t)snprintf(r->err + n, r->errlen - n, "%s db%d (%llu keys)",
+                                      named ? "," : "", ks.db[k], (unsigned long long)ks.keys[k]);
+            named = 1;
+        }
+    }
+    if (n > 0 && n < r->errlen)
+        snprintf(r->err + n, r->errlen - n, "; move one database with --db N");
+    return n > 0 ? -1 : 0;
+}
+
+static int lag_check(run *r, int *all_synced) {
+    *all_synced = 1;
+    for (int i = 0; i < r->st->n; i++) {
+        msrc *m = &r->s[i];
+        uint64_t off;
+        if (!m->snapshot_done) {
+            *all_synced = 0;
+            continue;
+        }
+        if (cp__sc_offset(m->plain, &off, r->err, r->errlen) != 0)
+            return -1;
+        r->st->src[i].lag_bytes = (int64_t)(off - applied(m));
+        if (off != applied(m) || m->in_txn) {
+            *all_synced = 0;
+            continue;
+        }
+        if (r->marks[i].count > 0 && recopy(r, i, 1) != 0)
+            return -1;
+        if (r->marks[i].count > 0)
+            *all_synced = 0;
+    }
+    return 0;
+}
+
+/* Each source's lag as it stands (what it sent and is not yet written included), for the
+ * progress lines. */
+static int measure_lag(run *r) {
+    for (int i = 0; i < r->st->n; i++) {
+        uint64_t off;
+        if (!r->s[i].snapshot_done)
+            continue;
+        if (cp__sc_offset(r->s[i].plain, &off, r->err, r->errlen) != 0)
+            return -1;
+        r->st->src[i].lag_bytes = (int64_t)(off - applied(&r->s[i]));
+    }
+    return 0;
+}
+
+static int idle(run *r) {
+    if (cp__mw_count(r->w) > 0)
+        return 0;
+    for (int i = 0; i < r->st->n; i++)
+        if (!r->s[i].snapshot_done || cp__src_received(r->s[i].rep) != r->s[i].consumed)
+            return 0;
+    return 1;
+}
+
+static int loop(run *r) {
+    const cp__migrate_opts *o = r->o;
+    int n = r->st->n;
+    struct pollfd pf[CP__MIGRATE_MAX_SOURCES];
+    int64_t start = cp__now_ms(), last_tick = start, last_check = 0;
+    int check_every = o->until_synced ? 20 : 1000;
+    for (;;) {
+        int stopping = o->stop != NULL && *o->stop;
+        if (!stopping) {
+            for (int i = 0; i < n; i++)
+                pf[i] = (struct pollfd){.fd = cp__src_fd(r->s[i].rep),
+                                        .events = cp__src_events(r->s[i].rep)};
+            int pr = poll(pf, (nfds_t)n, cp__mw_count(r->w) > 0 ? 0 : 20);
+            if (pr < 0 && errno != EINTR)
+                return snprintf(r->err, r->errlen, "poll: %s", strerror(errno)), -1;
+            for (int i = 0; i < n; i++) {
+                if (cp__src_io(r->s[i].rep, pr > 0 ? pf[i].revents : 0, READ_PER_TURN) != 0)
+                    return snprintf(r->err, r->errlen, "%s", cp__src_error(r->s[i].rep)), -1;
+                if (take(r, i) != 0)
+                    return -1;
+            }
+        }
+        if (flush(r) != 0)
+            return -1;
+        int64_t now = cp__now_ms();
+        r->st->elapsed_s = (double)(now - start) / 1000.0;
+        if (now - last_tick >= 1000) {
+            for (int i = 0; i < n; i++)
+                r->s[i].need_ack |= r->s[i].snapshot_done;
+            if (flush(r) != 0 || measure_lag(r) != 0)
+                return -1;
+            if (o->progress != NULL)
+                o->progress(r->st, 0, o->progress_arg);
+            last_tick = now;
+        }
+        if (stopping)
+            return 0;
+        if (idle(r) && now - last_check >= check_every) {
+            last_check = now;
+            int synced;
+            if (lag_check(r, &synced) != 0)
+                return -1;
+            if (o->until_synced && synced) {
+                r->st->synced = 1;
+                return 0;
+            }
+        }
+    }
+}
+
+int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err, size_t errlen) {
+    memset(st, 0, sizeof *st);
+    if (o->nsources < 1 || o->nsources > CP__MIGRATE_MAX_SOURCES)
+        return snprintf(err, errlen, "1 to %d sources", CP__MIGRATE_MAX_SOURCES), -1;
+    st->n = o->nsources;
+    run r = {.o = o, .st = st, .db = o->db < 0 ? 0 : o->db, .err = err, .errlen = errlen};
+    for (int i = 0; i < st->n; i++) {
+        snprintf(st->src[i].name, sizeof st->src[i].name, "%s:%d", o->hosts[i], o->ports[i]);
+        st->src[i].lag_bytes = -1;
+    }
+    int timeout = o->io_timeout_ms > 0 ? o->io_timeout_ms : 5000;
+    cp_options co = {0};
+    co.seeds = o->to;
+    co.password = o->to_password;
+    co.io_timeout_ms = timeout;
+    cp_client *c = cp_connect(&co);
+    if (c == NULL)
+        return snprintf(err, errlen, "out of memory"), -1;
+    int rc = -1;
+    if (c->err) {
+        snprintf(err, errlen, "target %s: %s", o->to, c->errstr);
+        cp_free(c);
+        return -1;
+    }
+    r.c = c;
+    r.s = calloc((size_t)st->n, sizeof *r.s);
+    r.marks = calloc((size_t)st->n, sizeof *r.marks);
+    r.copied = calloc((size_t)st->n, sizeof *r.copied);
+    r.w = r.marks && r.copied ? cp__mw_new(c, r.marks, r.copied) : NULL;
+    if (r.s == NULL || r.w == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < st->n; i++) {
+        /* Its answers are due within the source timeout too: a frozen source is named then. */
+        int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
+        r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_password,
+                                      timeout < silence ? timeout : silence, err, errlen);
+        if (r.s[i].plain == NULL)
+            goto out;
+    }
+    if (check_databases(&r) != 0)
+        goto out;
+    for (int i = 0; i < st->n; i++) {
+        if (cp__sc_select(r.s[i].plain, r.db, err, errlen) != 0)
+            goto out;
+        r.s[i].rep = cp__src_new(o->hosts[i], o->ports[i], o->from_password,
+                                 o->silence_ms > 0 ? o->silence_ms : 60000);
+        if (r.s[i].rep == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        if (cp__src_start(r.s[i].rep) != 0) {
+            snprintf(err, errlen, "%s", cp__src_error(r.s[i].rep));
+            goto out;
+        }
+    }
+    rc = loop(&r);
+    if (rc == 0 && !st->synced) { /* stopped: what is marked is re-copied as the source is now */
+        for (int i = 0; i < st->n && rc == 0; i++)
+            if (r.marks[i].count > 0 && r.s[i].snapshot_done)
+                rc = recopy(&r, i, 0);
+        if (rc == 0)
+            rc = measure_lag(&r); /* where each source stands, for the last lines */
+    }
+    if (rc == 0) { /* the last acknowledgements, written before the connections close */
+        for (int i = 0; i < st->n; i++)
+            if (r.s[i].snapshot_done && cp__src_ack(r.s[i].rep, applied(&r.s[i])) == 0)
+                cp__src_io(r.s[i].rep, POLLOUT, 0);
+    }
+    update(&r);
+out:
+    if (o->progress != NULL)
+        o->progress(st, 1, o->progress_arg);
+    for (int i = 0; r.s != NULL && i < st->n; i++) {
+        cp__src_free(r.s[i].rep);
+        cp__sc_free(r.s[i].plain);
+        free_txn(&r.s[i]);
+        free(r.s[i].txn);
+    }
+    for (int i = 0; r.marks != NULL && i < st->n; i++)
+        cp__keyset_clear(&r.marks[i]);
+    cp__mw_free(r.w);
+    free(r.copied);
+    free(r.marks);
+    free(r.s);
+    cp_free(c);
+    return rc;
+}

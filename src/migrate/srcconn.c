@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * A source's plain connection (srcconn.h), through hiredis.
+ */
+#include "migrate/srcconn.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cp__srcconn {
+    redisContext *rc;
+    int timeout_ms;
+    char name[300];
+};
+
+static int failed(cp__srcconn *c, redisReply *r, const char *what, char *err, size_t errlen) {
+    if (r == NULL && c->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+        snprintf(err, errlen,
+                 "source %s: %s: no answer within %d ms (a source that froze, or a "
+                 "network that did)",
+                 c->name, what, c->timeout_ms);
+    else if (r == NULL)
+        snprintf(err, errlen, "source %s: %s: %s", c->name, what,
+                 c->rc->errstr[0] ? c->rc->errstr : "no answer");
+    else
+        snprintf(err, errlen, "source %s: %s: %s", c->name, what,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected answer");
+    freeReplyObject(r);
+    return -1;
+}
+
+cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, int timeout_ms,
+                            char *err, size_t errlen) {
+    cp__srcconn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(c->name, sizeof c->name, "%s:%d", host, port);
+    c->timeout_ms = timeout_ms;
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    c->rc = redisConnectWithTimeout(host, port, tv);
+    if (c->rc == NULL || c->rc->err) {
+        snprintf(err, errlen, "source %s: cannot connect: %s", c->name,
+                 c->rc ? c->rc->errstr : "out of memory");
+        cp__sc_free(c);
+        return NULL;
+    }
+    redisSetTimeout(c->rc, tv);
+    if (password != NULL) {
+        redisReply *r = redisCommand(c->rc, "AUTH %s", password);
+        if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+            failed(c, r, "AUTH", err, errlen);
+            cp__sc_free(c);
+            return NULL;
+        }
+        freeReplyObject(r);
+    }
+    return c;
+}
+
+void cp__sc_free(cp__srcconn *c) {
+    if (c == NULL)
+        return;
+    if (c->rc != NULL)
+        redisFree(c->rc);
+    free(c);
+}
+
+/* INFO section's text, or NULL with err. */
+static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t errlen) {
+    redisReply *r = redisCommand(c->rc, "INFO %s", section);
+    if (r == NULL || r->type != REDIS_REPLY_STRING) {
+        failed(c, r, "INFO", err, errlen);
+        return NULL;
+    }
+    return r;
+}
+
+int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen) {
+    redisReply *r = info(c, "keyspace", err, errlen);
+    if (r == NULL && c->rc->err == REDIS_ERR_EOF) { /* what nutcracker does with INFO */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 " (is it a twemproxy? give its nutcracker YAML as --from: "
+                 "its servers are the sources)");
+    }
+    if (r == NULL)
+        return -1;
+    out->n = 0;
+    for (const char *l = r->str; l != NULL && *l;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        int db;
+        unsigned long long keys;
+        if (sscanf(l, "db%d:keys=%llu", &db, &keys) == 2 && out->n < CP__SRCCONN_MAX_DBS) {
+            out->db[out->n] = db;
+            out->keys[out->n++] = keys;
+        }
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen) {
+    redisReply *r = info(c, "replication", err, errlen);
+    if (r == NULL)
+        return -1;
+    const char *at = strstr(r->str, "master_repl_offset:");
+    unsigned long long v;
+    int ok = at != NULL && sscanf(at, "master_repl_offset:%llu", &v) == 1;
+    freeReplyObject(r);
+    if (!ok)
+        return snprintf(err, errlen, "source %s: INFO replication has no master_repl_offset",
+                        c->name),
+               -1;
+    *offset = v;
+    return 0;
+}
+
+int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen) {
+    redisReply *r = redisCommand(c->rc, "SELECT %d", db);
+    if (r == NULL || r->type == REDIS_REPLY_ERROR)
+        return failed(c, r, "SELECT", err, errlen);
+    freeReplyObject(r);
+    return 0;
+}
+
+int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, size_t *plen,
+                int64_t *expire_ms, char *err, size_t errlen) {
+    redisAppendCommand(c->rc, "DUMP %b", key, klen);
+    redisAppendCommand(c->rc, "PEXPIRETIME %b", key, klen);
+    redisReply *d = NULL, *t = NULL;
+    if (redisGetReply(c->rc, (void **)&d) != REDIS_OK)
+        return failed(c, NULL, "DUMP", err, errlen);
+    if (redisGetReply(c->rc, (void **)&t) != REDIS_OK) {
+        freeReplyObject(d);
+        return failed(c, NULL, "PEXPIRETIME", err, errlen);
+    }
+    if (d->type != REDIS_REPLY_STRING && d->type != REDIS_REPLY_NIL) {
+        freeReplyObject(t);
+        return failed(c, d, "DUMP", err, errlen);
+    }
+    if (t->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(d);
+        return failed(c, t, "PEXPIRETIME", err, errlen);
+    }
+    *payload = NULL;
+    *plen = 0;
+    if (d->type == REDIS_REPLY_STRING) {
+        *payload = malloc(d->len ? d->len : 1);
+        if (*payload == NULL) {
+            freeReplyObject(d);
+            freeReplyObject(t);
+            return snprintf(err, errlen, "out of memory"), -1;
+        }
+        memcpy(*payload, d->str, d->len);
+        *plen = d->len;
+    }
+    *expire_ms = t->integer < 0 ? -1 : t->integer;
+    freeReplyObject(d);
+    freeReplyObject(t);
+    return 0;
+}

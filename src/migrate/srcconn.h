@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * A plain connection to a source, beside its replica connection (source.h), for what a replica
+ * cannot ask: how many keys each database holds (INFO keyspace), where the source's replication
+ * offset stands (INFO replication: the stream's lag is it minus the offset applied), and a key's
+ * value and expiry for a re-copy (DUMP, PEXPIRETIME). Blocking (hiredis), each call bounded by
+ * the timeout given.
+ */
+#ifndef CLUSTERPIPE_MIGRATE_SRCCONN_H
+#define CLUSTERPIPE_MIGRATE_SRCCONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cp__srcconn cp__srcconn;
+
+#define CP__SRCCONN_MAX_DBS 64
+
+typedef struct cp__keyspace {
+    int n;
+    int db[CP__SRCCONN_MAX_DBS];
+    uint64_t keys[CP__SRCCONN_MAX_DBS];
+} cp__keyspace;
+
+/* NULL with err on failure (unreachable, a wrong password, a timeout). */
+cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, int timeout_ms,
+                            char *err, size_t errlen);
+void cp__sc_free(cp__srcconn *c);
+
+/* Each database that holds keys, with its count. 0, or -1 with err. */
+int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen);
+
+/* master_repl_offset. 0, or -1 with err. */
+int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen);
+
+/* SELECT db (for the re-copies' DUMPs). 0, or -1 with err. */
+int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen);
+
+/* The key's DUMP payload (*payload malloc'd, NULL when the key does not exist) and its absolute
+ * expiry in ms (-1: none). 0, or -1 with err. */
+int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, size_t *plen,
+                int64_t *expire_ms, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The writer (writer.h). Each appended command leaves a record: its source, its kind, and its keys
+ * (copied into one buffer per batch), so that after cp_exec the batch is walked in append order
+ * and a command's failure, or its touching a key marked earlier in the walk, marks its keys.
+ */
+#include "migrate/writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/clock.h"
+
+#define MAX_KEYS 4096
+#define UNREACHABLE_MS 30000 /* keys of one command looked at; past it, the command is refused */
+
+enum { K_PLAIN, K_COPY, K_RESTORE, K_MEMBER, K_EXEC }; /* K_COPY: a snapshot key's RESTORE */
+
+typedef struct record {
+    int src, kind;
+    size_t first_key, nkeys; /* in the batch's key list */
+    char name[24];           /* the command's, for messages */
+} record;
+
+struct cp__mw {
+    cp_client *c;
+    cp_pipeline *p;
+    cp__keyset *marks;
+    uint64_t *copied;
+    int64_t since_ms; /* the last batch of which something ran (or may have) */
+    char err[256];    /* why the last append failed */
+    record *rec;
+    size_t nrec, rec_cap;
+    char *kbuf; /* keys, back to back */
+    size_t kbuf_len, kbuf_cap;
+    size_t *koff, *klen;
+    size_t nkeys, keys_cap;
+};
+
+cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied) {
+    cp__mw *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    w->c = c;
+    w->marks = marks;
+    w->copied = copied;
+    w->p = cp_pipeline_new(c);
+    if (w->p == NULL) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void cp__mw_free(cp__mw *w) {
+    if (w == NULL)
+        return;
+    cp_pipeline_free(w->p);
+    free(w->rec);
+    free(w->kbuf);
+    free(w->koff);
+    free(w->klen);
+    free(w);
+}
+
+int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *at,
+                int max) {
+    int n = cp_command_keys(w->c, argc, (const char **)argv, argvlen, at, max);
+    return n < 0 ? 0 : n;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*p, c * size);
+    if (n == NULL)
+        return -1;
+    *p = n;
+    *cap = c;
+    return 0;
+}
+
+static int add_key(cp__mw *w, const char *key, size_t len) {
+    size_t cap = w->keys_cap;
+    if (grow((void **)&w->koff, &cap, w->nkeys + 1, sizeof *w->koff) != 0)
+        return -1;
+    cap = w->keys_cap;
+    if (grow((void **)&w->klen, &cap, w->nkeys + 1, sizeof *w->klen) != 0)
+        return -1;
+    w->keys_cap = cap;
+    if (grow((void **)&w->kbuf, &w->kbuf_cap, w->kbuf_len + len, 1) != 0)
+        return -1;
+    memcpy(w->kbuf + w->kbuf_len, key, len);
+    w->koff[w->nkeys] = w->kbuf_len;
+    w->klen[w->nkeys++] = len;
+    w->kbuf_len += len;
+    return 0;
+}
+
+/* A record for the command just appended, its keys taken from argv. */
+static int add_record(cp__mw *w, int src, int kind, int argc, const char *const *argv,
+                      const size_t *argvlen) {
+    if (grow((void **)&w->rec, &w->rec_cap, w->nrec + 1, sizeof *w->rec) != 0)
+        return -1;
+    record *r = &w->rec[w->nrec++];
+    *r = (record){.src = src, .kind = kind, .first_key = w->nkeys};
+    snprintf(r->name, sizeof r->name, "%.*s", (int)(argvlen[0] < 23 ? argvlen[0] : 23), argv[0]);
+    if (kind == K_MEMBER)
+        return 0; /* a unit's keys are its EXEC's */
+    static int at[MAX_KEYS];
+    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
+    if (n > MAX_KEYS)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (add_key(w, argv[at[i]], argvlen[at[i]]) != 0)
+            return -1;
+    r->nkeys = (size_t)n;
+    return 0;
+}
+
+int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const size_t *argvlen) {
+    static int at[MAX_KEYS];
+    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
+    if (n > MAX_KEYS)
+        n = MAX_KEYS;
+    int hit = 0;
+    for (int i = 0; i < n && !hit; i++)
+        hit = cp__keyset_has(&w->marks[src], argv[at[i]], argvlen[at[i]]);
+    if (!hit)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (cp__keyset_add(&w->marks[src], argv[at[i]], argvlen[at[i]]) != 0)
+            return -1;
+    return 1;
+}
+
+/* cp_append_argv, its failure said in w->err. */
+static int append_argv(cp__mw *w, int argc, const char *const *argv, const size_t *argvlen) {
+    int rc = cp_append_argv(w->p, argc, (const char **)argv, argvlen);
+    if (rc != 0)
+        snprintf(w->err, sizeof w->err, "%.*s could not be added to a batch: %s",
+                 (int)(argvlen[0] < 64 ? argvlen[0] : 64), argv[0], cp_strerror(rc));
+    return rc != 0 ? -1 : 0;
+}
+
+static int append(cp__mw *w, int src, int kind, int argc, const char *const *argv,
+                  const size_t *argvlen) {
+    if (append_argv(w, argc, argv, argvlen) != 0)
+        return -1;
+    return add_record(w, src, kind, argc, argv, argvlen);
+}
+
+int cp__mw_restore(cp__mw *w, int src, int snapshot, const char *key, size_t klen,
+                   const unsigned char *payload, size_t plen, int64_t expire_ms) {
+    char ttl[24];
+    int tl = snprintf(ttl, sizeof ttl, "%lld", expire_ms < 0 ? 0LL : (long long)expire_ms);
+    const char *argv[] = {"RESTORE", key, ttl, (const char *)payload, "REPLACE", "ABSTTL"};
+    const size_t argvlen[] = {7, klen, (size_t)tl, plen, 7, 6};
+    return append(w, src, snapshot ? K_COPY : K_RESTORE, 6, argv, argvlen);
+}
+
+int cp__mw_del(cp__mw *w, int src, const char *key, size_t klen) {
+    const char *argv[] = {"DEL", key};
+    const size_t argvlen[] = {3, klen};
+    return append(w, src, K_RESTORE, 2, argv, argvlen);
+}
+
+int cp__mw_command(cp__mw *w, int src, int argc, const char *const *argv, const size_t *argvlen) {
+    return append(w, src, K_PLAIN, argc, argv, argvlen);
+}
+
+/* The slot of every key of the members, or -1 when they span slots (-2: no keys). */
+static int unit_slot(const cp__mw *w, const cp__mw_cmd *m, int n) {
+    static int at[MAX_KEYS];
+    int slot = -2;
+    for (int i = 0; i < n; i++) {
+        int k =
+            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
+        for (int j = 0; j < k && j < MAX_KEYS; j++) {
+            int s = (int)cp_keyslot(m[i].argv[at[j]], m[i].argvlen[at[j]]);
+            if (slot != -2 && s != slot)
+                return -1;
+            slot = s;
+        }
+    }
+    return slot;
+}
+
+int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
+    if (unit_slot(w, m, n) == -1 || !cp_is_cluster(w->c)) {
+        for (int i = 0; i < n; i++)
+            if (cp__mw_command(w, src, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen))
+                return -1;
+        return 0;
+    }
+    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
+    const size_t mlen[] = {5}, elen[] = {4};
+    size_t first = w->nkeys;
+    if (append(w, src, K_MEMBER, 1, multi, mlen) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (append_argv(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) != 0 ||
+            add_record(w, src, K_MEMBER, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) !=
+                0)
+            return -1;
+        static int at[MAX_KEYS];
+        int k =
+            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
+        for (int j = 0; j < k && j < MAX_KEYS; j++)
+            if (add_key(w, m[i].argv[at[j]], m[i].argvlen[at[j]]) != 0)
+                return -1;
+    }
+    size_t nkeys = w->nkeys - first;
+    if (append_argv(w, 1, exec, elen) != 0 ||
+        grow((void **)&w->rec, &w->rec_cap, w->nrec + 1, sizeof *w->rec) != 0)
+        return -1;
+    w->rec[w->nrec++] =
+        (record){.src = src, .kind = K_EXEC, .first_key = first, .nkeys = nkeys, .name = "EXEC"};
+    return 0;
+}
+
+const char *cp__mw_error(const cp__mw *w) {
+    return w->err[0] ? w->err : "out of memory";
+}
+
+size_t cp__mw_count(const cp__mw *w) {
+    return w->nrec;
+}
+
+static int is_error(const redisReply *r) {
+    return r != NULL && r->type == REDIS_REPLY_ERROR;
+}
+
+/* Whether command i ended done and as it should: a RESTORE with +OK, an EXEC with its array. */
+static int went_well(const cp__mw *w, size_t i, const record *r) {
+    if (cp_get_outcome(w->p, i) != CP_DONE)
+        return 0;
+    const redisReply *rep = cp_reply(w->p, i);
+    if (r->kind == K_EXEC)
+        return rep != NULL && rep->type == REDIS_REPLY_ARRAY;
+    return !is_error(rep);
+}
+
+int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
+    if (w->nrec == 0)
+        return 0;
+    cp_exec(w->p);
+    uint64_t unknown_before = st->unknown;
+    int fatal = 0;
+    size_t done = 0;
+    for (size_t i = 0; i < w->nrec; i++) {
+        const record *r = &w->rec[i];
+        cp_outcome oc = cp_get_outcome(w->p, i);
+        const redisReply *rep = cp_reply(w->p, i);
+        if (r->kind == K_MEMBER)
+            continue; /* its unit's EXEC speaks for it */
+        int well = went_well(w, i, r);
+        done += oc == CP_DONE;
+        st->unknown += oc == CP_UNKNOWN;
+        st->not_executed += oc == CP_NOT_EXECUTED;
+        st->written += well;
+        if (well && r->kind == K_COPY)
+            w->copied[r->src]++;
+        if (is_error(rep) && oc == CP_DONE) {
+            if (strncmp(rep->str, "OOM", 3) == 0 || r->kind == K_COPY || r->kind == K_RESTORE) {
+                int kl = r->nkeys ? (int)w->klen[r->first_key] : 0;
+                snprintf(err, errlen, "the target refused %s %.*s: %s", r->name,
+                         kl > 200 ? 200 : kl, kl ? w->kbuf + w->koff[r->first_key] : "", rep->str);
+                fatal = 1;
+                break;
+            }
+            if (st->errors++ == 0)
+                snprintf(st->first_error, sizeof st->first_error, "%s: %s", r->name, rep->str);
+        }
+        int tainted = !well;
+        for (size_t k = 0; k < r->nkeys && !tainted; k++)
+            tainted = cp__keyset_has(&w->marks[r->src], w->kbuf + w->koff[r->first_key + k],
+                                     w->klen[r->first_key + k]);
+        if (!tainted)
+            continue;
+        if (r->nkeys == 0 && !well) {
+            snprintf(err, errlen,
+                     "%s, a command without keys, %s on the target (%s): nothing can re-copy "
+                     "what it did",
+                     r->name,
+                     oc == CP_UNKNOWN        ? "ended unknown"
+                     : oc == CP_NOT_EXECUTED ? "was not executed"
+                                             : "was refused",
+                     oc == CP_DONE && rep != NULL && rep->str != NULL ? rep->str
+                                                                      : cp_pipeline_errstr(w->p));
+            fatal = 1;
+            break;
+        }
+        for (size_t k = 0; k < r->nkeys; k++) {
+            cp__keyset *m = &w->marks[r->src];
+            size_t before = m->count;
+            if (cp__keyset_add(m, w->kbuf + w->koff[r->first_key + k], w->klen[r->first_key + k]))
+                return snprintf(err, errlen, "out of memory"), -1;
+            st->marked += m->count > before;
+        }
+    }
+    /* A batch of which nothing ran, nor may have, is marked and goes on (a failover longer than
+     * the retry budget, CROSSSLOT refusals); batches like it for UNREACHABLE_MS on end: the
+     * target cannot be reached. */
+    int64_t now = cp__now_ms();
+    if (done > 0 || st->unknown > unknown_before || w->since_ms == 0)
+        w->since_ms = now;
+    int unreachable = !fatal && now - w->since_ms > UNREACHABLE_MS;
+    if (unreachable)
+        snprintf(err, errlen, "the target ran none of %zu commands, nor any for %d s: %s", w->nrec,
+                 UNREACHABLE_MS / 1000, cp_pipeline_errstr(w->p));
+    cp_pipeline_reset(w->p);
+    w->nrec = w->nkeys = w->kbuf_len = 0;
+    return fatal || unreachable ? -1 : 0;
+}

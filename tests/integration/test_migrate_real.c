@@ -1,0 +1,714 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `clusterpipe migrate` on real servers: two standalone redis-servers (one syncing diskless, one
+ * from disk) loaded with every type (strings, lists, hashes, sets, sorted sets, a stream with a
+ * consumer group; small and larger encodings; with and without TTLs; one key that expired) are
+ * moved into a 3-master cluster with --until-synced. Writes at the sources (INCR, SET, DEL,
+ * MULTI/EXEC in one slot and across slots, RPUSH, HSET, SADD, ZADD, XADD, PEXPIRE) happen while
+ * the tool holds the snapshot: the target's masters are paused (CLIENT PAUSE WRITE) from before
+ * the tool starts until after the writes, so the tool is still writing its snapshot when they
+ * land, and they reach it through the replication stream. Afterwards every key of each source is
+ * on the target with the same value (DUMP bytes, or the same members for a hash table) and the
+ * same absolute expiry, the target holds no other key, and a counter incremented 500 times
+ * during the stream reads exactly 500 more. A second run pauses the target past the tool's I/O
+ * timeout, so that outcomes are unknown and keys are re-copied: the same checks hold.
+ *
+ * Also: a source with keys in db 3 is refused naming db 3 and its count, and --db 3 moves them;
+ * an unreachable --to is a clear error with exit 1.
+ */
+#include <glob.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "asserts.h"
+
+#include "clirun.h"
+#include "fixture.h"
+#include "slotmover.h"
+#include "util/clock.h"
+
+#define COUNTER_INCRS 500
+
+static void ok(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("%s: %s", fmt, r->str);
+    freeReplyObject(r);
+}
+
+/* Replies of n pipelined commands, each checked not to be an error. */
+static void drain(redisContext *c, int n) {
+    for (int i = 0; i < n; i++) {
+        redisReply *r;
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        if (r->type == REDIS_REPLY_ERROR)
+            fail_msg("pipelined command %d: %s", i, r->str);
+        freeReplyObject(r);
+    }
+}
+
+static void load_source(redisContext *c, const char *p) {
+    ok(c, "SET %s:int 12345", p);
+    ok(c, "SET %s:str hello", p);
+    ok(c, "SET %s:ttl value PX 3600000", p);
+    char *big = malloc(20000);
+    assert_non_null(big);
+    for (int i = 0; i < 20000; i++)
+        big[i] = (char)('a' + (i * 7919) % 26);
+    ok(c, "SET %s:big %b", p, big, (size_t)20000);
+    free(big);
+    ok(c, "RPUSH %s:list a b c 1 2", p);
+    ok(c, "HSET %s:hash f1 v1 f2 v2", p);
+    ok(c, "SADD %s:intset 1 2 3", p);
+    ok(c, "SADD %s:set a b c", p);
+    ok(c, "ZADD %s:zset 1 a 2.5 b", p);
+    int n = 0;
+    for (int i = 0; i < 1000; i++, n += 4) {
+        redisAppendCommand(c, "RPUSH %s:biglist e%d", p, i);
+        redisAppendCommand(c, "HSET %s:bighash f%d v%d", p, i, i);
+        redisAppendCommand(c, "SADD %s:bigset m%d", p, i);
+        redisAppendCommand(c, "ZADD %s:bigzset %d m%d", p, i, i);
+    }
+    for (int i = 0; i < 300; i++, n++)
+        redisAppendCommand(c, "SET %s:k:%d v%d", p, i, i);
+    drain(c, n);
+    ok(c, "PEXPIRE %s:bighash 7200000", p);
+    for (int i = 0; i < 10; i++)
+        ok(c, "XADD %s:stream * f %d", p, i);
+    ok(c, "XGROUP CREATE %s:stream g 0", p);
+    ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
+    ok(c, "SET %s:counter 1000", p);
+    ok(c, "SET %s:expired gone PX 20", p);
+    usleep(100 * 1000); /* expired: no snapshot holds it, no target may */
+}
+
+/* The writes made while the tool holds the snapshot: they reach it through the stream. */
+static void write_during(redisContext *c, const char *p) {
+    int n = 0;
+    for (int i = 0; i < COUNTER_INCRS; i++, n++)
+        redisAppendCommand(c, "INCR %s:counter", p);
+    for (int i = 0; i < 100; i++, n++)
+        redisAppendCommand(c, "SET %s:k:%d new%d", p, i, i);
+    for (int i = 200; i < 250; i++, n++)
+        redisAppendCommand(c, "DEL %s:k:%d", p, i);
+    for (int i = 0; i < 20; i++, n += 5) { /* one slot: one unit on the target */
+        redisAppendCommand(c, "MULTI");
+        redisAppendCommand(c, "INCR {%s:t}a", p);
+        redisAppendCommand(c, "SET {%s:t}b v%d", p, i);
+        redisAppendCommand(c, "LPUSH {%s:t}l x%d", p, i);
+        redisAppendCommand(c, "EXEC");
+    }
+    for (int i = 0; i < 10; i++, n += 4) { /* across slots: legal on a standalone server */
+        redisAppendCommand(c, "MULTI");
+        redisAppendCommand(c, "INCR %s:x1", p);
+        redisAppendCommand(c, "INCR %s:y1", p);
+        redisAppendCommand(c, "EXEC");
+    }
+    redisAppendCommand(c, "RPUSH %s:list late", p);
+    redisAppendCommand(c, "HSET %s:bighash late 1", p);
+    redisAppendCommand(c, "SADD %s:bigset late", p);
+    redisAppendCommand(c, "ZADD %s:zset 9 late", p);
+    redisAppendCommand(c, "XADD %s:stream * late 1", p);
+    redisAppendCommand(c, "PEXPIRE %s:str 5000000", p);
+    redisAppendCommand(c, "SET %s:new fresh EX 1000", p);
+    drain(c, n + 7);
+}
+
+static int source_port(cp_fixture *f, int k) {
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo); i++) {
+        const cp_proc *pr = cp_topo_proc(f->topo, i);
+        if (pr->role == CP_ROLE_SHARD && k-- == 0)
+            return pr->port;
+    }
+    fail_msg("no shard %d", k);
+    return -1;
+}
+
+/* The sorted members of a set or hash (a hash table dumps in its own order). */
+static char *members(redisReply *r) {
+    size_t n = r->elements, total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += r->element[i]->len + 1;
+    char **v = malloc(n * sizeof *v + 1);
+    char *out = malloc(total);
+    assert_non_null(v);
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++)
+        v[i] = r->element[i]->str;
+    for (size_t i = 1; i < n; i++) /* insertion sort: small sets */
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, v[i]);
+        strcat(out, "\n");
+    }
+    free(v);
+    return out;
+}
+
+static char *content(redisContext *src, cp_client *dst, const char *type, const char *key) {
+    const char *cmd = strcmp(type, "set") == 0 ? "SMEMBERS" : "HGETALL";
+    redisReply *r = src ? redisCommand(src, "%s %s", cmd, key) : NULL;
+    redisReply *d = dst ? cp_command(dst, "%s %s", cmd, key) : NULL;
+    char *m = members(src ? r : d);
+    freeReplyObject(r);
+    cp_reply_free(d);
+    return m;
+}
+
+/* Every key of the source is on the target, the same. Returns how many keys. */
+static long long compare_source(redisContext *src, cp_client *dst) {
+    long long keys = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *s = redisCommand(src, "SCAN %s COUNT 500", cursor);
+        assert_non_null(s);
+        snprintf(cursor, sizeof cursor, "%s", s->element[0]->str);
+        for (size_t i = 0; i < s->element[1]->elements; i++) {
+            const char *key = s->element[1]->element[i]->str;
+            keys++;
+            redisReply *a = redisCommand(src, "DUMP %s", key);
+            redisReply *b = cp_command(dst, "DUMP %s", key);
+            assert_non_null(a);
+            if (b == NULL || b->type != REDIS_REPLY_STRING)
+                fail_msg("key %s: not on the target", key);
+            int same = a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+            freeReplyObject(a);
+            cp_reply_free(b);
+            if (!same) {
+                redisReply *t = redisCommand(src, "TYPE %s", key);
+                char type[16];
+                snprintf(type, sizeof type, "%s", t->str);
+                freeReplyObject(t);
+                if (strcmp(type, "set") != 0 && strcmp(type, "hash") != 0)
+                    fail_msg("key %s (%s): the target's DUMP differs", key, type);
+                char *x = content(src, NULL, type, key), *y = content(NULL, dst, type, key);
+                if (strcmp(x, y) != 0)
+                    fail_msg("key %s (%s): the target's members differ", key, type);
+                free(x);
+                free(y);
+            }
+            a = redisCommand(src, "PEXPIRETIME %s", key);
+            b = cp_command(dst, "PEXPIRETIME %s", key);
+            assert_non_null(b);
+            if (a->integer != b->integer)
+                fail_msg("key %s: expires at %lld on the source, %lld on the target", key,
+                         a->integer, b->integer);
+            freeReplyObject(a);
+            cp_reply_free(b);
+        }
+        freeReplyObject(s);
+    } while (strcmp(cursor, "0") != 0);
+    return keys;
+}
+
+static long long get_int(cp_client *c, const char *key) {
+    redisReply *r = cp_command(c, "GET %s", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    long long v = atoll(r->str);
+    cp_reply_free(r);
+    return v;
+}
+
+/* The target's keys: DBSIZE of every node that serves slots per the client's map (a fan-out
+ * DBSIZE would also ask a killed master that the map still names). */
+static long long dbsize(cp_client *c) {
+    long long v = 0;
+    int slots = 0;
+    for (int i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.nslots == 0)
+            continue;
+        slots += n.nslots;
+        redisReply *r = cp_command_node(c, i, "DBSIZE");
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+        v += r->integer;
+        cp_reply_free(r);
+    }
+    assert_int_equal(slots, 16384);
+    return v;
+}
+
+/* Waits until the source has a replica past its snapshot's fork (send_bulk or online). */
+static void wait_forked(redisContext *c) {
+    for (int i = 0; i < 300; i++) {
+        redisReply *r = redisCommand(c, "INFO replication");
+        assert_non_null(r);
+        int forked = strstr(r->str, "state=send_bulk") || strstr(r->str, "state=online");
+        freeReplyObject(r);
+        if (forked)
+            return;
+        usleep(20 * 1000);
+    }
+    fail_msg("the tool's replica connection never got a snapshot");
+}
+
+/* The keys the tool's last lines say it re-copied, summed over the sources. */
+static long long recopied(const char *out) {
+    long long sum = 0;
+    for (const char *p = strstr(out, " keys re-copied"); p != NULL;
+         p = strstr(p + 1, " keys re-copied")) {
+        const char *q = p;
+        while (q > out && q[-1] >= '0' && q[-1] <= '9')
+            q--;
+        sum += atoll(q);
+    }
+    return sum;
+}
+
+/* Two sources loaded, the target's masters paused for pause_ms (CLIENT PAUSE WRITE) from before
+ * the tool starts, the writes made at the sources during the pause, then every key compared.
+ * Below the tool's I/O timeout (5 s) every command ends done; well above it (the tool's first
+ * batch is written within seconds of the pause, and waits past 5 s), the first batch ends
+ * unknown: its keys are marked, their stream commands skipped, and all are re-copied. */
+static void migrate_while_writing(int pause_ms, int want_recopies) {
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    char from[128];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
+        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
+             source_port(sources, 1));
+
+    /* The target's masters take no writes for a while: the tool blocks on its first RESTOREs. */
+    uint64_t paused_at = cp__now_ms();
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
+    }
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate",         "--from",         from, "--to",
+                          target->endpoints, "--until-synced", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    for (int k = 0; k < 2; k++)
+        wait_forked(s[k]);
+    write_during(s[0], "s0");
+    write_during(s[1], "s1");
+    /* The premise: the writes were over before the target took any of the snapshot. */
+    assert_int_lt(cp__now_ms() - paused_at, pause_ms);
+    int rc = cp_clirun_finish(&run, pid, 120);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "synced: every source's lag is 0");
+    assert_contains(run.out, "cutover:");
+    assert_contains(run.out, "lag 0 B");
+    /* Every write of write_during came through the stream: its commands, MULTI/EXEC not
+     * counted (a unit's members are). */
+    char applied[64];
+    snprintf(applied, sizeof applied, "%d commands applied",
+             COUNTER_INCRS + 100 + 50 + 20 * 3 + 10 * 2 + 7);
+    if (want_recopies) {
+        assert_int_gt(recopied(run.out), 0);
+    } else {
+        assert_int_equal(recopied(run.out), 0);
+        assert_contains(run.out, applied);
+    }
+
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys); /* and nothing else */
+    assert_int_equal(get_int(c, "s0:counter"), 1000 + COUNTER_INCRS);
+    assert_int_equal(get_int(c, "s1:counter"), 1000 + COUNTER_INCRS);
+    assert_int_equal(get_int(c, "{s0:t}a"), 20);
+    assert_int_equal(get_int(c, "s1:x1"), 10);
+    static const char *const gone[] = {"s0:expired", "s1:expired", "s0:k:200", "s1:k:249"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        redisReply *r = cp_command(c, "EXISTS %s", gone[i]);
+        assert_non_null(r);
+        if (r->integer != 0)
+            fail_msg("%s is on the target", gone[i]);
+        cp_reply_free(r);
+    }
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+static void moves_every_type_exactly_while_writes_go_on(void **state) {
+    (void)state;
+    migrate_while_writing(4500, 0);
+}
+
+static void outcomes_not_known_are_recopied_exactly(void **state) {
+    (void)state;
+    migrate_while_writing(12000, 1);
+}
+
+/* The offset the source's replica (the tool) acknowledged, or -1. */
+static long long acked(redisContext *c, long long *master) {
+    redisReply *r = redisCommand(c, "INFO replication");
+    assert_non_null(r);
+    const char *at = strstr(r->str, "slave0:");
+    const char *off = at ? strstr(at, "offset=") : NULL;
+    long long v = off ? atoll(off + 7) : -1;
+    const char *m = strstr(r->str, "master_repl_offset:");
+    *master = m ? atoll(m + 19) : -2;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Follow mode while the target changes under the tool: slots moving back and forth between two
+ * masters (failover 0), or a master killed with kill -9 and its replica taking over (failover 1).
+ * Writes go on at the sources in rounds, then stop; once the tool has acknowledged each source's
+ * last offset (it acknowledges only what it applied or marked), SIGTERM: it finishes, re-copies
+ * what is marked, exits 0, and every key is exact. */
+static void follow_then_sigterm(int failover) {
+    enum { ROUNDS = 10 };
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, failover ? 1 : 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    char from[128];
+    snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
+             source_port(sources, 1));
+    slot_mover mover;
+    if (!failover)
+        slot_mover_start(&mover, target, cp_fixture_master(target, 0), cp_fixture_master(target, 1),
+                         2000, 4);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    for (int k = 0; k < 2; k++)
+        wait_forked(s[k]);
+    for (int i = 0; i < ROUNDS; i++) {
+        if (failover && i == 3) {
+            char err[512];
+            assert_int_equal(
+                cp_topo_kill(target->topo, cp_fixture_master(target, 0), SIGKILL, err, sizeof err),
+                0);
+        }
+        write_during(s[0], "s0");
+        write_during(s[1], "s1");
+        usleep((failover ? 500 : 100) * 1000); /* failover: past the 2 s node timeout */
+    }
+    if (!failover) {
+        int moved = slot_mover_stop(&mover);
+        if (moved < 0)
+            fail_msg("slot mover: %s", mover.err);
+        assert_int_ge(moved, 4);
+    }
+    for (int k = 0; k < 2; k++) {
+        long long master = 0, ack = -1;
+        for (int i = 0; i < 1500 && ack != master; i++) {
+            ack = acked(s[k], &master);
+            if (ack != master)
+                usleep(20 * 1000);
+        }
+        assert_int_equal(ack, master);
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int rc = cp_clirun_finish(&run, pid, 120);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "offset applied");
+    assert_not_contains(run.out, "synced:");
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys);
+    assert_int_equal(get_int(c, "s0:counter"), 1000 + ROUNDS * COUNTER_INCRS);
+    assert_int_equal(get_int(c, "s1:counter"), 1000 + ROUNDS * COUNTER_INCRS);
+    assert_int_equal(get_int(c, "{s1:t}a"), ROUNDS * 20);
+    assert_int_equal(get_int(c, "s0:y1"), ROUNDS * 10);
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
+    (void)state;
+    follow_then_sigterm(0);
+}
+
+static void follows_through_a_failover_then_stops_on_sigterm(void **state) {
+    (void)state;
+    follow_then_sigterm(1);
+}
+
+static void other_databases_and_an_unreachable_target(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    ok(s, "SET in:db0 zero");
+    ok(s, "SELECT 3");
+    ok(s, "SET in:db3:a one");
+    ok(s, "SET in:db3:b two PX 3600000");
+    ok(s, "SELECT 0");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *refused[] = {"migrate",         "--from",         from, "--to",
+                             target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, refused, 1);
+    assert_contains(run.err, "a cluster has database 0 only");
+    assert_contains(run.err, "db3 (2 keys)");
+    assert_contains(run.err, from);
+    assert_contains(run.err, "--db N");
+
+    const char *db3[] = {"migrate", "--from",         from,     "--to", target->endpoints, "--db",
+                         "3",       "--until-synced", "--json", NULL};
+    cp_clirun_expect(&run, db3, 0);
+    /* --json: one object per line, the result last. */
+    const char *last = run.out, *nl;
+    while ((nl = strchr(last, '\n')) != NULL && nl[1] != '\0')
+        last = nl + 1;
+    json_error_t jerr;
+    json_t *res = json_loads(last, 0, &jerr);
+    if (res == NULL)
+        fail_msg("not JSON: %s (%s)", last, jerr.text);
+    assert_string_equal(json_string_value(json_object_get(res, "schema")), "clusterpipe.migrate/1");
+    assert_true(json_is_true(json_object_get(res, "ok")));
+    assert_true(json_is_true(json_object_get(res, "synced")));
+    json_t *src0 = json_array_get(json_object_get(res, "sources"), 0);
+    assert_int_equal(json_integer_value(json_object_get(src0, "keys_copied")), 2);
+    assert_int_equal(json_integer_value(json_object_get(src0, "keys_total")), 2);
+    assert_int_equal(json_integer_value(json_object_get(src0, "lag_bytes")), 0);
+    json_decref(res);
+    cp_client *c = cp_fixture_client(target, NULL);
+    assert_int_equal(dbsize(c), 2);
+    redisReply *r = cp_command(c, "GET in:db3:a");
+    assert_non_null(r);
+    assert_string_equal(r->str, "one");
+    cp_reply_free(r);
+    cp_free(c);
+
+    /* A port nothing listens on (bound, then closed). */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    close(fd);
+    char to[64];
+    snprintf(to, sizeof to, "127.0.0.1:%d", ntohs(a.sin_port));
+    const char *unreachable[] = {"migrate", "--from", from, "--to", to, "--until-synced", NULL};
+    cp_clirun_expect(&run, unreachable, 1);
+    assert_contains(run.err, "clusterpipe migrate: target ");
+    assert_contains(run.err, to);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+/* --from a nutcracker YAML: its servers are the sources; the proxy's own address is refused
+ * with a hint to give the YAML. */
+static void from_a_nutcracker_yaml_and_not_from_the_proxy(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(2, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s[2];
+    for (int k = 0; k < 2; k++) {
+        s[k] = cp_fixture_conn(sources, source_port(sources, k));
+        assert_non_null(s[k]);
+        load_source(s[k], k == 0 ? "s0" : "s1");
+    }
+    char pattern[4200];
+    snprintf(pattern, sizeof pattern, "%s/*/nutcracker.yml", sources->dir);
+    glob_t g;
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_int_equal(g.gl_pathc, 1);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *yaml[] = {"migrate",         "--from",         g.gl_pathv[0], "--to",
+                          target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, yaml, 0);
+    char name[64];
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "source 127.0.0.1:%d: 315 keys copied",
+                 source_port(sources, k));
+        assert_contains(run.out, name);
+    }
+    cp_client *c = cp_fixture_client(target, NULL);
+    long long keys = compare_source(s[0], c) + compare_source(s[1], c);
+    assert_int_equal(dbsize(c), keys);
+    cp_free(c);
+    globfree(&g);
+
+    const char *proxy[] = {
+        "migrate", "--from", sources->endpoints, "--to", target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, proxy, 1);
+    assert_contains(run.err, sources->endpoints);
+    assert_contains(run.err, "is it a twemproxy? give its nutcracker YAML as --from");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+/* A source that dies, and one that freezes (SIGSTOP), while the tool follows: exit 1 with the
+ * source named, within seconds, never a hang. */
+static void a_source_that_dies_or_freezes_is_an_error(void **state) {
+    (void)state;
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    for (int freeze = 0; freeze < 2; freeze++) {
+        cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+        assert_non_null(sources);
+        int port = source_port(sources, 0);
+        redisContext *s = cp_fixture_conn(sources, port);
+        assert_non_null(s);
+        ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+        ok(s, "SET k v");
+        char from[64], name[80];
+        snprintf(from, sizeof from, "127.0.0.1:%d", port);
+        snprintf(name, sizeof name, "source %s", from);
+        cp_clirun run;
+        cp_clirun_init(&run);
+        const char *args[] = {"migrate",          "--from", from, "--to", target->endpoints,
+                              "--source-timeout", "2",      "-q", NULL};
+        pid_t pid = cp_clirun_start(&run, args);
+        wait_forked(s);
+        size_t proc = SIZE_MAX;
+        for (size_t i = 0; i < cp_topo_nprocs(sources->topo); i++)
+            if (cp_topo_proc(sources->topo, i)->port == port)
+                proc = i;
+        char err[512];
+        uint64_t at = cp__now_ms();
+        assert_int_equal(
+            cp_topo_kill(sources->topo, proc, freeze ? SIGSTOP : SIGKILL, err, sizeof err), 0);
+        int rc = cp_clirun_finish(&run, pid, 60);
+        uint64_t took = cp__now_ms() - at;
+        if (freeze)
+            assert_int_equal(cp_topo_kill(sources->topo, proc, SIGCONT, err, sizeof err), 0);
+        if (rc != 1)
+            fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+        assert_contains(run.err, name);
+        /* Frozen: the replica connection's 2 s of silence, or the plain connection's INFO
+         * unanswered for as long, whichever the tool was waiting on. */
+        assert_contains(run.err, freeze ? "2000 ms" : "closed the replication connection");
+        assert_int_lt(took, 10000);
+        cp_clirun_free(&run);
+        assert_int_equal(cp_fixture_stop(sources), 0);
+    }
+    assert_int_equal(cp_fixture_stop(target), 0);
+}
+
+/* A stream command without keys that the cluster refuses (SWAPDB): no key to re-copy, so the
+ * run stops, naming the command and the target's answer. */
+static void a_keyless_command_refused_stops_the_run(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    int port = source_port(sources, 0);
+    redisContext *s = cp_fixture_conn(sources, port);
+    assert_non_null(s);
+    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    ok(s, "SET k v");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", port);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    wait_forked(s);
+    ok(s, "SWAPDB 0 1");
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 1)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.err, "SWAPDB, a command without keys, was refused on the target");
+    assert_contains(run.err, "nothing can re-copy what it did");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
+/* Bad command lines: exit 2, the flag and the value named, nothing started. */
+static void usage_errors(void **state) {
+    (void)state;
+    static const struct {
+        const char *args[8];
+        const char *says;
+    } cases[] = {
+        {{"migrate", "--from", "x", "--to", "127.0.0.1:1", NULL}, "--from: 'x' is not HOST:PORT"},
+        {{"migrate", "--from", "127.0.0.1:0", "--to", "127.0.0.1:1", NULL}, "--from"},
+        {{"migrate", "--from", "127.0.0.1:1,", "--to", "127.0.0.1:1", NULL}, "is not HOST:PORT"},
+        {{"migrate", "--from", "/nonexistent/nutcracker.yml", "--to", "127.0.0.1:1", NULL},
+         "cannot read it"},
+        {{"migrate", "--from", "127.0.0.1:1", NULL}, "--to HOST:PORT[,...] is required"},
+        {{"migrate", "--to", "127.0.0.1:1", NULL}, "--from"},
+        {{"migrate", "--from", "127.0.0.1:1", "--to", "127.0.0.1:1", "--db", "-1", NULL}, "--db"},
+        {{"migrate", "--from", "127.0.0.1:1", "--to", "127.0.0.1:1", "--source-timeout", "0", NULL},
+         "--source-timeout"},
+    };
+    cp_clirun run;
+    cp_clirun_init(&run);
+    char yml[4200];
+    snprintf(yml, sizeof yml, "%s", cp_clirun_path(&run, "empty.yml"));
+    FILE *fp = fopen(yml, "w");
+    assert_non_null(fp);
+    fputs("pool:\n  listen: 127.0.0.1:22121\n", fp);
+    fclose(fp);
+    const char *empty[] = {"migrate", "--from", yml, "--to", "127.0.0.1:1", NULL};
+    cp_clirun_expect(&run, empty, 2);
+    assert_contains(run.err, "no servers");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cp_clirun_expect(&run, cases[i].args, 2);
+        assert_contains(run.err, cases[i].says);
+    }
+    cp_clirun_free(&run);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(usage_errors),
+        cmocka_unit_test(moves_every_type_exactly_while_writes_go_on),
+        cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
+        cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
+        cmocka_unit_test(follows_through_a_failover_then_stops_on_sigterm),
+        cmocka_unit_test(other_databases_and_an_unreachable_target),
+        cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
+        cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
+        cmocka_unit_test(a_keyless_command_refused_stops_the_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
