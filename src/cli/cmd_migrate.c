@@ -20,7 +20,7 @@
 typedef struct migrate_args {
     const char *from, *to, *from_password, *to_password;
     int db;
-    int source_timeout;
+    int source_timeout, timeout_ms;
     int until_synced, json, quiet;
 } migrate_args;
 
@@ -48,6 +48,9 @@ static const cp_cli_flag migrate_rows[] = {
     CP_CLI_NUM("--source-timeout", "S", CP_CLI_INT, 1, 3600, MO(source_timeout),
                "a source that sends nothing for S seconds has failed\n(default 60: a live one "
                "sends a PING every 10 s)"),
+    CP_CLI_NUM("--timeout", "MS", CP_CLI_INT, 100, 600000, MO(timeout_ms),
+               "the target's I/O timeout: a write unanswered for MS is\nof unknown outcome and its "
+               "keys are re-copied (default 5000)"),
     CP_CLI_SET("--until-synced", CP_CLI_SWITCH, 1, MO(until_synced),
                "exit 0 the first time every source's lag is 0 and no\nkey waits for a re-copy "
                "(stop writes at the sources first)"),
@@ -64,7 +67,8 @@ static const cp_cli_cmd migrate_cmd = {
         "usage: clusterpipe migrate --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
-        "                           [--source-timeout S] [--until-synced] [--json] [-q]\n"
+        "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
+        "                           [--json] [-q]\n"
         "\n"
         "Moves the keys of standalone redis-servers into a Redis Cluster while writes go on.\n"
         "Each source is read as a replica reads its master (PSYNC): its snapshot's keys are\n"
@@ -265,6 +269,7 @@ int cp_cli_migrate(int argc, char **argv) {
     memset(&a, 0, sizeof a);
     a.db = -1;
     a.source_timeout = 60;
+    a.timeout_ms = 5000;
     int prc = cp_cli_parse(&migrate_cmd, argc, argv, 1, &a, NULL);
     if (prc != CP_CLI_GO)
         return prc;
@@ -290,6 +295,7 @@ int cp_cli_migrate(int argc, char **argv) {
                           .db = a.db,
                           .until_synced = a.until_synced,
                           .silence_ms = a.source_timeout * 1000,
+                          .io_timeout_ms = a.timeout_ms,
                           .stop = &cp_cli_interrupted,
                           .progress = progress,
                           .progress_arg = &pr};

@@ -282,10 +282,11 @@ static long long recopied(const char *out) {
 
 /* Two sources loaded, the target's masters paused for pause_ms (CLIENT PAUSE WRITE) from before
  * the tool starts, the writes made at the sources during the pause, then every key compared.
- * Below the tool's I/O timeout (5 s) every command ends done; well above it (the tool's first
- * batch is written within seconds of the pause, and waits past 5 s), the first batch ends
- * unknown: its keys are marked, their stream commands skipped, and all are re-copied. */
-static void migrate_while_writing(int pause_ms, int want_recopies) {
+ * Below the tool's I/O timeout (--timeout timeout_ms) every command ends done; well above it
+ * (the tool's first batch is written within seconds of the pause, and waits past the timeout),
+ * the first batch ends unknown: its keys are marked, their stream commands skipped, and all are
+ * re-copied. */
+static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopies) {
     cp_fixture *sources = cp_fixture_twemproxy(2, 1);
     assert_non_null(sources);
     cp_fixture *target = cp_fixture_cluster(3, 0);
@@ -310,8 +311,10 @@ static void migrate_while_writing(int pause_ms, int want_recopies) {
     }
     cp_clirun run;
     cp_clirun_init(&run);
-    const char *args[] = {"migrate",         "--from",         from, "--to",
-                          target->endpoints, "--until-synced", NULL};
+    char timeout[16];
+    snprintf(timeout, sizeof timeout, "%d", timeout_ms);
+    const char *args[] = {"migrate",        "--from",    from,    "--to", target->endpoints,
+                          "--until-synced", "--timeout", timeout, NULL};
     pid_t pid = cp_clirun_start(&run, args);
     for (int k = 0; k < 2; k++)
         wait_forked(s[k]);
@@ -360,12 +363,12 @@ static void migrate_while_writing(int pause_ms, int want_recopies) {
 
 static void moves_every_type_exactly_while_writes_go_on(void **state) {
     (void)state;
-    migrate_while_writing(4500, 0);
+    migrate_while_writing(4500, 5000, 0);
 }
 
 static void outcomes_not_known_are_recopied_exactly(void **state) {
     (void)state;
-    migrate_while_writing(12000, 1);
+    migrate_while_writing(12000, 5000, 1);
 }
 
 /* The offset the source's replica (the tool) acknowledged, or -1. */
