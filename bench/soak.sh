@@ -124,18 +124,19 @@ failover_loop &
 pids+=($!)
 chaos=("${pids[@]:1}")
 
-# Samples: "seconds rss_kb live_bytes", printed and kept.
+# Samples: "seconds rss_kb live_bytes blocks malloc_used malloc_heap" (bench --lib-memory: the
+# library's live bytes and blocks, glibc malloc's bytes in use and its heaps' size), printed.
 echo "soak: $MINUTES min, $RATE ops/s SET:GET 1:3 verified, 3 masters + 3 replicas;" \
     "chaos from ${WARMUP} s to ${chaos_end} s"
-printf '%6s %10s %12s %8s\n' seconds rss_kb live_bytes blocks
+printf '%6s %10s %12s %8s %12s %12s\n' seconds rss_kb live_bytes blocks malloc_used malloc_heap
 killed=0
 started=$(date +%s)
 while kill -0 "$bench" 2>/dev/null; do
     sleep "$SAMPLE"
     t=$(($(date +%s) - started))
     line=$(tail -n 1 "$out/mem" 2>/dev/null || true)
-    [[ $line == mem* ]] && read -r _ s rss live blocks <<<"$line" &&
-        printf '%6s %10s %12s %8s\n' "$s" "$rss" "$live" "$blocks"
+    [[ $line == mem* ]] && read -r _ s rss live blocks used _ _ heap <<<"$line" &&
+        printf '%6s %10s %12s %8s %12s %12s\n' "$s" "$rss" "$live" "$blocks" "$used" "$heap"
     if ((killed == 0 && t >= duration / 4)); then
         killed=1
         victim=$(masters | shuf -n 1 | cut -d' ' -f1)
