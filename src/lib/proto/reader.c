@@ -15,13 +15,14 @@
 
 #include "clusterpipe/clusterpipe.h"
 
-/* Free bytes offered to each read, and a buffer's first size: it doubles when a read fills it
- * (cp__conn_fill reads again), so a connection that reads a few replies at a time holds 16 KiB,
- * not 64, and a busy one grows to what its bursts need. A buffer bigger than its reads leaves
- * pages the process never touched; freed when its connection goes (a failover moves a
- * client's connections) and handed out again by malloc to another size, they are touched
- * then: the process's memory crept up by the buffers' untouched part (issue 45). */
-#define MIN_SPACE (16 * 1024)
+/* Free bytes offered to each read at least, and a buffer's first size: one page. The buffer
+ * doubles when a read fills it (cp__conn_fill reads again before parsing), so a connection
+ * that reads a few replies at a time holds 4 KiB and a busy one grows in a few reads to what
+ * its bursts need. A first buffer bigger than its reads (64 KiB, written a page or two deep)
+ * left pages the process never touched; freed when its connection went (a failover moves
+ * every client's connections) and handed out again by malloc, they were touched then, and the
+ * process's RSS crept up for as long as such pages were left in its heap (issue 45). */
+#define MIN_SPACE (4 * 1024)
 #define KEEP_CAP (1024 * 1024) /* a buffer grown past this by a big reply is dropped once empty */
 #define MAX_ELEMENTS ((size_t)1 << 30) /* an array header above this is garbage, not a reply */
 #define FIRST_SLOTS 256                /* element slots an array starts with */
