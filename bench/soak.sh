@@ -117,6 +117,10 @@ failover_loop() {
     >"$out/bench.txt" 2>&1 &
 bench=$!
 pids+=("$bench")
+# The script's clock runs from the bench's start, as the samples' seconds do (give or take the
+# bench's connecting): the kill lands a quarter into the run and the chaos stops CALM seconds
+# before its end, where the checks below look for them.
+started=$(date +%s)
 sleep "$WARMUP"
 migrate_loop &
 pids+=($!)
@@ -124,18 +128,18 @@ failover_loop &
 pids+=($!)
 chaos=("${pids[@]:1}")
 
-# Samples: "seconds rss_kb live_bytes", printed and kept.
+# Samples: "seconds rss_kb live_bytes blocks malloc_used malloc_heap" (bench --lib-memory: the
+# library's live bytes and blocks, glibc malloc's bytes in use and its heaps' size), printed.
 echo "soak: $MINUTES min, $RATE ops/s SET:GET 1:3 verified, 3 masters + 3 replicas;" \
     "chaos from ${WARMUP} s to ${chaos_end} s"
-printf '%6s %10s %12s %8s\n' seconds rss_kb live_bytes blocks
+printf '%6s %10s %12s %8s %12s %12s\n' seconds rss_kb live_bytes blocks malloc_used malloc_heap
 killed=0
-started=$(date +%s)
 while kill -0 "$bench" 2>/dev/null; do
     sleep "$SAMPLE"
     t=$(($(date +%s) - started))
     line=$(tail -n 1 "$out/mem" 2>/dev/null || true)
-    [[ $line == mem* ]] && read -r _ s rss live blocks <<<"$line" &&
-        printf '%6s %10s %12s %8s\n' "$s" "$rss" "$live" "$blocks"
+    [[ $line == mem* ]] && read -r _ s rss live blocks used _ _ heap <<<"$line" &&
+        printf '%6s %10s %12s %8s %12s %12s\n' "$s" "$rss" "$live" "$blocks" "$used" "$heap"
     if ((killed == 0 && t >= duration / 4)); then
         killed=1
         victim=$(masters | shuf -n 1 | cut -d' ' -f1)
@@ -164,8 +168,8 @@ grep -E '^(clusterpipe bench|throughput|redirects|outcomes|verify)' "$out/bench.
 # requests in flight, which come and go with the latency: each window's floor (its lowest
 # sample) is what the library keeps. RSS only ever shows its high-water mark: last minus first.
 # After the chaos a client may hold the buffers of a connection to each master (a lane's client
-# had one to its own master before; a MOVED sends it to another): CONN_BYTES each, 64 KiB read
-# buffer, 16 KiB output, FIFO and queue. That much more is no growth.
+# had one to its own master before; a MOVED sends it to another): CONN_BYTES each, a read buffer
+# grown to 64 KiB by bursts, 16 KiB output, FIFO and queue. That much more is no growth.
 conns=$((CLIENTS * 3 * 2 * 84 * 1024))
 awk -v w="$WARMUP" -v ce="$chaos_end" -v end="$duration" -v rs="$RSS_SLACK_KB" -v ls="$LIVE_SLACK" \
     -v conns="$conns" '

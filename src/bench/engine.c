@@ -175,6 +175,23 @@ static void before_go(void *ud) {
     sample_cpu(ud, 0);
 }
 
+/* A --duration run knows its seconds: the timeline is allocated and written once before the
+ * run (a second of slack for the last partial one), so that it costs no memory while the run
+ * goes on (an hours-long soak reads the process's memory; 88 bytes a second, 317 KB an hour).
+ * A --requests run grows it by doubling. 0 or CP_ENOMEM. */
+static int reserve_timeline(bench_ctx *b, const cp__bench_config *cfg) {
+    if (cfg->requests > 0 || !(cfg->duration_s > 0))
+        return 0;
+    size_t n = (size_t)cfg->duration_s + 2;
+    cp__bench_result *r = b->out;
+    r->timeline = malloc(n * sizeof(*r->timeline));
+    if (r->timeline == NULL)
+        return CP_ENOMEM;
+    memset(r->timeline, 0, n * sizeof(*r->timeline));
+    b->captl = n;
+    return 0;
+}
+
 static void on_second(void *ud, uint64_t sec, const cp__sec_slot *sum) {
     bench_ctx *b = ud;
     const cp__hist *h = &sum->hist;
@@ -507,6 +524,10 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     b.out = out;
     b.tctx = &ctx;
     if ((rc = setup_cpu(&b, t)) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    if ((rc = reserve_timeline(&b, cfg)) != 0) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }

@@ -9,6 +9,9 @@
 #include "clusterpipe/clusterpipe.h"
 
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallinfo2 */
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,8 +161,16 @@ static unsigned long long rss_kib(void) {
 void cp__libmem_sample(FILE *mem, const char *sites_path, double seconds) {
     uint64_t bytes, blocks;
     cp__libmem_live(&bytes, &blocks);
-    fprintf(mem, "mem %.0f %llu %llu %llu\n", seconds, rss_kib(), (unsigned long long)bytes,
-            (unsigned long long)blocks);
+    size_t used = 0, free_ = 0, mmapped = 0, heap = 0; /* 0: not glibc's malloc */
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+    struct mallinfo2 mi = mallinfo2();
+    used = mi.uordblks + mi.hblkhd;
+    free_ = mi.fordblks;
+    mmapped = mi.hblkhd;
+    heap = mi.arena;
+#endif
+    fprintf(mem, "mem %.0f %llu %llu %llu %zu %zu %zu %zu\n", seconds, rss_kib(),
+            (unsigned long long)bytes, (unsigned long long)blocks, used, free_, mmapped, heap);
     fflush(mem);
     char tmp[4096];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp", sites_path) >= (int)sizeof(tmp))

@@ -28,9 +28,12 @@ void cp__libmem_live(uint64_t *bytes, uint64_t *blocks);
  * SYMBOL the exported function's name or "?". At most max lines. */
 void cp__libmem_write_sites(FILE *f, int max);
 
-/* Appends "mem SECONDS RSS_KIB LIVE_BYTES LIVE_BLOCKS" to mem (flushed): the process's resident
- * memory and the library's live memory at `seconds`; and replaces the file sites_path with the
- * call sites that hold it now (cp__libmem_write_sites, at most 200), through sites_path.tmp. */
+/* Appends "mem SECONDS RSS_KIB LIVE_BYTES LIVE_BLOCKS MALLOC_USED MALLOC_FREE MALLOC_MMAP
+ * MALLOC_HEAP" to mem (flushed): the process's resident memory, the library's live memory, and
+ * glibc malloc's own account over all its arenas (mallinfo2: bytes in use, free inside its heaps,
+ * in mmapped blocks, and its heaps' size) at `seconds`; and replaces the file sites_path with the
+ * call sites that hold it now (cp__libmem_write_sites, at most 200), through sites_path.tmp.
+ * RSS against MALLOC_HEAP tells a heap that grew from one whose untouched pages got touched. */
 void cp__libmem_sample(FILE *mem, const char *sites_path, double seconds);
 
 #endif

@@ -201,9 +201,11 @@ static const cp_cli_flag bench_rows[] = {
     CP_CLI_STR("--lib-memory", "FILE", BO(lib_memory),
                "count the library's allocations (a counting allocator\nset with "
                "cp_set_allocators) and append every second\n\"mem SECONDS RSS_KB LIVE_BYTES "
-               "LIVE_BLOCKS\" to FILE:\nthe process's resident memory and the library's "
-               "live\nbytes; FILE.sites holds the call sites that hold them,\nrewritten every "
-               "second (\"BYTES BLOCKS OFFSET SYMBOL\")"),
+               "LIVE_BLOCKS MALLOC_USED\nMALLOC_FREE MALLOC_MMAP MALLOC_HEAP\" to FILE: the "
+               "process's\nresident memory, the library's live bytes and glibc\nmalloc's "
+               "bytes in use, free in its heaps, mmapped and\nits heaps' size (mallinfo2); "
+               "FILE.sites holds the call\nsites that hold the live bytes, rewritten every "
+               "second\n(\"BYTES BLOCKS OFFSET SYMBOL\")"),
     CP_CLI_LIKE(cp_cli_def_quiet, BO(quiet), "no progress line on stderr"),
     CP_CLI_END,
 };

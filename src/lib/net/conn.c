@@ -346,7 +346,9 @@ static int reserve(cp__conn *c, size_t len) {
         c->opos = 0;
     }
     if (c->ocap - c->olen < len) {
-        size_t ncap = c->ocap ? c->ocap : 16 * 1024;
+        /* 4 KiB first, doubling: an output buffer holds what its batches need (reader.c says
+         * why a bigger one than that costs the process memory). */
+        size_t ncap = c->ocap ? c->ocap : 4 * 1024;
         while (ncap - c->olen < len)
             ncap *= 2;
         char *b = cp__realloc(c->obuf, ncap);
@@ -512,7 +514,7 @@ static int handshake_answered(cp__conn *c, uint32_t tag, const redisReply *r) {
     int more = c->fcount > 0 && cp__conn_is_handshake(c->fifo[c->fhead].tag);
     if (!more) {
         c->state = CP__CONN_READY;
-        /* Its chunk held the handshake's few short answers: 32 KiB kept by every connection
+        /* Its chunk held the handshake's few short answers, kept by every connection
          * otherwise (issue 45); what comes later without an owner arena (ASKING) is rare. */
         cp__arena_free(&c->own);
     }

@@ -15,7 +15,14 @@
 
 #include "clusterpipe/clusterpipe.h"
 
-#define MIN_SPACE (16 * 1024)  /* free bytes offered to each read */
+/* Free bytes offered to each read at least, and a buffer's first size: one page. The buffer
+ * doubles when a read fills it (cp__conn_fill reads again before parsing), so a connection
+ * that reads a few replies at a time holds 4 KiB and a busy one grows in a few reads to what
+ * its bursts need. A first buffer bigger than its reads (64 KiB, written a page or two deep)
+ * left pages the process never touched; freed when its connection went (a failover moves
+ * every client's connections) and handed out again by malloc, they were touched then, and the
+ * process's RSS crept up for as long as such pages were left in its heap (issue 45). */
+#define MIN_SPACE (4 * 1024)
 #define KEEP_CAP (1024 * 1024) /* a buffer grown past this by a big reply is dropped once empty */
 #define MAX_ELEMENTS ((size_t)1 << 30) /* an array header above this is garbage, not a reply */
 #define FIRST_SLOTS 256                /* element slots an array starts with */
@@ -46,7 +53,7 @@ size_t cp__reader_space(cp__reader *r, char **space) {
         r->pos = 0;
     }
     if (r->cap - r->len < MIN_SPACE) {
-        size_t ncap = r->cap ? r->cap * 2 : 4 * MIN_SPACE;
+        size_t ncap = r->cap ? r->cap * 2 : MIN_SPACE;
         while (ncap - r->len < MIN_SPACE)
             ncap *= 2;
         char *nb = cp__realloc(r->buf, ncap);

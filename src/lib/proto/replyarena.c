@@ -11,8 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES (32 * 1024) /* standard chunk: a batch of a few hundred small replies */
-#define KEEP_SPARE 8            /* standard chunks kept across resets (256 KiB) */
+/* Standard chunks grow from FIRST_CHUNK, doubling with each new one, up to CHUNK_BYTES: an arena
+ * holds about what its batches need. A pipeline of one command (an open-loop client has one per
+ * request in flight, thousands while a master is down) takes 1 KiB, not 32, and a batch of
+ * hundreds of replies reaches 32 KiB chunks after a few. */
+#define FIRST_CHUNK 1024
+#define CHUNK_BYTES (32 * 1024) /* the largest standard chunk */
+#define KEEP_BYTES (256 * 1024) /* standard chunks kept across resets */
 
 struct cp__chunk {
     cp__chunk *next;
@@ -24,14 +29,29 @@ _Static_assert(CP__ARENA_ALIGN >= alignof(max_align_t) &&
                    CP__ARENA_ALIGN % alignof(max_align_t) == 0,
                "arena allocations must be aligned for any reply field");
 
+/* A spare chunk with room for n, taken off the spare list; NULL when none has. */
+static cp__chunk *take_spare(cp__reply_arena *a, size_t n) {
+    for (cp__chunk **pp = &a->spare; *pp != NULL; pp = &(*pp)->next) {
+        cp__chunk *c = *pp;
+        if (c->cap >= n) {
+            *pp = c->next;
+            a->spare_bytes -= c->cap;
+            return c;
+        }
+    }
+    return NULL;
+}
+
 void *cp__arena_alloc_chunk(cp__reply_arena *a, size_t n) {
-    cp__chunk *c;
-    if (n <= CHUNK_BYTES && a->spare != NULL) {
-        c = a->spare;
-        a->spare = c->next;
-        a->nspare--;
-    } else {
-        size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES; /* big replies get a chunk of their own */
+    cp__chunk *c = n <= CHUNK_BYTES ? take_spare(a, n) : NULL;
+    if (c == NULL) {
+        size_t cap = n; /* big replies get a chunk of their own */
+        if (n <= CHUNK_BYTES) {
+            cap = a->next_cap != 0 ? a->next_cap : FIRST_CHUNK;
+            while (cap < n)
+                cap *= 2;
+            a->next_cap = cap < CHUNK_BYTES ? cap * 2 : CHUNK_BYTES;
+        }
         if (cap > SIZE_MAX - sizeof(cp__chunk) || (c = cp__malloc(sizeof(cp__chunk) + cap)) == NULL)
             return NULL;
         c->cap = cap;
@@ -43,16 +63,18 @@ void *cp__arena_alloc_chunk(cp__reply_arena *a, size_t n) {
     return c->data;
 }
 
+/* The used list runs newest first and new standard chunks only grow, so pushing each onto the
+ * spare list leaves it about smallest first: the next batch fills the small ones first. */
 void cp__arena_reset(cp__reply_arena *a) {
     a->cur = NULL;
     a->left = 0;
     while (a->used != NULL) {
         cp__chunk *c = a->used;
         a->used = c->next;
-        if (c->cap == CHUNK_BYTES && a->nspare < KEEP_SPARE) {
+        if (c->cap <= CHUNK_BYTES && a->spare_bytes + c->cap <= KEEP_BYTES) {
             c->next = a->spare;
             a->spare = c;
-            a->nspare++;
+            a->spare_bytes += c->cap;
         } else {
             cp__free(c);
         }
@@ -66,7 +88,8 @@ void cp__arena_free(cp__reply_arena *a) {
         a->spare = c->next;
         cp__free(c);
     }
-    a->nspare = 0;
+    a->spare_bytes = 0;
+    a->next_cap = 0; /* used again, it starts small */
 }
 
 redisReply *cp__arena_reply(cp__reply_arena *a, int type) {

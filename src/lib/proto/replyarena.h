@@ -19,10 +19,11 @@
 typedef struct cp__chunk cp__chunk;
 
 typedef struct cp__reply_arena {
-    cp__chunk *used;  /* chunks holding this batch's replies, the one being filled first */
-    cp__chunk *spare; /* emptied standard chunks, reused before malloc */
-    int nspare;
-    char *cur; /* free part of the chunk being filled: cur[0..left) */
+    cp__chunk *used;    /* chunks holding this batch's replies, the one being filled first */
+    cp__chunk *spare;   /* emptied standard chunks, smallest first, reused before malloc */
+    size_t spare_bytes; /* their capacity, at most 256 KiB */
+    size_t next_cap;    /* the next new standard chunk's capacity (0: the first, 1 KiB) */
+    char *cur;          /* free part of the chunk being filled: cur[0..left) */
     size_t left;
 } cp__reply_arena; /* zero-initialised is empty */
 
