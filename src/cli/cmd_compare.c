@@ -313,7 +313,7 @@ int cp_cli_compare(int argc, char **argv) {
     /* The wire is this very program, run as `clusterpipe wire`. */
     static char self[PATH_MAX];
     ssize_t selflen = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (c.o.rtt_ns > 0 && selflen > 0) {
+    if ((c.o.rtt_ns > 0 || c.sweep.param == CP__SWEEP_RTT) && selflen > 0) {
         self[selflen] = '\0';
         c.o.clusterpipe = self;
     }
