@@ -180,8 +180,11 @@ static const cp_cli_flag compare_rows[] = {
               "point) | value-size=100,1000,10000 (loaded per point) |\n"
               "clients=10,100,1000 (with each server's connections and\n"
               "their memory; the file-descriptor limit is raised as\n"
-              "needed). The other settings stay as given; charts of\n"
-              "CPU us/op per component, ops/s and p99 against PARAM"),
+              "needed) | rtt=0,100us,500us,1ms (the round trip of each\n"
+              "link between hosts, as --rtt, up to 1s: a setup per\n"
+              "point, no wire at 0; not with --rtt). The other settings\n"
+              "stay as given; charts of CPU us/op per component, ops/s\n"
+              "and p99 (rtt: also p50) against PARAM"),
     CP_CLI_HEAD("placement:"),
     CP_CLI_FN("--cpus", "SPEC", parse_cpus, offsetof(compare_cli, placement),
               "pin each component to CPUs (sched_setaffinity): SPEC is\n"
@@ -221,7 +224,8 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--setups twemproxy,cluster,cluster-replicas,...]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
              "                           [--proxy-placement servers|clients]\n"
-             "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
+             "                           [--rtt D[~J]]\n"
+             "                           [--sweep pipeline|shards|value-size|clients|rtt=V,...]\n"
              "\n"
              "Twemproxy or Redis Cluster? Reproduces the published experiment on this machine:\n"
              "starts twemproxy (4 redis-server + 4 nutcracker) on 127.0.0.1, loads the dataset,\n"
