@@ -198,7 +198,9 @@ static const cp_cli_flag compare_rows[] = {
               "servers (default: nutcracker on the redis CPUs, the\n"
               "published setup) or clients (a sidecar on the client's\n"
               "CPUs); with --cpus, instead of proxy=LIST. With --rtt\n"
-              "it is also the proxies' host"),
+              "or --sweep rtt it is also the proxies' host (then\n"
+              "without --cpus too), and tier puts the proxies on hosts\n"
+              "of their own (both links cross)"),
     CP_CLI_HEAD("network:"),
     CP_CLI_LIKE(cp_cli_def_rtt, offsetof(compare_cli, o.rtt_ns),
                 "the setups' links between hosts go through a wire\n"
@@ -223,7 +225,7 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--replica-reads] [--ratio SET:GET] [--protocol 2|3]\n"
              "                           [--setups twemproxy,cluster,cluster-replicas,...]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
-             "                           [--proxy-placement servers|clients]\n"
+             "                           [--proxy-placement servers|clients|tier]\n"
              "                           [--rtt D[~J]]\n"
              "                           [--sweep pipeline|shards|value-size|clients|rtt=V,...]\n"
              "\n"
@@ -310,6 +312,7 @@ int cp_cli_compare(int argc, char **argv) {
     if (c.o.setups != 0 && c.o.replica_reads) /* --replica-reads adds its setup to the list */
         c.o.setups |= CP__CMP_SETUP_REPLICAS;
     char err[ERRLEN] = "";
+    c.placement.hosts = c.o.rtt_ns > 0 || c.sweep.param == CP__SWEEP_RTT;
     if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
     c.o.placement = &c.placement;

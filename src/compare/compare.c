@@ -126,8 +126,10 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     up.rtt_ns = first.rtt_ns; /* --rtt, or the point's under an rtt sweep */
     up.jitter_ns = first.rtt_ns > 0 ? o->jitter_ns : 0;
     up.clusterpipe = o->clusterpipe;
-    up.proxy_placement = pl != NULL && pl->side == CP__PROXY_WITH_CLIENTS ? CP_PROXIES_WITH_CLIENTS
-                                                                          : CP_PROXIES_WITH_SERVERS;
+    cp__proxy_side side = pl != NULL ? pl->side : CP__PROXY_WITH_SERVERS;
+    up.proxy_placement = side == CP__PROXY_WITH_CLIENTS ? CP_PROXIES_WITH_CLIENTS
+                         : side == CP__PROXY_TIER       ? CP_PROXIES_TIER
+                                                        : CP_PROXIES_WITH_SERVERS;
     char err[CP__CMP_ERRLEN] = "", cmd[128];
     if (kind == CP_TOPO_CLUSTER && def->replicas > 0)
         snprintf(cmd, sizeof(cmd), "clusterpipe up cluster --shards %d --replicas %d --dir DIR",
@@ -141,9 +143,11 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
         char d[32];
         cp__dur_format(first.rtt_ns, d, sizeof(d));
         size_t n = strlen(cmd);
-        snprintf(cmd + n, sizeof(cmd) - n, " --rtt %s%s", d,
-                 kind == CP_TOPO_TWEMPROXY && up.proxy_placement == CP_PROXIES_WITH_CLIENTS
-                     ? " --proxy-placement clients"
+        snprintf(cmd + n, sizeof(cmd) - n, " --rtt %s%s%s", d,
+                 kind == CP_TOPO_TWEMPROXY && side != CP__PROXY_WITH_SERVERS ? " --proxy-placement "
+                                                                             : "",
+                 kind == CP_TOPO_TWEMPROXY && side != CP__PROXY_WITH_SERVERS
+                     ? cp__placement_side_name(side)
                      : "");
     }
     cp__cmp_add_command(r, cmd);

@@ -211,10 +211,77 @@ static void test_rtt_sweep(void **state) {
     cp_clirun_free(&run);
 }
 
+/* `compare --setups twemproxy --rtt 1ms --proxy-placement P`: the hops per request report.md
+ * reads from the links are the placement's (a sidecar: only the proxy's link to a server
+ * crosses, 1; a tier of its own: both links cross, 2), and a GET at depth 1 takes at least
+ * about hops x RTT. */
+static void test_placements_at_rtt(void **state) {
+    (void)state;
+    signal(SIGPIPE, SIG_IGN);
+    static const struct {
+        const char *placement;
+        const char *row; /* report.md's row of the GET case, up to RTT x hops */
+        double min_p50;  /* us: 0.8 x hops x RTT */
+    } cases[] = {
+        {"clients", "| twemproxy | clients | GET | 1ms | 1.00 | 1000 |", 800},
+        {"tier", "| twemproxy | tier | GET | 1ms | 2.00 | 2000 |", 1600},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        cp_clirun run;
+        cp_clirun_init(&run);
+        char out[4200];
+        snprintf(out, sizeof(out), "%s", cp_clirun_path(&run, cases[k].placement));
+        const char *args[] = {"compare",
+                              "--out",
+                              out,
+                              "--setups",
+                              "twemproxy",
+                              "--rtt",
+                              "1ms",
+                              "--proxy-placement",
+                              cases[k].placement,
+                              "--threads",
+                              "1",
+                              "--clients",
+                              "4",
+                              "--keys",
+                              "300",
+                              "--requests",
+                              "2000",
+                              "--repeat",
+                              "1",
+                              "--quiet",
+                              NULL};
+        cp_clirun_expect(&run, args, 0);
+        char path[4300];
+        snprintf(path, sizeof(path), "%s/results.json", out);
+        json_error_t je;
+        json_t *doc = json_load_file(path, 0, &je);
+        assert_non_null(doc);
+        assert_int_equal(alive_recorded(doc), 0);
+        const json_t *topo = json_array_get(json_object_get(doc, "topologies"), 0);
+        assert_string_equal(json_string_value(json_object_get(topo, "proxy_placement")),
+                            cases[k].placement);
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(doc, "runs"), i, r) {
+            assert_int_equal(json_integer_value(json_object_get(r, "failed_ops")), 0);
+            if (strcmp(json_string_value(json_object_get(r, "call_type")), "GET") == 0)
+                assert_double_ge(num(r, "latency_us", "p50"), cases[k].min_p50);
+        }
+        json_decref(doc);
+        static char report[262144];
+        assert_int_gt(read_text(out, "report.md", report, sizeof(report)), 0);
+        assert_contains(report, cases[k].row);
+        cp_clirun_free(&run);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_at_rtt),
         cmocka_unit_test(test_rtt_sweep),
+        cmocka_unit_test(test_placements_at_rtt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
