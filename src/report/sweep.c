@@ -8,6 +8,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "report/io.h"
+#include "report/network.h"
 #include "util/dur.h"
 
 #include <math.h>
@@ -278,6 +279,12 @@ void cp__rpt_sweep_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s,
     cp__sbuf_printf(b,
                     "Every point ran on both architectures, one setup at a time, with every other "
                     "setting as above; each value is the median over the point's repeats.\n\n");
+    const char *placement = NULL;
+    if (rtt && !isnan(cp__rpt_hops_per_request(doc, "twemproxy", &placement)) && placement)
+        cp__sbuf_printf(b,
+                        "twemproxy's proxies were placed `%s` (`--proxy-placement`); the hops "
+                        "per request of each setup are in \"The network\" below.\n\n",
+                        placement);
     if (chart_err != NULL)
         cp__sbuf_printf(b, "Sweep charts not drawn: %s\n\n", chart_err);
     else
