@@ -180,8 +180,11 @@ static const cp_cli_flag compare_rows[] = {
               "point) | value-size=100,1000,10000 (loaded per point) |\n"
               "clients=10,100,1000 (with each server's connections and\n"
               "their memory; the file-descriptor limit is raised as\n"
-              "needed). The other settings stay as given; charts of\n"
-              "CPU us/op per component, ops/s and p99 against PARAM"),
+              "needed) | rtt=0,100us,500us,1ms (the round trip of each\n"
+              "link between hosts, as --rtt, up to 1s: a setup per\n"
+              "point, no wire at 0; not with --rtt). The other settings\n"
+              "stay as given; charts of CPU us/op per component, ops/s\n"
+              "and p99 (rtt: also p50) against PARAM"),
     CP_CLI_HEAD("placement:"),
     CP_CLI_FN("--cpus", "SPEC", parse_cpus, offsetof(compare_cli, placement),
               "pin each component to CPUs (sched_setaffinity): SPEC is\n"
@@ -195,7 +198,9 @@ static const cp_cli_flag compare_rows[] = {
               "servers (default: nutcracker on the redis CPUs, the\n"
               "published setup) or clients (a sidecar on the client's\n"
               "CPUs); with --cpus, instead of proxy=LIST. With --rtt\n"
-              "it is also the proxies' host"),
+              "or --sweep rtt it is also the proxies' host (then\n"
+              "without --cpus too), and tier puts the proxies on hosts\n"
+              "of their own (both links cross)"),
     CP_CLI_HEAD("network:"),
     CP_CLI_LIKE(cp_cli_def_rtt, offsetof(compare_cli, o.rtt_ns),
                 "the setups' links between hosts go through a wire\n"
@@ -220,8 +225,9 @@ static const cp_cli_cmd compare_cmd = {
              "                           [--replica-reads] [--ratio SET:GET] [--protocol 2|3]\n"
              "                           [--setups twemproxy,cluster,cluster-replicas,...]\n"
              "                           [--cpus 2core|redis=LIST,proxy=LIST,client=LIST]\n"
-             "                           [--proxy-placement servers|clients]\n"
-             "                           [--sweep pipeline|shards|value-size|clients=V,...]\n"
+             "                           [--proxy-placement servers|clients|tier]\n"
+             "                           [--rtt D[~J]]\n"
+             "                           [--sweep pipeline|shards|value-size|clients|rtt=V,...]\n"
              "\n"
              "Twemproxy or Redis Cluster? Reproduces the published experiment on this machine:\n"
              "starts twemproxy (4 redis-server + 4 nutcracker) on 127.0.0.1, loads the dataset,\n"
@@ -306,6 +312,7 @@ int cp_cli_compare(int argc, char **argv) {
     if (c.o.setups != 0 && c.o.replica_reads) /* --replica-reads adds its setup to the list */
         c.o.setups |= CP__CMP_SETUP_REPLICAS;
     char err[ERRLEN] = "";
+    c.placement.hosts = c.o.rtt_ns > 0 || c.sweep.param == CP__SWEEP_RTT;
     if (cp__placement_resolve(&c.placement, err, sizeof(err)) != 0)
         return cp_cli_usage_error("compare", "%s", err);
     c.o.placement = &c.placement;
@@ -313,7 +320,7 @@ int cp_cli_compare(int argc, char **argv) {
     /* The wire is this very program, run as `clusterpipe wire`. */
     static char self[PATH_MAX];
     ssize_t selflen = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (c.o.rtt_ns > 0 && selflen > 0) {
+    if ((c.o.rtt_ns > 0 || c.sweep.param == CP__SWEEP_RTT) && selflen > 0) {
         self[selflen] = '\0';
         c.o.clusterpipe = self;
     }

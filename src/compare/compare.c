@@ -73,8 +73,12 @@ static void record_topology(cp__cmp *r, const char *setup, const cp_topo *t) {
                                                (json_int_t)p->start_time, "cpus", list));
     }
     json_t *top = json_pack("{s:s,s:s,s:o}", "setup", setup, "endpoints", eps, "processes", procs);
-    if (top != NULL && cp_topo_nlinks(t) > 0)
+    if (top != NULL && cp_topo_nlinks(t) > 0) {
         json_object_set_new(top, "links", links_json(t));
+        if (cp_topo_get_kind(t) == CP_TOPO_TWEMPROXY) /* the proxies' hosts */
+            json_object_set_new(top, "proxy_placement",
+                                json_string(cp_proxy_placement_name(cp_topo_proxy_placement(t))));
+    }
     json_array_append_new(json_object_get(r->doc, "topologies"), top);
 }
 
@@ -119,11 +123,13 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
         up.redis_cpus = pl->has_redis ? &pl->redis : NULL;
         up.proxy_cpus = pl->has_proxy ? &pl->proxy : NULL;
     }
-    up.rtt_ns = o->rtt_ns;
-    up.jitter_ns = o->jitter_ns;
+    up.rtt_ns = first.rtt_ns; /* --rtt, or the point's under an rtt sweep */
+    up.jitter_ns = first.rtt_ns > 0 ? o->jitter_ns : 0;
     up.clusterpipe = o->clusterpipe;
-    up.proxy_placement = pl != NULL && pl->side == CP__PROXY_WITH_CLIENTS ? CP_PROXIES_WITH_CLIENTS
-                                                                          : CP_PROXIES_WITH_SERVERS;
+    cp__proxy_side side = pl != NULL ? pl->side : CP__PROXY_WITH_SERVERS;
+    up.proxy_placement = side == CP__PROXY_WITH_CLIENTS ? CP_PROXIES_WITH_CLIENTS
+                         : side == CP__PROXY_TIER       ? CP_PROXIES_TIER
+                                                        : CP_PROXIES_WITH_SERVERS;
     char err[CP__CMP_ERRLEN] = "", cmd[128];
     if (kind == CP_TOPO_CLUSTER && def->replicas > 0)
         snprintf(cmd, sizeof(cmd), "clusterpipe up cluster --shards %d --replicas %d --dir DIR",
@@ -133,16 +139,20 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
     else
         snprintf(cmd, sizeof(cmd), "clusterpipe up twemproxy --shards %d --proxies %d --dir DIR",
                  first.shards, CP__COMPARE_PROXIES);
-    if (o->rtt_ns > 0) {
+    if (first.rtt_ns > 0) {
         char d[32];
-        cp__dur_format(o->rtt_ns, d, sizeof(d));
+        cp__dur_format(first.rtt_ns, d, sizeof(d));
         size_t n = strlen(cmd);
-        snprintf(cmd + n, sizeof(cmd) - n, " --rtt %s%s", d,
-                 kind == CP_TOPO_TWEMPROXY && up.proxy_placement == CP_PROXIES_WITH_CLIENTS
-                     ? " --proxy-placement clients"
+        snprintf(cmd + n, sizeof(cmd) - n, " --rtt %s%s%s", d,
+                 kind == CP_TOPO_TWEMPROXY && side != CP__PROXY_WITH_SERVERS ? " --proxy-placement "
+                                                                             : "",
+                 kind == CP_TOPO_TWEMPROXY && side != CP__PROXY_WITH_SERVERS
+                     ? cp__placement_side_name(side)
                      : "");
     }
     cp__cmp_add_command(r, cmd);
+    if (cp__cmp_sweeping(o) && o->sweep->param == CP__SWEEP_RTT)
+        cp__session_say(&r->ss, "%s: point %s", setup, first.label);
     if (kind == CP_TOPO_CLUSTER)
         cp__session_say(&r->ss, "%s: starting a %d-master Redis Cluster%s", setup, first.shards,
                         def->replicas > 0 ? ", a replica per master, reads on the replicas"
@@ -177,12 +187,12 @@ static void local_span(cp__cmp *r, const local_def *def, int from, int to) {
 }
 
 /* Every point on one architecture: one setup for all of them, or one per point when the sweep
- * changes the servers themselves (shards). */
+ * changes the servers themselves (shards) or the links between them (rtt). */
 static void local_setup(cp__cmp *r, const local_def *def) {
     const cp__compare_opts *o = r->o;
     if (cp__session_cancelled(&r->ss)) {
         cp__cmp_fail_points(r, def->name, 0, cp__cmp_npoints(o), "interrupted");
-    } else if (cp__cmp_sweeping(o) && o->sweep->param == CP__SWEEP_SHARDS) {
+    } else if (cp__cmp_setup_per_point(o)) {
         for (int k = 0; k < cp__cmp_npoints(o); k++) {
             if (cp__session_cancelled(&r->ss)) {
                 cp__cmp_fail_points(r, def->name, k, cp__cmp_npoints(o), "interrupted");

@@ -100,6 +100,11 @@ int cp__cmp_sweeping(const cp__compare_opts *o) {
     return o->sweep != NULL && o->sweep->param != CP__SWEEP_NONE;
 }
 
+int cp__cmp_setup_per_point(const cp__compare_opts *o) {
+    return cp__cmp_sweeping(o) &&
+           (o->sweep->param == CP__SWEEP_SHARDS || o->sweep->param == CP__SWEEP_RTT);
+}
+
 int cp__cmp_npoints(const cp__compare_opts *o) {
     return cp__cmp_sweeping(o) ? o->sweep->n : 1;
 }
@@ -113,6 +118,7 @@ void cp__cmp_point_at(const cp__compare_opts *o, int k, cp__cmp_point *pt) {
     pt->clients = o->clients;
     pt->pipeline = o->pipeline;
     pt->value_size = o->value_size;
+    pt->rtt_ns = o->rtt_ns;
     cp__value_sizes_format(&pt->value_size, pt->sizes, sizeof(pt->sizes));
     if (!cp__cmp_sweeping(o))
         return;
@@ -132,12 +138,17 @@ void cp__cmp_point_at(const cp__compare_opts *o, int k, cp__cmp_point *pt) {
         if (pt->threads > pt->clients) /* a thread needs a connection of its own */
             pt->threads = pt->clients;
         break;
+    case CP__SWEEP_RTT:
+        pt->rtt_ns = v;
+        break;
     case CP__SWEEP_NONE:
         break;
     }
     pt->value = v;
     cp__value_sizes_format(&pt->value_size, pt->sizes, sizeof(pt->sizes));
-    snprintf(pt->label, sizeof(pt->label), "%s=%" PRIu64, cp__sweep_param_name(o->sweep->param), v);
+    char shown[32];
+    snprintf(pt->label, sizeof(pt->label), "%s=%s", cp__sweep_param_name(o->sweep->param),
+             cp__sweep_value_format(o->sweep->param, v, shown, sizeof(shown)));
 }
 
 int cp__cmp_cases_of(const cp__compare_opts *o, const cp__cmp_point *pt, cp__cmp_case out[2]) {
@@ -213,11 +224,13 @@ int cp__compare_opts_check(const cp__compare_opts *o, char *err, size_t errlen) 
             return CP_EINVAL;
         }
     }
-    if (cp__cmp_sweeping(o) && o->sweep->param == CP__SWEEP_SHARDS &&
-        (o->cluster_eps || o->proxy_eps)) {
-        cp__seterr(err, errlen,
-                   "--sweep shards=... starts its own setups: not with "
-                   "--cluster/--proxy");
+    if (cp__cmp_setup_per_point(o) && (o->cluster_eps || o->proxy_eps)) {
+        cp__seterr(err, errlen, "--sweep %s=... starts its own setups: not with --cluster/--proxy",
+                   cp__sweep_param_name(o->sweep->param));
+        return CP_EINVAL;
+    }
+    if (cp__cmp_sweeping(o) && o->sweep->param == CP__SWEEP_RTT && o->rtt_ns > 0) {
+        cp__seterr(err, errlen, "--sweep rtt=... gives each point its round trip: not with --rtt");
         return CP_EINVAL;
     }
     unsigned setups = cp__cmp_setups(o);

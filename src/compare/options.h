@@ -139,8 +139,9 @@ typedef struct cp__cmp_point {
     int pipeline; /* of the pipelined case (a sweep's only case) */
     cp__value_sizes value_size;
     char sizes[256]; /* value_size as --value-size spells it */
+    uint64_t rtt_ns; /* the round trip of the links between hosts: --rtt, or the swept one */
     uint64_t value;  /* the swept value; 0 without a sweep */
-    char label[48];  /* "pipeline=5" (run names and call type); "" without a sweep */
+    char label[48];  /* "pipeline=5", "rtt=100us" (run names and call type); "" without one */
 } cp__cmp_point;
 
 /* A case of a point: what its runs are called and their pipeline depth. */
@@ -160,6 +161,10 @@ unsigned cp__cmp_setups(const cp__compare_opts *o);
 
 /* 1 when the options sweep a parameter. */
 int cp__cmp_sweeping(const cp__compare_opts *o);
+
+/* 1 when every point needs setups of its own: the sweep changes the servers (shards) or the
+ * links between them (rtt), so one setup cannot serve two points. */
+int cp__cmp_setup_per_point(const cp__compare_opts *o);
 
 /* The experiment's points: the sweep's values, or 1. */
 int cp__cmp_npoints(const cp__compare_opts *o);

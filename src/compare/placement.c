@@ -87,13 +87,19 @@ int cp__placement_parse(cp__placement *p, const char *spec, char *err, size_t er
     return 0;
 }
 
+const char *cp__placement_side_name(cp__proxy_side side) {
+    return side == CP__PROXY_WITH_CLIENTS ? "clients" : side == CP__PROXY_TIER ? "tier" : "servers";
+}
+
 int cp__placement_parse_side(cp__placement *p, const char *side, char *err, size_t errlen) {
     if (strcmp(side, "servers") == 0)
         p->side = CP__PROXY_WITH_SERVERS;
     else if (strcmp(side, "clients") == 0)
         p->side = CP__PROXY_WITH_CLIENTS;
+    else if (strcmp(side, "tier") == 0)
+        p->side = CP__PROXY_TIER;
     else {
-        cp__seterr(err, errlen, "'%s' is not servers or clients", side);
+        cp__seterr(err, errlen, "'%s' is not servers, clients or tier", side);
         return -1;
     }
     p->side_given = 1;
@@ -109,11 +115,17 @@ static int first_missing(const cpu_set_t *s, const cpu_set_t *usable) {
 }
 
 int cp__placement_resolve(cp__placement *p, char *err, size_t errlen) {
+    if (p->side == CP__PROXY_TIER && !p->hosts) {
+        cp__seterr(err, errlen,
+                   "--proxy-placement tier puts the proxies on hosts of their own: it needs "
+                   "--rtt or --sweep rtt=...");
+        return -1;
+    }
     if (!p->given) {
-        if (p->side_given) {
+        if (p->side_given && !p->hosts) {
             cp__seterr(err, errlen,
                        "--proxy-placement needs --cpus (it says whose CPUs the "
-                       "proxies share)");
+                       "proxies share) or --rtt (whose hosts)");
             return -1;
         }
         return 0;
@@ -126,7 +138,9 @@ int cp__placement_resolve(cp__placement *p, char *err, size_t errlen) {
     }
     if (!p->proxy_explicit) {
         int from_servers = p->side == CP__PROXY_WITH_SERVERS;
-        p->has_proxy = from_servers ? p->has_redis : p->has_client;
+        p->has_proxy = p->side == CP__PROXY_TIER ? 0 /* hosts of their own: no side's CPUs */
+                       : from_servers            ? p->has_redis
+                                                 : p->has_client;
         p->proxy = from_servers ? p->redis : p->client;
     }
     cpu_set_t usable;
@@ -215,9 +229,9 @@ json_t *cp__placement_json(const cp__placement *p, int servers, int proxies, int
     json_t *w = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(w, json_string(lines[i]));
-    return json_pack(
-        "{s:s,s:o,s:o,s:o,s:s,s:s,s:o}", "cpus", p->spec, "redis",
-        set_or_null(p->has_redis, &p->redis), "proxy", set_or_null(p->has_proxy, &p->proxy),
-        "client", set_or_null(p->has_client, &p->client), "proxy_placement",
-        p->side == CP__PROXY_WITH_SERVERS ? "servers" : "clients", "usable", usable, "warnings", w);
+    return json_pack("{s:s,s:o,s:o,s:o,s:s,s:s,s:o}", "cpus", p->spec, "redis",
+                     set_or_null(p->has_redis, &p->redis), "proxy",
+                     set_or_null(p->has_proxy, &p->proxy), "client",
+                     set_or_null(p->has_client, &p->client), "proxy_placement",
+                     cp__placement_side_name(p->side), "usable", usable, "warnings", w);
 }

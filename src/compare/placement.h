@@ -19,11 +19,14 @@
 
 #include <jansson.h>
 
-/* Which side's CPUs the proxies share when --cpus gives them none: the servers' (the published
- * setup: twemproxy on the redis hosts) or the client's (a sidecar next to each application). */
+/* Which side's CPUs the proxies share when --cpus gives them none, and with an RTT which hosts
+ * they sit on: the servers' (the published setup: twemproxy on the redis hosts), the client's (a
+ * sidecar next to each application), or (with an RTT only) hosts of their own, a proxy tier,
+ * whose CPUs --cpus leaves unpinned unless proxy= gives them. */
 typedef enum cp__proxy_side {
     CP__PROXY_WITH_SERVERS = 0,
-    CP__PROXY_WITH_CLIENTS = 1
+    CP__PROXY_WITH_CLIENTS = 1,
+    CP__PROXY_TIER = 2
 } cp__proxy_side;
 
 /* The name of the 2-core preset of --cpus: the servers on CPU 0, everything else on CPU 1. */
@@ -38,6 +41,9 @@ typedef struct cp__placement {
     int proxy_explicit;                   /* proxy=LIST was in --cpus (else the side decides) */
     int side_given;                       /* --proxy-placement was given */
     cp__proxy_side side;
+    /* The run has hosts (--rtt, --sweep rtt): the side then also places the proxies' hosts, so
+     * --proxy-placement needs no --cpus. Set by the caller before cp__placement_resolve. */
+    int hosts;
 } cp__placement;
 
 /* No placement (nothing pinned, proxies with the servers). */
@@ -48,12 +54,16 @@ void cp__placement_init(cp__placement *p);
  * client=1" gives redis CPUs 0 and 2). Returns 0, or -1 with the reason in err. */
 int cp__placement_parse(cp__placement *p, const char *spec, char *err, size_t errlen);
 
-/* Parses --proxy-placement: "servers" or "clients". Returns 0 or -1 with err. */
+/* Parses --proxy-placement: "servers", "clients" or "tier". Returns 0 or -1 with err. */
+/* "servers", "clients", "tier": the flag's word. */
+const char *cp__placement_side_name(cp__proxy_side side);
+
 int cp__placement_parse_side(cp__placement *p, const char *side, char *err, size_t errlen);
 
 /* Completes the placement before anything starts: the proxies' set from the side when proxy=
- * was not given. Refuses (-1 with err) --proxy-placement with proxy= or without --cpus, and any
- * CPU this process may not use (sched_getaffinity): pinning a server there would fail halfway. */
+ * was not given. Refuses (-1 with err) --proxy-placement with proxy=, or with neither --cpus nor
+ * hosts, tier without hosts, and any CPU this process may not use (sched_getaffinity): pinning a
+ * server there would fail halfway. */
 int cp__placement_resolve(cp__placement *p, char *err, size_t errlen);
 
 /* The placement's problems for a setup of `servers` redis processes, `proxies` nutcrackers and

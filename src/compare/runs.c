@@ -23,9 +23,12 @@
          */
 
 /* Marks a run object with the point it measured: the shards it ran on (always, so a plan can
- * tell points apart) and, under a sweep, the swept parameter and value. */
+ * tell points apart), the round trip of its links when there was one or the sweep is over it,
+ * and, under a sweep, the swept parameter and value. */
 static void mark_point(const cp__cmp *r, json_t *run, const cp__cmp_point *pt) {
     json_object_set_new(run, "shards", json_integer(pt->shards));
+    if (pt->rtt_ns > 0 || (cp__cmp_sweeping(r->o) && r->o->sweep->param == CP__SWEEP_RTT))
+        json_object_set_new(run, "rtt_ns", json_integer((json_int_t)pt->rtt_ns));
     if (cp__cmp_sweeping(r->o))
         json_object_set_new(run, "sweep",
                             json_pack("{s:s,s:I}", "param",

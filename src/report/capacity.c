@@ -9,9 +9,11 @@
 #include "clusterpipe/clusterpipe.h"
 #include "report/io.h"
 #include "report/summary.h"
+#include "util/dur.h"
 #include "util/errmsg.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ static void point_of(const json_t *doc, const json_t *run, cp__plan_point *p) {
     p->clients = int_of(wl, "clients");
     const json_t *vs = json_object_get(wl, "value_size");
     p->value_size = json_is_number(vs) ? json_number_value(vs) : 0;
+    const json_t *rtt = json_object_get(run, "rtt_ns");
+    p->rtt_ns = json_is_number(rtt) ? json_number_value(rtt) : 0;
     p->shards = int_of(run, "shards");
     if (p->shards == 0)
         p->shards = int_of(json_object_get(doc, "settings"), "shards");
@@ -45,7 +49,7 @@ static void point_of(const json_t *doc, const json_t *run, cp__plan_point *p) {
 static int same_point(const cp__plan_point *a, const cp__plan_point *b) {
     return strcmp(a->setup, b->setup) == 0 && strcmp(a->call, b->call) == 0 &&
            a->pipeline == b->pipeline && a->clients == b->clients && a->shards == b->shards &&
-           a->value_size == b->value_size;
+           a->value_size == b->value_size && a->rtt_ns == b->rtt_ns;
 }
 
 /* |log(asked / measured)| summed over the dimensions asked for: a point twice too deep counts
@@ -180,10 +184,16 @@ static void add_table(cp__sbuf *b, const cp__plan_point *pts, size_t n) {
         char call[40] = "";
         if (strchr(p->call, '=') == NULL)
             snprintf(call, sizeof(call), "%s, ", p->call);
+        char rtt[48] = "";
+        if (p->rtt_ns > 0) {
+            char d[32];
+            snprintf(rtt, sizeof(rtt), ", RTT %s",
+                     cp__dur_format((uint64_t)p->rtt_ns, d, sizeof(d)));
+        }
         cp__sbuf_printf(b,
-                        "| %s | %spipeline %d, %d connections, %.0f B values, %d shards | %.0f "
+                        "| %s | %spipeline %d, %d connections, %.0f B values, %d shards%s | %.0f "
                         "| %s / %s / %s | %s | %s | %s | %s%.2f -> %d |\n",
-                        p->setup, call, p->pipeline, p->clients, p->value_size, p->shards,
+                        p->setup, call, p->pipeline, p->clients, p->value_size, p->shards, rtt,
                         p->ops_per_sec, us[0], us[1], us[2], cell[0], cell[1], cell[2],
                         complete ? "" : ">= ", exact, whole);
     }

@@ -40,7 +40,8 @@ typedef struct cp__plan_point {
     char setup[32], call[32];
     int pipeline, clients, shards;
     double value_size;
-    int nruns;                         /* successful runs the medians come from */
+    double rtt_ns; /* round trip of the links between hosts (the run's rtt_ns), 0: none */
+    int nruns;     /* successful runs the medians come from */
     double us[CP__PLAN_COMPONENTS];    /* median CPU-us per op; NaN: not measured */
     double cores[CP__PLAN_COMPONENTS]; /* rate x us / 1e6 / util; NaN: not measured */
     int whole[CP__PLAN_COMPONENTS];    /* cores rounded up (0 for a component that spent none) */

@@ -9,6 +9,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "report/capacity.h"
 #include "report/io.h"
+#include "report/network.h"
 #include "report/sweep.h"
 #include "report/table.h"
 
@@ -183,6 +184,9 @@ static void how_to_read(cp__sbuf *b) {
            "- **us/op** divides each component's CPU by the requests served: the cost of one GET "
            "in each place. The twemproxy column is what the extra hop costs; the cluster has no "
            "such column because the client talks to the shards directly.\n"
+           "- **wire CPU-s / wire us/op** (runs through the emulated network, `--rtt`): the "
+           "wire's own CPU, a component of its own and in no total, since a real network "
+           "costs the hosts none of it; `-` where a case ran without a wire.\n"
            "- **n/a** means not measurable (a remote proxy, a run that did not start), never "
            "zero; **-** means there is nothing to measure (a cluster has no proxy); a total "
            "marked **>=** lacks an n/a component, so it is a lower bound and its ratio is n/a.\n"
@@ -512,6 +516,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     cp__sbuf_puts(&b, "\n");
     charts(&b, chart_err);
     cp__rpt_sweep_md(&b, doc, s, chart_err);
+    cp__rpt_network_md(&b, doc, s);
     how_to_read(&b);
     reference(&b, s);
     replica_reads(&b, s);

@@ -35,6 +35,8 @@ static const cp__rpt_metric_desc metrics[CP__NMETRIC] = {
     [CP__M_CACHE_HIT_RATIO] = {"hit ratio", "cache hit ratio", "client_cache", "hit_ratio", 3, 1},
     [CP__M_CACHE_INVALIDATIONS] = {"invalidations", "invalidations", "client_cache",
                                    "invalidations", 0, 0},
+    [CP__M_CPU_WIRE] = {"wire CPU-s", "wire CPU", "cpu_seconds", "wire", 2, 0},
+    [CP__M_US_WIRE] = {"wire us/op", "wire CPU per op", "cpu_us_per_op", "wire", 2, 0},
 };
 
 const cp__rpt_metric_desc *cp__rpt_metric_info(cp__rpt_metric m) {

@@ -51,6 +51,10 @@ typedef enum cp__rpt_metric {
      * cacheable reads it answered, the keys the servers' invalidations named */
     CP__M_CACHE_HIT_RATIO,
     CP__M_CACHE_INVALIDATIONS,
+    /* the wire's CPU (cpu_*.wire: a run through the emulated network, --rtt): a component of
+     * its own, in no total */
+    CP__M_CPU_WIRE,
+    CP__M_US_WIRE,
     CP__NMETRIC
 } cp__rpt_metric;
 

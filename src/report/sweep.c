@@ -8,8 +8,11 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "report/io.h"
+#include "report/network.h"
+#include "util/dur.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +22,10 @@
 /* One point of one setup, as drawn. */
 typedef struct row {
     const char *setup;
-    double x;     /* the swept value */
+    double x;     /* the swept value (rtt: in microseconds) */
+    double value; /* the swept value as recorded (rtt: ns) */
     double us[4]; /* redis, proxy, client, total CPU-us per op; NaN: n/a */
-    double ops, p99;
+    double ops, p50, p99;
     double conns;   /* client connections summed over the redis servers (probe excluded) */
     double mem_per; /* mean memory per connection over the redis servers that gained some */
 } row;
@@ -29,6 +33,11 @@ typedef struct row {
 const char *cp__rpt_sweep_param(const json_t *doc) {
     const json_t *sw = json_object_get(json_object_get(doc, "settings"), "sweep");
     return json_string_value(json_object_get(sw, "param"));
+}
+
+static int is_rtt_sweep(const json_t *doc) {
+    const char *p = cp__rpt_sweep_param(doc);
+    return p != NULL && strcmp(p, "rtt") == 0;
 }
 
 static double med(const cp__rpt_case *c, cp__rpt_metric m) {
@@ -64,8 +73,10 @@ static int by_setup_then_x(const void *a, const void *b) {
     return c != 0 ? -c : (x->x > y->x) - (x->x < y->x); /* twemproxy before cluster */
 }
 
-/* The rows of the sweep, sorted; returns how many. */
-static size_t rows_of(const cp__rpt_summary *s, row *rows) {
+/* The rows of the sweep, sorted; returns how many. An rtt sweep's x is in microseconds, the
+ * unit its latencies are in. */
+static size_t rows_of(const json_t *doc, const cp__rpt_summary *s, row *rows) {
+    double xscale = is_rtt_sweep(doc) ? 1e-3 : 1;
     size_t n = 0;
     for (size_t i = 0; i < s->ncases && n < MAX_ROWS; i++) {
         const cp__rpt_case *c = &s->cases[i];
@@ -75,12 +86,14 @@ static size_t rows_of(const cp__rpt_summary *s, row *rows) {
             continue;
         row *r = &rows[n++];
         r->setup = c->setup;
-        r->x = json_number_value(v);
+        r->value = json_number_value(v);
+        r->x = r->value * xscale;
         r->us[0] = med(c, CP__M_US_REDIS);
         r->us[1] = med(c, CP__M_US_PROXY);
         r->us[2] = med(c, CP__M_US_CLIENT);
         r->us[3] = med(c, CP__M_US_TOTAL);
         r->ops = med(c, CP__M_OPS_PER_SEC);
+        r->p50 = med(c, CP__M_P50);
         r->p99 = med(c, CP__M_P99);
         connections(run, r);
     }
@@ -95,7 +108,7 @@ static void put_num(cp__sbuf *b, double v) {
         cp__sbuf_printf(b, " %.6g", v);
 }
 
-/* One data block per setup: x, us redis proxy client total, ops, p99, conns, mem_per. */
+/* One data block per setup: x, us redis proxy client total, ops, p99, conns, mem_per, p50. */
 static void data_blocks(cp__sbuf *b, const row *rows, size_t n) {
     static const char *const setups[] = {"twemproxy", "cluster"};
     for (size_t k = 0; k < 2; k++) {
@@ -110,6 +123,7 @@ static void data_blocks(cp__sbuf *b, const row *rows, size_t n) {
             put_num(b, rows[i].p99);
             put_num(b, rows[i].conns);
             put_num(b, rows[i].mem_per);
+            put_num(b, rows[i].p50);
             cp__sbuf_puts(b, "\n");
         }
         cp__sbuf_puts(b, "EOD\n");
@@ -199,8 +213,11 @@ char *cp__rpt_sweep_script(const json_t *doc, const cp__rpt_summary *s) {
     const char *param = cp__rpt_sweep_param(doc);
     if (param == NULL)
         return NULL;
+    int rtt = is_rtt_sweep(doc);
+    if (rtt)
+        param = "round trip of each link between hosts (us)";
     row rows[MAX_ROWS];
-    size_t n = rows_of(s, rows);
+    size_t n = rows_of(doc, s, rows);
     int logx = log_x(rows, n);
     cp__sbuf b = CP__SBUF_INIT;
     cp__sbuf_puts(&b, "# clusterpipe compare --sweep: redraw with `gnuplot sweep.gp`\n"
@@ -217,6 +234,10 @@ char *cp__rpt_sweep_script(const json_t *doc, const cp__rpt_summary *s) {
                        "client connections, all redis servers together", 8, "connections",
                        "memory per connection (used_memory grown / connections added)", 9, "bytes",
                        0);
+        if (rtt)
+            chart_pair(&b, "sweep_latency", param, logx, svg, "Latency against the round trip",
+                       "p50 latency (lower is better)", 10, "us", "p99 latency (lower is better)",
+                       7, "us", 0);
     }
     return cp__sbuf_take(&b);
 }
@@ -232,8 +253,9 @@ int cp__rpt_sweep_charts(const char *dir, const json_t *doc, const cp__rpt_summa
     }
     static const char *const plain[] = {"sweep_cpu", "sweep_perf", NULL};
     static const char *const clients[] = {"sweep_cpu", "sweep_perf", "sweep_connections", NULL};
-    int rc = cp__rpt_gnuplot(dir, "sweep.gp", script, is_clients_sweep(doc) ? clients : plain, o,
-                             err, errlen);
+    static const char *const rtt[] = {"sweep_cpu", "sweep_perf", "sweep_latency", NULL};
+    const char *const *names = is_clients_sweep(doc) ? clients : is_rtt_sweep(doc) ? rtt : plain;
+    int rc = cp__rpt_gnuplot(dir, "sweep.gp", script, names, o, err, errlen);
     free(script);
     return rc;
 }
@@ -251,31 +273,45 @@ void cp__rpt_sweep_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s,
     if (param == NULL)
         return;
     row rows[MAX_ROWS];
-    size_t n = rows_of(s, rows);
-    int clients = is_clients_sweep(doc);
+    size_t n = rows_of(doc, s, rows);
+    int clients = is_clients_sweep(doc), rtt = is_rtt_sweep(doc);
     cp__sbuf_printf(b, "## Sweep: %s\n\n", param);
     cp__sbuf_printf(b,
                     "Every point ran on both architectures, one setup at a time, with every other "
                     "setting as above; each value is the median over the point's repeats.\n\n");
+    const char *placement = NULL;
+    if (rtt && !isnan(cp__rpt_hops_per_request(doc, "twemproxy", &placement)) && placement)
+        cp__sbuf_printf(b,
+                        "twemproxy's proxies were placed `%s` (`--proxy-placement`); the hops "
+                        "per request of each setup are in \"The network\" below.\n\n",
+                        placement);
     if (chart_err != NULL)
         cp__sbuf_printf(b, "Sweep charts not drawn: %s\n\n", chart_err);
     else
         cp__sbuf_printf(b,
                         "![CPU us per op by component against %s](sweep_cpu.png)\n\n"
-                        "![Throughput and p99 against %s](sweep_perf.png)\n\n%s",
+                        "![Throughput and p99 against %s](sweep_perf.png)\n\n%s%s",
                         param, param,
                         clients ? "![Connections the redis servers hold and their cost]"
                                   "(sweep_connections.png)\n\n"
-                                : "");
-    cp__sbuf_printf(b,
-                    "| %s | setup | ops/s | p99 (us) | CPU-us/op redis | proxy | client | "
-                    "total |%s\n| --: | :-- | --: | --: | --: | --: | --: | --: |%s\n",
-                    param, clients ? " redis-side connections | memory per connection (B) |" : "",
-                    clients ? " --: | --: |" : "");
+                                : "",
+                        rtt ? "![p50 and p99 against the round trip](sweep_latency.png)\n\n" : "");
+    cp__sbuf_printf(
+        b,
+        "| %s | setup | ops/s | p50 (us) | p99 (us) | CPU-us/op redis | proxy | client | "
+        "total |%s\n| --: | :-- | --: | --: | --: | --: | --: | --: | --: |%s\n",
+        param, clients ? " redis-side connections | memory per connection (B) |" : "",
+        clients ? " --: | --: |" : "");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
-        cp__sbuf_printf(b, "| %.0f | %s |", r->x, r->setup);
+        char x[32];
+        if (rtt)
+            cp__dur_format((uint64_t)r->value, x, sizeof(x));
+        else
+            snprintf(x, sizeof(x), "%.0f", r->x);
+        cp__sbuf_printf(b, "| %s | %s |", x, r->setup);
         cell(b, r->ops, 0);
+        cell(b, r->p50, 0);
         cell(b, r->p99, 0);
         for (int c = 0; c < 4; c++)
             cell(b, r->us[c], 2);

@@ -7,6 +7,7 @@
  *   sweep_perf.{png,svg}         ops/s and p99 latency
  *   sweep_connections.{png,svg}  clients sweeps only: the client connections the redis servers
  *                                hold, and what each costs them
+ *   sweep_latency.{png,svg}      rtt sweeps only: p50 and p99 against the round trip (x in us)
  * and writes report.md's "Sweep" section (the charts and a table of the points). Pure over the
  * borrowed document and summary, except the drawing, which runs gnuplot through charts.h. Any
  * thread; never prints.

@@ -94,7 +94,26 @@ static int no_proxy(const cp__rpt_case *k) {
 
 /* ---- the tables ---------------------------------------------------------------------------- */
 
-/* Table 1: the published experiment's columns, then throughput and latency. */
+/* 1 when some case measured the wire (a run through the emulated network): its CPU then gets
+ * a column of its own, beside the total and never in it. */
+static int has_wire(const cp__rpt_summary *s) {
+    for (size_t i = 0; i < s->ncases; i++)
+        if (s->cases[i].m[CP__M_CPU_WIRE].n > 0)
+            return 1;
+    return 0;
+}
+
+/* The wire's column of a case: its value, or "-" for a case that ran without a wire. */
+static void md_wire(mdtable *t, int row, int col, const cp__rpt_case *k, cp__rpt_metric m,
+                    int spread) {
+    if (k->m[m].n == 0)
+        md_set(t, row, col, "-");
+    else
+        md_stat(t, row, col, &k->m[m], 2, spread);
+}
+
+/* Table 1: the published experiment's columns, then throughput and latency, and the wire's CPU
+ * when there was one. */
 static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
     static const cp__rpt_metric cols[] = {CP__M_SECONDS, CP__M_CPU_REDIS, CP__M_CPU_CLIENT,
                                           CP__M_CPU_PROXY, CP__M_CPU_TOTAL};
@@ -113,6 +132,12 @@ static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
     md_set(&t, 0, 10, "p99 (us)");
     for (int c = 7; c < 11; c++)
         t.right[c] = 1;
+    int wire = has_wire(s);
+    if (wire) {
+        t.ncols = 12;
+        md_set(&t, 0, 11, "wire CPU-s (not in total)");
+        t.right[11] = 1;
+    }
     for (size_t i = 0; i < s->ncases; i++) {
         const cp__rpt_case *k = &s->cases[i];
         int r = (int)i + 1;
@@ -130,6 +155,8 @@ static void table_main(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
         md_stat(&t, r, 8, &k->m[CP__M_OPS_PER_SEC], 0, spread);
         md_stat(&t, r, 9, &k->m[CP__M_P50], -1, spread);
         md_stat(&t, r, 10, &k->m[CP__M_P99], -1, spread);
+        if (wire)
+            md_wire(&t, r, 11, k, CP__M_CPU_WIRE, spread);
     }
     md_emit(&t, b);
 }
@@ -150,6 +177,12 @@ static void table_per_op(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
         t.right[3 + c] = 1;
     }
     md_set(&t, 0, 7, "runs");
+    int wire = has_wire(s);
+    if (wire) {
+        t.ncols = 9;
+        md_set(&t, 0, 8, "wire us/op (not in total)");
+        t.right[8] = 1;
+    }
     for (size_t i = 0; i < s->ncases; i++) {
         const cp__rpt_case *k = &s->cases[i];
         int r = (int)i + 1;
@@ -171,6 +204,8 @@ static void table_per_op(const cp__rpt_summary *s, int spread, cp__sbuf *b) {
         else
             snprintf(buf, sizeof(buf), "FAILED %zu of %zu", k->nfailed, k->nruns);
         md_set(&t, r, 7, buf);
+        if (wire)
+            md_wire(&t, r, 8, k, CP__M_US_WIRE, spread);
     }
     md_emit(&t, b);
 }

@@ -148,6 +148,7 @@ static void test_bad_cpus_exit_2(void **state) {
         {"compare", "--cpus", "redis=3-1", "--out", dir, NULL},
         {"compare", "--proxy-placement", "clients", "--out", dir, NULL},
         {"compare", "--proxy-placement", "sidecar", "--out", dir, NULL},
+        {"compare", "--proxy-placement", "tier", "--out", dir, NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(cp_clirun_run(&c, bad[i]), 2);

@@ -241,7 +241,9 @@ static void test_bad_sweeps_exit_2(void **state) {
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", cp_clirun_path(&c, "out"));
     const char *bad[] = {"depth=1,2",    "pipeline=", "pipeline=1,,2",     "pipeline=0,1",
-                         "pipeline=2,2", "shards=0",  "pipeline=1,100001", "shards=2,65"};
+                         "pipeline=2,2", "shards=0",  "pipeline=1,100001", "shards=2,65",
+                         "rtt=-1ms",     "rtt=1",     "rtt=0,2s",          "rtt=0,0us",
+                         "rtt=1ms,abc",  "rtt=",      "rtt=1ms,,2ms"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *args[] = {"compare", "--sweep", bad[i], "--out", dir, NULL};
         int rc = cp_clirun_run(&c, args);
@@ -253,6 +255,12 @@ static void test_bad_sweeps_exit_2(void **state) {
                          dir,       NULL};
     assert_int_equal(cp_clirun_run(&c, two), 2);
     assert_non_null(strstr(c.err, "one sweep per run"));
+    const char *both[] = {"compare", "--sweep", "rtt=0,1ms", "--rtt", "1ms", "--out", dir, NULL};
+    assert_int_equal(cp_clirun_run(&c, both), 2);
+    assert_non_null(strstr(c.err, "not with --rtt"));
+    const char *far[] = {"compare", "--sweep", "rtt=0,1.5s", "--out", dir, NULL};
+    assert_int_equal(cp_clirun_run(&c, far), 2);
+    assert_non_null(strstr(c.err, "more than the largest round trip a sweep takes, 1s"));
     cp_clirun_free(&c);
 }
 
