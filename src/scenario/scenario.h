@@ -9,6 +9,16 @@
  *   failover  one master (cluster, one replica per master) or one server (twemproxy, with
  *             auto_eject_hosts true and false) is killed with SIGKILL under load and restarted
  *             later.
+ *   partition one link of the emulated network (the wire, orch/links.h) carries nothing for
+ *             --down seconds, its connections left open: the client's link to one master
+ *             (cluster), or one proxy's link to one redis (twemproxy, with nutcracker's
+ *             `timeout:` set and not); then it heals.
+ *   slow-link the same link gains --delay each way for --down seconds.
+ *
+ * The last two need a wire: their topologies always start with one (rtt_ns, default 100 us).
+ * Each of their cases probes every shard through the faulted proxy (twemproxy) or the client's
+ * own path (cluster) with a GET every PROBE interval during the fault, so the report has each
+ * shard's latency apart from the load's.
  *
  * Each case runs on its own topology, one at a time (never two running together): up, load N
  * keys, run the bench engine in a thread for the duration (every SET's version tracked per key,
@@ -42,7 +52,15 @@
 
 #define CP__SCENARIO_SCHEMA "clusterpipe.scenario/1"
 
-typedef enum cp__scn_kind { CP__SCN_RESHARD = 1, CP__SCN_FAILOVER = 2 } cp__scn_kind;
+typedef enum cp__scn_kind {
+    CP__SCN_RESHARD = 1,
+    CP__SCN_FAILOVER = 2,
+    CP__SCN_PARTITION = 3,
+    CP__SCN_SLOW_LINK = 4,
+} cp__scn_kind;
+
+/* 1 for the scenarios whose fault is on the wire (partition, slow-link). */
+int cp__scn_kind_wire(cp__scn_kind k);
 
 typedef struct cp__scn_opts {
     cp__scn_kind kind;
@@ -52,7 +70,13 @@ typedef struct cp__scn_opts {
     double duration_s;          /* measured run per case */
     double warmup_s;            /* the event starts this long after the run started */
     double down_s;              /* failover: the killed server is restarted this long after the kill
-                                   (cluster: and not before the replica took over) */
+                                   (cluster: and not before the replica took over); partition,
+                                   slow-link: how long the fault lasts */
+    uint64_t rtt_ns;            /* > 0: every topology starts with the wire (cp_up_opts.rtt_ns);
+                                   partition and slow-link need one (default 100 us) */
+    uint64_t jitter_ns;         /* adjacent to rtt_ns: the CLI's --rtt fills both */
+    uint64_t delay_ns;          /* slow-link: added each way for the fault (default 50 ms) */
+    const char *clusterpipe;    /* the binary that runs `wire` (borrowed); NULL: $PATH */
     int persistence; /* failover: servers keep an append-only file (fsync every second), so
                         a restarted server comes back with what it had written to disk */
     unsigned ratio_set, ratio_get;
@@ -79,14 +103,15 @@ typedef struct cp__scn_opts {
 } cp__scn_opts;
 
 /* 200000 keys of 100 bytes, 30 s, warm-up 5 s, down 8 s, 1:9, 4 threads, 16 clients, pipeline
- * 4, library retry budget; failover with persistence, reshard without. */
+ * 4, library retry budget; failover with persistence, the others without; partition and
+ * slow-link with a 100 us wire, slow-link's delay 50 ms. */
 void cp__scn_opts_init(cp__scn_opts *o, cp__scn_kind kind);
 
 /* Checks the options (warm-up inside the duration, keys >= clients, ...). Returns 0 or CP_EINVAL
  * with the reason, naming the CLI flag, in err. */
 int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen);
 
-/* "reshard" / "failover"; NULL for anything else. */
+/* "reshard" / "failover" / "partition" / "slow-link"; NULL for anything else. */
 const char *cp__scn_kind_name(cp__scn_kind k);
 
 /* Runs every case. *doc is always set (a document with what was measured, each case with an
