@@ -47,6 +47,7 @@
 
 #include "bench/engine.h"
 #include "bench/readback.h"
+#include "bench/session.h"
 #include "orch/orch.h"
 #include "report/charts.h"
 
@@ -118,6 +119,29 @@ const char *cp__scn_kind_name(cp__scn_kind k);
  * "error" when it could not run to the end). Returns 0 when every case ran to the end, else -1
  * (*doc says which and why; "failed": true). Blocks for the whole scenario. */
 int cp__scn_run(const cp__scn_opts *o, json_t **doc);
+
+/* The open-loop case's rate (calibrate.c): half what a short closed-loop run of o's workload
+ * measured on target; recorded in c["calibration"]. 0, or -1 with err (also when cancelled). */
+int cp__scn_calibrate(const cp__scn_opts *o, cp__session *ss, const char *name,
+                      const cp__bench_target *target, json_t *c, double *rate, char *err,
+                      size_t errlen);
+
+/* ---- faults on the wire (fault.c) ------------------------------------------------------------ */
+
+/* partition / slow-link on a running case: puts the fault on the link (cluster: the client's
+ * link to the first master; twemproxy: the first proxy's link to the first shard not on its
+ * host), probes every shard through the load's path each 50 ms for o->down_s or until
+ * stop(ud), heals, and probes the faulted shard until it answers. Records c["fault"] (the link,
+ * its bytes at the block and at the heal, each shard's probe, the recovery, and for a cluster
+ * partition whether the master is still master). *start_ns, *heal_ns: when the fault began and
+ * healed (CLOCK_MONOTONIC; 0: it did not). Returns 0, or a CP_E* code with err. Blocks for the
+ * fault; calling thread only. */
+int cp__scn_wire_fault(const cp__scn_opts *o, cp__session *ss, cp_topo *t,
+                       int (*stop)(const void *ud), const void *ud, json_t *c, uint64_t *start_ns,
+                       uint64_t *heal_ns, char *err, size_t errlen);
+
+/* After the run: c["fault"].bytes_after_heal, the link's bytes since the heal. */
+void cp__scn_fault_after(const cp_topo *t, json_t *c);
 
 /* ---- analysis (pure) ------------------------------------------------------------------------ */
 
