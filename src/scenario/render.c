@@ -498,7 +498,7 @@ static void fault_section(cp__sbuf *b, const json_t *doc) {
     int partition = strcmp(str(doc, "scenario"), "partition") == 0;
     cp__sbuf_printf(b,
                     "Every link between hosts went through the wire, adding %s ms of round trip; "
-                    "the fault lasted %s s%s. A partition leaves the connections open and new "
+                    "the fault lasted %s s. A partition leaves the connections open and new "
                     "ones through the link get no bytes either. In the cluster the client's "
                     "link to a master is also the port its replica replicates from (the nodes "
                     "announce the wire's port), so the partition cuts that master's replication "
@@ -506,14 +506,11 @@ static void fault_section(cp__sbuf *b, const json_t *doc) {
                     "failover follows, however long it lasts. twemproxy: nutcracker's timeout: "
                     "fails a request its server did not answer in time and closes that server "
                     "connection; without it a request waits as long as the link is cut.\n\n",
-                    fnum(num(set, "rtt_ns") / 1e6, 3).s, fnum(num(set, "down"), 0).s,
-                    partition ? ""
-                              : " (slow-link: the link's added delay each way is given "
-                                "below)");
+                    fnum(num(set, "rtt_ns") / 1e6, 3).s, fnum(num(set, "down"), 0).s);
     if (!partition)
         cp__sbuf_printf(b, "The slowed link gained %s ms each way.\n\n",
                         fnum(num(set, "delay_ns") / 1e6, 1).s);
-    cp__sbuf_puts(b, "## The fault, probed\n\n"
+    cp__sbuf_puts(b, "\n## The fault, probed\n\n"
                      "During the fault every shard got a GET every 50 ms through the load's path "
                      "(cluster: the client's link to its master; twemproxy: the faulted proxy), "
                      "each by its own connection with a 250 ms timeout.\n\n"
@@ -578,9 +575,7 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
             : "Every GET reply is checked to belong to its key, every SET's version is tracked "
               "per key, and afterwards every key is read back and compared with its last "
               "acknowledged version.");
-    if (wire_kind(doc))
-        fault_section(&b, doc);
-    else if (!reshard)
+    if (!reshard && !wire_kind(doc))
         cp__sbuf_printf(&b,
                         "The killed server was restarted %s s after the kill (the cluster's not "
                         "before its replica had taken over). %s\n\n",
@@ -594,6 +589,8 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(doc, "cases"), i, c) case_story(&b, doc, c);
+    if (wire_kind(doc))
+        fault_section(&b, doc);
     cp__sbuf_puts(&b, "\n## Timeline\n\n");
     if (chart_err != NULL)
         cp__sbuf_printf(&b, "The chart could not be drawn: %s\n\n", chart_err);
@@ -618,6 +615,15 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
         "acknowledged version (nil or older). The load's writes count too.\n"
         "- *throughput dip*: the lowest full second from the event until a second after it was "
         "over, against the median of the warm-up seconds.\n");
+    if (wire_kind(doc))
+        cp__sbuf_puts(&b, "- *load p99 in the seconds inside the fault*: the median (and worst) of "
+                          "the per-second p99s of the seconds that lie wholly inside the fault. "
+                          "A request counts when it is answered, so in a cluster partition these "
+                          "are the other masters' requests (none can reach the blocked one); its "
+                          "own requests wait and are answered at the heal, or fail.\n"
+                          "- *faulted shard's first answer after the heal*: the probe of the "
+                          "faulted shard, GET after GET from the heal on, until one is "
+                          "answered.\n");
     if (reshard)
         cp__sbuf_puts(&b, "- *keys unreachable after the change* counts only keys nobody wrote "
                           "after the change began, so writes that recreate keys at their new "
