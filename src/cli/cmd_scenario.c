@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * `clusterpipe scenario reshard|failover`: what Redis Cluster and twemproxy do to live traffic when
- * a shard is added or a server dies. Parses the flags, runs the scenario (src/scenario/: one
+ * `clusterpipe scenario reshard|failover|partition|slow-link`: what Redis Cluster and twemproxy do
+ * to live traffic when a shard is added, a server dies, or a link of the emulated network is cut
+ * or slowed. Parses the flags, runs the scenario (src/scenario/: one
  * topology at a time, started ephemeral from this thread and stopped by PID after its case, on
  * failure and on SIGINT/SIGTERM/SIGHUP), writes results.json ("clusterpipe.scenario/1"), the
  * timeline chart and report.md into the output directory (each atomically), prints a line per case

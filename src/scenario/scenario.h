@@ -17,7 +17,7 @@
  *
  * The last two need a wire: their topologies always start with one (rtt_ns, default 100 us).
  * Each of their cases probes every shard through the faulted proxy (twemproxy) or the client's
- * own path (cluster) with a GET every PROBE interval during the fault, so the report has each
+ * own path (cluster) with a GET every 50 ms during the fault, so the report has each
  * shard's latency apart from the load's.
  *
  * Each case runs on its own topology, one at a time (never two running together): up, load N
