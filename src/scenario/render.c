@@ -575,6 +575,11 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
             : "Every GET reply is checked to belong to its key, every SET's version is tracked "
               "per key, and afterwards every key is read back and compared with its last "
               "acknowledged version.");
+    if (!wire_kind(doc) && num(set, "rtt_ns") > 0)
+        cp__sbuf_printf(&b,
+                        "Every link between hosts went through the wire (`--rtt`), adding %s ms "
+                        "of round trip.\n\n",
+                        fnum(num(set, "rtt_ns") / 1e6, 3).s);
     if (!reshard && !wire_kind(doc))
         cp__sbuf_printf(&b,
                         "The killed server was restarted %s s after the kill (the cluster's not "
