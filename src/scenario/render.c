@@ -562,8 +562,9 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
                   "(nutcracker cannot reload its config or move keys)"
         : wire_kind(doc)
             ? "one link of the emulated network (the wire) was faulted, its connections "
-              "left open: Redis Cluster's (one replica per master) link from the client to "
-              "one master, and twemproxy's link from one proxy to one redis (with "
+              "left open: Redis Cluster's (one replica per master; closed, then open loop) "
+              "link from the client to one master, and twemproxy's link from one proxy to one "
+              "redis (with "
               "nutcracker's timeout: set, then without it)"
             : "one master (Redis Cluster, one replica per master) or one server "
               "(twemproxy, with auto_eject_hosts true and false) was killed with SIGKILL, "

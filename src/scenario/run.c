@@ -68,12 +68,15 @@ static const case_def failover_cases[] = {
 };
 
 /* The faults on the wire. The cluster keeps a replica per master, to show that a partition of
- * the client's path alone fails nothing over (the bus is direct); twemproxy runs with and
+ * the client's path alone fails nothing over (the bus is direct), closed loop and open loop (a
+ * closed-loop client stalls once its blocked lane holds all it may queue; open loop shows
+ * what the library serves meanwhile); twemproxy runs with and
  * without nutcracker's `timeout:`, which is what decides whether a request to an unreachable
  * server fails or waits. */
 #define NUTCRACKER_TIMEOUT_MS 500
 static const case_def wire_cases[] = {
     {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0, 0, 0},
+    {"cluster open loop", "cluster", CP_TOPO_CLUSTER, 1, 0, 1, 0},
     {"twemproxy timeout", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, NUTCRACKER_TIMEOUT_MS},
     {"twemproxy no-timeout", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, 0},
 };

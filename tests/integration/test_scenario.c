@@ -8,15 +8,16 @@
  *             unreachable is between 0.1 and 0.3 (ketama moves about k/(n+k) = 1/5).
  *   failover  cluster / twemproxy with and without ejection: every request has an outcome, the
  *             report carries the numbers, the killed master's replica took over.
- *   partition the wire's link to one master (cluster) / from one proxy to one redis (twemproxy,
- *             nutcracker timeout: set and not) carries nothing for 3 s: not a byte passes, the
+ *   partition the wire's link to one master (cluster, closed and open loop: open loop the other
+ *             masters' requests are answered during the cut) / from one proxy to one redis
+ * (twemproxy, nutcracker timeout: set and not) carries nothing for 3 s: not a byte passes, the
  *             other shards answer the probes, the faulted one none, and after the heal the link
  *             carries again and the shard answers; the cluster fails nothing over; nutcracker's
  *             timeout: fails requests, its absence makes them wait.
- *   slow-link the cluster's link to one master gains 20 ms each way: that shard's probe p99 is
- *             at least the delay, and nothing is wrong.
- * All: results.json ("clusterpipe.scenario/1"), valid PNG and SVG charts, report.md, and every
- * process the run recorded is gone afterwards (checked by PID and start time). Bad usage exits 2.
+ *   slow-link the cluster's link to one master gains 20 ms each way (closed and open loop): that
+ * shard's probe p99 is at least the delay, and nothing is wrong. All: results.json
+ * ("clusterpipe.scenario/1"), valid PNG and SVG charts, report.md, and every process the run
+ * recorded is gone afterwards (checked by PID and start time). Bad usage exits 2.
  *
  * Children run through cp_clirun (fork/exec, waited for with a timeout, killed by PID on
  * timeout). Single-threaded.
@@ -347,9 +348,10 @@ static void test_partition(void **state) {
                           "--duration", "6",         "--warmup",  "2", "--down", "3",
                           "--threads",  "2",         "--clients", "4", "-q",     NULL};
     json_t *doc = run_scenario(&r, args, 150);
-    static const char *const names[] = {"cluster", "twemproxy timeout", "twemproxy no-timeout"};
-    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 3);
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const names[] = {"cluster", "cluster open loop", "twemproxy timeout",
+                                        "twemproxy no-timeout"};
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 4);
+    for (size_t i = 0; i < 4; i++) {
         const json_t *c = find_case(doc, names[i]);
         assert_null(json_object_get(c, "error"));
         assert_outcomes(c);
@@ -366,6 +368,9 @@ static void test_partition(void **state) {
     }
     /* the bus is direct: the nodes never saw the partition, nothing failed over */
     assert_double_eq(num(find_case(doc, "cluster"), "fault.still_master"), 1);
+    /* open loop, the library kept serving the other masters while one was cut off */
+    assert_double_gt(num(find_case(doc, "cluster open loop"), "summary.fault_window.median_ops"),
+                     0);
     /* nutcracker's timeout: fails the cut server's requests; without it they wait */
     assert_double_gt(num(find_case(doc, "twemproxy timeout"), "summary.failed_ops"), 0);
     assert_double_eq(num(find_case(doc, "twemproxy no-timeout"), "summary.failed_ops"), 0);
@@ -390,18 +395,21 @@ static void test_slow_link(void **state) {
                           "--delay",    "20ms",      "--only",   "cluster", "--threads", "2",
                           "--clients",  "4",         "-q",       NULL};
     json_t *doc = run_scenario(&r, args, 100);
-    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 1);
-    const json_t *c = find_case(doc, "cluster");
-    assert_null(json_object_get(c, "error"));
-    assert_outcomes(c);
-    assert_double_eq(num(c, "fault.delay_ns"), 20e6);
-    assert_double_gt(num(c, "fault.bytes_during"), 0); /* slow, not cut */
-    double fa = -1, fp99 = -1, others = -1;
-    probes(c, &fa, &fp99, &others);
-    assert_double_ge(fa, 1);
-    assert_double_ge(fp99, 20000); /* 20 ms more each way: at least the delay */
-    assert_double_ge(others, 1);
-    assert_double_eq(num(c, "summary.acked_writes_lost"), 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 2);
+    static const char *const names[] = {"cluster", "cluster open loop"};
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *c = find_case(doc, names[i]);
+        assert_null(json_object_get(c, "error"));
+        assert_outcomes(c);
+        assert_double_eq(num(c, "fault.delay_ns"), 20e6);
+        assert_double_gt(num(c, "fault.bytes_during"), 0); /* slow, not cut */
+        double fa = -1, fp99 = -1, others = -1;
+        probes(c, &fa, &fp99, &others);
+        assert_double_ge(fa, 1);
+        assert_double_ge(fp99, 20000); /* 20 ms more each way: at least the delay */
+        assert_double_ge(others, 1);
+        assert_double_eq(num(c, "summary.acked_writes_lost"), 0);
+    }
     char *md = report_md(&r);
     assert_non_null(strstr(md, "## The fault, probed"));
     assert_non_null(strstr(md, "was slowed"));
