@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * `clusterpipe scenario reshard|failover`: what Redis Cluster and twemproxy do to live traffic when
- * a shard is added or a server dies. Parses the flags, runs the scenario (src/scenario/: one
+ * `clusterpipe scenario reshard|failover|partition|slow-link`: what Redis Cluster and twemproxy do
+ * to live traffic when a shard is added, a server dies, or a link of the emulated network is cut
+ * or slowed. Parses the flags, runs the scenario (src/scenario/: one
  * topology at a time, started ephemeral from this thread and stopped by PID after its case, on
  * failure and on SIGINT/SIGTERM/SIGHUP), writes results.json ("clusterpipe.scenario/1"), the
  * timeline chart and report.md into the output directory (each atomically), prints a line per case
@@ -20,6 +21,7 @@
 #include "orch/orch.h"
 #include "report/io.h"
 #include "scenario/scenario.h"
+#include "util/dur.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,6 +48,16 @@ static int parse_seconds(const char *cmd, const cp_cli_flag *f, const char *v, v
     if (*v == '\0' || errno != 0 || *end != '\0' || !(d > 0) || d > 86400)
         return cp_cli_flag_error(cmd, f, "'%s' is not a number of seconds in (0, 86400]", v);
     *(double *)dst = d;
+    return 0;
+}
+
+/* A duration with its unit, > 0 (slow-link's --delay). */
+static int parse_delay(const char *cmd, const cp_cli_flag *f, const char *v, void *dst) {
+    uint64_t ns;
+    if (cp__dur_parse(v, &ns) != 0 || ns == 0)
+        return cp_cli_flag_error(cmd, f, "'%s': expected a duration > 0 with its unit (50ms, 1s)",
+                                 v);
+    *(uint64_t *)dst = ns;
     return 0;
 }
 
@@ -87,7 +99,13 @@ static const cp_cli_flag scenario_rows[] = {
     SECONDS("--warmup", warmup_s, "seconds before the change (default 5)"),
     SECONDS("--down", down_s,
             "failover: restart the killed server S seconds after the\nkill, and not before a "
-            "cluster replica took over (default 8)"),
+            "cluster replica took over;\npartition, slow-link: how long the fault lasts "
+            "(default 8)"),
+    CP_CLI_FN("--delay", "D", parse_delay, SO(delay_ns),
+              "slow-link: added to the link each way (default 50ms)"),
+    CP_CLI_LIKE(cp_cli_def_rtt, SO(rtt_ns),
+                "every setup's links between hosts go through the wire\n(as 'up --rtt'); "
+                "partition and slow-link always have\none, by default of 100us"),
     CP_CLI_LIKE(cp_cli_def_ratio, SO(ratio_set), "mix of the load (default 1:9)"),
     {.kind = CP_CLI_INCLUDE, .include = cp_cli_command_flags, .off = offsetof(scenario_cli, cmds)},
     CP_CLI_LIKE(cp_cli_def_threads, SO(threads), "client threads (default 4)"),
@@ -110,8 +128,10 @@ static const cp_cli_flag scenario_rows[] = {
 
 static const cp_cli_cmd scenario_cmd = {
     .name = "scenario",
-    .usage = "usage: clusterpipe scenario reshard|failover [--out DIR] [--keys N]\n"
+    .usage = "usage: clusterpipe scenario reshard|failover|partition|slow-link\n"
+             "                            [--out DIR] [--keys N]\n"
              "                            [--duration S] [--warmup S] [--down S]\n"
+             "                            [--rtt D[~J]] [--delay D]\n"
              "                            [--ratio SET:GET | --command T ...]\n"
              "                            [--command-ratio W,...] [--threads T] [--clients C]\n"
              "                            [--pipeline P] [--value-size B] [--retry-budget MS]\n"
@@ -131,6 +151,21 @@ static const cp_cli_cmd scenario_cmd = {
              "  failover   kill -9 one master of a 4-master cluster with one replica each, and\n"
              "             one server of twemproxy with auto_eject_hosts true, then false;\n"
              "             restart it --down seconds later.\n"
+             "  partition  on the emulated network (the wire, as 'up --rtt'), one link carries\n"
+             "             nothing for --down seconds, its connections left open, then heals:\n"
+             "             the client's link to one master of a 4-master cluster with a\n"
+             "             replica each, closed then open loop (the same wire port carries\n"
+             "             that master's replication;\n"
+             "             the cluster bus is direct, so no failover follows), and one\n"
+             "             proxy's link to one redis of twemproxy, with nutcracker's timeout:\n"
+             "             500 ms, then without one.\n"
+             "  slow-link  the same link gains --delay each way for --down seconds.\n"
+             "             Both need the wire: without --rtt its round trip is 100us. Both\n"
+             "             probe every shard through the faulted path with a GET every 50 ms\n"
+             "             during the fault, and report each shard's p99 and the load's p99\n"
+             "             in the seconds wholly inside the fault (the cluster's: the other\n"
+             "             masters', since none can reach the blocked one), the time to\n"
+             "             recover and the link's bytes during and after the fault.\n"
              "\n"
              "Measured per second: answered and failed requests, GETs answered nil (misses),\n"
              "stale reads (older than a write already acknowledged), MOVED/ASK redirects. Per\n"
@@ -177,13 +212,17 @@ static int parse(int argc, char **argv, scenario_cli *c) {
         return CP_EXIT_OK;
     }
     if (argc < 2)
-        return cp_cli_usage_error(cmd, "which scenario? reshard or failover");
-    if (strcmp(argv[1], "reshard") == 0)
-        cp__scn_opts_init(&c->o, CP__SCN_RESHARD);
-    else if (strcmp(argv[1], "failover") == 0)
-        cp__scn_opts_init(&c->o, CP__SCN_FAILOVER);
-    else
-        return cp_cli_usage_error(cmd, "'%s' is not a scenario (reshard or failover)", argv[1]);
+        return cp_cli_usage_error(cmd, "which scenario? reshard, failover, partition or slow-link");
+    static const cp__scn_kind kinds[] = {CP__SCN_RESHARD, CP__SCN_FAILOVER, CP__SCN_PARTITION,
+                                         CP__SCN_SLOW_LINK};
+    size_t k = 0;
+    while (k < sizeof(kinds) / sizeof(kinds[0]) &&
+           strcmp(argv[1], cp__scn_kind_name(kinds[k])) != 0)
+        k++;
+    if (k == sizeof(kinds) / sizeof(kinds[0]))
+        return cp_cli_usage_error(
+            cmd, "'%s' is not a scenario (reshard, failover, partition or slow-link)", argv[1]);
+    cp__scn_opts_init(&c->o, kinds[k]);
     cp_cli_seen seen;
     int rc = cp_cli_parse(&scenario_cmd, argc, argv, 2, c, &seen);
     if (rc != CP_CLI_GO)
@@ -198,6 +237,15 @@ static int parse(int argc, char **argv, scenario_cli *c) {
     char err[ERRLEN];
     if (cp__scn_opts_check(&c->o, err, sizeof(err)) != 0)
         return cp_cli_usage_error(cmd, "%s", err);
+    if (!cp__scn_kind_wire(c->o.kind) && cp_cli_given(&seen, "--delay"))
+        return cp_cli_usage_error(cmd, "--delay is slow-link's");
+    /* The wire is this very program, run as `clusterpipe wire`. */
+    static char self[PATH_MAX];
+    ssize_t selflen = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (c->o.rtt_ns > 0 && selflen > 0) {
+        self[selflen] = '\0';
+        c->o.clusterpipe = self;
+    }
     return CP_CLI_GO;
 }
 
@@ -209,7 +257,9 @@ static double sum_num(const json_t *c, const char *key) {
 
 /* One line per case on stdout: the numbers a reader looks for first. */
 static void print_cases(const json_t *doc) {
-    int reshard = strcmp(json_string_value(json_object_get(doc, "scenario")), "reshard") == 0;
+    const char *scenario = json_string_value(json_object_get(doc, "scenario"));
+    int reshard = strcmp(scenario, "reshard") == 0;
+    int wire = strcmp(scenario, "partition") == 0 || strcmp(scenario, "slow-link") == 0;
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(doc, "cases"), i, c) {
@@ -223,13 +273,24 @@ static void print_cases(const json_t *doc) {
         const json_t *w = json_object_get(json_object_get(c, "summary"), "error_window");
         printf("%-20s %s %.2f s, failed %.0f, unknown %.0f, wrong %.0f, misses %.0f, stale %.0f, "
                "dip %.0f%%",
-               name, reshard ? "change took" : "server back after", sum_num(c, "event_seconds"),
-               sum_num(c, "failed_ops"), sum_num(c, "unknown_ops"), sum_num(c, "mismatches"),
-               sum_num(c, "misses"), sum_num(c, "stale_reads"), sum_num(c, "dip") * 100);
+               name,
+               reshard ? "change took"
+               : wire  ? "fault lasted"
+                       : "server back after",
+               sum_num(c, "event_seconds"), sum_num(c, "failed_ops"), sum_num(c, "unknown_ops"),
+               sum_num(c, "mismatches"), sum_num(c, "misses"), sum_num(c, "stale_reads"),
+               sum_num(c, "dip") * 100);
         if (json_is_object(w))
             printf(", errors for %.2f s", json_number_value(json_object_get(w, "seconds")));
         if (reshard && !isnan(sum_num(c, "miss_fraction_keys")))
             printf(", keys unreachable %.1f%%", sum_num(c, "miss_fraction_keys") * 100);
+        const json_t *fw = json_object_get(json_object_get(c, "summary"), "fault_window");
+        const json_t *fp99 = json_object_get(fw, "median_p99_us");
+        if (json_is_number(fp99))
+            printf(", p99 during the fault %.2f ms", json_number_value(fp99) / 1000);
+        const json_t *rec = json_object_get(json_object_get(c, "fault"), "recovered_after");
+        if (json_is_number(rec))
+            printf(", faulted shard answered %.2f s after the heal", json_number_value(rec));
         if (!isnan(sum_num(c, "acked_writes_lost")))
             printf(", acked writes lost %.0f", sum_num(c, "acked_writes_lost"));
         if (json_is_string(err))

@@ -27,7 +27,7 @@ static const subcommand commands[] = {
     {"compare", cp_cli_compare, "twemproxy vs Redis Cluster: the experiment, table and charts"},
     {"report", cp_cli_report, "re-render table, charts and report.md from DIR/results.json"},
     {"plan", cp_cli_plan, "cores per component for a target rate, from DIR/results.json"},
-    {"scenario", cp_cli_scenario, "reshard | failover under load: twemproxy vs Redis Cluster"},
+    {"scenario", cp_cli_scenario, "reshard | failover | partition | slow-link under load"},
     {"migrate", cp_cli_migrate, "move standalone redis-servers' keys into a cluster, live"},
     {"wire", cp_cli_wire, "an emulated network: a delay, a partition or a slow link on loopback"},
 };

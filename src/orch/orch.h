@@ -140,12 +140,16 @@ typedef struct cp_up_opts {
     uint64_t jitter_ns; /* adjacent to rtt_ns: the CLI's --rtt fills both */
     cp_proxy_placement proxy_placement;
     const char *clusterpipe; /* the clusterpipe binary that runs `wire`; NULL: $PATH, ... */
+    /* twemproxy: nutcracker's `timeout:` (ms a request may wait for its server's answer before
+     * the proxy answers an error and closes that server connection); 0, the default: none
+     * written, and nutcracker waits forever. */
+    int server_timeout_ms;
 } cp_up_opts;
 
 #define CP_UP_OPTS_INIT                                                                            \
     {                                                                                              \
         CP_TOPO_CLUSTER, 3, 0, 1, 0, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL,   \
-            NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, CP_PROXIES_WITH_SERVERS, NULL       \
+            NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, CP_PROXIES_WITH_SERVERS, NULL, 0    \
     }
 
 /* One process of a topology, as recorded in the state file. */

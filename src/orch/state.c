@@ -11,7 +11,8 @@
  * Schema "clusterpipe.topo/1":
  *   {"schema", "kind": "cluster"|"twemproxy", "dir", "password" (null when none), "persistence",
  *    "password_file" (null when none), "tls", "tls_auth_clients", "tls_ca" (null without TLS),
- *    "hash", "distribution", "auto_eject", "ephemeral", "redis_server", "nutcracker", "openssl",
+ *    "hash", "distribution", "auto_eject", "server_timeout_ms" (twemproxy, only when
+ *    set), "ephemeral", "redis_server", "nutcracker", "openssl",
  *    "procs": [{"role": "master"|"replica"|"shard"|"proxy"|"wire", "host", "port", "pid",
  *               "start_time", "id", "master", "stats_port"}]}
  * and, with a wire only (links.h; the wire's "port" is 0):
@@ -97,6 +98,8 @@ int cp__state_save(const cp_topo *t, char *err, size_t errlen) {
     json_object_set_new(root, "hash", json_string(t->hash));
     json_object_set_new(root, "distribution", json_string(t->distribution));
     json_object_set_new(root, "auto_eject", json_boolean(t->auto_eject));
+    if (t->server_timeout_ms > 0) /* only then: other topologies' files stay as they were */
+        json_object_set_new(root, "server_timeout_ms", json_integer(t->server_timeout_ms));
     json_object_set_new(root, "ephemeral", json_boolean(t->ephemeral));
     json_object_set_new(root, "redis_server", json_string(t->redis_bin));
     json_object_set_new(root, "nutcracker", json_string(t->nutcracker_bin));
@@ -257,6 +260,7 @@ int cp__state_load(const char *dir, const cp__role_ops *const *roles, cp_topo **
     get_str(root, "hash", t->hash, sizeof(t->hash));
     get_str(root, "distribution", t->distribution, sizeof(t->distribution));
     t->auto_eject = json_is_true(json_object_get(root, "auto_eject"));
+    t->server_timeout_ms = (int)json_integer_value(json_object_get(root, "server_timeout_ms"));
     t->ephemeral = json_is_true(json_object_get(root, "ephemeral"));
     t->tls = json_is_true(json_object_get(root, "tls"));
     t->tls_auth_clients = t->tls && json_is_true(json_object_get(root, "tls_auth_clients"));

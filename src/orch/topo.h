@@ -78,6 +78,7 @@ struct cp_topo {
     char hash[32];
     char distribution[32];
     int auto_eject;
+    int server_timeout_ms; /* twemproxy: nutcracker `timeout:`, 0 none (cp_up_opts) */
     int ephemeral;
     char redis_bin[PATH_MAX];
     char nutcracker_bin[PATH_MAX];

@@ -3,7 +3,8 @@
  * twemproxy (nutcracker 0.5) support: the YAML config of each proxy, the SET/GET readiness probe,
  * adding a shard and restarting proxies (nutcracker cannot reload its config). The defaults are
  * those of the published twemproxy-vs-cluster experiment: hash fnv1a_64, distribution ketama,
- * auto_eject_hosts false, server_retry_timeout 2000, server_failure_limit 3, server_connections 1.
+ * auto_eject_hosts false, server_retry_timeout 2000, server_failure_limit 3, server_connections 1,
+ * and no `timeout:` unless cp_up_opts.server_timeout_ms sets one.
  * The role tables are static; the probe's admin connection is closed before returning; the
  * process records belong to the caller's cp_topo. One thread per cp_topo.
  */
@@ -57,6 +58,8 @@ static int write_yaml(const cp_topo *t, size_t i, char *err, size_t errlen) {
              "  server_failure_limit: 3\n"
              "  server_connections: 1\n",
              t->dir, p->host, p->port, t->hash, t->distribution, t->auto_eject ? "true" : "false");
+    if (t->server_timeout_ms > 0)
+        cp__adderr(yml, sizeof(yml), "  timeout: %d\n", t->server_timeout_ms);
     if (t->password != NULL) {
         cp__adderr(yml, sizeof(yml), "  redis_auth: ");
         cp__topo_append_quoted(yml, sizeof(yml), t->password, '\'', '\''); /* YAML '' */

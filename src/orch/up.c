@@ -53,6 +53,7 @@ static int settings(const cp_up_opts *opt, cp_topo **out, char *err, size_t errl
     t->kind = opt->kind;
     t->persistence = opt->persistence;
     t->auto_eject = opt->auto_eject;
+    t->server_timeout_ms = opt->server_timeout_ms;
     t->ephemeral = opt->ephemeral;
     if (opt->redis_cpus != NULL) {
         t->redis_cpus = *opt->redis_cpus;

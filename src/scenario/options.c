@@ -26,22 +26,52 @@ void cp__scn_opts_init(cp__scn_opts *o, cp__scn_kind kind) {
     o->pipeline = 4;
     o->retry_budget_ms = -1;
     o->persistence = kind == CP__SCN_FAILOVER;
+    o->rtt_ns = cp__scn_kind_wire(kind) ? 100000 : 0;
+    o->delay_ns = 50000000;
+}
+
+int cp__scn_kind_wire(cp__scn_kind k) {
+    return k == CP__SCN_PARTITION || k == CP__SCN_SLOW_LINK;
 }
 
 const char *cp__scn_kind_name(cp__scn_kind k) {
-    return k == CP__SCN_RESHARD ? "reshard" : k == CP__SCN_FAILOVER ? "failover" : NULL;
+    switch (k) {
+    case CP__SCN_RESHARD:
+        return "reshard";
+    case CP__SCN_FAILOVER:
+        return "failover";
+    case CP__SCN_PARTITION:
+        return "partition";
+    case CP__SCN_SLOW_LINK:
+        return "slow-link";
+    }
+    return NULL;
 }
 
 int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen) {
     if (cp__scn_kind_name(o->kind) == NULL) {
-        snprintf(err, errlen, "which scenario? reshard or failover");
+        snprintf(err, errlen, "which scenario? reshard, failover, partition or slow-link");
         return CP_EINVAL;
     }
     if (!(o->warmup_s >= 1) || !(o->duration_s > o->warmup_s)) {
         snprintf(err, errlen, "--warmup must be >= 1 and less than --duration");
         return CP_EINVAL;
     }
-    if (o->kind == CP__SCN_FAILOVER && !(o->down_s > 0)) {
+    if (cp__scn_kind_wire(o->kind) && o->rtt_ns == 0) {
+        snprintf(err, errlen, "--rtt: %s needs the wire, whose round trip must be > 0",
+                 cp__scn_kind_name(o->kind));
+        return CP_EINVAL;
+    }
+    if (o->kind == CP__SCN_SLOW_LINK && o->delay_ns == 0) {
+        snprintf(err, errlen, "--delay must be > 0");
+        return CP_EINVAL;
+    }
+    if (cp__scn_kind_wire(o->kind) && !(o->warmup_s + o->down_s < o->duration_s)) {
+        snprintf(err, errlen,
+                 "--warmup + --down must be less than --duration: the heal is part of the run");
+        return CP_EINVAL;
+    }
+    if ((o->kind == CP__SCN_FAILOVER || cp__scn_kind_wire(o->kind)) && !(o->down_s > 0)) {
         snprintf(err, errlen, "--down must be > 0");
         return CP_EINVAL;
     }

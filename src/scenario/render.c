@@ -41,6 +41,21 @@ static const char *str(const json_t *o, const char *key) {
 }
 
 /* t of the named event of a case, NaN when it did not happen. */
+/* 1 for a fault on the wire (partition, slow-link). */
+static int wire_kind(const json_t *doc) {
+    const char *k = str(doc, "scenario");
+    return strcmp(k, "partition") == 0 || strcmp(k, "slow-link") == 0;
+}
+
+/* The scenario's title: what it does under load. */
+static const char *title_of(const json_t *doc) {
+    const char *k = str(doc, "scenario");
+    return strcmp(k, "reshard") == 0     ? "adding a fifth shard under load"
+           : strcmp(k, "failover") == 0  ? "killing a server under load"
+           : strcmp(k, "partition") == 0 ? "a link that carries nothing, under load"
+                                         : "a slow link under load";
+}
+
 static double event_t(const json_t *c, const char *name) {
     size_t i;
     const json_t *e;
@@ -248,9 +263,13 @@ char *cp__scn_chart_script(const json_t *doc) {
                         "set multiplot layout 3,1 title '%s (vertical lines: dashed = %s, "
                         "dotted = %s)'\n"
                         "set xlabel ''\n",
-                        reshard ? "Adding a fifth shard under load" : "Killing a server under load",
-                        reshard ? "the change begins" : "kill -9",
-                        reshard ? "migration done / proxies back" : "the killed server is back");
+                        title_of(doc),
+                        reshard          ? "the change begins"
+                        : wire_kind(doc) ? "the fault begins"
+                                         : "kill -9",
+                        reshard          ? "migration done / proxies back"
+                        : wire_kind(doc) ? "healed"
+                                         : "the killed server is back");
         panel(&b, cases, has, 2, 0, "answered requests per second", "ops/s");
         panel(&b, cases, has, 3, 0, "failed or unknown requests per second", "requests/s");
         cp__sbuf_puts(&b, "set xlabel 'seconds since the measured run began'\n");
@@ -297,7 +316,32 @@ static void case_story(cp__sbuf *b, const json_t *doc, const json_t *c) {
             "older value than one already acknowledged. ",
             fnum(t0, 1).s, fnum(secs, 1).s, fpct(num(c, "summary.miss_fraction_keys")).s,
             fpct(num(c, "summary.miss_fraction_after")).s, fint(num(c, "summary.stale_reads")).s);
-    else {
+    else if (wire_kind(doc)) {
+        const json_t *f = json_object_get(c, "fault");
+        int partition = strcmp(str(doc, "scenario"), "partition") == 0;
+        cp__sbuf_printf(b,
+                        "at %s s the link %s (%s to the %s on port %s) %s for %s s, then "
+                        "healed. ",
+                        fnum(t0, 1).s, str(f, "link"), str(f, "from"), str(f, "to"),
+                        fnum(num(f, "to_port"), 0).s, partition ? "carried nothing" : "was slowed",
+                        fnum(secs, 2).s);
+        if (partition)
+            cp__sbuf_printf(b,
+                            "The wire delivered %s bytes on it during the block and %s after "
+                            "the heal. ",
+                            fint(num(f, "bytes_during")).s, fint(num(f, "bytes_after_heal")).s);
+        if (!isnan(num(f, "still_master")))
+            cp__sbuf_printf(b,
+                            "The master %s master afterwards (the cluster bus is direct: "
+                            "the nodes did not see the partition). ",
+                            num(f, "still_master") == 1 ? "was still" : "was no longer");
+        cp__sbuf_printf(b,
+                        "In the seconds wholly inside the fault the load's p99 was %s ms "
+                        "(median of the seconds; warm-up %s ms) at a median %s ops/s. ",
+                        fnum(num(c, "summary.fault_window.median_p99_us") / 1000, 2).s,
+                        fnum(num(c, "summary.fault_window.warmup_median_p99_us") / 1000, 2).s,
+                        fint(num(c, "summary.fault_window.median_ops")).s);
+    } else {
         double promoted = event_t(c, "replica promoted");
         cp__sbuf_printf(b, "the %s on port %s was killed (SIGKILL) at %s s",
                         cluster ? "master" : "server", fnum(num(c, "killed.port"), 0).s,
@@ -354,8 +398,8 @@ typedef struct row {
     const char *label;
     const char *path;
     int kind; /* 0 integer, 1 seconds (2 decimals), 2 percent, 3 event time, 4 window,
-                 5 integer that an older document left out when 0 */
-    int when; /* 0 always, 1 reshard only, 2 failover only */
+                 5 integer that an older document left out when 0, 6 us shown as ms */
+    int when; /* 0 always, 1 reshard only, 2 failover only, 3 partition and slow-link only */
 } row;
 
 static const row rows[] = {
@@ -372,6 +416,17 @@ static const row rows[] = {
     {"migration done / proxies back after (s)", "summary.event_seconds", 1, 1},
     {"replica master after (s)", "replica promoted", 3, 2},
     {"killed server back after (s)", "summary.event_seconds", 1, 2},
+    {"fault lasted (s)", "summary.event_seconds", 1, 3},
+    {"bytes through the faulted link during the fault", "fault.bytes_during", 0, 3},
+    {"bytes through it after the heal", "fault.bytes_after_heal", 0, 3},
+    {"faulted shard's first answer after the heal (s)", "fault.recovered_after", 1, 3},
+    {"load p99 in the seconds inside the fault (ms, median)", "summary.fault_window.median_p99_us",
+     6, 3},
+    {"... the worst of those seconds (ms)", "summary.fault_window.worst_p99_us", 6, 3},
+    {"load p99 during the warm-up (ms, median of seconds)",
+     "summary.fault_window.warmup_median_p99_us", 6, 3},
+    {"load ops/s in the seconds inside the fault (median)", "summary.fault_window.median_ops", 0,
+     3},
     {"error window: first to last failure (s)", "summary.error_window", 4, 0},
     {"offered load, open loop (ops/s)", "summary.offered_rate", 0, 2},
     {"worst second's share of the offered load answered", "summary.min_answered_share", 2, 2},
@@ -405,7 +460,9 @@ static void table(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "\n");
     for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
         const row *w = &rows[r];
-        if ((w->when == 1 && !reshard) || (w->when == 2 && reshard))
+        int failover = !reshard && !wire_kind(doc);
+        if ((w->when == 1 && !reshard) || (w->when == 2 && !failover) ||
+            (w->when == 3 && !wire_kind(doc)))
             continue;
         cp__sbuf_printf(b, "| %s |", w->label);
         json_array_foreach(cases, i, c) {
@@ -427,18 +484,58 @@ static void table(cp__sbuf *b, const json_t *doc) {
                                 w->kind == 5   ? fint(isnan(v) ? 0 : v).s
                                 : w->kind == 0 ? fint(v).s
                                 : w->kind == 2 ? fpct(v).s
+                                : w->kind == 6 ? fnum(v / 1000, 2).s
                                                : fnum(v, 2).s);
         }
         cp__sbuf_puts(b, "\n");
     }
 }
 
+/* partition / slow-link: the fault's settings, and each case's probes: every shard's GET round
+ * trips through the load's path while the fault lasted. */
+static void fault_section(cp__sbuf *b, const json_t *doc) {
+    const json_t *set = json_object_get(doc, "settings");
+    int partition = strcmp(str(doc, "scenario"), "partition") == 0;
+    cp__sbuf_printf(b,
+                    "Every link between hosts went through the wire, adding %s ms of round trip; "
+                    "the fault lasted %s s. A partition leaves the connections open and new "
+                    "ones through the link get no bytes either. In the cluster the client's "
+                    "link to a master is also the port its replica replicates from (the nodes "
+                    "announce the wire's port), so the partition cuts that master's replication "
+                    "too; the cluster bus is direct, so the nodes never see the partition and no "
+                    "failover follows, however long it lasts. twemproxy: nutcracker's timeout: "
+                    "fails a request its server did not answer in time and closes that server "
+                    "connection; without it a request waits as long as the link is cut.\n\n",
+                    fnum(num(set, "rtt_ns") / 1e6, 3).s, fnum(num(set, "down"), 0).s);
+    if (!partition)
+        cp__sbuf_printf(b, "The slowed link gained %s ms each way.\n\n",
+                        fnum(num(set, "delay_ns") / 1e6, 1).s);
+    cp__sbuf_puts(b, "\n## The fault, probed\n\n"
+                     "During the fault every shard got a GET every 50 ms through the load's path "
+                     "(cluster: the client's link to its master; twemproxy: the faulted proxy), "
+                     "each by its own connection with a 250 ms timeout.\n\n"
+                     "| case | shard port | faulted | GETs | answered | unanswered | p50 (ms) | "
+                     "p99 (ms) |\n|---|---:|---|---:|---:|---:|---:|---:|\n");
+    size_t i, k;
+    const json_t *c, *p;
+    json_array_foreach(json_object_get(doc, "cases"), i, c) {
+        json_array_foreach(json_object_get(json_object_get(c, "fault"), "probes"), k, p) {
+            cp__sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", str(c, "name"),
+                            fnum(num(p, "port"), 0).s,
+                            json_is_true(json_object_get(p, "faulted")) ? "yes" : "no",
+                            fint(num(p, "gets")).s, fint(num(p, "answered")).s,
+                            fint(num(p, "unanswered")).s, fnum(num(p, "p50_us") / 1000, 2).s,
+                            fnum(num(p, "p99_us") / 1000, 2).s);
+        }
+    }
+    cp__sbuf_puts(b, "\n");
+}
+
 char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
     cp__sbuf b = CP__SBUF_INIT;
     int reshard = strcmp(str(doc, "scenario"), "reshard") == 0;
     const json_t *set = json_object_get(doc, "settings");
-    cp__sbuf_printf(&b, "# clusterpipe scenario %s: %s\n\n", str(doc, "scenario"),
-                    reshard ? "adding a fifth shard under load" : "killing a server under load");
+    cp__sbuf_printf(&b, "# clusterpipe scenario %s: %s\n\n", str(doc, "scenario"), title_of(doc));
     /* --command: the templates, and what is not measured without SETs */
     const json_t *cmds = json_object_get(set, "commands");
     char traffic[1024] = "";
@@ -463,9 +560,15 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
                   "slots moved to it live (from each of the 4 masters); twemproxy got a fifth "
                   "server in every proxy's config and its 4 proxies were restarted one by one "
                   "(nutcracker cannot reload its config or move keys)"
-                : "one master (Redis Cluster, one replica per master) or one server (twemproxy, "
-                  "with auto_eject_hosts true and false) was killed with SIGKILL, and restarted "
-                  "later",
+        : wire_kind(doc)
+            ? "one link of the emulated network (the wire) was faulted, its connections "
+              "left open: Redis Cluster's (one replica per master; closed, then open loop) "
+              "link from the client to one master, and twemproxy's link from one proxy to one "
+              "redis (with "
+              "nutcracker's timeout: set, then without it)"
+            : "one master (Redis Cluster, one replica per master) or one server "
+              "(twemproxy, with auto_eject_hosts true and false) was killed with SIGKILL, "
+              "and restarted later",
         json_array_size(cmds) > 0
             ? "Replies of reads of the keys' values and of counters are checked (the bench's "
               "JSON says which command was verified); without SETs no version is tracked and "
@@ -473,7 +576,12 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
             : "Every GET reply is checked to belong to its key, every SET's version is tracked "
               "per key, and afterwards every key is read back and compared with its last "
               "acknowledged version.");
-    if (!reshard)
+    if (!wire_kind(doc) && num(set, "rtt_ns") > 0)
+        cp__sbuf_printf(&b,
+                        "Every link between hosts went through the wire (`--rtt`), adding %s ms "
+                        "of round trip.\n\n",
+                        fnum(num(set, "rtt_ns") / 1e6, 3).s);
+    if (!reshard && !wire_kind(doc))
         cp__sbuf_printf(&b,
                         "The killed server was restarted %s s after the kill (the cluster's not "
                         "before its replica had taken over). %s\n\n",
@@ -487,6 +595,8 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(doc, "cases"), i, c) case_story(&b, doc, c);
+    if (wire_kind(doc))
+        fault_section(&b, doc);
     cp__sbuf_puts(&b, "\n## Timeline\n\n");
     if (chart_err != NULL)
         cp__sbuf_printf(&b, "The chart could not be drawn: %s\n\n", chart_err);
@@ -511,6 +621,15 @@ char *cp__scn_report_md(const json_t *doc, const char *chart_err) {
         "acknowledged version (nil or older). The load's writes count too.\n"
         "- *throughput dip*: the lowest full second from the event until a second after it was "
         "over, against the median of the warm-up seconds.\n");
+    if (wire_kind(doc))
+        cp__sbuf_puts(&b, "- *load p99 in the seconds inside the fault*: the median (and worst) of "
+                          "the per-second p99s of the seconds that lie wholly inside the fault. "
+                          "A request counts when it is answered, so in a cluster partition these "
+                          "are the other masters' requests (none can reach the blocked one); its "
+                          "own requests wait and are answered at the heal, or fail.\n"
+                          "- *faulted shard's first answer after the heal*: the probe of the "
+                          "faulted shard, GET after GET from the heal on, until one is "
+                          "answered.\n");
     if (reshard)
         cp__sbuf_puts(&b, "- *keys unreachable after the change* counts only keys nobody wrote "
                           "after the change began, so writes that recreate keys at their new "

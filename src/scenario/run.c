@@ -24,7 +24,9 @@
 #include "bench/session.h"
 #include "bench/target.h"
 #include "util/clock.h"
+#include "util/dur.h"
 #include "util/env.h"
+#include "wire/control.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -49,19 +51,34 @@ typedef struct case_def {
     const char *setup; /* "cluster" | "twemproxy" */
     cp_topo_kind kind;
     int replicas, auto_eject;
-    int open_loop; /* at half the capacity a closed-loop calibration measured (bench --rate) */
+    int open_loop;  /* at half the capacity a closed-loop calibration measured (bench --rate) */
+    int timeout_ms; /* twemproxy: nutcracker's `timeout:`; 0: none */
 } case_def;
 
 static const case_def reshard_cases[] = {
-    {"cluster", "cluster", CP_TOPO_CLUSTER, 0, 0, 0},
-    {"twemproxy", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0},
+    {"cluster", "cluster", CP_TOPO_CLUSTER, 0, 0, 0, 0},
+    {"twemproxy", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, 0},
 };
 
 static const case_def failover_cases[] = {
-    {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0, 0},
-    {"cluster open loop", "cluster", CP_TOPO_CLUSTER, 1, 0, 1},
-    {"twemproxy eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 1, 0},
-    {"twemproxy no-eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0},
+    {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0, 0, 0},
+    {"cluster open loop", "cluster", CP_TOPO_CLUSTER, 1, 0, 1, 0},
+    {"twemproxy eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 1, 0, 0},
+    {"twemproxy no-eject", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, 0},
+};
+
+/* The faults on the wire. The cluster keeps a replica per master, to show that a partition of
+ * the client's path alone fails nothing over (the bus is direct), closed loop and open loop (a
+ * closed-loop client stalls once its blocked lane holds all it may queue; open loop shows
+ * what the library serves meanwhile); twemproxy runs with and
+ * without nutcracker's `timeout:`, which is what decides whether a request to an unreachable
+ * server fails or waits. */
+#define NUTCRACKER_TIMEOUT_MS 500
+static const case_def wire_cases[] = {
+    {"cluster", "cluster", CP_TOPO_CLUSTER, 1, 0, 0, 0},
+    {"cluster open loop", "cluster", CP_TOPO_CLUSTER, 1, 0, 1, 0},
+    {"twemproxy timeout", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, NUTCRACKER_TIMEOUT_MS},
+    {"twemproxy no-timeout", "twemproxy", CP_TOPO_TWEMPROXY, 0, 0, 0, 0},
 };
 
 typedef struct event {
@@ -289,6 +306,36 @@ static int failover(scn *s, cp_topo *t, const bench_thread *b, json_t *c, char *
     return 0;
 }
 
+/* ---- faults on the wire (fault.c: the link, the wire, the probes) ---------------------------- */
+
+/* The fault's probes stop when the run is cancelled or the bench ended. */
+typedef struct fault_stop_ud {
+    const scn *s;
+    const bench_thread *b;
+} fault_stop_ud;
+
+static int fault_stop(const void *ud) {
+    const fault_stop_ud *f = ud;
+    return cp__session_cancelled(&f->s->ss) || atomic_load(&f->b->done);
+}
+
+/* partition / slow-link (fault.c), its times placed among the case's events. */
+static int wire_fault(scn *s, cp_topo *t, const bench_thread *b, json_t *c, char *err,
+                      size_t errlen) {
+    fault_stop_ud stop = {s, b};
+    uint64_t start = 0, heal = 0;
+    int rc = cp__scn_wire_fault(s->o, &s->ss, t, fault_stop, &stop, c, &start, &heal, err, errlen);
+    if (start != 0 && s->nev < MAX_EVENTS) {
+        s->ev[s->nev++] = (event){s->o->kind == CP__SCN_PARTITION ? "blocked" : "slowed", start};
+        s->event_start = start;
+    }
+    if (heal != 0 && s->nev < MAX_EVENTS) {
+        s->ev[s->nev++] = (event){"healed", heal};
+        s->event_end = heal;
+    }
+    return rc;
+}
+
 /* ---- one case ------------------------------------------------------------------------------- */
 
 static double rel_s(uint64_t ns, uint64_t start) {
@@ -301,47 +348,6 @@ static void case_error(json_t *c, int *failed, const char *what, const char *err
     if (json_object_get(c, "error") == NULL)
         json_object_set_new(c, "error", json_string(buf));
     *failed = 1;
-}
-
-/* The open-loop case's rate: half of what a short closed-loop run of the same workload measured
- * on the loaded topology, so the load is below capacity and a drop is the topology's doing. */
-#define CALIBRATION_S 3.0
-static int calibrate(scn *s, const case_def *cd, const cp__bench_target *target, json_t *c,
-                     double *rate, char *err, size_t errlen) {
-    const cp__scn_opts *o = s->o;
-    cp__bench_config cfg;
-    cp__bench_config_init(&cfg);
-    cfg.threads = o->threads;
-    cfg.clients = o->clients;
-    cfg.pipeline = o->pipeline;
-    cfg.requests = 0;
-    cfg.duration_s = CALIBRATION_S;
-    cfg.ratio_set = o->ratio_set;
-    cfg.ratio_get = o->ratio_get;
-    cfg.commands = o->commands;
-    cfg.keys = o->keys;
-    cfg.value_size = o->value_size;
-    cfg.dist = o->dist;
-    cfg.retry_budget_ms = o->retry_budget_ms;
-    cfg.command_line = "calibration";
-    cfg.cancel = o->cancel;
-    cp__bench_result r;
-    cp__session_say(&s->ss, "%s: %.0f s closed loop to measure capacity", cd->name, CALIBRATION_S);
-    int rc = cp__bench_run(target, &cfg, &r, err, errlen);
-    if (rc == 0 && r.ops_per_sec <= 0) {
-        snprintf(err, errlen, "the calibration run answered nothing");
-        rc = -1;
-    }
-    if (rc == 0) {
-        *rate = r.ops_per_sec / 2;
-        json_object_set_new(c, "calibration",
-                            json_pack("{s:f,s:f,s:f}", "seconds", CALIBRATION_S, "ops_per_sec",
-                                      r.ops_per_sec, "offered_rate", *rate));
-        cp__session_say(&s->ss, "%s: capacity %.0f ops/s; the run offers %.0f ops/s, open loop",
-                        cd->name, r.ops_per_sec, *rate);
-    }
-    cp__bench_result_free(&r);
-    return rc == 0 && !cp__session_cancelled(&s->ss) ? 0 : -1;
 }
 
 /* Loads the keys, then runs the bench thread with the event in between. Fills c; sets *failed
@@ -374,7 +380,8 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
                                   lr.seconds, "keys_per_sec", lr.keys_per_sec));
 
     double rate = 0;
-    if (cd->open_loop && calibrate(s, cd, &target, c, &rate, err, sizeof(err)) != 0) {
+    if (cd->open_loop &&
+        cp__scn_calibrate(o, &s->ss, cd->name, &target, c, &rate, err, sizeof(err)) != 0) {
         case_error(c, failed, "calibration", cp__session_cancelled(&s->ss) ? "interrupted" : err);
         return;
     }
@@ -456,8 +463,10 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
         if (o->kind == CP__SCN_RESHARD)
             rc = cd->kind == CP_TOPO_CLUSTER ? reshard_cluster(s, t, c, err, sizeof(err))
                                              : reshard_twemproxy(s, t, err, sizeof(err));
-        else
+        else if (o->kind == CP__SCN_FAILOVER)
             rc = failover(s, t, b, c, err, sizeof(err));
+        else
+            rc = wire_fault(s, t, b, c, err, sizeof(err));
         if (rc != 0)
             case_error(c, failed, "event", err);
         else
@@ -465,6 +474,8 @@ static void measure(scn *s, const case_def *cd, cp_topo *t, json_t *c, int *fail
                             (double)(s->event_end - s->event_start) / 1e9);
     }
     pthread_join(b->tid, NULL);
+    if (cp__scn_kind_wire(o->kind))
+        cp__scn_fault_after(t, c);
     cp__bench_result *r = &b->res;
     if (b->rc != 0)
         case_error(c, failed, "bench", b->err);
@@ -538,6 +549,9 @@ static json_t *run_case(scn *s, const case_def *cd, int *failed) {
                         "hash", "fnv1a_64", "distribution", "ketama", "auto_eject_hosts",
                         cd->auto_eject, "server_retry_timeout_ms", 2000, "server_failure_limit",
                         3));
+    if (cd->kind == CP_TOPO_TWEMPROXY && cp__scn_kind_wire(o->kind))
+        json_object_set_new(json_object_get(c, "topology"), "timeout_ms",
+                            cd->timeout_ms > 0 ? json_integer(cd->timeout_ms) : json_null());
     s->procs = json_array();
     json_object_set_new(c, "processes", json_incref(s->procs));
     cp_up_opts up = CP_UP_OPTS_INIT;
@@ -546,6 +560,10 @@ static json_t *run_case(scn *s, const case_def *cd, int *failed) {
     up.replicas = cd->replicas;
     up.proxies = PROXIES;
     up.auto_eject = cd->auto_eject;
+    up.server_timeout_ms = cd->timeout_ms;
+    up.rtt_ns = o->rtt_ns;
+    up.jitter_ns = o->jitter_ns;
+    up.clusterpipe = o->clusterpipe;
     up.persistence = o->persistence;
     up.ephemeral = 1;
     up.quiet = o->log == NULL;
@@ -631,8 +649,12 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
         (json_int_t)llround(cp__value_sizes_mean(&o->value_size)), "duration", o->duration_s,
         "warmup", o->warmup_s, "ratio", ratio, "threads", o->threads, "clients", o->clients,
         "pipeline", o->pipeline, "shards", SHARDS, "proxies", PROXIES);
-    if (o->kind == CP__SCN_FAILOVER)
+    if (o->kind == CP__SCN_FAILOVER || cp__scn_kind_wire(o->kind))
         json_object_set_new(set, "down", json_real(o->down_s));
+    if (o->rtt_ns > 0)
+        json_object_set_new(set, "rtt_ns", json_integer((json_int_t)o->rtt_ns));
+    if (o->kind == CP__SCN_SLOW_LINK)
+        json_object_set_new(set, "delay_ns", json_integer((json_int_t)o->delay_ns));
     json_object_set_new(set, "persistence", json_boolean(o->persistence));
     char sizes[256], dist[64];
     cp__value_sizes_format(&o->value_size, sizes, sizeof(sizes));
@@ -646,9 +668,13 @@ int cp__scn_run(const cp__scn_opts *o, json_t **doc) {
     json_object_set_new(s.doc, "settings", set);
     json_t *cases = json_array();
     json_object_set_new(s.doc, "cases", cases);
-    const case_def *defs = o->kind == CP__SCN_RESHARD ? reshard_cases : failover_cases;
+    const case_def *defs = o->kind == CP__SCN_RESHARD    ? reshard_cases
+                           : o->kind == CP__SCN_FAILOVER ? failover_cases
+                                                         : wire_cases;
     size_t ndefs = o->kind == CP__SCN_RESHARD ? sizeof(reshard_cases) / sizeof(reshard_cases[0])
-                                              : sizeof(failover_cases) / sizeof(failover_cases[0]);
+                   : o->kind == CP__SCN_FAILOVER
+                       ? sizeof(failover_cases) / sizeof(failover_cases[0])
+                       : sizeof(wire_cases) / sizeof(wire_cases[0]);
     int failed = 0;
     for (size_t i = 0; i < ndefs; i++) {
         if (o->only != NULL && strcmp(o->only, defs[i].setup) != 0)

@@ -9,6 +9,16 @@
  *   failover  one master (cluster, one replica per master) or one server (twemproxy, with
  *             auto_eject_hosts true and false) is killed with SIGKILL under load and restarted
  *             later.
+ *   partition one link of the emulated network (the wire, orch/links.h) carries nothing for
+ *             --down seconds, its connections left open: the client's link to one master
+ *             (cluster), or one proxy's link to one redis (twemproxy, with nutcracker's
+ *             `timeout:` set and not); then it heals.
+ *   slow-link the same link gains --delay each way for --down seconds.
+ *
+ * The last two need a wire: their topologies always start with one (rtt_ns, default 100 us).
+ * Each of their cases probes every shard through the faulted proxy (twemproxy) or the client's
+ * own path (cluster) with a GET every 50 ms during the fault, so the report has each
+ * shard's latency apart from the load's.
  *
  * Each case runs on its own topology, one at a time (never two running together): up, load N
  * keys, run the bench engine in a thread for the duration (every SET's version tracked per key,
@@ -37,12 +47,21 @@
 
 #include "bench/engine.h"
 #include "bench/readback.h"
+#include "bench/session.h"
 #include "orch/orch.h"
 #include "report/charts.h"
 
 #define CP__SCENARIO_SCHEMA "clusterpipe.scenario/1"
 
-typedef enum cp__scn_kind { CP__SCN_RESHARD = 1, CP__SCN_FAILOVER = 2 } cp__scn_kind;
+typedef enum cp__scn_kind {
+    CP__SCN_RESHARD = 1,
+    CP__SCN_FAILOVER = 2,
+    CP__SCN_PARTITION = 3,
+    CP__SCN_SLOW_LINK = 4,
+} cp__scn_kind;
+
+/* 1 for the scenarios whose fault is on the wire (partition, slow-link). */
+int cp__scn_kind_wire(cp__scn_kind k);
 
 typedef struct cp__scn_opts {
     cp__scn_kind kind;
@@ -52,7 +71,13 @@ typedef struct cp__scn_opts {
     double duration_s;          /* measured run per case */
     double warmup_s;            /* the event starts this long after the run started */
     double down_s;              /* failover: the killed server is restarted this long after the kill
-                                   (cluster: and not before the replica took over) */
+                                   (cluster: and not before the replica took over); partition,
+                                   slow-link: how long the fault lasts */
+    uint64_t rtt_ns;            /* > 0: every topology starts with the wire (cp_up_opts.rtt_ns);
+                                   partition and slow-link need one (default 100 us) */
+    uint64_t jitter_ns;         /* adjacent to rtt_ns: the CLI's --rtt fills both */
+    uint64_t delay_ns;          /* slow-link: added each way for the fault (default 50 ms) */
+    const char *clusterpipe;    /* the binary that runs `wire` (borrowed); NULL: $PATH */
     int persistence; /* failover: servers keep an append-only file (fsync every second), so
                         a restarted server comes back with what it had written to disk */
     unsigned ratio_set, ratio_get;
@@ -79,20 +104,44 @@ typedef struct cp__scn_opts {
 } cp__scn_opts;
 
 /* 200000 keys of 100 bytes, 30 s, warm-up 5 s, down 8 s, 1:9, 4 threads, 16 clients, pipeline
- * 4, library retry budget; failover with persistence, reshard without. */
+ * 4, library retry budget; failover with persistence, the others without; partition and
+ * slow-link with a 100 us wire, slow-link's delay 50 ms. */
 void cp__scn_opts_init(cp__scn_opts *o, cp__scn_kind kind);
 
 /* Checks the options (warm-up inside the duration, keys >= clients, ...). Returns 0 or CP_EINVAL
  * with the reason, naming the CLI flag, in err. */
 int cp__scn_opts_check(const cp__scn_opts *o, char *err, size_t errlen);
 
-/* "reshard" / "failover"; NULL for anything else. */
+/* "reshard" / "failover" / "partition" / "slow-link"; NULL for anything else. */
 const char *cp__scn_kind_name(cp__scn_kind k);
 
 /* Runs every case. *doc is always set (a document with what was measured, each case with an
  * "error" when it could not run to the end). Returns 0 when every case ran to the end, else -1
  * (*doc says which and why; "failed": true). Blocks for the whole scenario. */
 int cp__scn_run(const cp__scn_opts *o, json_t **doc);
+
+/* The open-loop case's rate (calibrate.c): half what a short closed-loop run of o's workload
+ * measured on target; recorded in c["calibration"]. 0, or -1 with err (also when cancelled). */
+int cp__scn_calibrate(const cp__scn_opts *o, cp__session *ss, const char *name,
+                      const cp__bench_target *target, json_t *c, double *rate, char *err,
+                      size_t errlen);
+
+/* ---- faults on the wire (fault.c) ------------------------------------------------------------ */
+
+/* partition / slow-link on a running case: puts the fault on the link (cluster: the client's
+ * link to the first master; twemproxy: the first proxy's link to the first shard not on its
+ * host), probes every shard through the load's path each 50 ms for o->down_s or until
+ * stop(ud), heals, and probes the faulted shard until it answers. Records c["fault"] (the link,
+ * its bytes at the block and at the heal, each shard's probe, the recovery, and for a cluster
+ * partition whether the master is still master). *start_ns, *heal_ns: when the fault began and
+ * healed (CLOCK_MONOTONIC; 0: it did not). Returns 0, or a CP_E* code with err. Blocks for the
+ * fault; calling thread only. */
+int cp__scn_wire_fault(const cp__scn_opts *o, cp__session *ss, cp_topo *t,
+                       int (*stop)(const void *ud), const void *ud, json_t *c, uint64_t *start_ns,
+                       uint64_t *heal_ns, char *err, size_t errlen);
+
+/* After the run: c["fault"].bytes_after_heal, the link's bytes since the heal. */
+void cp__scn_fault_after(const cp_topo *t, json_t *c);
 
 /* ---- analysis (pure) ------------------------------------------------------------------------ */
 

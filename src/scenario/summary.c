@@ -25,6 +25,35 @@ static double frac(uint64_t a, uint64_t b) {
     return b ? (double)a / (double)b : NAN;
 }
 
+/* The seconds wholly inside a fault [from, to] (a partition, a slow link): their median ops/s,
+ * the median and worst of their p99s (of the seconds that answered something), against the
+ * warm-up's median p99. With the cluster's client link to one master blocked, every request
+ * answered in such a second went to another master (none can reach the blocked one), so these
+ * p99s are the other shards'. */
+#define FAULT_SECONDS_MAX 4096
+static json_t *fault_window_json(const cp__bench_second *tl, size_t n, double from, double to) {
+    double ops[FAULT_SECONDS_MAX], p99[FAULT_SECONDS_MAX], wp99[FAULT_SECONDS_MAX];
+    size_t k = 0, kp = 0, w = 0;
+    double worst = NAN;
+    for (size_t i = 0; i + 1 < n; i++) { /* the last second may be partial */
+        double t = tl[i].t;
+        if (t <= from && tl[i].ops > 0 && w < FAULT_SECONDS_MAX)
+            wp99[w++] = tl[i].p99_us;
+        if (t - 1 < from || t > to || k == FAULT_SECONDS_MAX)
+            continue;
+        ops[k++] = (double)tl[i].ops;
+        if (tl[i].ops == 0)
+            continue;
+        p99[kp++] = tl[i].p99_us;
+        if (isnan(worst) || tl[i].p99_us > worst)
+            worst = tl[i].p99_us;
+    }
+    return json_pack("{s:i,s:o,s:o,s:o,s:o}", "seconds", (int)k, "median_ops",
+                     num_or_null(cp__scn_median(ops, k)), "median_p99_us",
+                     num_or_null(cp__scn_median(p99, kp)), "worst_p99_us", num_or_null(worst),
+                     "warmup_median_p99_us", num_or_null(cp__scn_median(wp99, w)));
+}
+
 json_t *cp__scn_summary_json(cp__scn_kind kind, const cp__bench_result *r,
                              const cp__readback_result *rb, int have_rb, double t_start,
                              double t_end, double rate) {
@@ -79,6 +108,9 @@ json_t *cp__scn_summary_json(cp__scn_kind kind, const cp__bench_result *r,
                         num_or_null(frac(st.after.misses, st.after.gets)));
     json_object_set_new(o, "stale_after", json_integer((json_int_t)st.after.stale));
     json_object_set_new(o, "misses_after", json_integer((json_int_t)st.after.misses));
+    if (cp__scn_kind_wire(kind))
+        json_object_set_new(o, "fault_window",
+                            fault_window_json(r->timeline, r->ntimeline, t_start, t_end));
     if (have_rb) {
         /* key-level: of the keys nobody wrote since the change began, the share now unreachable */
         json_object_set_new(o, "miss_fraction_keys",

@@ -58,7 +58,7 @@ struct wconn {
     dir d[2]; /* d[0]: client -> target, d[1]: target -> client */
     ev_ref ref[2];
     uint32_t mask[2]; /* what epoll watches on fd[i] now */
-    unsigned connecting : 1;
+    unsigned connecting : 1, closed : 1;
     wconn *prev, *next;
 };
 
@@ -89,6 +89,9 @@ struct wire {
     size_t nheap, capheap;
     cp__wire_control *ctl;
     unsigned long long rnd;
+    /* Connections closed while handling one epoll_wait's events, freed after all of them: a
+     * later event of the same batch may name one (its other socket's hang-up, say). */
+    wconn *dead;
 };
 
 /* ---- the due heap ---- */
@@ -195,7 +198,17 @@ static void pipe_close(wire *w, wconn *p) {
     if (p->next != NULL)
         p->next->prev = p->prev;
     p->l->st.conns--;
-    free(p);
+    p->closed = 1;
+    p->next = w->dead;
+    w->dead = p;
+}
+
+static void free_dead(wire *w) {
+    while (w->dead != NULL) {
+        wconn *p = w->dead;
+        w->dead = p->next;
+        free(p);
+    }
 }
 
 /* No Nagle (the wire decides when bytes leave), and receive times stamped (read_stamped). */
@@ -404,6 +417,8 @@ static int take(wire *w, wconn *p, int from) {
 }
 
 static void on_side(wire *w, wconn *p, int side, uint32_t events) {
+    if (p->closed) /* by an earlier event of this batch */
+        return;
     if (p->connecting && side == 1) {
         int e = 0;
         socklen_t len = sizeof(e);
@@ -603,6 +618,7 @@ static void wire_free(wire *w) {
             close(w->links[i]->lfd);
         free(w->links[i]);
     }
+    free_dead(w);
     cp__wire_control_close(w->ctl);
     if (w->tfd >= 0)
         close(w->tfd);
@@ -653,42 +669,9 @@ int cp__wire_run(const cp__wire_opts *o, char *err, size_t errlen) {
         for (int i = 0; i < n; i++)
             on_event(&w, &w.view, evs[i].data.ptr, evs[i].events);
         run_due(&w);
+        free_dead(&w);
     }
 out:
     wire_free(&w);
     return rc;
-}
-
-int cp__wire_link_parse(const char *s, cp__wire_link_spec *l, char *err, size_t errlen) {
-    memset(l, 0, sizeof(*l));
-    const char *eq = strchr(s, '=');
-    const char *colon = eq != NULL ? strchr(eq + 1, ':') : NULL;
-    const char *host = colon != NULL ? colon + 1 : NULL;
-    const char *hend = NULL, *port = NULL;
-    if (host != NULL && *host == '[') {
-        hend = strchr(host, ']');
-        host++;
-        port = hend != NULL && hend[1] == ':' ? hend + 2 : NULL;
-    } else if (host != NULL) {
-        hend = strrchr(host, ':');
-        port = hend != NULL ? hend + 1 : NULL;
-    }
-    char *end;
-    unsigned long lp = 0, tp = 0;
-    if (eq != NULL && colon != NULL)
-        lp = strtoul(eq + 1, &end, 10);
-    if (eq == NULL || eq == s || (size_t)(eq - s) >= sizeof(l->name) || colon == NULL ||
-        end != colon || lp == 0 || lp > 65535 || port == NULL || hend == host ||
-        (size_t)(hend - host) >= sizeof(l->host) || (tp = strtoul(port, &end, 10)) == 0 ||
-        *end != '\0' || tp > 65535) {
-        cp__seterr(err, errlen,
-                   "link \"%s\": expected NAME=LISTEN_PORT:HOST:PORT (an IPv6 host in brackets)",
-                   s);
-        return -EINVAL;
-    }
-    memcpy(l->name, s, (size_t)(eq - s));
-    memcpy(l->host, host, (size_t)(hend - host));
-    l->listen_port = (uint16_t)lp;
-    l->port = (uint16_t)tp;
-    return 0;
 }

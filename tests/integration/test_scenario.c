@@ -8,8 +8,16 @@
  *             unreachable is between 0.1 and 0.3 (ketama moves about k/(n+k) = 1/5).
  *   failover  cluster / twemproxy with and without ejection: every request has an outcome, the
  *             report carries the numbers, the killed master's replica took over.
- * Both: results.json ("clusterpipe.scenario/1"), valid PNG and SVG charts, report.md, and every
- * process the run recorded is gone afterwards (checked by PID and start time). Bad usage exits 2.
+ *   partition the wire's link to one master (cluster, closed and open loop: open loop the other
+ *             masters' requests are answered during the cut) / from one proxy to one redis
+ * (twemproxy, nutcracker timeout: set and not) carries nothing for 3 s: not a byte passes, the
+ *             other shards answer the probes, the faulted one none, and after the heal the link
+ *             carries again and the shard answers; the cluster fails nothing over; nutcracker's
+ *             timeout: fails requests, its absence makes them wait.
+ *   slow-link the cluster's link to one master gains 20 ms each way (closed and open loop): that
+ * shard's probe p99 is at least the delay, and nothing is wrong. All: results.json
+ * ("clusterpipe.scenario/1"), valid PNG and SVG charts, report.md, and every process the run
+ * recorded is gone afterwards (checked by PID and start time). Bad usage exits 2.
  *
  * Children run through cp_clirun (fork/exec, waited for with a timeout, killed by PID on
  * timeout). Single-threaded.
@@ -313,6 +321,103 @@ static void test_failover(void **state) {
     cp_clirun_free(&r);
 }
 
+/* The fault's probes: the faulted shard's and the least any other shard answered. */
+static void probes(const json_t *c, double *faulted_answered, double *faulted_p99,
+                   double *others_min_answered) {
+    size_t i;
+    const json_t *p;
+    *others_min_answered = -1;
+    json_array_foreach(json_object_get(json_object_get(c, "fault"), "probes"), i, p) {
+        double answered = num(p, "answered");
+        if (json_is_true(json_object_get(p, "faulted"))) {
+            *faulted_answered = answered;
+            *faulted_p99 = num(p, "p99_us");
+        } else if (*others_min_answered < 0 || answered < *others_min_answered)
+            *others_min_answered = answered;
+    }
+    assert_int_equal(i, 4); /* a probe per shard */
+}
+
+static void test_partition(void **state) {
+    (void)state;
+    cp_clirun r;
+    cp_clirun_init(&r);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/out", r.scratch);
+    const char *args[] = {"scenario",   "partition", "--out",     out, "--keys", "20000",
+                          "--duration", "6",         "--warmup",  "2", "--down", "3",
+                          "--threads",  "2",         "--clients", "4", "-q",     NULL};
+    json_t *doc = run_scenario(&r, args, 150);
+    static const char *const names[] = {"cluster", "cluster open loop", "twemproxy timeout",
+                                        "twemproxy no-timeout"};
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 4);
+    for (size_t i = 0; i < 4; i++) {
+        const json_t *c = find_case(doc, names[i]);
+        assert_null(json_object_get(c, "error"));
+        assert_outcomes(c);
+        assert_double_ge(num(c, "summary.event_seconds"), 3 - 0.05);
+        /* blocked: not a byte either way; healed: the link carries again */
+        assert_double_eq(num(c, "fault.bytes_during"), 0);
+        assert_double_gt(num(c, "fault.bytes_after_heal"), 0);
+        double fa = -1, fp99 = -1, others = -1;
+        probes(c, &fa, &fp99, &others);
+        assert_double_eq(fa, 0);     /* the faulted shard: nothing through the cut path */
+        assert_double_ge(others, 1); /* every other shard kept answering */
+        assert_double_ge(num(c, "fault.recovered_after"), 0); /* and the faulted one after */
+        assert_double_eq(num(c, "summary.acked_writes_lost"), 0);
+    }
+    /* the bus is direct: the nodes never saw the partition, nothing failed over */
+    assert_double_eq(num(find_case(doc, "cluster"), "fault.still_master"), 1);
+    /* open loop, the library kept serving the other masters while one was cut off */
+    assert_double_gt(num(find_case(doc, "cluster open loop"), "summary.fault_window.median_ops"),
+                     0);
+    /* nutcracker's timeout: fails the cut server's requests; without it they wait */
+    assert_double_gt(num(find_case(doc, "twemproxy timeout"), "summary.failed_ops"), 0);
+    assert_double_eq(num(find_case(doc, "twemproxy no-timeout"), "summary.failed_ops"), 0);
+    assert_double_eq(num(find_case(doc, "twemproxy timeout"), "topology.timeout_ms"), 500);
+    char *md = report_md(&r);
+    assert_non_null(strstr(md, "## The fault, probed"));
+    assert_non_null(strstr(md, "**twemproxy no-timeout**"));
+    assert_non_null(strstr(md, "no failover follows"));
+    free(md);
+    json_decref(doc);
+    cp_clirun_free(&r);
+}
+
+static void test_slow_link(void **state) {
+    (void)state;
+    cp_clirun r;
+    cp_clirun_init(&r);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/out", r.scratch);
+    const char *args[] = {"scenario",   "slow-link", "--out",    out,       "--keys",    "20000",
+                          "--duration", "5",         "--warmup", "2",       "--down",    "2",
+                          "--delay",    "20ms",      "--only",   "cluster", "--threads", "2",
+                          "--clients",  "4",         "-q",       NULL};
+    json_t *doc = run_scenario(&r, args, 100);
+    assert_int_equal(json_array_size(json_object_get(doc, "cases")), 2);
+    static const char *const names[] = {"cluster", "cluster open loop"};
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *c = find_case(doc, names[i]);
+        assert_null(json_object_get(c, "error"));
+        assert_outcomes(c);
+        assert_double_eq(num(c, "fault.delay_ns"), 20e6);
+        assert_double_gt(num(c, "fault.bytes_during"), 0); /* slow, not cut */
+        double fa = -1, fp99 = -1, others = -1;
+        probes(c, &fa, &fp99, &others);
+        assert_double_ge(fa, 1);
+        assert_double_ge(fp99, 20000); /* 20 ms more each way: at least the delay */
+        assert_double_ge(others, 1);
+        assert_double_eq(num(c, "summary.acked_writes_lost"), 0);
+    }
+    char *md = report_md(&r);
+    assert_non_null(strstr(md, "## The fault, probed"));
+    assert_non_null(strstr(md, "was slowed"));
+    free(md);
+    json_decref(doc);
+    cp_clirun_free(&r);
+}
+
 static void test_usage(void **state) {
     (void)state;
     cp_clirun r;
@@ -327,19 +432,31 @@ static void test_usage(void **state) {
     assert_int_equal(cp_clirun_run(&r, only), 2);
     const char *keys[] = {"scenario", "failover", "--keys", "2", "--clients", "4", NULL};
     assert_int_equal(cp_clirun_run(&r, keys), 2);
+    const char *rtt0[] = {"scenario", "partition", "--rtt", "0", NULL};
+    assert_int_equal(cp_clirun_run(&r, rtt0), 2);
+    const char *delay0[] = {"scenario", "slow-link", "--delay", "0", NULL};
+    assert_int_equal(cp_clirun_run(&r, delay0), 2);
+    const char *delay_where[] = {"scenario", "reshard", "--delay", "10ms", NULL};
+    assert_int_equal(cp_clirun_run(&r, delay_where), 2);
+    const char *no_heal[] = {"scenario", "partition", "--duration", "6", "--warmup",
+                             "2",        "--down",    "4",          NULL};
+    assert_int_equal(cp_clirun_run(&r, no_heal), 2);
     const char *help[] = {"scenario", "--help", NULL};
     assert_int_equal(cp_clirun_run(&r, help), 0);
     assert_non_null(strstr(r.out, "reshard"));
     assert_non_null(strstr(r.out, "failover"));
+    assert_non_null(strstr(r.out, "partition"));
+    assert_non_null(strstr(r.out, "slow-link"));
+    assert_non_null(strstr(r.out, "100us"));
     cp_clirun_free(&r);
 }
 
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_reshard),
-        cmocka_unit_test(test_failover),
+        cmocka_unit_test(test_usage),     cmocka_unit_test(test_reshard),
+        cmocka_unit_test(test_failover),  cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_slow_link),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

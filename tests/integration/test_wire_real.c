@@ -353,6 +353,34 @@ static void test_partition(void **state) {
     wire_stop(&w);
 }
 
+/* Connections closed by their client while their link is blocked, with bytes queued (what
+ * nutcracker's `timeout:` does to its server connection): at the unblock the wire delivers
+ * them, the target answers to closed clients, and both sockets of each hang up together. The
+ * wire lives on and serves a new connection (it once freed a connection while an event of the
+ * same epoll batch still named it, and died with SIGSEGV here). */
+static void test_partition_closed_clients(void **state) {
+    cp_fixture *f = *state;
+    wire_proc w;
+    char err[256], out[1024];
+    wire_start(&w, "200us", redis_port(f), NULL);
+    assert_int_equal(cp__wire_ask(w.control, "block w", NULL, 0, 2000, err, sizeof(err)), 0);
+    for (int i = 0; i < 3; i++) {
+        int fd = dial(w.port);
+        for (int k = 0; k < 50; k++)
+            assert_int_equal(write(fd, "PING\r\n", 6), 6);
+        usleep(100000); /* read by the wire, held by the block */
+        close(fd);
+    }
+    assert_int_equal(cp__wire_ask(w.control, "unblock w", NULL, 0, 2000, err, sizeof(err)), 0);
+    usleep(500000);
+    assert_int_equal(cp__wire_ask(w.control, "stats", out, sizeof(out), 2000, err, sizeof(err)), 0);
+    assert_contains(out, "blocked 0");
+    int fd = dial(w.port);
+    assert_double_gt(median_ping_us(fd, 3), 0);
+    close(fd);
+    wire_stop(&w);
+}
+
 /* delay: a slow link adds its delay each way to the RTT; 0 takes it away again. */
 static void test_slow_link(void **state) {
     cp_fixture *f = *state;
@@ -380,8 +408,11 @@ static void test_slow_link(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bytes_intact), cmocka_unit_test(test_delay_accuracy),
-        cmocka_unit_test(test_backpressure), cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_bytes_intact),
+        cmocka_unit_test(test_delay_accuracy),
+        cmocka_unit_test(test_backpressure),
+        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_partition_closed_clients),
         cmocka_unit_test(test_slow_link),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -38,6 +38,55 @@ static void test_opts(void **state) {
     assert_int_equal(cp__scn_opts_check(&o, err, sizeof(err)), CP_EINVAL);
     assert_string_equal(cp__scn_kind_name(CP__SCN_FAILOVER), "failover");
     assert_null(cp__scn_kind_name((cp__scn_kind)7));
+    /* the faults on the wire: a wire by default, never none; a delay; the heal inside the run */
+    cp__scn_opts_init(&o, CP__SCN_PARTITION);
+    assert_int_equal(o.rtt_ns, 100000);
+    o.duration_s = 20;
+    assert_int_equal(cp__scn_opts_check(&o, err, sizeof(err)), 0);
+    o.rtt_ns = 0;
+    assert_int_equal(cp__scn_opts_check(&o, err, sizeof(err)), CP_EINVAL);
+    assert_contains(err, "--rtt");
+    cp__scn_opts_init(&o, CP__SCN_SLOW_LINK);
+    assert_string_equal(cp__scn_kind_name(o.kind), "slow-link");
+    assert_int_equal(o.delay_ns, 50000000);
+    o.duration_s = 13; /* warm-up 5 + down 8: the heal would be the run's end */
+    assert_int_equal(cp__scn_opts_check(&o, err, sizeof(err)), CP_EINVAL);
+    assert_contains(err, "--down");
+    cp__scn_opts_init(&o, CP__SCN_RESHARD);
+    assert_int_equal(o.rtt_ns, 0);
+}
+
+/* The fault window of a partition: the seconds wholly inside [2.5, 6.2] are (3,4], (4,5],
+ * (5,6]; their p99s (of the seconds that answered) against the warm-up's (t <= 2.5). */
+static void test_fault_window(void **state) {
+    (void)state;
+    cp__bench_second tl[9];
+    memset(tl, 0, sizeof(tl));
+    static const double p99[] = {10, 30, 20, 500, 700, 0, 900, 15, 5};
+    static const uint64_t ops[] = {100, 100, 100, 80, 60, 0, 90, 100, 10};
+    for (int i = 0; i < 9; i++) {
+        tl[i].t = i < 8 ? i + 1 : 8.3; /* a partial last second */
+        tl[i].ops = ops[i];
+        tl[i].p99_us = p99[i];
+    }
+    cp__bench_result r;
+    memset(&r, 0, sizeof(r));
+    r.timeline = tl;
+    r.ntimeline = 9;
+    r.seconds = 8.3;
+    r.first_failure_s = r.last_failure_s = -1;
+    json_t *o = cp__scn_summary_json(CP__SCN_PARTITION, &r, NULL, 0, 2.5, 6.2, 0);
+    const json_t *fw = json_object_get(o, "fault_window");
+    assert_non_null(fw);
+    assert_int_equal(json_integer_value(json_object_get(fw, "seconds")), 3);
+    assert_double_eq(json_number_value(json_object_get(fw, "median_ops")), 60);
+    assert_double_eq(json_number_value(json_object_get(fw, "median_p99_us")), 600);
+    assert_double_eq(json_number_value(json_object_get(fw, "worst_p99_us")), 700);
+    assert_double_eq(json_number_value(json_object_get(fw, "warmup_median_p99_us")), 20);
+    json_decref(o);
+    o = cp__scn_summary_json(CP__SCN_FAILOVER, &r, NULL, 0, 2.5, 6.2, 0);
+    assert_null(json_object_get(o, "fault_window"));
+    json_decref(o);
 }
 
 static void test_median(void **state) {
@@ -189,7 +238,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opts),      cmocka_unit_test(test_median),
         cmocka_unit_test(test_analyze),   cmocka_unit_test(test_chart_script),
-        cmocka_unit_test(test_report_md),
+        cmocka_unit_test(test_report_md), cmocka_unit_test(test_fault_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
