@@ -368,7 +368,7 @@ static void moves_every_type_exactly_while_writes_go_on(void **state) {
 
 static void outcomes_not_known_are_recopied_exactly(void **state) {
     (void)state;
-    migrate_while_writing(12000, 5000, 1);
+    migrate_while_writing(6000, 1000, 1);
 }
 
 /* The offset the source's replica (the tool) acknowledged, or -1. */

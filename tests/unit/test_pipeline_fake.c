@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -242,6 +243,29 @@ static void stalled_node_times_out(void **state) {
     /* Written, never answered, no budget to retry: unknown, for it and the one behind it. */
     assert_int_equal(cp_get_outcome(f->p, 1), CP_UNKNOWN);
     assert_int_equal(cp_get_outcome(f->p, 2), CP_UNKNOWN);
+    assert_int_equal(cp_pipeline_err(f->p), CP_ETIMEDOUT);
+}
+
+/* A unit whose EXEC is never answered (a server whose writes are paused answers MULTI and the
+ * members, and holds EXEC): the I/O timeout ends the whole unit unknown, the MULTI answered
+ * before it too, and cp_exec returns. The alarm fails the test should it hang instead. */
+static void unit_stalled_at_exec_ends_unknown(void **state) {
+    fakeset *f = *state;
+    fakeset_rule(f->node[0], "MULTI", NULL, 0, -1, FAKE_REPLY, "+OK\r\n");
+    fakeset_rule(f->node[0], "INCR", NULL, 0, -1, FAKE_REPLY, "+QUEUED\r\n");
+    fakeset_rule(f->node[0], "EXEC", NULL, 0, -1, FAKE_STALL, NULL);
+    fakeset_connect(f, 300, CP_RETRY_NONE, 0);
+    assert_int_equal(cp_append(f->p, "MULTI"), 0);
+    assert_int_equal(cp_append(f->p, "INCR {t}a"), 0);
+    assert_int_equal(cp_append(f->p, "INCR {t}b"), 0);
+    assert_int_equal(cp_append(f->p, "EXEC"), 0);
+    alarm(10);
+    double t0 = now_s();
+    assert_int_equal(cp_exec(f->p), CP_EPARTIAL);
+    alarm(0);
+    assert_double_lt(now_s() - t0, 5.0);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(cp_get_outcome(f->p, i), CP_UNKNOWN);
     assert_int_equal(cp_pipeline_err(f->p), CP_ETIMEDOUT);
 }
 
@@ -511,6 +535,7 @@ int main(void) {
         T(closed_after_k_of_n),
         T(partial_reply_then_close),
         T(stalled_node_times_out),
+        T(unit_stalled_at_exec_ends_unknown),
         T(malformed_reply),
         T(slot_moves_to_unknown_node),
         T(all_seeds_down),

@@ -162,12 +162,15 @@ void cp__send_retry_later(cp_pipeline *p, uint32_t tag, int err) {
 }
 
 /* A written command lost its connection before the answer: re-send it only when that cannot
- * change data twice (read-only, or the caller flagged it idempotent). */
+ * change data twice (read-only, or the caller flagged it idempotent). A unit's member ends with
+ * its unit (cp__batch_give_up): its MULTI, answered before the loss and so not among the lost,
+ * would otherwise wait for an outcome forever, and its batch with it. */
 static void lost_in_flight(cp_pipeline *p, uint32_t tag, int err) {
     cp__cmd *cmd = cp__get(p, tag);
     cmd->flags |= CP__F_WRITTEN;
-    if ((cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) && cmd->slot != CP__SLOT_NODE &&
-        !(cmd->flags & CP__F_TX)) {
+    if (cmd->flags & CP__F_TX) {
+        cp__batch_give_up(p, tag, 1, err);
+    } else if ((cmd->flags & (CP__F_READONLY | CP__F_IDEMPOTENT)) && cmd->slot != CP__SLOT_NODE) {
         p->c->stats.io_retries++;
         cp__send_retry_later(p, tag, err);
     } else {
