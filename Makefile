@@ -4,10 +4,12 @@
 BUILD      ?= build
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-# Tests run two per core: most of a test's time is its servers' own timers (a failover's node
-# timeout, a cluster's first 2 s, a run's duration). On 2 cores the suite kept them 60% busy at
-# 3 tests at a time (245 s) and 71% at 4 (194 s).
-TEST_JOBS  ?= $(shell echo $$(( 2 * $(JOBS) )))
+# Tests at a time: one per core. Most of a test's time is its servers' own timers, and on 2 cores
+# 4 at a time ran the suite in 194 s (71% busy) against about 300 s; but there one library call
+# of test_async_real's resharding case slept 10.1 ms, past the 10 ms its no-blocking check
+# allows, and the cause (one sleep per client during resharding, 7-10 ms) is not found yet.
+# `make test TEST_JOBS=4` runs it so.
+TEST_JOBS  ?= $(JOBS)
 
 .PHONY: all deps build test unit integration demo soak clean format format-check
 
