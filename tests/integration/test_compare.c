@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
+#include "jsoncheck.h"
 #include "hgrm.h"
 #include "testutil.h"
 
@@ -177,25 +178,6 @@ static double cpu_of(const json_t *run, const char *comp) {
     return json_is_number(v) ? json_number_value(v) : -1; /* -1: null / absent */
 }
 
-/* Every PID a compare run recorded must be gone. Returns how many are still alive. */
-static int alive_recorded(const json_t *doc) {
-    int alive = 0;
-    size_t i, j;
-    const json_t *t, *p;
-    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
-        json_array_foreach(json_object_get(t, "processes"), j, p) {
-            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
-            unsigned long long st =
-                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
-            if (cp_orch_pid_alive(pid, st)) {
-                kill(pid, SIGKILL); /* never leave it behind, even when failing */
-                alive++;
-            }
-        }
-    }
-    return alive;
-}
-
 /* ---- the shared compare run ----------------------------------------------------------------- */
 
 static int group_setup(void **state) {
@@ -233,7 +215,7 @@ static void test_compare_end_to_end(void **state) {
     json_error_t je;
     json_t *doc = json_load_file(path_in(shared_dir, "results.json"), 0, &je);
     assert_non_null(doc);
-    assert_int_equal(alive_recorded(doc), 0);
+    assert_int_equal(cp_json_kill_recorded(doc, "topologies", NULL), 0);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")), "clusterpipe.compare/1");
     assert_true(json_is_false(json_object_get(doc, "failed")));
     /* both topologies were started (and are gone, above): 4 + 4 and 4 processes */
@@ -419,7 +401,7 @@ static void test_compare_sigterm_stops_everything(void **state) {
     assert_non_null(doc);
     assert_true(json_is_true(json_object_get(doc, "failed")));
     assert_int_equal(json_array_size(json_object_get(doc, "topologies")), 1); /* no cluster */
-    assert_int_equal(alive_recorded(doc), 0);
+    assert_int_equal(cp_json_kill_recorded(doc, "topologies", NULL), 0);
     json_decref(doc);
     rm_rf(dir);
     free(dir);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
+#include "jsoncheck.h"
 #include "clirun.h"
 
 #include "orch/orch.h"
@@ -25,23 +26,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The processes results.json recorded that still run (each SIGKILLed by PID: none left behind). */
-static int alive_recorded(const json_t *doc) {
-    int alive = 0;
-    size_t i, j;
-    const json_t *t, *p;
-    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
-        json_array_foreach(json_object_get(t, "processes"), j, p) {
-            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
-            unsigned long long st =
-                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
-            if (cp_orch_pid_alive(pid, st)) {
-                kill(pid, SIGKILL);
-                alive++;
-            }
-        }
-    }
-    return alive;
+/* Runs the command line args (a compare writing into out), expecting exit 0, and returns its
+ * results.json once every process it recorded is gone (json_decref it). */
+static json_t *compare_results(cp_clirun *run, const char **args, const char *out) {
+    cp_clirun_expect(run, args, 0);
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    json_t *doc = cp_json_load(path);
+    assert_int_equal(cp_json_kill_recorded(doc, "topologies", NULL), 0);
+    return doc;
+}
+
+/* The wire processes a topology of results.json recorded. */
+static int wires_of(const json_t *topo) {
+    int wires = 0;
+    size_t j;
+    const json_t *p;
+    json_array_foreach(json_object_get(topo, "processes"), j, p) wires +=
+        strcmp(json_string_value(json_object_get(p, "role")), "wire") == 0;
+    return wires;
 }
 
 static double num(const json_t *o, const char *a, const char *b) {
@@ -61,13 +64,7 @@ static void test_compare_at_rtt(void **state) {
     const char *args[] = {"compare", "--out",     out, "--rtt",   "1ms", "--threads",
                           "1",       "--clients", "6", "--keys",  "500", "--requests",
                           "6000",    "--repeat",  "1", "--quiet", NULL};
-    cp_clirun_expect(&run, args, 0);
-    char path[4300];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    assert_non_null(doc);
-    assert_int_equal(alive_recorded(doc), 0);
+    json_t *doc = compare_results(&run, args, out);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(doc, "settings"), "rtt_ns")), 1000000);
 
@@ -77,9 +74,7 @@ static void test_compare_at_rtt(void **state) {
     size_t i, j;
     const json_t *t, *p;
     json_array_foreach(topos, i, t) {
-        int wires = 0, crossing = 0;
-        json_array_foreach(json_object_get(t, "processes"), j, p) wires +=
-            strcmp(json_string_value(json_object_get(p, "role")), "wire") == 0;
+        int wires = wires_of(t), crossing = 0;
         assert_int_equal(wires, 1);
         const json_t *links = json_object_get(t, "links");
         assert_int_gt(json_array_size(links), 0);
@@ -146,13 +141,7 @@ static void test_rtt_sweep(void **state) {
                           "--pipeline", "1",      "--threads", "1",          "--clients",
                           "4",          "--keys", "300",       "--requests", "2000",
                           "--repeat",   "1",      "--quiet",   NULL};
-    cp_clirun_expect(&run, args, 0);
-    char path[4300];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    assert_non_null(doc);
-    assert_int_equal(alive_recorded(doc), 0);
+    json_t *doc = compare_results(&run, args, out);
     const json_t *sweep = json_object_get(json_object_get(doc, "settings"), "sweep");
     assert_string_equal(json_string_value(json_object_get(sweep, "param")), "rtt");
     assert_int_equal(json_integer_value(json_array_get(json_object_get(sweep, "values"), 1)),
@@ -161,13 +150,11 @@ static void test_rtt_sweep(void **state) {
     /* one topology per point and architecture; the wire only where the point has an RTT */
     const json_t *topos = json_object_get(doc, "topologies");
     assert_int_equal(json_array_size(topos), 4);
-    size_t i, j;
-    const json_t *t, *p;
+    size_t i;
+    const json_t *t;
     int with_wire = 0;
     json_array_foreach(topos, i, t) {
-        int wires = 0;
-        json_array_foreach(json_object_get(t, "processes"), j, p) wires +=
-            strcmp(json_string_value(json_object_get(p, "role")), "wire") == 0;
+        int wires = wires_of(t);
         assert_int_equal(wires, json_array_size(json_object_get(t, "links")) > 0 ? 1 : 0);
         with_wire += wires;
     }
@@ -197,6 +184,7 @@ static void test_rtt_sweep(void **state) {
     json_decref(doc);
 
     struct stat st;
+    char path[4300];
     snprintf(path, sizeof(path), "%s/sweep_latency.png", out);
     assert_int_equal(stat(path, &st), 0);
     assert_int_gt(st.st_size, 0);
@@ -252,13 +240,7 @@ static void test_placements_at_rtt(void **state) {
                               "1",
                               "--quiet",
                               NULL};
-        cp_clirun_expect(&run, args, 0);
-        char path[4300];
-        snprintf(path, sizeof(path), "%s/results.json", out);
-        json_error_t je;
-        json_t *doc = json_load_file(path, 0, &je);
-        assert_non_null(doc);
-        assert_int_equal(alive_recorded(doc), 0);
+        json_t *doc = compare_results(&run, args, out);
         const json_t *topo = json_array_get(json_object_get(doc, "topologies"), 0);
         assert_string_equal(json_string_value(json_object_get(topo, "proxy_placement")),
                             cases[k].placement);

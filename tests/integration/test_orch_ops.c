@@ -28,14 +28,6 @@
 
 static char err[4096];
 
-#define assert_op(call)                                                                            \
-    do {                                                                                           \
-        err[0] = '\0';                                                                             \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0)                                                                              \
-            fail_msg("%s failed (%d): %s", #call, rc_, err);                                       \
-    } while (0)
-
 /* Writes keys k:0..n-1 with values that embed the key, through the cluster. */
 static void write_keys(cp_fixture *f, int n) {
     for (int i = 0; i < n; i++) {

@@ -27,14 +27,6 @@
 
 static char err[4096];
 
-#define assert_op(call)                                                                            \
-    do {                                                                                           \
-        err[0] = '\0';                                                                             \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0)                                                                              \
-            fail_msg("%s failed (%d): %s", #call, rc_, err);                                       \
-    } while (0)
-
 static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
@@ -45,28 +37,6 @@ static int nth(const cp_topo *t, cp_proc_role role, int k) {
         if (cp_topo_proc(t, i)->role == role && k-- == 0)
             return (int)i;
     return -1;
-}
-
-/* SET then GET n keys through the proxy on port, with values that embed the key. */
-static void roundtrip(cp_fixture *f, int port, int n, const char *tag) {
-    redisContext *c = cp_fixture_conn(f, port);
-    assert_non_null(c);
-    for (int i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "SET key:%s:%d v-%s-%d", tag, i, tag, i);
-        assert_non_null(r);
-        if (r->type != REDIS_REPLY_STATUS)
-            fail_msg("SET through port %d: %s", port, r->str ? r->str : "?");
-        freeReplyObject(r);
-    }
-    char want[64];
-    for (int i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "GET key:%s:%d", tag, i);
-        assert_non_null(r);
-        snprintf(want, sizeof(want), "v-%s-%d", tag, i);
-        if (r->type != REDIS_REPLY_STRING || strcmp(r->str, want) != 0)
-            fail_msg("GET %s:%d through port %d: %s", tag, i, port, r->str ? r->str : "nil");
-        freeReplyObject(r);
-    }
 }
 
 /* Up, shape, config defaults, keys spread through every proxy, down leaves nothing. */
@@ -84,7 +54,7 @@ static void up_down(void **state, int shards, int proxies) {
         assert_int_not_equal(pp->stats_port, pp->port);
         char tag[16];
         snprintf(tag, sizeof(tag), "p%d", p);
-        roundtrip(f, pp->port, 200, tag);
+        cp_fixture_roundtrip(f, pp->port, 200, tag);
     }
     /* Keys spread over the shards (how evenly is fnv1a_64 + ketama's business); no probe key
      * is left behind. */
@@ -147,7 +117,7 @@ static void test_add_shard_restart_proxies(void **state) {
     assert_non_null(f);
     cp_topo *t = f->topo;
     int p0 = nth(t, CP_ROLE_PROXY, 0), p1 = nth(t, CP_ROLE_PROXY, 1);
-    roundtrip(f, cp_topo_proc(t, (size_t)p0)->port, 100, "a");
+    cp_fixture_roundtrip(f, cp_topo_proc(t, (size_t)p0)->port, 100, "a");
     /* Without AUTH the proxy refuses. */
     struct timeval tv = {2, 0};
     redisContext *raw = redisConnectWithTimeout("127.0.0.1", cp_topo_proc(t, (size_t)p0)->port, tv);
@@ -170,7 +140,7 @@ static void test_add_shard_restart_proxies(void **state) {
     assert_false(cp_orch_pid_alive(old0, st0));
     assert_op(cp_topo_check(t, err, sizeof(err)));
     /* The restarted proxies use three shards: new keys reach the new one. */
-    roundtrip(f, cp_topo_proc(t, (size_t)p1)->port, 300, "b");
+    cp_fixture_roundtrip(f, cp_topo_proc(t, (size_t)p1)->port, 300, "b");
     cp_proc_stats ns;
     assert_int_equal(cp_topo_proc_stats(t, s, &ns), 0);
     assert_int_gt(ns.keys, 0);

@@ -39,14 +39,6 @@
 
 static char err[4096];
 
-#define assert_op(call)                                                                            \
-    do {                                                                                           \
-        err[0] = '\0';                                                                             \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0)                                                                              \
-            fail_msg("%s failed (%d): %s", #call, rc_, err);                                       \
-    } while (0)
-
 static int teardown(void **state) {
     return cp_fixture_teardown(state);
 }
@@ -112,28 +104,6 @@ static long long accepted(const cp_topo *t, const char *name) {
     if (at == NULL || sscanf(at + strlen(want), "%u accepted %llu", &conns, &acc) != 2)
         return -1;
     return (long long)acc;
-}
-
-/* SET then GET n keys through port (a client's way in), values embedding the key. */
-static void roundtrip(cp_fixture *f, int port, int n, const char *tag) {
-    redisContext *c = cp_fixture_conn(f, port);
-    assert_non_null(c);
-    for (int i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "SET key:%s:%d v-%s-%d", tag, i, tag, i);
-        assert_non_null(r);
-        if (r->type != REDIS_REPLY_STATUS)
-            fail_msg("SET through port %d: %s", port, r->str ? r->str : "?");
-        freeReplyObject(r);
-    }
-    char want[64];
-    for (int i = 0; i < n; i++) {
-        redisReply *r = redisCommand(c, "GET key:%s:%d", tag, i);
-        assert_non_null(r);
-        snprintf(want, sizeof(want), "v-%s-%d", tag, i);
-        if (r->type != REDIS_REPLY_STRING || strcmp(r->str, want) != 0)
-            fail_msg("GET %s:%d through port %d: %s", tag, i, port, r->str ? r->str : "nil");
-        freeReplyObject(r);
-    }
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -333,7 +303,7 @@ static void placement_case(void **state, cp_proxy_placement placement) {
     for (int p = 0; p < 2; p++) {
         char tag[16];
         snprintf(tag, sizeof(tag), "p%d", p);
-        roundtrip(f, cp_topo_client_port(t, (size_t)nth(t, CP_ROLE_PROXY, p)), 100, tag);
+        cp_fixture_roundtrip(f, cp_topo_client_port(t, (size_t)nth(t, CP_ROLE_PROXY, p)), 100, tag);
     }
     /* Every crossing link carried a connection; no direct one is known to the wire. */
     for (size_t k = 0; k < cp_topo_nlinks(t); k++) {
@@ -370,7 +340,7 @@ static void test_add_shard_adds_links(void **state) {
     int pi = nth(t, CP_ROLE_PROXY, 0);
     const cp_link *l = link_of(t, pi, (int)s);
     assert_true(l->crosses);
-    roundtrip(f, cp_topo_client_port(t, (size_t)pi), 300, "grown");
+    cp_fixture_roundtrip(f, cp_topo_client_port(t, (size_t)pi), 300, "grown");
     assert_int_gt(accepted(t, l->name), 0);
     /* A name the wire has is refused, as is a port it cannot listen on (its own). */
     char req[128], e[256];
@@ -476,7 +446,7 @@ static void test_rtt_zero_starts_no_wire(void **state) {
     js[n] = '\0';
     assert_null(strstr(js, "\"links\""));
     assert_null(strstr(js, "\"wire\""));
-    roundtrip(f, cp_topo_proc(t, (size_t)pi)->port, 50, "zero");
+    cp_fixture_roundtrip(f, cp_topo_proc(t, (size_t)pi)->port, 50, "zero");
 }
 
 /* ---- the command ------------------------------------------------------------------------------

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "asserts.h"
+#include "jsoncheck.h"
 #include "clirun.h"
 #include "hgrm.h"
 
@@ -105,28 +106,6 @@ static const json_t *find_case(const json_t *doc, const char *name) {
     return NULL;
 }
 
-/* Every PID recorded for every case must be gone; kills survivors so nothing is left behind
- * even when the test fails. Returns how many were alive. */
-static int alive_recorded(const json_t *doc) {
-    int alive = 0, seen = 0;
-    size_t i, j;
-    const json_t *c, *p;
-    json_array_foreach(json_object_get(doc, "cases"), i, c) {
-        json_array_foreach(json_object_get(c, "processes"), j, p) {
-            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
-            unsigned long long st =
-                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
-            seen++;
-            if (cp_orch_pid_alive(pid, st)) {
-                kill(pid, SIGKILL);
-                alive++;
-            }
-        }
-    }
-    assert_int_ge(seen, 8);
-    return alive;
-}
-
 /* Every request ended with an outcome, and the per-second timeline accounts for all of them. */
 static void assert_outcomes(const json_t *c) {
     const json_t *b = json_object_get(c, "bench");
@@ -160,7 +139,9 @@ static json_t *run_scenario(cp_clirun *r, const char *const *args, int timeout_s
     json_t *doc = json_load_file(path, 0, &jerr);
     if (doc == NULL)
         fail_msg("results.json: %s", jerr.text);
-    assert_int_equal(alive_recorded(doc), 0);
+    int seen;
+    assert_int_equal(cp_json_kill_recorded(doc, "cases", &seen), 0);
+    assert_int_ge(seen, 8);
     assert_int_equal(rc, 0);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")),
                         "clusterpipe.scenario/1");

@@ -68,9 +68,12 @@ void calltime_end(calltime *k, calltimer *t) {
         k->max_ns = took;
     if (vol > 0) {
         uint64_t blocked = took > delay ? took - delay : 0;
+        int paged = b.ru_majflt != t->ru.ru_majflt; /* calltime.h: the disk's wait */
+        uint64_t *max = paged ? &k->max_paged_ns : &k->max_blocked_ns;
         k->slept++;
-        if (blocked > k->max_blocked_ns)
-            k->max_blocked_ns = blocked;
+        k->paged += paged;
+        if (blocked > *max)
+            *max = blocked;
     }
 }
 
@@ -80,10 +83,11 @@ int calltime_within(const calltime *k, uint64_t bound_ns) {
 
 const char *calltime_str(const calltime *k, char *buf, size_t len) {
     snprintf(buf, len,
-             "%llu calls, longest %.2f ms (%llu slept, blocked %.2f ms at most; %llu preempted; "
-             "most CPU in one %.2f ms), %ld voluntary switches",
+             "%llu calls, longest %.2f ms (%llu slept, blocked %.2f ms at most; %llu paged in, "
+             "%.2f ms at most; %llu preempted; most CPU in one %.2f ms), %ld voluntary switches",
              (unsigned long long)k->n, (double)k->max_ns / 1e6, (unsigned long long)k->slept,
-             (double)k->max_blocked_ns / 1e6, (unsigned long long)k->preempted,
+             (double)k->max_blocked_ns / 1e6, (unsigned long long)k->paged,
+             (double)k->max_paged_ns / 1e6, (unsigned long long)k->preempted,
              (double)k->max_cpu_ns / 1e6, k->voluntary);
     return buf;
 }

@@ -18,9 +18,18 @@
  * thread (seen in CI's make test: one call of 27.8 ms of CPU, preempted, while no call the
  * scheduler left alone took more than 0.58 ms on the clock). A call that spins (the fault the
  * CPU figure catches: a loop on a socket that is not ready) spins until a timeout, a second or
- * more. So a call is within the bounds when its blocked time, if its thread slept in it, is
- * within the blocking bound, and its CPU time within CALLTIME_CPU_BOUND_NS (calltime_within).
- * Every call's wall time is recorded as well, and printed.
+ * more. And a thread also sleeps in a call when the call runs code whose page is not in memory
+ * (a major page fault: the page is read from the disk): the kernel drops a program's and its
+ * libraries' pages from the page cache on these VMs even with memory free (the cgroup's
+ * workingset_refault_file grows), and a worker thread was seen (perf's sched_switch) sleeping in
+ * filemap_fault in libev's ev_run and libevent's event_base_loop. On a disk busy with other
+ * tests' servers such a read took 7-10 ms, and it stalled three of four loops at once in CI's make
+ * test at four tests at a time (the same code page, first run by the three when the slots moved).
+ * That wait is the disk's, not the library's: the library maps no file. So a call is within the
+ * bounds when its blocked time, if its thread slept in it and took no major fault, is within the
+ * blocking bound, and its CPU time within CALLTIME_CPU_BOUND_NS (calltime_within); the calls that
+ * took a major fault are counted and their longest wait printed. Every call's wall time is
+ * recorded as well, and printed.
  *
  * Ownership: the caller's structs; one calltime per thread (or per client) at a time. Nested calls
  * (a call made from inside a timed one) are part of the outer one.
@@ -36,10 +45,12 @@ typedef struct calltime {
     uint64_t n;
     uint64_t max_ns;         /* wall time, of the calls the scheduler did not interrupt */
     uint64_t max_blocked_ns; /* wall time less run delay, of the calls in which the thread slept
-                                (a voluntary switch) */
+                                (a voluntary switch) and took no major page fault */
+    uint64_t max_paged_ns;   /* the same, of the calls that took a major page fault */
     uint64_t max_cpu_ns;     /* the thread's CPU time, of every call */
     uint64_t preempted;      /* calls the scheduler interrupted */
     uint64_t slept;          /* calls in which the thread slept */
+    uint64_t paged;          /* calls that took a major page fault (a page read from the disk) */
     long voluntary;          /* voluntary switches inside calls */
     int depth;               /* inside a timed call */
 } calltime;
@@ -88,8 +99,8 @@ int calltime_within(const calltime *k, uint64_t bound_ns);
 void calltime_assert_never_blocked(const calltime *k, uint64_t more_than, int bounded,
                                    const char *who);
 
-/* "N calls, longest W ms (S slept, blocked B ms at most; P preempted; most CPU in one C ms), V
- * voluntary switches" into buf. */
+/* "N calls, longest W ms (S slept, blocked B ms at most; F paged in, D ms at most; P preempted;
+ * most CPU in one C ms), V voluntary switches" into buf. */
 const char *calltime_str(const calltime *k, char *buf, size_t len);
 
 #endif

@@ -226,6 +226,27 @@ redisContext *cp_fixture_conn(cp_fixture *f, int port) {
     return c;
 }
 
+void cp_fixture_roundtrip(cp_fixture *f, int port, int n, const char *tag) {
+    redisContext *c = cp_fixture_conn(f, port);
+    assert_non_null(c);
+    for (int i = 0; i < n; i++) {
+        redisReply *r = redisCommand(c, "SET key:%s:%d v-%s-%d", tag, i, tag, i);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STATUS)
+            fail_msg("SET through port %d: %s", port, r->str ? r->str : "?");
+        freeReplyObject(r);
+    }
+    char want[64];
+    for (int i = 0; i < n; i++) {
+        redisReply *r = redisCommand(c, "GET key:%s:%d", tag, i);
+        assert_non_null(r);
+        snprintf(want, sizeof(want), "v-%s-%d", tag, i);
+        if (r->type != REDIS_REPLY_STRING || strcmp(r->str, want) != 0)
+            fail_msg("GET %s:%d through port %d: %s", tag, i, port, r->str ? r->str : "nil");
+        freeReplyObject(r);
+    }
+}
+
 /* Port of the first endpoint ("127.0.0.1:p,..." or "[::1]:p,..."). */
 static int first_port(const cp_fixture *f) {
     const char *end = strchr(f->endpoints, ',');

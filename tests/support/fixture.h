@@ -94,6 +94,20 @@ redisReply *cp_fixture_command(cp_fixture *f, const char *fmt, ...);
  * (AUTH'd), or NULL. Owned by f. */
 redisContext *cp_fixture_conn(cp_fixture *f, int port);
 
+/* SETs then GETs n keys key:TAG:i through port (a client's way in: a proxy, a node, the wire),
+ * with values that embed the key; fails the test on a reply that is not OK or not the value. */
+void cp_fixture_roundtrip(cp_fixture *f, int port, int n, const char *tag);
+
+/* Fails the test unless call (an orch.h operation writing its error into the caller's char
+ * array err) returns 0, naming the call, its code and err. */
+#define assert_op(call)                                                                            \
+    do {                                                                                           \
+        err[0] = '\0';                                                                             \
+        int rc_ = (call);                                                                          \
+        if (rc_ != 0)                                                                              \
+            fail_msg("%s failed (%d): %s", #call, rc_, err);                                       \
+    } while (0)
+
 /* The process index of the k-th master (k = 0, 1, ...) in the order the fixture gave out the
  * slot ranges (master 0 holds the lowest slots at start); SIZE_MAX when there is no such one. */
 size_t cp_fixture_master(const cp_fixture *f, int k);

@@ -5,11 +5,14 @@
 #include "jsoncheck.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "orch/orch.h"
 
 json_t *cp_json_load(const char *path) {
     json_error_t je;
@@ -31,4 +34,25 @@ const char *cp_json_str(const json_t *o, const char *key) {
     if (s == NULL)
         fail_msg("'%s' is not a string", key);
     return s != NULL ? s : "";
+}
+
+int cp_json_kill_recorded(const json_t *doc, const char *list, int *seen) {
+    int alive = 0, n = 0;
+    size_t i, j;
+    const json_t *t, *p;
+    json_array_foreach(json_object_get(doc, list), i, t) {
+        json_array_foreach(json_object_get(t, "processes"), j, p) {
+            pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
+            unsigned long long st =
+                (unsigned long long)json_integer_value(json_object_get(p, "start_time"));
+            n++;
+            if (cp_orch_pid_alive(pid, st)) {
+                kill(pid, SIGKILL);
+                alive++;
+            }
+        }
+    }
+    if (seen != NULL)
+        *seen = n;
+    return alive;
 }

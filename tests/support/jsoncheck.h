@@ -18,6 +18,11 @@ json_t *cp_json_load(const char *path);
 /* o[key] as a number (fails the test when it is not one). */
 double cp_json_num(const json_t *o, const char *key);
 
+/* Every process a results.json recorded under doc[list][*].processes (pid, start_time) that still
+ * runs is SIGKILLed by PID, so that nothing is left behind even when the test fails. Returns how
+ * many were alive; *seen (may be NULL) gets how many were recorded. */
+int cp_json_kill_recorded(const json_t *doc, const char *list, int *seen);
+
 /* o[key] as a string (fails the test when it is not one; "" then, never NULL). */
 const char *cp_json_str(const json_t *o, const char *key);
 
