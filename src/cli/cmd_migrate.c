@@ -77,7 +77,8 @@ static const cp_cli_cmd migrate_cmd = {
         "libclusterpipe: routed by slot, followed through MOVED/ASK and failovers. A key\n"
         "whose write ended with an outcome not known is re-copied from its source when the\n"
         "source's offset equals the offset applied. A progress line per source each second:\n"
-        "keys copied of the snapshot's total, the rate, and the stream's lag in bytes.\n"
+        "keys copied of the snapshot's total, the rate, and the stream's lag in bytes and\n"
+        "in seconds (how long ago the source was at the offset applied).\n"
         "Without --until-synced it follows the sources until SIGINT or SIGTERM, then\n"
         "finishes what is in flight and prints the offset applied per source.\n",
     .options = "options:",
@@ -172,15 +173,33 @@ typedef struct printer {
 } printer;
 
 static json_t *source_json(const cp__migrate_source_status *s, double rate) {
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I}", "source",
-                     s->name, "phase", phase_name(s->phase), "keys_copied",
-                     (json_int_t)s->keys_copied, "keys_total", (json_int_t)s->snapshot_keys_total,
-                     "keys_expired", (json_int_t)s->keys_expired, "keys_other_db",
-                     (json_int_t)s->keys_other_db, "snapshot_bytes", (json_int_t)s->snapshot_bytes,
-                     "commands_applied", (json_int_t)s->commands_applied, "keys_per_s", rate,
-                     "offset_applied", (json_int_t)s->offset_applied, "lag_bytes",
-                     (json_int_t)s->lag_bytes, "marked", (json_int_t)s->marked, "recopied",
-                     (json_int_t)s->recopied);
+    json_t *o =
+        json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I}", "source",
+                  s->name, "phase", phase_name(s->phase), "keys_copied", (json_int_t)s->keys_copied,
+                  "keys_total", (json_int_t)s->snapshot_keys_total, "keys_expired",
+                  (json_int_t)s->keys_expired, "keys_other_db", (json_int_t)s->keys_other_db,
+                  "snapshot_bytes", (json_int_t)s->snapshot_bytes, "commands_applied",
+                  (json_int_t)s->commands_applied, "keys_per_s", rate, "offset_applied",
+                  (json_int_t)s->offset_applied, "lag_bytes", (json_int_t)s->lag_bytes, "marked",
+                  (json_int_t)s->marked, "recopied", (json_int_t)s->recopied);
+    if (o != NULL) /* null until known; a lower bound past the history (lag_at_least) */
+        json_object_set_new(o, "lag_seconds",
+                            s->lag_seconds < 0 ? json_null() : json_real(s->lag_seconds));
+    if (o != NULL && s->lag_at_least)
+        json_object_set_new(o, "lag_at_least", json_true());
+    return o;
+}
+
+/* "N B, S s" (">= S s" past the offsets' history; "-" not known yet), into buf. */
+static const char *lag_str(const cp__migrate_source_status *s, char *buf, size_t len) {
+    if (s->lag_bytes < 0)
+        snprintf(buf, len, "-");
+    else if (s->lag_seconds < 0)
+        snprintf(buf, len, "%lld B", (long long)s->lag_bytes);
+    else
+        snprintf(buf, len, "%lld B, %s%.1f s", (long long)s->lag_bytes,
+                 s->lag_at_least ? ">= " : "", s->lag_seconds);
+    return buf;
 }
 
 static void progress(const cp__migrate_status *st, int final, void *arg) {
@@ -202,14 +221,13 @@ static void progress(const cp__migrate_status *st, int final, void *arg) {
             free(line);
             json_decref(o);
         } else {
-            char lag[32] = "-";
-            if (s->lag_bytes >= 0)
-                snprintf(lag, sizeof lag, "%lld B", (long long)s->lag_bytes);
+            char lag[64];
             printf("migrate %s: %s, %llu of %llu keys copied, %.0f keys/s, %llu commands, lag "
                    "%s, %llu marked\n",
                    s->name, phase_name(s->phase), (unsigned long long)s->keys_copied,
                    (unsigned long long)s->snapshot_keys_total, rate,
-                   (unsigned long long)s->commands_applied, lag, (unsigned long long)s->marked);
+                   (unsigned long long)s->commands_applied, lag_str(s, lag, sizeof lag),
+                   (unsigned long long)s->marked);
         }
     }
     p->last_s = st->elapsed_s;
@@ -238,11 +256,12 @@ static void print_result(const migrate_args *a, const cp__migrate_status *st, in
     }
     for (int i = 0; i < st->n; i++) {
         const cp__migrate_source_status *s = &st->src[i];
+        char lag[64];
         printf("source %s: %llu keys copied (%llu already expired, skipped), %llu commands "
-               "applied, offset applied %llu, lag %lld B, %llu keys re-copied, %llu marked\n",
+               "applied, offset applied %llu, lag %s, %llu keys re-copied, %llu marked\n",
                s->name, (unsigned long long)s->keys_copied, (unsigned long long)s->keys_expired,
                (unsigned long long)s->commands_applied, (unsigned long long)s->offset_applied,
-               (long long)s->lag_bytes, (unsigned long long)s->recopied,
+               lag_str(s, lag, sizeof lag), (unsigned long long)s->recopied,
                (unsigned long long)s->marked);
         if (s->keys_other_db > 0 || s->commands_other_db > 0)
             printf("source %s: not moved: %llu keys and %llu commands of other databases\n",

@@ -16,6 +16,7 @@
 
 #include "clusterpipe/clusterpipe.h"
 #include "migrate/keyset.h"
+#include "migrate/laghist.h"
 #include "migrate/source.h"
 #include "migrate/srcconn.h"
 #include "migrate/writer.h"
@@ -35,6 +36,7 @@ typedef struct msrc {
     uint64_t txn_offset;
     cp__mw_cmd *txn;
     int ntxn, txn_cap;
+    cp__laghist offsets; /* the source's offset over time, for the lag in seconds */
 } msrc;
 
 typedef struct run {
@@ -314,6 +316,16 @@ static int check_databases(run *r) {
     return n > 0 ? -1 : 0;
 }
 
+/* The source's offset off, just read: source i's lag in bytes and in seconds. */
+static void note_lag(run *r, int i, uint64_t off) {
+    msrc *m = &r->s[i];
+    cp__migrate_source_status *ss = &r->st->src[i];
+    int64_t now = cp__now_ms();
+    cp__laghist_note(&m->offsets, now, off);
+    ss->lag_bytes = (int64_t)(off - applied(m));
+    ss->lag_seconds = cp__laghist_seconds(&m->offsets, now, applied(m), &ss->lag_at_least);
+}
+
 static int lag_check(run *r, int *all_synced) {
     *all_synced = 1;
     for (int i = 0; i < r->st->n; i++) {
@@ -325,7 +337,7 @@ static int lag_check(run *r, int *all_synced) {
         }
         if (cp__sc_offset(m->plain, &off, r->err, r->errlen) != 0)
             return -1;
-        r->st->src[i].lag_bytes = (int64_t)(off - applied(m));
+        note_lag(r, i, off);
         if (off != applied(m) || m->in_txn) {
             *all_synced = 0;
             continue;
@@ -347,7 +359,7 @@ static int measure_lag(run *r) {
             continue;
         if (cp__sc_offset(r->s[i].plain, &off, r->err, r->errlen) != 0)
             return -1;
-        r->st->src[i].lag_bytes = (int64_t)(off - applied(&r->s[i]));
+        note_lag(r, i, off);
     }
     return 0;
 }
@@ -420,6 +432,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     for (int i = 0; i < st->n; i++) {
         snprintf(st->src[i].name, sizeof st->src[i].name, "%s:%d", o->hosts[i], o->ports[i]);
         st->src[i].lag_bytes = -1;
+        st->src[i].lag_seconds = -1;
     }
     int timeout = o->io_timeout_ms > 0 ? o->io_timeout_ms : 5000;
     cp_options co = {0};

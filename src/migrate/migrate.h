@@ -32,6 +32,9 @@ typedef struct cp__migrate_source_status {
     uint64_t commands_other_db;   /* stream commands for another database: not applied */
     uint64_t offset_applied;      /* the stream's offset up to which all is written */
     int64_t lag_bytes;            /* the source's offset minus offset_applied; -1: not known */
+    double lag_seconds;           /* how long ago the source was at offset_applied (laghist.h);
+                                     -1: not known */
+    int lag_at_least;             /* lag_seconds is a lower bound: older than the history */
     uint64_t marked;              /* keys waiting for a re-copy */
     uint64_t recopied;            /* re-copies done */
 } cp__migrate_source_status;

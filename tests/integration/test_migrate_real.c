@@ -327,7 +327,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
         fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
     assert_contains(run.out, "synced: every source's lag is 0");
     assert_contains(run.out, "cutover:");
-    assert_contains(run.out, "lag 0 B");
+    assert_contains(run.out, "lag 0 B, 0.0 s");
     /* Every write of write_during came through the stream: its commands, MULTI/EXEC not
      * counted (a unit's members are). */
     char applied[64];
@@ -513,6 +513,8 @@ static void other_databases_and_an_unreachable_target(void **state) {
     assert_int_equal(json_integer_value(json_object_get(src0, "keys_copied")), 2);
     assert_int_equal(json_integer_value(json_object_get(src0, "keys_total")), 2);
     assert_int_equal(json_integer_value(json_object_get(src0, "lag_bytes")), 0);
+    assert_true(json_is_real(json_object_get(src0, "lag_seconds")));
+    assert_double_eq(json_real_value(json_object_get(src0, "lag_seconds")), 0);
     json_decref(res);
     cp_client *c = cp_fixture_client(target, NULL);
     assert_int_equal(dbsize(c), 2);
