@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# migrate's two phases measured (issue 43, point 8), on one machine:
+#   1. Snapshot: KEYS keys of VALUE bytes in a standalone redis-server, moved into a 3-master
+#      cluster by `migrate --until-synced` with the source's writes stopped (so the run is the
+#      snapshot phase and its catch-up), paired in each round with `clusterpipe load` of the same
+#      keys into the same cluster (FLUSHALL between): the target's write rate is the limit, so
+#      load is the yardstick. ROUNDS rounds, the order alternating; prints each side's keys/s and
+#      MB/s and the ratio migrate/load, median [min-max].
+#   2. Stream: `migrate` follows the source while `clusterpipe bench` writes WRITE_RATE SETs/s to
+#      it for STREAM_SECONDS (open loop); prints migrate's lag (bytes and seconds) each second and
+#      the largest lag seen after the snapshot.
+# Machine load counts: run it on a quiet machine, nothing else benchmarking.
+#   usage: bench/migrate-speed.sh        env: BUILD=build KEYS=1000000 VALUE=100 ROUNDS=3
+#                                             WRITE_RATE=50000 STREAM_SECONDS=20
+# Exit: 0 measured, 1 a run failed, 2 usage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CP=${BUILD:-build}/clusterpipe
+KEYS=${KEYS:-1000000}
+VALUE=${VALUE:-100}
+ROUNDS=${ROUNDS:-3}
+WRITE_RATE=${WRITE_RATE:-50000}
+STREAM_SECONDS=${STREAM_SECONDS:-20}
+[[ $# -eq 0 ]] || { echo "usage: bench/migrate-speed.sh  (settings from the environment)" >&2; exit 2; }
+[[ -x $CP ]] || { echo "no $CP: build it first (make)" >&2; exit 2; }
+command -v redis-cli >/dev/null || { echo "redis-cli not found (Debian: redis-tools)" >&2; exit 1; }
+
+src=$(mktemp -d "${TMPDIR:-/tmp}/cp-msrc-XXXXXX") dst=$(mktemp -d "${TMPDIR:-/tmp}/cp-mdst-XXXXXX")
+rmdir "$src" "$dst"
+out=$(mktemp -d)
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    "$CP" down --dir "$src" >/dev/null 2>&1 || true
+    "$CP" down --dir "$dst" >/dev/null 2>&1 || true
+    rm -rf "$out"
+}
+trap cleanup EXIT
+# The source: the redis-server of a one-shard twemproxy topology (its proxy stays idle).
+"$CP" up twemproxy --shards 1 --dir "$src" -q >/dev/null
+"$CP" up cluster --shards 3 --dir "$dst" -q >/dev/null
+spw=$(cat "$src/password") dpw=$(cat "$dst/password")
+sport=$("$CP" status --dir "$src" | awk '$1 == "shard" { split($2, a, ":"); print a[2] }')
+seed=$("$CP" status --dir "$dst" | awk '$1 == "master" { print $2; exit }')
+masters=$("$CP" status --dir "$dst" | awk '$1 == "master" { split($2, a, ":"); print a[2] }')
+[[ -n $sport && -n $seed ]] || { echo "migrate-speed: no source or seed in status" >&2; exit 1; }
+flush_target() {
+    local p
+    for p in $masters; do redis-cli --no-auth-warning -a "$dpw" -p "$p" FLUSHALL >/dev/null; done
+}
+now() { date +%s.%N; }
+
+echo "loading the source: $KEYS keys of $VALUE bytes"
+"$CP" load --proxy "127.0.0.1:$sport" --password "$spw" --keys "$KEYS" --value-size "$VALUE" \
+    --quiet >/dev/null
+mb=$(awk -v k="$KEYS" -v v="$VALUE" 'BEGIN { printf "%.1f", k * v / 1e6 }')
+
+# One side's run: prints its seconds.
+run_load() {
+    flush_target
+    local t0 t1
+    t0=$(now)
+    "$CP" load --cluster "$seed" --password "$dpw" --keys "$KEYS" --value-size "$VALUE" \
+        --quiet >/dev/null
+    t1=$(now)
+    echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
+}
+run_migrate() {
+    flush_target
+    local t0 t1
+    t0=$(now)
+    "$CP" migrate --from "127.0.0.1:$sport" --from-password "$spw" --to "$seed" \
+        --to-password "$dpw" --until-synced -q >"$out/migrate.log" 2>&1 ||
+        { cat "$out/migrate.log" >&2; exit 1; }
+    t1=$(now)
+    echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
+}
+
+echo "snapshot phase: $ROUNDS rounds, migrate and load alternating first"
+ratios=()
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2)); then m=$(run_migrate); l=$(run_load); else l=$(run_load); m=$(run_migrate); fi
+    ratio=$(awk -v m="$m" -v l="$l" 'BEGIN { printf "%.3f", l / m }')
+    ratios+=("$ratio")
+    awk -v r="$r" -v m="$m" -v l="$l" -v k="$KEYS" -v mb="$mb" -v x="$ratio" 'BEGIN {
+        printf "round %d: migrate %.2f s (%.0f keys/s, %.1f MB/s), load %.2f s (%.0f keys/s, %.1f MB/s): migrate/load %.3fx\n",
+            r, m, k / m, mb / m, l, k / l, mb / l, x }'
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END {
+    printf "snapshot: migrate/load keys/s %.3fx [%.3f-%.3f] over %d rounds\n",
+        (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], NR }'
+
+echo "stream phase: $WRITE_RATE SETs/s at the source for $STREAM_SECONDS s while migrate follows"
+flush_target
+"$CP" migrate --from "127.0.0.1:$sport" --from-password "$spw" --to "$seed" --to-password "$dpw" \
+    --json >"$out/follow.jsonl" 2>"$out/follow.err" &
+mpid=$!
+pids+=("$mpid")
+# the snapshot first: wait for the first line with a lag
+for ((i = 0; i < 600; i++)); do
+    grep -q '"lag_seconds":[0-9]' "$out/follow.jsonl" 2>/dev/null && break
+    sleep 0.5
+done
+"$CP" bench --proxy "127.0.0.1:$sport" --password "$spw" --ratio 1:0 --keys "$KEYS" \
+    --value-size "$VALUE" --rate "$WRITE_RATE" --duration "$STREAM_SECONDS" --threads 2 \
+    --clients 20 >"$out/bench.log" 2>&1 || { cat "$out/bench.log" >&2; exit 1; }
+sleep 2
+kill -INT "$mpid"
+wait "$mpid" || { cat "$out/follow.err" >&2; exit 1; }
+pids=()
+grep -o '"elapsed_s":[0-9.]*\|"lag_bytes":[-0-9]*\|"lag_seconds":[0-9.null]*' "$out/follow.jsonl" |
+    paste - - - | tr -d '"' | awk -F'[:\t]' '$4 >= 0 && $6 != "null" {
+        printf "  %6.1f s  lag %9d B  %6.2f s\n", $2, $4, $6;
+        if ($6 + 0 > max) max = $6 + 0; if ($4 + 0 > maxb) maxb = $4 + 0 }
+        END { printf "stream: largest lag %.2f s, %d B\n", max, maxb }'
+grep -E "ops/s|outcomes" "$out/bench.log" | sed "s/^/bench: /"
