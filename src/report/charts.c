@@ -75,12 +75,16 @@ void cp__rpt_chart_terminal(cp__sbuf *b, int svg, const char *name, int w, int h
 
 static const char *xtic_label = "xtic(strcol(1).\"\\n\".strcol(2))";
 
-/* CPU-seconds stacked by component: where each setup spends its CPU, with the total on top. */
+/* CPU-seconds stacked by component: where each setup spends its CPU, with the total on top. The
+ * emulated wire's CPU (a run with --rtt) stacks above it, hatched: a cost of this machine's
+ * emulation, not of the setup, so never inside the total the label gives. */
 static void chart_cpu(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
-    int proxy_na = 0;
-    for (size_t i = 0; i < s->ncases; i++)
+    int proxy_na = 0, wire = 0;
+    for (size_t i = 0; i < s->ncases; i++) {
         if (strcmp(s->cases[i].setup, "twemproxy") == 0 && s->cases[i].m[CP__M_CPU_PROXY].n == 0)
             proxy_na = 1;
+        wire |= s->cases[i].m[CP__M_CPU_WIRE].n > 0;
+    }
     cp__rpt_chart_terminal(b, svg, "cpu", 900, 520);
     cp__sbuf_printf(b,
                     "reset\n"
@@ -99,10 +103,14 @@ static void chart_cpu(cp__sbuf *b, const cp__rpt_summary *s, int svg) {
                     "plot $cpu using 3:%s title 'redis-server' lc rgb '#e41a1c', \\\n"
                     "     '' using 4 title '%s' lc rgb '#ff7f00', \\\n"
                     "     '' using 5 title 'client (clusterpipe)' lc rgb '#377eb8', \\\n"
-                    "     '' using 0:6:(sprintf('%%.2f', $6)) with labels offset 0,0.8 "
+                    "%s"
+                    "     '' using 0:($6 + $7):(sprintf('%%.2f', $6)) with labels offset 0,0.8 "
                     "notitle\n"
                     "unset output\n",
-                    xtic_label, proxy_na ? "twemproxy (n/a: not measurable)" : "twemproxy");
+                    xtic_label, proxy_na ? "twemproxy (n/a: not measurable)" : "twemproxy",
+                    wire ? "     '' using 7 title 'wire (emulated network; not in the total)' "
+                           "lc rgb '#999999' fill pattern 4, \\\n"
+                         : "");
 }
 
 /* Throughput and p99 side by side, coloured by setup, with min-max bars over the repeats. */
@@ -216,7 +224,7 @@ char *cp__rpt_chart_script(const cp__rpt_summary *s) {
     cp__sbuf_puts(&b, "# Charts of a `clusterpipe compare` run, written by clusterpipe.\n"
                       "# Redraw by hand: cd to this directory, then `gnuplot charts.gp`.\n"
                       "if (!exists('suffix')) suffix = ''\n\n");
-    cp__sbuf_puts(&b, "# setup, call type, redis / twemproxy / client / total CPU-seconds\n"
+    cp__sbuf_puts(&b, "# setup, call type, redis / twemproxy / client / total / wire CPU-seconds\n"
                       "$cpu << EOD\n");
     for (size_t i = 0; i < s->ncases; i++) {
         const cp__rpt_case *c = &s->cases[i];
@@ -233,6 +241,7 @@ char *cp__rpt_chart_script(const cp__rpt_summary *s) {
             total += v;
         }
         put_num(&b, total);
+        put_num(&b, c->m[CP__M_CPU_WIRE].n ? c->m[CP__M_CPU_WIRE].med : 0); /* not in total */
         cp__sbuf_puts(&b, "\n");
     }
     cp__sbuf_puts(&b, "EOD\n\n# setup, call type, ops/s med min max, p99 us med min max, colour\n"

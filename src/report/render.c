@@ -158,7 +158,9 @@ static void charts(cp__sbuf *b, const char *chart_err) {
     }
     cp__sbuf_puts(b, "![CPU-seconds by component per case](cpu.png)\n\n"
                      "Where the CPU goes: each bar stacks the CPU-seconds of the redis "
-                     "servers, the proxies and the client for one case ([SVG](cpu.svg)).\n\n"
+                     "servers, the proxies and the client for one case, the number on top "
+                     "their total; with --rtt the emulated wire's stacks above it, hatched, "
+                     "not in the total ([SVG](cpu.svg)).\n\n"
                      "![Throughput and p99 latency per case](throughput_p99.png)\n\n"
                      "Throughput (higher is better) and p99 latency (lower is better); orange "
                      "is twemproxy, green the cluster; black bars span min-max over repeats "

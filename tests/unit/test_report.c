@@ -372,6 +372,31 @@ static void test_external_proxy_na(void **state) {
     json_decref(d);
 }
 
+/* compare --rtt: the emulated wire's CPU stacks in cpu.png's script as its own hatched
+ * component, in a column of its own after the total, which does not include it; without a wire
+ * the chart has no such component. */
+static void test_wire_in_cpu_chart(void **state) {
+    (void)state;
+    cp__rpt_summary s;
+    char err[256];
+    json_t *d = four_cases(NAN);
+    assert_int_equal(cp__rpt_summarize(d, &s, err, sizeof(err)), 0);
+    char *plain = cp__rpt_chart_script(&s);
+    assert_not_contains(plain, "title 'wire");
+    free(plain);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(d, "runs"), i, r)
+        json_object_set_new(json_object_get(r, "cpu_seconds"), "wire", json_real(0.75));
+    assert_int_equal(cp__rpt_summarize(d, &s, err, sizeof(err)), 0);
+    char *script = cp__rpt_chart_script(&s);
+    assert_contains(script, "using 7 title 'wire (emulated network; not in the total)'");
+    /* twemproxy GET: redis 4, proxy 3, client 2, total 9 (the wire not in it), then the wire */
+    assert_contains(script, "\"twemproxy\" \"GET\" 4 3 2 9 0.75\n");
+    free(script);
+    json_decref(d);
+}
+
 /* ---- io and rendering ------------------------------------------------------------------------ */
 
 /* compare --replica-reads: the cluster-replicas rows, their Redis CPU split into the masters'
@@ -610,6 +635,7 @@ int main(void) {
         cmocka_unit_test(test_table_columns_and_na),
         cmocka_unit_test(test_noise_sentence),
         cmocka_unit_test(test_external_proxy_na),
+        cmocka_unit_test(test_wire_in_cpu_chart),
         cmocka_unit_test(test_replica_reads_rows),
         cmocka_unit_test(test_cached_rows),
         cmocka_unit_test(test_load_checks_shape),
