@@ -84,7 +84,8 @@ static const cp_cli_cmd migrate_cmd = {
     .options = "options:",
     .rows = migrate_rows,
     .epilog = "\nExit status: 0 done (--until-synced: synced), 1 the run failed (a source or the\n"
-              "target unreachable or refusing, keys in another database, ...), 2 bad usage.\n",
+              "target unreachable or refusing, keys in another database, ...; --until-synced:\n"
+              "stopped by a signal before it synced), 2 bad usage.\n",
     .width = 30,
 };
 
@@ -321,6 +322,10 @@ int cp_cli_migrate(int argc, char **argv) {
     static cp__migrate_status st;
     char err[2048] = "";
     int ok = cp__migrate_run(&o, &st, err, sizeof err) == 0;
+    if (ok && a.until_synced && !st.synced) { /* stopped by a signal before lag 0: no cutover */
+        snprintf(err, sizeof err, "stopped before every source was synced: do not cut over");
+        ok = 0;
+    }
     print_result(&a, &st, ok, err);
     if (!ok)
         fprintf(stderr, "clusterpipe migrate: %s\n", err);

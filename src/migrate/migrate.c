@@ -101,8 +101,8 @@ static int keep_member(msrc *m, const cp__cmd *c) {
     return 0;
 }
 
-/* EXEC: the unit goes to the writer, unless a member touches a marked key: then every member's
- * keys are marked and the unit waits for the re-copy with them. */
+/* EXEC: the unit goes to the writer (its members counted as applied), unless a member touches a
+ * marked key: then every member's keys are marked and the unit waits for the re-copy with them. */
 static int apply_unit(run *r, int i) {
     msrc *m = &r->s[i];
     int hit = 0;
@@ -113,19 +113,27 @@ static int apply_unit(run *r, int i) {
             return -1;
         hit |= t;
     }
-    if (!hit)
+    if (!hit) {
+        r->st->src[i].commands_applied += (uint64_t)m->ntxn;
         return cp__mw_unit(r->w, i, m->txn, m->ntxn);
-    static int at[4096];
+    }
     for (int k = 0; k < m->ntxn; k++) {
-        int n = cp__mw_keys(r->w, m->txn[k].argc, (const char *const *)m->txn[k].argv,
-                            m->txn[k].argvlen, at, 4096);
-        for (int j = 0; j < n && j < 4096; j++)
+        int n;
+        const int *at = cp__mw_keys(r->w, m->txn[k].argc, (const char *const *)m->txn[k].argv,
+                                    m->txn[k].argvlen, &n);
+        if (at == NULL)
+            return -1;
+        for (int j = 0; j < n; j++)
             if (cp__keyset_add(&r->marks[i], m->txn[k].argv[at[j]], m->txn[k].argvlen[at[j]]))
                 return -1;
     }
     return 0;
 }
 
+/* One command of the stream. MULTI and EXEC bound a unit whatever the database selected: a
+ * transaction's members may SELECT another database (Redis 7.2 puts the SELECT inside the
+ * MULTI; 7.0 can switch databases between members), and only the members of the database moved
+ * are kept. */
 static int take_command(run *r, int i, const cp__cmd *c) {
     msrc *m = &r->s[i];
     cp__migrate_source_status *ss = &r->st->src[i];
@@ -141,10 +149,6 @@ static int take_command(run *r, int i, const cp__cmd *c) {
         m->need_ack |= is(c, 1, "GETACK");
         return 0;
     }
-    if (m->selected != r->db) {
-        ss->commands_other_db++;
-        return 0;
-    }
     if (is(c, 0, "MULTI")) {
         free_txn(m);
         m->in_txn = 1;
@@ -152,11 +156,14 @@ static int take_command(run *r, int i, const cp__cmd *c) {
         return 0;
     }
     if (is(c, 0, "EXEC") && m->in_txn) {
-        int rc = apply_unit(r, i);
-        ss->commands_applied += (uint64_t)m->ntxn;
+        int rc = m->ntxn > 0 ? apply_unit(r, i) : 0;
         free_txn(m);
         m->in_txn = 0;
         return rc;
+    }
+    if (m->selected != r->db) {
+        ss->commands_other_db++;
+        return 0;
     }
     if (m->in_txn)
         return keep_member(m, c);
@@ -408,7 +415,7 @@ static int loop(run *r) {
                 o->progress(r->st, 0, o->progress_arg);
             last_tick = now;
         }
-        if (stopping)
+        if (stopping || (o->stop != NULL && *o->stop)) /* also a stop asked during the flush */
             return 0;
         if (idle(r) && now - last_check >= check_every) {
             last_check = now;
@@ -458,10 +465,11 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         goto out;
     }
     for (int i = 0; i < st->n; i++) {
-        /* Its answers are due within the source timeout too: a frozen source is named then. */
+        /* Its answers are due within the source timeout: a frozen source is named then, a busy
+         * one (a fork, a long command) is waited for as long. */
         int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
-        r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_password,
-                                      timeout < silence ? timeout : silence, err, errlen);
+        r.s[i].plain =
+            cp__sc_connect(o->hosts[i], o->ports[i], o->from_password, silence, err, errlen);
         if (r.s[i].plain == NULL)
             goto out;
     }

@@ -13,6 +13,7 @@
 struct cp__srcconn {
     redisContext *rc;
     int timeout_ms;
+    int no_pexpiretime; /* a source before Redis 7.0: expiries from PTTL and its TIME */
     char name[300];
 };
 
@@ -128,39 +129,84 @@ int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen) {
     return 0;
 }
 
+/* MULTI, DUMP key, its expiry's command(s), EXEC: the EXEC's array into *exec (caller frees), or
+ * NULL with *queued_error set to the first queued command's refusal (then 0). -1 with err on a
+ * failed connection or an unexpected answer. */
+static int dump_unit(cp__srcconn *c, const char *key, size_t klen, redisReply **exec,
+                     char *queued_error, size_t qlen, char *err, size_t errlen) {
+    int n = c->no_pexpiretime ? 5 : 4; /* MULTI, DUMP, PTTL and TIME or PEXPIRETIME, EXEC */
+    redisAppendCommand(c->rc, "MULTI");
+    redisAppendCommand(c->rc, "DUMP %b", key, klen);
+    if (c->no_pexpiretime) {
+        redisAppendCommand(c->rc, "PTTL %b", key, klen);
+        redisAppendCommand(c->rc, "TIME");
+    } else {
+        redisAppendCommand(c->rc, "PEXPIRETIME %b", key, klen);
+    }
+    redisAppendCommand(c->rc, "EXEC");
+    *exec = NULL;
+    queued_error[0] = '\0';
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        redisReply *r = NULL;
+        if (redisGetReply(c->rc, (void **)&r) != REDIS_OK)
+            return failed(c, NULL, "DUMP", err, errlen);
+        if (k == n - 1 && r->type == REDIS_REPLY_ARRAY && (size_t)r->elements == (size_t)n - 2) {
+            *exec = r;
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ERROR && k > 0 && k < n - 1 && queued_error[0] == '\0')
+            snprintf(queued_error, qlen, "%s", r->str);
+        else if (k == n - 1 && queued_error[0] == '\0' && rc == 0)
+            rc = failed(c, r, "DUMP", err, errlen), r = NULL;
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
 int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, size_t *plen,
                 int64_t *expire_ms, char *err, size_t errlen) {
-    redisAppendCommand(c->rc, "DUMP %b", key, klen);
-    redisAppendCommand(c->rc, "PEXPIRETIME %b", key, klen);
-    redisReply *d = NULL, *t = NULL;
-    if (redisGetReply(c->rc, (void **)&d) != REDIS_OK)
-        return failed(c, NULL, "DUMP", err, errlen);
-    if (redisGetReply(c->rc, (void **)&t) != REDIS_OK) {
-        freeReplyObject(d);
-        return failed(c, NULL, "PEXPIRETIME", err, errlen);
+    redisReply *x;
+    char refused[256];
+    if (dump_unit(c, key, klen, &x, refused, sizeof refused, err, errlen) != 0)
+        return -1;
+    if (x == NULL && !c->no_pexpiretime && strstr(refused, "unknown command") != NULL) {
+        c->no_pexpiretime = 1; /* before Redis 7.0: PTTL and the source's TIME */
+        if (dump_unit(c, key, klen, &x, refused, sizeof refused, err, errlen) != 0)
+            return -1;
     }
-    if (d->type != REDIS_REPLY_STRING && d->type != REDIS_REPLY_NIL) {
-        freeReplyObject(t);
-        return failed(c, d, "DUMP", err, errlen);
-    }
-    if (t->type != REDIS_REPLY_INTEGER) {
-        freeReplyObject(d);
-        return failed(c, t, "PEXPIRETIME", err, errlen);
+    if (x == NULL)
+        return snprintf(err, errlen, "source %s: DUMP: %s", c->name, refused), -1;
+    const redisReply *d = x->element[0], *t = x->element[1];
+    if ((d->type != REDIS_REPLY_STRING && d->type != REDIS_REPLY_NIL) ||
+        t->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(x);
+        return snprintf(err, errlen, "source %s: DUMP: an unexpected answer", c->name), -1;
     }
     *payload = NULL;
     *plen = 0;
+    *expire_ms = -1; /* none; or, inside the same MULTI, a key that does not exist (-2) */
+    if (t->integer >= 0 && !c->no_pexpiretime) {
+        *expire_ms = t->integer;
+    } else if (t->integer >= 0) { /* PTTL: from the source's own clock, read in the unit */
+        const redisReply *now = x->element[2];
+        if (now->type != REDIS_REPLY_ARRAY || now->elements != 2 ||
+            now->element[0]->type != REDIS_REPLY_STRING) {
+            freeReplyObject(x);
+            return snprintf(err, errlen, "source %s: TIME: an unexpected answer", c->name), -1;
+        }
+        long long sec = atoll(now->element[0]->str), usec = atoll(now->element[1]->str);
+        *expire_ms = sec * 1000 + usec / 1000 + t->integer;
+    }
     if (d->type == REDIS_REPLY_STRING) {
         *payload = malloc(d->len ? d->len : 1);
         if (*payload == NULL) {
-            freeReplyObject(d);
-            freeReplyObject(t);
+            freeReplyObject(x);
             return snprintf(err, errlen, "out of memory"), -1;
         }
         memcpy(*payload, d->str, d->len);
         *plen = d->len;
     }
-    *expire_ms = t->integer < 0 ? -1 : t->integer;
-    freeReplyObject(d);
-    freeReplyObject(t);
+    freeReplyObject(x);
     return 0;
 }

@@ -37,7 +37,9 @@ int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen);
 int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen);
 
 /* The key's DUMP payload (*payload malloc'd, NULL when the key does not exist) and its absolute
- * expiry in ms (-1: none). 0, or -1 with err. */
+ * expiry in ms (-1: none), read in one MULTI/EXEC so that both are of the same moment: the
+ * expiry from PEXPIRETIME, or, on a source before Redis 7.0, from PTTL and the source's TIME.
+ * 0, or -1 with err. */
 int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, size_t *plen,
                 int64_t *expire_ms, char *err, size_t errlen);
 

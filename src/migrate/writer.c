@@ -13,8 +13,7 @@
 
 #include "util/clock.h"
 
-#define MAX_KEYS 4096
-#define UNREACHABLE_MS 30000 /* keys of one command looked at; past it, the command is refused */
+#define UNREACHABLE_MS 30000
 
 enum { K_PLAIN, K_COPY, K_RESTORE, K_MEMBER, K_EXEC }; /* K_COPY: a snapshot key's RESTORE */
 
@@ -37,6 +36,8 @@ struct cp__mw {
     size_t kbuf_len, kbuf_cap;
     size_t *koff, *klen;
     size_t nkeys, keys_cap;
+    int *at; /* cp__mw_keys's answer: argv indexes of one command's keys */
+    size_t at_cap;
 };
 
 cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied) {
@@ -62,13 +63,8 @@ void cp__mw_free(cp__mw *w) {
     free(w->kbuf);
     free(w->koff);
     free(w->klen);
+    free(w->at);
     free(w);
-}
-
-int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *at,
-                int max) {
-    int n = cp_command_keys(w->c, argc, (const char **)argv, argvlen, at, max);
-    return n < 0 ? 0 : n;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -83,6 +79,19 @@ static int grow(void **p, size_t *cap, size_t need, size_t size) {
     *p = n;
     *cap = c;
     return 0;
+}
+
+const int *cp__mw_keys(cp__mw *w, int argc, const char *const *argv, const size_t *argvlen,
+                       int *n) {
+    static int none;
+    int k = cp_command_keys(w->c, argc, (const char **)argv, argvlen, w->at, (int)w->at_cap);
+    if (k > (int)w->at_cap) { /* more keys than ever: room for them all, then again */
+        if (grow((void **)&w->at, &w->at_cap, (size_t)k, sizeof *w->at) != 0)
+            return NULL;
+        k = cp_command_keys(w->c, argc, (const char **)argv, argvlen, w->at, (int)w->at_cap);
+    }
+    *n = k < 0 ? 0 : k;
+    return w->at != NULL ? w->at : &none;
 }
 
 static int add_key(cp__mw *w, const char *key, size_t len) {
@@ -112,9 +121,9 @@ static int add_record(cp__mw *w, int src, int kind, int argc, const char *const 
     snprintf(r->name, sizeof r->name, "%.*s", (int)(argvlen[0] < 23 ? argvlen[0] : 23), argv[0]);
     if (kind == K_MEMBER)
         return 0; /* a unit's keys are its EXEC's */
-    static int at[MAX_KEYS];
-    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
-    if (n > MAX_KEYS)
+    int n;
+    const int *at = cp__mw_keys(w, argc, argv, argvlen, &n);
+    if (at == NULL)
         return -1;
     for (int i = 0; i < n; i++)
         if (add_key(w, argv[at[i]], argvlen[at[i]]) != 0)
@@ -124,10 +133,10 @@ static int add_record(cp__mw *w, int src, int kind, int argc, const char *const 
 }
 
 int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const size_t *argvlen) {
-    static int at[MAX_KEYS];
-    int n = cp__mw_keys(w, argc, argv, argvlen, at, MAX_KEYS);
-    if (n > MAX_KEYS)
-        n = MAX_KEYS;
+    int n;
+    const int *at = cp__mw_keys(w, argc, argv, argvlen, &n);
+    if (at == NULL)
+        return -1;
     int hit = 0;
     for (int i = 0; i < n && !hit; i++)
         hit = cp__keyset_has(&w->marks[src], argv[at[i]], argvlen[at[i]]);
@@ -150,6 +159,7 @@ static int append_argv(cp__mw *w, int argc, const char *const *argv, const size_
 
 static int append(cp__mw *w, int src, int kind, int argc, const char *const *argv,
                   const size_t *argvlen) {
+    w->err[0] = '\0'; /* a failure below is said for this command, or is out of memory */
     if (append_argv(w, argc, argv, argvlen) != 0)
         return -1;
     return add_record(w, src, kind, argc, argv, argvlen);
@@ -174,14 +184,16 @@ int cp__mw_command(cp__mw *w, int src, int argc, const char *const *argv, const 
     return append(w, src, K_PLAIN, argc, argv, argvlen);
 }
 
-/* The slot of every key of the members, or -1 when they span slots (-2: no keys). */
-static int unit_slot(const cp__mw *w, const cp__mw_cmd *m, int n) {
-    static int at[MAX_KEYS];
+/* The slot of every key of the members, -1 when they span slots (-2: no keys), -3 out of
+ * memory. */
+static int unit_slot(cp__mw *w, const cp__mw_cmd *m, int n) {
     int slot = -2;
     for (int i = 0; i < n; i++) {
-        int k =
-            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
-        for (int j = 0; j < k && j < MAX_KEYS; j++) {
+        int k;
+        const int *at = cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, &k);
+        if (at == NULL)
+            return -3;
+        for (int j = 0; j < k; j++) {
             int s = (int)cp_keyslot(m[i].argv[at[j]], m[i].argvlen[at[j]]);
             if (slot != -2 && s != slot)
                 return -1;
@@ -192,7 +204,11 @@ static int unit_slot(const cp__mw *w, const cp__mw_cmd *m, int n) {
 }
 
 int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
-    if (unit_slot(w, m, n) == -1 || !cp_is_cluster(w->c)) {
+    w->err[0] = '\0';
+    int slot = unit_slot(w, m, n);
+    if (slot == -3)
+        return -1;
+    if (slot == -1 || !cp_is_cluster(w->c)) {
         for (int i = 0; i < n; i++)
             if (cp__mw_command(w, src, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen))
                 return -1;
@@ -208,10 +224,11 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
             add_record(w, src, K_MEMBER, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) !=
                 0)
             return -1;
-        static int at[MAX_KEYS];
-        int k =
-            cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, at, MAX_KEYS);
-        for (int j = 0; j < k && j < MAX_KEYS; j++)
+        int k;
+        const int *at = cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, &k);
+        if (at == NULL)
+            return -1;
+        for (int j = 0; j < k; j++)
             if (add_key(w, m[i].argv[at[j]], m[i].argvlen[at[j]]) != 0)
                 return -1;
     }
@@ -236,13 +253,23 @@ static int is_error(const redisReply *r) {
     return r != NULL && r->type == REDIS_REPLY_ERROR;
 }
 
-/* Whether command i ended done and as it should: a RESTORE with +OK, an EXEC with its array. */
+/* An EXEC's first member that the target answered with an error (a member that failed as it
+ * ran: the others ran), or NULL. */
+static const redisReply *member_error(const redisReply *exec) {
+    for (size_t k = 0; exec != NULL && exec->type == REDIS_REPLY_ARRAY && k < exec->elements; k++)
+        if (is_error(exec->element[k]))
+            return exec->element[k];
+    return NULL;
+}
+
+/* Whether command i ended done and as it should: a RESTORE with +OK, an EXEC with its array and
+ * no member's error. */
 static int went_well(const cp__mw *w, size_t i, const record *r) {
     if (cp_get_outcome(w->p, i) != CP_DONE)
         return 0;
     const redisReply *rep = cp_reply(w->p, i);
     if (r->kind == K_EXEC)
-        return rep != NULL && rep->type == REDIS_REPLY_ARRAY;
+        return rep != NULL && rep->type == REDIS_REPLY_ARRAY && member_error(rep) == NULL;
     return !is_error(rep);
 }
 
@@ -277,6 +304,9 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
             if (st->errors++ == 0)
                 snprintf(st->first_error, sizeof st->first_error, "%s: %s", r->name, rep->str);
         }
+        const redisReply *member = r->kind == K_EXEC && oc == CP_DONE ? member_error(rep) : NULL;
+        if (member != NULL && st->errors++ == 0)
+            snprintf(st->first_error, sizeof st->first_error, "a member of EXEC: %s", member->str);
         int tainted = !well;
         for (size_t k = 0; k < r->nkeys && !tainted; k++)
             tainted = cp__keyset_has(&w->marks[r->src], w->kbuf + w->koff[r->first_key + k],

@@ -9,11 +9,12 @@
  * source, is written as its commands one by one: the same end state, not atomic on the target).
  * cp__mw_flush runs it and checks every command: an outcome other than CP_DONE (unknown: the
  * command may or may not have run; not executed: it did not, but a later command of its key may
- * have), or an error reply to a stream command, marks the command's keys in its source's key set;
- * so does a command that touches a key already marked, since what it wrote was computed from a
- * value not known. Marked keys are re-copied from the source later (migrate.c). A RESTORE refused
- * by the target, OOM, and a keyless command not done stop the run: nothing could re-copy those;
- * so do 30 s of batches of which nothing ran (the target cannot be reached).
+ * have), or an error reply to a stream command (or to a member of an EXEC), marks the command's
+ * keys in its source's key set; so does a command that touches a key already marked, since what it
+ * wrote was computed from a value not known. Marked keys are re-copied from the source later
+ * (migrate.c). A RESTORE refused by the target, OOM, and a keyless command not done stop the run:
+ * nothing could re-copy those; so do 30 s of batches of which nothing ran (the target cannot be
+ * reached).
  */
 #ifndef CLUSTERPIPE_MIGRATE_WRITER_H
 #define CLUSTERPIPE_MIGRATE_WRITER_H
@@ -47,10 +48,10 @@ typedef struct cp__mw_stats {
 cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied);
 void cp__mw_free(cp__mw *w);
 
-/* The keys of a command, as the target's client routes it (cp_command_keys): their count, the
- * argv index of key i in at[i] (at most max). */
-int cp__mw_keys(const cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *at,
-                int max);
+/* The keys of a command, as the target's client routes it (cp_command_keys): the argv index of
+ * each, every one of them, in an array of the writer's valid until its next call; *n their count.
+ * NULL out of memory. */
+const int *cp__mw_keys(cp__mw *w, int argc, const char *const *argv, const size_t *argvlen, int *n);
 
 /* 1 when a key of the command is marked in source src's set (then all its keys are marked too,
  * and the caller skips it), 0 when none is, -1 out of memory. */

@@ -384,6 +384,18 @@ static long long acked(redisContext *c, long long *master) {
     return v;
 }
 
+/* Waits until the tool has acknowledged the source's whole stream (it acknowledges only what it
+ * applied or marked). */
+static void wait_acked(redisContext *s) {
+    long long master = 0, ack = -1;
+    for (int i = 0; i < 1500 && ack != master; i++) {
+        ack = acked(s, &master);
+        if (ack != master)
+            usleep(20 * 1000);
+    }
+    assert_int_equal(ack, master);
+}
+
 /* Follow mode while the target changes under the tool: slots moving back and forth between two
  * masters (failover 0), or a master killed with kill -9 and its replica taking over (failover 1).
  * Writes go on at the sources in rounds, then stop; once the tool has acknowledged each source's
@@ -432,15 +444,8 @@ static void follow_then_sigterm(int failover) {
             fail_msg("slot mover: %s", mover.err);
         assert_int_ge(moved, 4);
     }
-    for (int k = 0; k < 2; k++) {
-        long long master = 0, ack = -1;
-        for (int i = 0; i < 1500 && ack != master; i++) {
-            ack = acked(s[k], &master);
-            if (ack != master)
-                usleep(20 * 1000);
-        }
-        assert_int_equal(ack, master);
-    }
+    for (int k = 0; k < 2; k++)
+        wait_acked(s[k]);
     assert_int_equal(kill(pid, SIGTERM), 0);
     int rc = cp_clirun_finish(&run, pid, 120);
     if (rc != 0)
@@ -468,6 +473,107 @@ static void follows_while_slots_move_then_stops_on_sigterm(void **state) {
 static void follows_through_a_failover_then_stops_on_sigterm(void **state) {
     (void)state;
     follow_then_sigterm(1);
+}
+
+/* The stream's transactions, as Redis writes them: one whose members SELECT another database
+ * (--db 0 keeps only database 0's members, and MULTI and EXEC bound the unit whatever database
+ * is selected), and one whose member fails on the target as it runs (a key of another type
+ * there: WRONGTYPE inside the EXEC's array), so its keys are re-copied. Then --until-synced
+ * stopped by SIGINT before it synced exits 1: no cutover. */
+static void transactions_across_databases_and_a_member_that_fails(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    ok(s, "SET pre 0");
+    ok(s, "SELECT 3");
+    ok(s, "SET pre3 0");
+    ok(s, "SELECT 0");
+    cp_client *c = cp_fixture_client(target, NULL);
+    redisReply *r = cp_command(c, "RPUSH {t}k a-list"); /* only on the target */
+    assert_non_null(r);
+    cp_reply_free(r);
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "--db", "0", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    wait_forked(s);
+    ok(s, "MULTI");
+    ok(s, "SET a 1");
+    ok(s, "SELECT 3");
+    ok(s, "SET b 1");
+    ok(s, "EXEC"); /* the connection is now in database 3 */
+    ok(s, "SELECT 0");
+    ok(s, "SET y 1");
+    ok(s, "MULTI");
+    ok(s, "SET z 1");
+    ok(s, "EXEC");
+    ok(s, "SELECT 3");
+    ok(s, "MULTI");
+    ok(s, "SET x3 1");
+    ok(s, "SELECT 0");
+    ok(s, "SET c 1");
+    ok(s, "EXEC"); /* back in database 0 */
+    ok(s, "MULTI");
+    ok(s, "SET {t}x 1");
+    ok(s, "INCR {t}k");
+    ok(s, "EXEC");
+    wait_acked(s);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "a member of EXEC: WRONGTYPE");
+    static const char *const moved[] = {"pre", "a", "y", "z", "c", "{t}x", "{t}k"};
+    for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
+        r = cp_command(c, "GET %s", moved[k]);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STRING || strcmp(r->str, moved[k][0] == 'p' ? "0" : "1") != 0)
+            fail_msg("%s on the target: %s", moved[k],
+                     r->type == REDIS_REPLY_STRING  ? r->str
+                     : r->type == REDIS_REPLY_ERROR ? r->str
+                                                    : "nil");
+        cp_reply_free(r);
+    }
+    static const char *const not_moved[] = {"pre3", "b", "x3"};
+    for (size_t k = 0; k < sizeof not_moved / sizeof not_moved[0]; k++) {
+        r = cp_command(c, "EXISTS %s", not_moved[k]);
+        assert_non_null(r);
+        assert_int_equal(r->integer, 0);
+        cp_reply_free(r);
+    }
+
+    /* --until-synced stopped before it synced: the target takes no writes, so the snapshot's
+     * batch waits; SIGINT meanwhile, then the target takes writes again. */
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        ok(cp_fixture_conn(target, port), "CLIENT PAUSE 30000 WRITE");
+    }
+    const char *synced[] = {"migrate",         "--from", from, "--to",
+                            target->endpoints, "--db",   "0",  "--until-synced",
+                            "--timeout",       "40000",  NULL};
+    pid = cp_clirun_start(&run, synced);
+    wait_forked(s);
+    usleep(300 * 1000);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    usleep(300 * 1000);
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        ok(cp_fixture_conn(target, port), "CLIENT UNPAUSE");
+    }
+    assert_int_equal(cp_clirun_finish(&run, pid, 60), 1);
+    assert_contains(run.err, "stopped before every source was synced: do not cut over");
+    assert_not_contains(run.out, "synced: every source");
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
 static void other_databases_and_an_unreachable_target(void **state) {
@@ -710,6 +816,7 @@ int main(void) {
         cmocka_unit_test(outcomes_not_known_are_recopied_exactly),
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
         cmocka_unit_test(follows_through_a_failover_then_stops_on_sigterm),
+        cmocka_unit_test(transactions_across_databases_and_a_member_that_fails),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
