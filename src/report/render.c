@@ -10,6 +10,7 @@
 #include "report/capacity.h"
 #include "report/io.h"
 #include "report/network.h"
+#include "report/rttmodel.h"
 #include "report/sweep.h"
 #include "report/table.h"
 
@@ -471,7 +472,7 @@ static void placement(cp__sbuf *b, const json_t *doc) {
 #define REPORT_PLAN_RATE 1000000.0
 #define REPORT_PLAN_UTIL 0.6
 static void capacity(cp__sbuf *b, const json_t *doc) {
-    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}};
+    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}, 0};
     char err[256];
     char *md = cp__plan_md(doc, &o, "##", err, sizeof(err));
     if (md == NULL) {
@@ -517,6 +518,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     charts(&b, chart_err);
     cp__rpt_sweep_md(&b, doc, s, chart_err);
     cp__rpt_network_md(&b, doc, s);
+    cp__rtt_report_md(&b, doc);
     how_to_read(&b);
     reference(&b, s);
     replica_reads(&b, s);
