@@ -154,8 +154,8 @@ static void test_rtt_by_hand(void **state) {
 }
 
 /* report.md, rendered from the same document: the point at 1 ms shows the model's numbers from
- * its run at RTT 0 beside the measured (1800 / 1860 = 0.97), and the point without one says so
- * instead of predicting. */
+ * its run at RTT 0 beside the measured (1800 / 1860 = 0.97), the point without one says so
+ * instead of predicting, and the runs at RTT 0 are predicted at the reference 1 ms. */
 static void test_rtt_in_report(void **state) {
     (void)state;
     cp_clirun c;
@@ -187,6 +187,10 @@ static void test_rtt_in_report(void **state) {
     assert_contains(md, "| cluster | pipeline 1, 2 connections | 1ms | - | no run at RTT 0 / 1250 "
                         "| no run at RTT 0 / 3000 | - |");
     assert_contains(md, "has no prediction");
+    /* and the runs at RTT 0 at the report's reference round trip, as plan --rtt 1ms gives them */
+    assert_contains(md, "## At RTT 1ms: predicted from RTT 0");
+    assert_contains(md,
+                    "| cluster | pipeline 1, 1 connections | 1.00 | 20000 | 200 | 1200 | 3333 |");
     cp_clirun_free(&c);
 }
 
