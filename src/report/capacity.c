@@ -41,6 +41,10 @@ static void point_of(const json_t *doc, const json_t *run, cp__plan_point *p) {
     p->value_size = json_is_number(vs) ? json_number_value(vs) : 0;
     const json_t *rtt = json_object_get(run, "rtt_ns");
     p->rtt_ns = json_is_number(rtt) ? json_number_value(rtt) : 0;
+    const char *mode = json_string_value(json_object_get(run, "mode"));
+    p->lanes = mode != NULL && strcmp(mode, "cluster") == 0 ? int_of(wl, "masters") : 1;
+    if (p->lanes < 1)
+        p->lanes = 1;
     p->shards = int_of(run, "shards");
     if (p->shards == 0)
         p->shards = int_of(json_object_get(doc, "settings"), "shards");
@@ -72,10 +76,11 @@ static int wants_workload(const cp__plan_workload *w) {
 static void measure(const json_t *doc, const cp__plan_opts *o, cp__plan_point *p) {
     const json_t *runs = json_object_get(doc, "runs"), *run;
     size_t i, n = 0, cap = json_array_size(runs);
-    double *v = calloc(cap * (CP__PLAN_COMPONENTS + 1) + 1, sizeof(double));
+    double *v = calloc(cap * (CP__PLAN_COMPONENTS + 2) + 1, sizeof(double));
     if (v == NULL) {
         for (int c = 0; c < CP__PLAN_COMPONENTS; c++)
             p->us[c] = p->cores[c] = NAN;
+        p->ops_per_sec = p->latency_us = NAN;
         return;
     }
     json_array_foreach(runs, i, run) {
@@ -86,16 +91,23 @@ static void measure(const json_t *doc, const cp__plan_opts *o, cp__plan_point *p
         for (int c = 0; c < CP__PLAN_COMPONENTS; c++)
             v[c * cap + n] = cp__rpt_run_value(run, component_metric[c]);
         v[CP__PLAN_COMPONENTS * cap + n] = cp__rpt_run_value(run, CP__M_OPS_PER_SEC);
+        const json_t *mean = json_object_get(json_object_get(run, "latency_us"), "mean");
+        v[(CP__PLAN_COMPONENTS + 1) * cap + n] =
+            json_is_number(mean) ? json_number_value(mean) : NAN;
         n++;
     }
     p->nruns = (int)n;
-    for (int c = 0; c <= CP__PLAN_COMPONENTS; c++) {
+    for (int c = 0; c <= CP__PLAN_COMPONENTS + 1; c++) {
         cp__rpt_stat st;
         cp__rpt_stat_of(v + (size_t)c * cap, n, &st);
         double med = st.n > 0 ? st.med : NAN;
+        if (c == CP__PLAN_COMPONENTS + 1) {
+            p->latency_us = med;
+            break;
+        }
         if (c == CP__PLAN_COMPONENTS) {
             p->ops_per_sec = med;
-            break;
+            continue;
         }
         p->us[c] = med;
         p->cores[c] = isnan(med) ? NAN : o->rate * med / 1e6 / o->target_util;
@@ -118,6 +130,8 @@ int cp__plan_points(const json_t *doc, const cp__plan_opts *o, cp__plan_point *o
             continue;
         cp__plan_point p;
         point_of(doc, run, &p);
+        if (o->at_zero_only && p.rtt_ns > 0)
+            continue;
         int seen = 0;
         for (size_t k = 0; k < *n && !seen; k++)
             seen = same_point(&out[k], &p);
@@ -142,7 +156,9 @@ int cp__plan_points(const json_t *doc, const cp__plan_opts *o, cp__plan_point *o
         *n = kept;
     }
     if (*n == 0) {
-        cp__seterr(err, errlen, "no successful run to plan from");
+        cp__seterr(err, errlen,
+                   o->at_zero_only ? "no successful run at RTT 0 (without a wire) to predict from"
+                                   : "no successful run to plan from");
         return CP_EINVAL;
     }
     return 0;

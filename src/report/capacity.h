@@ -34,6 +34,7 @@ typedef struct cp__plan_opts {
     double rate;        /* ops/s to plan for, > 0 */
     double target_util; /* (0, 1]: the share of each core the plan lets the component use */
     cp__plan_workload want;
+    int at_zero_only; /* 1: only the points measured without a wire (RTT 0): plan --rtt's bases */
 } cp__plan_opts;
 
 typedef struct cp__plan_point {
@@ -46,6 +47,8 @@ typedef struct cp__plan_point {
     double cores[CP__PLAN_COMPONENTS]; /* rate x us / 1e6 / util; NaN: not measured */
     int whole[CP__PLAN_COMPONENTS];    /* cores rounded up (0 for a component that spent none) */
     double ops_per_sec;                /* median throughput measured at this point */
+    double latency_us;                 /* median of the runs' mean latency; NaN: none */
+    int lanes; /* connections per client: a cluster client's lanes (workload.masters), else 1 */
 } cp__plan_point;
 
 /* The points of doc (successful runs only), each with its cores for o; when o->want asks for a

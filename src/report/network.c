@@ -13,8 +13,49 @@
 #include <stdio.h>
 #include <string.h>
 
-double cp__rpt_hops_per_request(const json_t *doc, const char *setup, const char **placement) {
-    *placement = NULL;
+/* The rule, for a setup whose runs had no wire: a proxy's runs say mode "proxy". */
+static int hops_by_rule(const json_t *doc, const char *setup, cp__rpt_hops *h) {
+    size_t i;
+    const json_t *run, *t;
+    const json_t *found = NULL;
+    json_array_foreach(json_object_get(doc, "runs"), i, run) {
+        const char *name = json_string_value(json_object_get(run, "setup"));
+        if (name != NULL && strcmp(name, setup) == 0 &&
+            json_is_string(json_object_get(run, "mode"))) {
+            found = run;
+            break;
+        }
+    }
+    if (found == NULL)
+        return -1;
+    h->client = 1;
+    h->proxy = 0;
+    h->placement = NULL;
+    h->from_links = 0;
+    if (strcmp(json_string_value(json_object_get(found, "mode")), "proxy") != 0)
+        return 0;
+    h->placement =
+        json_string_value(json_object_get(json_object_get(doc, "placement"), "proxy_placement"));
+    json_array_foreach(json_object_get(doc, "topologies"), i, t) {
+        if (h->placement == NULL)
+            h->placement = json_string_value(json_object_get(t, "proxy_placement"));
+    }
+    if (h->placement == NULL)
+        h->placement = "servers";
+    const json_t *n = json_object_get(found, "shards");
+    if (!json_is_number(n))
+        n = json_object_get(json_object_get(doc, "settings"), "shards");
+    double shards = json_is_number(n) ? json_number_value(n) : 0;
+    if (strcmp(h->placement, "clients") == 0)
+        h->client = 0, h->proxy = 1;
+    else if (strcmp(h->placement, "tier") == 0 || shards < 1)
+        h->proxy = 1;
+    else
+        h->proxy = (shards - 1) / shards;
+    return 0;
+}
+
+int cp__rpt_hops_of(const json_t *doc, const char *setup, cp__rpt_hops *h) {
     size_t i, k;
     const json_t *t, *l;
     json_array_foreach(json_object_get(doc, "topologies"), i, t) {
@@ -30,13 +71,21 @@ double cp__rpt_hops_per_request(const json_t *doc, const char *setup, const char
             all[proxy]++;
             crossing[proxy] += json_is_true(json_object_get(l, "crosses"));
         }
-        *placement = json_string_value(json_object_get(t, "proxy_placement"));
-        double hops = 0;
-        for (int x = 0; x < 2; x++)
-            hops += all[x] > 0 ? crossing[x] / all[x] : 0;
-        return hops;
+        h->client = all[0] > 0 ? crossing[0] / all[0] : 0;
+        h->proxy = all[1] > 0 ? crossing[1] / all[1] : 0;
+        h->placement = json_string_value(json_object_get(t, "proxy_placement"));
+        h->from_links = 1;
+        return 0;
     }
-    return NAN;
+    return hops_by_rule(doc, setup, h);
+}
+
+double cp__rpt_hops_per_request(const cp__rpt_hops *h) {
+    return h->client + h->proxy;
+}
+
+double cp__rpt_hops_per_batch(const cp__rpt_hops *h, int pipeline) {
+    return h->client + 1 - pow(1 - h->proxy, pipeline > 1 ? pipeline : 1);
 }
 
 /* The round trip a case's runs had: the median run's "rtt_ns", else the settings', else 0. */
@@ -100,8 +149,10 @@ void cp__rpt_network_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s
                     baseline ? " p50 added over RTT 0 (us) |" : "", baseline ? " --: |" : "");
     for (size_t i = 0; i < s->ncases; i++) {
         const cp__rpt_case *c = &s->cases[i];
-        const char *placement;
-        double hops = cp__rpt_hops_per_request(doc, c->setup, &placement);
+        cp__rpt_hops hp;
+        int known = cp__rpt_hops_of(doc, c->setup, &hp) == 0 && hp.from_links;
+        const char *placement = known ? hp.placement : NULL;
+        double hops = known ? cp__rpt_hops_per_request(&hp) : NAN;
         double rtt_ns = case_rtt_ns(doc, c);
         char rtt[32], h[32], model[32], p50[32];
         cp__dur_format((uint64_t)rtt_ns, rtt, sizeof(rtt));
@@ -123,14 +174,16 @@ void cp__rpt_network_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s
         cp__sbuf_puts(b, "\n");
     }
     /* The published claim as numbers: what twemproxy's extra hop costs over the cluster's. */
-    const char *placement;
-    double tw = cp__rpt_hops_per_request(doc, "twemproxy", &placement);
-    double cl = cp__rpt_hops_per_request(doc, "cluster", &(const char *){NULL});
-    if (!isnan(tw) && !isnan(cl))
+    cp__rpt_hops tw_hops, cl_hops;
+    if (cp__rpt_hops_of(doc, "twemproxy", &tw_hops) == 0 && tw_hops.from_links &&
+        cp__rpt_hops_of(doc, "cluster", &cl_hops) == 0 && cl_hops.from_links) {
+        const char *placement = tw_hops.placement;
+        double tw = cp__rpt_hops_per_request(&tw_hops), cl = cp__rpt_hops_per_request(&cl_hops);
         cp__sbuf_printf(b,
                         "\nThe extra hop: a request through twemproxy (%s placement) crosses %.2f "
                         "host boundaries against the cluster's %.2f, so the network alone adds "
                         "%.2f x RTT to each of its requests over the cluster's.\n",
                         placement ? placement : "servers", tw, cl, tw - cl);
+    }
     cp__sbuf_puts(b, "\n");
 }

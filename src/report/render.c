@@ -10,6 +10,7 @@
 #include "report/capacity.h"
 #include "report/io.h"
 #include "report/network.h"
+#include "report/rttmodel.h"
 #include "report/sweep.h"
 #include "report/table.h"
 
@@ -469,11 +470,13 @@ static void placement(cp__sbuf *b, const json_t *doc) {
 }
 
 /* The capacity plan at a reference rate, so a reader sees cores rather than seconds on a test
- * box without running anything; `clusterpipe plan` gives it for their own rate and workload. */
+ * box without running anything, and the RTT model at a reference round trip; `clusterpipe
+ * plan` gives both for their own rate, workload and RTT. */
 #define REPORT_PLAN_RATE 1000000.0
 #define REPORT_PLAN_UTIL 0.6
+#define REPORT_RTT_NS 1e6 /* 1 ms: a round trip between hosts in one data centre, roughly */
 static void capacity(cp__sbuf *b, const json_t *doc) {
-    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}};
+    cp__plan_opts o = {REPORT_PLAN_RATE, REPORT_PLAN_UTIL, {0, 0, 0, 0}, 0};
     char err[256];
     char *md = cp__plan_md(doc, &o, "##", err, sizeof(err));
     if (md == NULL) {
@@ -485,6 +488,14 @@ static void capacity(cp__sbuf *b, const json_t *doc) {
     cp__sbuf_puts(b, "\nFor your rate and workload: `clusterpipe plan DIR --rate OPS "
                      "[--target-util U] [--pipeline P] [--clients C] [--value-size B] "
                      "[--shards N]`.\n\n");
+    /* the same runs at RTT 0 through a network, at a reference round trip */
+    o.at_zero_only = 1;
+    char *model = cp__rtt_plan_md(doc, &o, REPORT_RTT_NS, "##", err, sizeof(err));
+    if (model == NULL)
+        return; /* no run at RTT 0: the points through the wire are in "The network" */
+    cp__sbuf_puts(b, model);
+    free(model);
+    cp__sbuf_puts(b, "\nAt your round trip: `clusterpipe plan DIR --rate OPS --rtt D`.\n\n");
 }
 
 static void commands(cp__sbuf *b, const json_t *doc) {
@@ -519,6 +530,7 @@ char *cp__rpt_report_md(const json_t *doc, const cp__rpt_summary *s, const char 
     charts(&b, chart_err);
     cp__rpt_sweep_md(&b, doc, s, chart_err);
     cp__rpt_network_md(&b, doc, s);
+    cp__rtt_report_md(&b, doc);
     how_to_read(&b);
     reference(&b, s);
     replica_reads(&b, s);

@@ -279,8 +279,11 @@ void cp__rpt_sweep_md(cp__sbuf *b, const json_t *doc, const cp__rpt_summary *s,
     cp__sbuf_printf(b,
                     "Every point ran on both architectures, one setup at a time, with every other "
                     "setting as above; each value is the median over the point's repeats.\n\n");
-    const char *placement = NULL;
-    if (rtt && !isnan(cp__rpt_hops_per_request(doc, "twemproxy", &placement)) && placement)
+    cp__rpt_hops hops;
+    const char *placement = rtt && cp__rpt_hops_of(doc, "twemproxy", &hops) == 0 && hops.from_links
+                                ? hops.placement
+                                : NULL;
+    if (placement != NULL)
         cp__sbuf_printf(b,
                         "twemproxy's proxies were placed `%s` (`--proxy-placement`); the hops "
                         "per request of each setup are in \"The network\" below.\n\n",

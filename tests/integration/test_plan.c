@@ -8,7 +8,13 @@
  * The fixture: twemproxy GET three runs, CPU-us per op redis 10/12/11, proxy 20/22/30, client
  * 5/7/6 (medians 11, 22, 6); twemproxy pipelined GET (pipeline 10) redis 3, proxy 4, client 1,
  * plus a failed run at 1000 each that must not count; cluster GET redis 8, proxy 0, client 6.5;
- * cluster pipelined GET redis 2.5, proxy 0, client 1.2. Single-threaded.
+ * cluster pipelined GET redis 2.5, proxy 0, client 1.2.
+ *
+ * tests/data/plan-rtt/ (hand-made, an rtt sweep's shape) for `plan --rtt` and report.md's
+ * predicted beside measured: twemproxy (4 shards) at depth 1 over 4 connections, 10,000 ops/s at
+ * RTT 0 and 1,800 at 1 ms, CPU 10 / 20 / 10 us per op; twemproxy at depth 10, 40,000 ops/s;
+ * the cluster (4 masters) over 1 connection at depth 1, 20,000 ops/s; and the cluster over 2
+ * connections at 1 ms only, whose RTT 0 these results lack. Single-threaded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,12 +23,15 @@
 
 #include <cmocka.h>
 
+#include "asserts.h"
 #include "clirun.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FIXTURE CP_TEST_DATA "/plan"
+#define FIXTURE_RTT CP_TEST_DATA "/plan-rtt"
 
 /* The table row of setup + call in out (NULL when absent), up to its newline, into row. */
 static int find_row(const char *out, const char *setup_call, char *row, size_t len) {
@@ -118,11 +127,88 @@ static void test_bad_usage(void **state) {
     cp_clirun_free(&c);
 }
 
+/* plan --rtt 1ms --rate 100000, worked on paper. twemproxy at depth 1: 4 in flight / 10,000
+ * ops/s = 400 us of service; 1.75 hops (a proxy on each of 4 redis hosts: 1 + 3/4) x 1 ms: 2150
+ * us; 4 / 2150 us = 1860 ops/s (CPU bound 2 cores / 40 us = 50,000: not reached); 100,000 ops/s
+ * x 2150 us = 215 in flight, one per connection. At depth 10: 40 / 40,000 = 1000 us, a batch
+ * waits for its slowest key: 2 - (1/4)^10 = 2.00 hops, 3000 us, 13,333 ops/s, 300 in flight over
+ * 10 per connection: 30. The cluster: 4 lanes (masters) x 1 / 20,000 = 200 us, 1 hop, 1200 us,
+ * 3333 ops/s, 120 in flight over 4 lanes: 30 connections. */
+static void test_rtt_by_hand(void **state) {
+    (void)state;
+    cp_clirun c;
+    cp_clirun_init(&c);
+    const char *args[] = {"plan", FIXTURE_RTT, "--rate", "100000", "--rtt", "1ms", NULL};
+    assert_int_equal(cp_clirun_run(&c, args), 0);
+    assert_contains(c.out, "# At RTT 1ms: predicted from RTT 0");
+    assert_contains(c.out, "| twemproxy | pipeline 1, 4 connections | 1.75 | 10000 | 400 | 2150 | "
+                           "1860 | 1800 | 215 | 215 | 8 |");
+    assert_contains(c.out, "| twemproxy | pipelined GET, pipeline 10, 4 connections | 2.00 | "
+                           "40000 | 1000 | 3000 | 13333 | n/a | 300 | 30 | 3 |");
+    assert_contains(c.out, "| cluster | pipeline 1, 1 connections | 1.00 | 20000 | 200 | 1200 | "
+                           "3333 | n/a | 120 | 30 | 4 |");
+    /* the runs through the wire are no bases: the cluster's 2 connections at 1 ms is not planned */
+    assert_not_contains(c.out, "2 connections");
+    assert_contains(c.out, "Hops from the placement");
+    cp_clirun_free(&c);
+}
+
+/* report.md, rendered from the same document: the point at 1 ms shows the model's numbers from
+ * its run at RTT 0 beside the measured (1800 / 1860 = 0.97), the point without one says so
+ * instead of predicting, and the runs at RTT 0 are predicted at the reference 1 ms. */
+static void test_rtt_in_report(void **state) {
+    (void)state;
+    cp_clirun c;
+    cp_clirun_init(&c);
+    char dir[4200], path[4300];
+    snprintf(dir, sizeof(dir), "%s", cp_clirun_path(&c, "r"));
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    FILE *in = fopen(FIXTURE_RTT "/results.json", "r"), *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    const char *args[] = {"report", dir, NULL};
+    assert_int_equal(cp_clirun_run(&c, args), 0);
+    snprintf(path, sizeof(path), "%s/report.md", dir);
+    static char md[262144];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    md[fread(md, 1, sizeof(md) - 1, f)] = '\0';
+    fclose(f);
+    assert_contains(md, "### Predicted beside measured");
+    assert_contains(md, "| twemproxy | pipeline 1, 4 connections | 1ms | 1.75 | 2150 / 2200 | "
+                        "1860 / 1800 | 0.97 |");
+    assert_contains(md, "| cluster | pipeline 1, 2 connections | 1ms | - | no run at RTT 0 / 1250 "
+                        "| no run at RTT 0 / 3000 | - |");
+    assert_contains(md, "has no prediction");
+    /* and the runs at RTT 0 at the report's reference round trip, as plan --rtt 1ms gives them */
+    assert_contains(md, "## At RTT 1ms: predicted from RTT 0");
+    assert_contains(md,
+                    "| cluster | pipeline 1, 1 connections | 1.00 | 20000 | 200 | 1200 | 3333 |");
+    cp_clirun_free(&c);
+}
+
+static void test_rtt_usage(void **state) {
+    (void)state;
+    cp_clirun c;
+    cp_clirun_init(&c);
+    const char *no_unit[] = {"plan", FIXTURE_RTT, "--rate", "1000", "--rtt", "5", NULL};
+    assert_int_equal(cp_clirun_run(&c, no_unit), 2);
+    assert_contains(c.err, "--rtt");
+    cp_clirun_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cores_by_hand),
-        cmocka_unit_test(test_default_util_and_closest_point),
-        cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_cores_by_hand), cmocka_unit_test(test_default_util_and_closest_point),
+        cmocka_unit_test(test_bad_usage),     cmocka_unit_test(test_rtt_by_hand),
+        cmocka_unit_test(test_rtt_in_report), cmocka_unit_test(test_rtt_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
