@@ -164,3 +164,18 @@ int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, si
     freeReplyObject(t);
     return 0;
 }
+
+int cp__sc_append(cp__srcconn *c, int argc, const char **argv, const size_t *argvlen) {
+    return redisAppendCommandArgv(c->rc, argc, argv, argvlen) == REDIS_OK ? 0 : -1;
+}
+
+int cp__sc_reply(cp__srcconn *c, redisReply **out, char *err, size_t errlen) {
+    *out = NULL;
+    if (redisGetReply(c->rc, (void **)out) != REDIS_OK)
+        return failed(c, NULL, "a read", err, errlen);
+    return 0;
+}
+
+const char *cp__sc_name(const cp__srcconn *c) {
+    return c->name;
+}

@@ -19,7 +19,6 @@
 #include <glob.h>
 #include <netinet/in.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,21 +36,11 @@
 
 #include "clirun.h"
 #include "fixture.h"
+#include "testutil.h"
 #include "slotmover.h"
 #include "util/clock.h"
 
 #define COUNTER_INCRS 500
-
-static void ok(redisContext *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    assert_non_null(r);
-    if (r->type == REDIS_REPLY_ERROR)
-        fail_msg("%s: %s", fmt, r->str);
-    freeReplyObject(r);
-}
 
 /* Replies of n pipelined commands, each checked not to be an error. */
 static void drain(redisContext *c, int n) {
@@ -65,20 +54,20 @@ static void drain(redisContext *c, int n) {
 }
 
 static void load_source(redisContext *c, const char *p) {
-    ok(c, "SET %s:int 12345", p);
-    ok(c, "SET %s:str hello", p);
-    ok(c, "SET %s:ttl value PX 3600000", p);
+    cp_test_ok(c, "SET %s:int 12345", p);
+    cp_test_ok(c, "SET %s:str hello", p);
+    cp_test_ok(c, "SET %s:ttl value PX 3600000", p);
     char *big = malloc(20000);
     assert_non_null(big);
     for (int i = 0; i < 20000; i++)
         big[i] = (char)('a' + (i * 7919) % 26);
-    ok(c, "SET %s:big %b", p, big, (size_t)20000);
+    cp_test_ok(c, "SET %s:big %b", p, big, (size_t)20000);
     free(big);
-    ok(c, "RPUSH %s:list a b c 1 2", p);
-    ok(c, "HSET %s:hash f1 v1 f2 v2", p);
-    ok(c, "SADD %s:intset 1 2 3", p);
-    ok(c, "SADD %s:set a b c", p);
-    ok(c, "ZADD %s:zset 1 a 2.5 b", p);
+    cp_test_ok(c, "RPUSH %s:list a b c 1 2", p);
+    cp_test_ok(c, "HSET %s:hash f1 v1 f2 v2", p);
+    cp_test_ok(c, "SADD %s:intset 1 2 3", p);
+    cp_test_ok(c, "SADD %s:set a b c", p);
+    cp_test_ok(c, "ZADD %s:zset 1 a 2.5 b", p);
     int n = 0;
     for (int i = 0; i < 1000; i++, n += 4) {
         redisAppendCommand(c, "RPUSH %s:biglist e%d", p, i);
@@ -89,13 +78,13 @@ static void load_source(redisContext *c, const char *p) {
     for (int i = 0; i < 300; i++, n++)
         redisAppendCommand(c, "SET %s:k:%d v%d", p, i, i);
     drain(c, n);
-    ok(c, "PEXPIRE %s:bighash 7200000", p);
+    cp_test_ok(c, "PEXPIRE %s:bighash 7200000", p);
     for (int i = 0; i < 10; i++)
-        ok(c, "XADD %s:stream * f %d", p, i);
-    ok(c, "XGROUP CREATE %s:stream g 0", p);
-    ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
-    ok(c, "SET %s:counter 1000", p);
-    ok(c, "SET %s:expired gone PX 20", p);
+        cp_test_ok(c, "XADD %s:stream * f %d", p, i);
+    cp_test_ok(c, "XGROUP CREATE %s:stream g 0", p);
+    cp_test_ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
+    cp_test_ok(c, "SET %s:counter 1000", p);
+    cp_test_ok(c, "SET %s:expired gone PX 20", p);
     usleep(100 * 1000); /* expired: no snapshot holds it, no target may */
 }
 
@@ -296,8 +285,8 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
     for (int k = 0; k < 2; k++) {
         s[k] = cp_fixture_conn(sources, source_port(sources, k));
         assert_non_null(s[k]);
-        ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
-        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
         load_source(s[k], k == 0 ? "s0" : "s1");
     }
     snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
@@ -307,7 +296,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
     uint64_t paused_at = cp__now_ms();
     for (int k = 0; k < 3; k++) {
         int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
+        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
     }
     cp_clirun run;
     cp_clirun_init(&run);
@@ -399,7 +388,7 @@ static void follow_then_sigterm(int failover) {
     for (int k = 0; k < 2; k++) {
         s[k] = cp_fixture_conn(sources, source_port(sources, k));
         assert_non_null(s[k]);
-        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
         load_source(s[k], k == 0 ? "s0" : "s1");
     }
     char from[128];
@@ -478,11 +467,11 @@ static void other_databases_and_an_unreachable_target(void **state) {
     assert_non_null(target);
     redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
     assert_non_null(s);
-    ok(s, "SET in:db0 zero");
-    ok(s, "SELECT 3");
-    ok(s, "SET in:db3:a one");
-    ok(s, "SET in:db3:b two PX 3600000");
-    ok(s, "SELECT 0");
+    cp_test_ok(s, "SET in:db0 zero");
+    cp_test_ok(s, "SELECT 3");
+    cp_test_ok(s, "SET in:db3:a one");
+    cp_test_ok(s, "SET in:db3:b two PX 3600000");
+    cp_test_ok(s, "SELECT 0");
     char from[64];
     snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
     cp_clirun run;
@@ -598,8 +587,8 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
         int port = source_port(sources, 0);
         redisContext *s = cp_fixture_conn(sources, port);
         assert_non_null(s);
-        ok(s, "CONFIG SET repl-diskless-sync-delay 0");
-        ok(s, "SET k v");
+        cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s, "SET k v");
         char from[64], name[80];
         snprintf(from, sizeof from, "127.0.0.1:%d", port);
         snprintf(name, sizeof name, "source %s", from);
@@ -645,8 +634,8 @@ static void a_keyless_command_refused_stops_the_run(void **state) {
     int port = source_port(sources, 0);
     redisContext *s = cp_fixture_conn(sources, port);
     assert_non_null(s);
-    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
-    ok(s, "SET k v");
+    cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(s, "SET k v");
     char from[64];
     snprintf(from, sizeof from, "127.0.0.1:%d", port);
     cp_clirun run;
@@ -654,7 +643,7 @@ static void a_keyless_command_refused_stops_the_run(void **state) {
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
     pid_t pid = cp_clirun_start(&run, args);
     wait_forked(s);
-    ok(s, "SWAPDB 0 1");
+    cp_test_ok(s, "SWAPDB 0 1");
     int rc = cp_clirun_finish(&run, pid, 60);
     if (rc != 1)
         fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
