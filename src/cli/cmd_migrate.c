@@ -224,6 +224,11 @@ int cp_cli_migrate(int argc, char **argv) {
         goto out;
     if (a.from_password == NULL)
         a.from_password = src.yaml_password;
+    rc = cp_cli_sources_resolve("migrate", &src, a.from_password, a.timeout_ms);
+    if (rc != 0)
+        goto out;
+    if (src.cluster && !a.json && !a.quiet)
+        printf("the source is a cluster: its %d masters are the sources\n", src.n);
     cp_cli_install_signals();
     static printer pr;
     memset(&pr, 0, sizeof pr);

@@ -248,7 +248,13 @@ int cp_cli_verify(int argc, char **argv) {
         f.v.quiet = 0; /* JSON lines are for a program: it asked for them */
     cp_cli_sources src;
     int rc = cp_cli_sources_parse("verify", f.from, &src);
+    if (rc == 0)
+        rc = cp_cli_sources_resolve("verify", &src,
+                                    f.v.from_password ? f.v.from_password : src.yaml_password,
+                                    f.v.timeout_ms);
     if (rc == 0) {
+        if (src.cluster && !f.v.json && !f.v.quiet)
+            printf("the source is a cluster: its %d masters are the sources\n", src.n);
         cp_cli_install_signals();
         rc = cp_cli_verify_run(&f.v, &src);
     }

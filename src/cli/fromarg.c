@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "migrate/clustersrc.h"
 #include "migrate/migrate.h"
 #include "migrate/nutconf.h"
 #include "util/file.h"
@@ -93,4 +94,43 @@ void cp_cli_sources_free(cp_cli_sources *s) {
     free(s->ports);
     free(s->yaml_password);
     memset(s, 0, sizeof *s);
+}
+
+int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *password,
+                           int timeout_ms) {
+    static cp__sources found;
+    char err[1024];
+    if (cp__sources_resolve((const char *const *)s->hosts, s->ports, s->n, password, timeout_ms,
+                            &found, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterpipe %s: %s\n", cmd, err);
+        return CP_EXIT_FAIL;
+    }
+    if (!found.cluster)
+        return 0;
+    char **hosts = calloc((size_t)found.n, sizeof *hosts);
+    int *ports = calloc((size_t)found.n, sizeof *ports);
+    for (int i = 0; hosts != NULL && ports != NULL && i < found.n; i++) {
+        hosts[i] = strdup(found.host[i]);
+        ports[i] = found.port[i];
+    }
+    for (int i = 0; i < s->n; i++)
+        free(s->hosts[i]);
+    free(s->hosts);
+    free(s->ports);
+    s->hosts = hosts;
+    s->ports = ports;
+    s->n = hosts != NULL && ports != NULL ? found.n : 0;
+    for (int i = 0; i < s->n; i++)
+        if (hosts[i] == NULL) {
+            fprintf(stderr, "clusterpipe %s: out of memory\n", cmd);
+            return CP_EXIT_FAIL;
+        }
+    if (s->n == 0) {
+        fprintf(stderr, "clusterpipe %s: %s\n", cmd,
+                hosts == NULL || ports == NULL ? "out of memory"
+                                               : "the source cluster has no master");
+        return CP_EXIT_FAIL;
+    }
+    s->cluster = 1;
+    return 0;
 }

@@ -31,6 +31,10 @@ void cp__sc_free(cp__srcconn *c);
 /* Each database that holds keys, with its count. 0, or -1 with err. */
 int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen);
 
+/* 1 in *yes when the source is a cluster node (INFO cluster: cluster_enabled:1). 0, or -1 with
+ * err. */
+int cp__sc_is_cluster(cp__srcconn *c, int *yes, char *err, size_t errlen);
+
 /* master_repl_offset. 0, or -1 with err. */
 int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen);
 

@@ -57,7 +57,10 @@ static int src_append(void *arg, int argc, const char **argv, const size_t *argv
 
 static int dst_append(void *arg, int argc, const char **argv, const size_t *argvlen) {
     dst_side *d = arg;
-    return cp_append_argv(d->p, argc, argv, argvlen) == 0 ? 0 : -1;
+    if (cp_append_argv(d->p, argc, argv, argvlen) != 0)
+        return -1;
+    /* Reads: the library may send one again when its outcome became unknown (a failover). */
+    return cp_set_flags(d->p, cp_count(d->p) - 1, CP_CMD_IDEMPOTENT) == 0 ? 0 : -1;
 }
 
 static void tick(vrun *r, int final) {

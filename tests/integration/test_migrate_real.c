@@ -36,6 +36,7 @@
 
 #include "clirun.h"
 #include "fixture.h"
+#include "replwait.h"
 #include "testutil.h"
 #include "slotmover.h"
 #include "util/clock.h"
@@ -242,20 +243,6 @@ static long long dbsize(cp_client *c) {
     return v;
 }
 
-/* Waits until the source has a replica past its snapshot's fork (send_bulk or online). */
-static void wait_forked(redisContext *c) {
-    for (int i = 0; i < 300; i++) {
-        redisReply *r = redisCommand(c, "INFO replication");
-        assert_non_null(r);
-        int forked = strstr(r->str, "state=send_bulk") || strstr(r->str, "state=online");
-        freeReplyObject(r);
-        if (forked)
-            return;
-        usleep(20 * 1000);
-    }
-    fail_msg("the tool's replica connection never got a snapshot");
-}
-
 /* The keys the tool's last lines say it re-copied, summed over the sources. */
 static long long recopied(const char *out) {
     long long sum = 0;
@@ -306,7 +293,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
                           "--until-synced", "--timeout", timeout, NULL};
     pid_t pid = cp_clirun_start(&run, args);
     for (int k = 0; k < 2; k++)
-        wait_forked(s[k]);
+        cp_test_wait_forked(s[k]);
     write_during(s[0], "s0");
     write_during(s[1], "s1");
     /* The premise: the writes were over before the target took any of the snapshot. */
@@ -360,19 +347,6 @@ static void outcomes_not_known_are_recopied_exactly(void **state) {
     migrate_while_writing(6000, 1000, 1);
 }
 
-/* The offset the source's replica (the tool) acknowledged, or -1. */
-static long long acked(redisContext *c, long long *master) {
-    redisReply *r = redisCommand(c, "INFO replication");
-    assert_non_null(r);
-    const char *at = strstr(r->str, "slave0:");
-    const char *off = at ? strstr(at, "offset=") : NULL;
-    long long v = off ? atoll(off + 7) : -1;
-    const char *m = strstr(r->str, "master_repl_offset:");
-    *master = m ? atoll(m + 19) : -2;
-    freeReplyObject(r);
-    return v;
-}
-
 /* Follow mode while the target changes under the tool: slots moving back and forth between two
  * masters (failover 0), or a master killed with kill -9 and its replica taking over (failover 1).
  * Writes go on at the sources in rounds, then stop; once the tool has acknowledged each source's
@@ -403,7 +377,7 @@ static void follow_then_sigterm(int failover) {
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
     pid_t pid = cp_clirun_start(&run, args);
     for (int k = 0; k < 2; k++)
-        wait_forked(s[k]);
+        cp_test_wait_forked(s[k]);
     for (int i = 0; i < ROUNDS; i++) {
         if (failover && i == 3) {
             char err[512];
@@ -421,15 +395,8 @@ static void follow_then_sigterm(int failover) {
             fail_msg("slot mover: %s", mover.err);
         assert_int_ge(moved, 4);
     }
-    for (int k = 0; k < 2; k++) {
-        long long master = 0, ack = -1;
-        for (int i = 0; i < 1500 && ack != master; i++) {
-            ack = acked(s[k], &master);
-            if (ack != master)
-                usleep(20 * 1000);
-        }
-        assert_int_equal(ack, master);
-    }
+    for (int k = 0; k < 2; k++)
+        cp_test_wait_acked(s[k]);
     assert_int_equal(kill(pid, SIGTERM), 0);
     int rc = cp_clirun_finish(&run, pid, 120);
     if (rc != 0)
@@ -597,7 +564,7 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
         const char *args[] = {"migrate",          "--from", from, "--to", target->endpoints,
                               "--source-timeout", "2",      "-q", NULL};
         pid_t pid = cp_clirun_start(&run, args);
-        wait_forked(s);
+        cp_test_wait_forked(s);
         size_t proc = SIZE_MAX;
         for (size_t i = 0; i < cp_topo_nprocs(sources->topo); i++)
             if (cp_topo_proc(sources->topo, i)->port == port)
@@ -642,7 +609,7 @@ static void a_keyless_command_refused_stops_the_run(void **state) {
     cp_clirun_init(&run);
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
     pid_t pid = cp_clirun_start(&run, args);
-    wait_forked(s);
+    cp_test_wait_forked(s);
     cp_test_ok(s, "SWAPDB 0 1");
     int rc = cp_clirun_finish(&run, pid, 60);
     if (rc != 1)

@@ -12,8 +12,14 @@
  * counts the added key as only on the target (not a difference), caps what it prints with
  * --max-print and exits 1.
  *
- * Also: a source or a target that cannot be reached is an error naming it (exit 1); bad command
- * lines exit 2.
+ * A cluster as --from (one of its nodes): every master is a source. A 3-master cluster is moved
+ * into another one in follow mode while writes go on at it (INCR, SET, DEL through a cluster
+ * client), stopped by SIGTERM once each master's last offset is acknowledged; verify from the same
+ * node then finds every key (by type) and 0 differences, and so does a second run with
+ * --until-synced --verify.
+ *
+ * Also: a source or a target that cannot be reached, a wrong password, and a --from mixing a
+ * cluster node with a standalone server are errors naming them (exit 1); bad command lines exit 2.
  */
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -22,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +39,7 @@
 
 #include "clirun.h"
 #include "fixture.h"
+#include "replwait.h"
 #include "testutil.h"
 
 #define BIG 2500                   /* elements of the large collections: 3 pieces of 1,000 */
@@ -258,6 +266,97 @@ static void a_migration_verifies_then_each_change_is_named(void **state) {
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* Runs a command through the cluster client, failing the test on an error. */
+static void cluster_ok(cp_client *c, const char *fmt, int i) {
+    redisReply *r = cp_command(c, fmt, i, i);
+    if (r == NULL || r->type == REDIS_REPLY_ERROR)
+        fail_msg("%s (%d): %s", fmt, i, r ? r->str : c->errstr);
+    cp_reply_free(r);
+}
+
+static void a_cluster_moves_into_another_cluster(void **state) {
+    (void)state;
+    enum { STRS = 3000, EACH = 30, COUNTERS = 100, INCRS = 5 };
+    cp_fixture *source = cp_fixture_cluster(3, 0);
+    assert_non_null(source);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *m[3];
+    for (int k = 0; k < 3; k++) {
+        m[k] =
+            cp_fixture_conn(source, cp_topo_proc(source->topo, cp_fixture_master(source, k))->port);
+        assert_non_null(m[k]);
+        cp_test_ok(m[k], "CONFIG SET repl-diskless-sync-delay 0");
+    }
+    cp_client *c = cp_fixture_client(source, NULL);
+    for (int i = 0; i < STRS; i++)
+        cluster_ok(c, "SET k:%d v%d", i);
+    for (int i = 0; i < EACH; i++) {
+        cluster_ok(c, "RPUSH l:%d a b %d", i);
+        cluster_ok(c, "SADD s:%d a b %d", i);
+        cluster_ok(c, "ZADD z:%d 1 a %d b", i);
+        cluster_ok(c, "HSET h:%d f v%d", i);
+        cluster_ok(c, "XADD x:%d * f %d", i);
+    }
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d",
+             cp_topo_proc(source->topo, cp_fixture_master(source, 1))->port);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *follow[] = {"migrate", "--from", from, "--to", target->endpoints, NULL};
+    pid_t pid = cp_clirun_start(&run, follow);
+    for (int k = 0; k < 3; k++)
+        cp_test_wait_forked(m[k]);
+    for (int r = 0; r < INCRS; r++)
+        for (int i = 0; i < COUNTERS; i++)
+            cluster_ok(c, "INCR ctr:%d", i);
+    for (int i = 0; i < 500; i++)
+        cluster_ok(c, "SET k:%d new%d", i);
+    for (int i = 500; i < 600; i++)
+        cluster_ok(c, "DEL k:%d", i);
+    for (int i = 0; i < EACH; i++)
+        cluster_ok(c, "PEXPIRE h:%d 3600000", i);
+    for (int k = 0; k < 3; k++)
+        cp_test_wait_acked(m[k]);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int rc = cp_clirun_finish(&run, pid, 120);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "the source is a cluster: its 3 masters are the sources");
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "source 127.0.0.1:%d: ",
+                 cp_topo_proc(source->topo, cp_fixture_master(source, k))->port);
+        assert_contains(run.out, name);
+    }
+    cp_free(c);
+
+    const char *json[] = {"verify", "--from", from, "--to", target->endpoints, "--json", NULL};
+    cp_clirun_expect(&run, json, 0);
+    json_t *res = last_json(run.out);
+    assert_int_equal(jint(res, "differences", NULL), 0);
+    assert_int_equal(jint(res, "keys_checked", NULL), STRS - 100 + COUNTERS + 5 * EACH);
+    assert_int_equal(jint(res, "types", "string"), STRS - 100 + COUNTERS);
+    assert_int_equal(jint(res, "types", "stream"), EACH);
+    assert_int_equal(jint(res, "types", "hash"), EACH);
+    assert_int_equal(jint(res, "only_in_target", NULL), 0);
+    json_decref(res);
+    cp_client *t = cp_fixture_client(target, NULL);
+    redisReply *r = cp_command(t, "GET ctr:7");
+    assert_non_null(r);
+    assert_string_equal(r->str, "5");
+    cp_reply_free(r);
+    cp_free(t);
+
+    const char *again[] = {"migrate",        "--from",   from, "--to", target->endpoints,
+                           "--until-synced", "--verify", "-q", NULL};
+    cp_clirun_expect(&run, again, 0);
+    assert_contains(run.out, "every key of the sources is on the target, the same.");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(source), 0);
+}
+
 /* A loopback port nothing listens on (bound, then closed). */
 static int closed_port(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -294,6 +393,15 @@ static void unreachable_source_or_target(void **state) {
                             target->endpoints, "--from-password", "wrong", NULL};
     cp_clirun_expect(&run, bad_pw, 1);
     assert_contains(run.err, "AUTH");
+    /* A cluster's node and a standalone server in one --from. */
+    char mixed[128];
+    snprintf(mixed, sizeof mixed, "%s,127.0.0.1:%d", from,
+             cp_topo_proc(target->topo, cp_fixture_master(target, 0))->port);
+    const char *mix[] = {"verify", "--from", mixed, "--to", target->endpoints, NULL};
+    cp_clirun_expect(&run, mix, 1);
+    assert_contains(run.err, "is a cluster node, ");
+    assert_contains(run.err, from);
+    assert_contains(run.err, "not both");
     cp_clirun_free(&run);
     assert_int_equal(cp_fixture_stop(target), 0);
     assert_int_equal(cp_fixture_stop(sources), 0);
@@ -336,6 +444,7 @@ int main(void) {
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(unreachable_source_or_target),
         cmocka_unit_test(a_migration_verifies_then_each_change_is_named),
+        cmocka_unit_test(a_cluster_moves_into_another_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
