@@ -32,8 +32,9 @@ static const cp_cli_flag migrate_rows[] = {
      .kind = CP_CLI_STRING,
      .off = MO(from),
      .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers, or a nutcracker\nYAML file (every "
-             "pool's servers; its redis_auth as\n--from-password) (required)"},
+     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "
+             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "
+             "every master\nserving slots is a source (required)"},
     {.name = "--to",
      .arg = "HOST:PORT[,...]",
      .kind = CP_CLI_STRING,
@@ -73,17 +74,18 @@ static const cp_cli_cmd migrate_cmd = {
         "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
         "                           [--verify] [--json] [-q]\n"
         "\n"
-        "Moves the keys of standalone redis-servers into a Redis Cluster while writes go on.\n"
-        "Each source is read as a replica reads its master (PSYNC): its snapshot's keys are\n"
-        "written with RESTORE ... REPLACE ABSTTL (keys already expired are skipped), then its\n"
-        "stream of writes is applied in order (MULTI ... EXEC as one unit), through\n"
-        "libclusterpipe: routed by slot, followed through MOVED/ASK and failovers. A key\n"
-        "whose write ended with an outcome not known is re-copied from its source when the\n"
-        "source's offset equals the offset applied. A progress line per source each second:\n"
-        "keys copied of the snapshot's total, the rate, and the stream's lag in bytes.\n"
-        "Without --until-synced it follows the sources until SIGINT or SIGTERM, then\n"
-        "finishes what is in flight and prints the offset applied per source. With\n"
-        "--verify, once synced, every key is compared with the target ('clusterpipe verify').\n",
+        "Moves the keys of standalone redis-servers (or of a cluster's masters) into a Redis\n"
+        "Cluster while writes go on. Each source is read as a replica reads its master\n"
+        "(PSYNC): its snapshot's keys are written with RESTORE ... REPLACE ABSTTL (keys\n"
+        "already expired are skipped), then its stream of writes is applied in order (MULTI\n"
+        "... EXEC as one unit), through libclusterpipe: routed by slot, followed through\n"
+        "MOVED/ASK and failovers. A key whose write ended with an outcome not known is\n"
+        "re-copied from its source when the source's offset equals the offset applied. A\n"
+        "progress line per source each second: keys copied of the snapshot's total, the rate,\n"
+        "and the stream's lag in bytes. Without --until-synced it follows the sources until\n"
+        "SIGINT or SIGTERM, then finishes what is in flight and prints the offset applied per\n"
+        "source. With --verify, once synced, every key is compared with the target\n"
+        "('clusterpipe verify').\n",
     .options = "options:",
     .rows = migrate_rows,
     .epilog = "\nExit status: 0 done (--until-synced: synced; --verify: and no difference), 1 the\n"

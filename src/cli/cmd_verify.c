@@ -30,8 +30,9 @@ static const cp_cli_flag verify_rows[] = {
      .kind = CP_CLI_STRING,
      .off = VO(from),
      .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers, or a nutcracker\nYAML file (every "
-             "pool's servers; its redis_auth as\n--from-password) (required)"},
+     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "
+             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "
+             "every master\nserving slots is a source (required)"},
     {.name = "--to",
      .arg = "HOST:PORT[,...]",
      .kind = CP_CLI_STRING,
@@ -63,13 +64,14 @@ static const cp_cli_cmd verify_cmd = {
         "                          [--ttl-tolerance MS] [--timeout MS] [--max-print N]\n"
         "                          [--json] [-q]\n"
         "\n"
-        "Compares every key of standalone redis-servers with a Redis Cluster's, after\n"
-        "'clusterpipe migrate' with the sources' writes stopped: the type, the value (read\n"
-        "semantically, in pieces: GETRANGE, LRANGE, ZRANGE, SSCAN + SMISMEMBER, HSCAN +\n"
-        "HMGET, XRANGE with XINFO STREAM and GROUPS) and the absolute expiry (PEXPIRETIME,\n"
-        "within --ttl-tolerance). Prints each difference with its key and reason (missing,\n"
-        "type, value, ttl), the keys checked per type, and how many keys the target holds\n"
-        "that no source has (not differences: a target may hold other data).\n",
+        "Compares every key of standalone redis-servers (or of a cluster's masters) with a\n"
+        "Redis Cluster's, after 'clusterpipe migrate' with the sources' writes stopped: the\n"
+        "type, the value (read semantically, in pieces: GETRANGE, LRANGE, ZRANGE, SSCAN +\n"
+        "SMISMEMBER, HSCAN + HMGET, XRANGE with XINFO STREAM and GROUPS) and the absolute\n"
+        "expiry (PEXPIRETIME, within --ttl-tolerance). Prints each difference with its key\n"
+        "and reason (missing, type, value, ttl), the keys checked per type, and how many\n"
+        "keys the target holds that no source has (not differences: a target may hold\n"
+        "other data).\n",
     .options = "options:",
     .rows = verify_rows,
     .epilog = "\nExit status: 0 no difference, 1 differences or the run failed (a source or the\n"
