@@ -30,6 +30,9 @@ struct cp__keycmp {
     int scan_done;
     char last_id[64];    /* XRANGE: the last entry read */
     redisReply *pending; /* the source's last SSCAN / HSCAN piece, to check on the target */
+    size_t pending_at;   /* its elements checked so far */
+    size_t asked;        /* its elements asked of the target in the step under way */
+    int scan_asked;      /* the step under way reads the source's next piece */
     const char *argv[MAX_ARGS];
     size_t argvlen[MAX_ARGS];
     cp__kc_reason reason;
@@ -247,10 +250,14 @@ static int append_piece(cp__keycmp *k, const cp__kc_side *src, const cp__kc_side
     case CP__KC_HASH: {
         int hash = k->type == CP__KC_HASH;
         *ns = *nd = 0;
-        if (k->pending != NULL) { /* the last piece's members (fields), asked of the target */
-            const redisReply *m = k->pending->element[1];
+        k->asked = 0;
+        if (k->pending != NULL) { /* the last piece's members (fields), asked of the target, */
+            const redisReply *m = k->pending->element[1]; /* PIECE at a time: SSCAN's COUNT is
+                                                             a hint, a big intset comes whole */
+            size_t per = hash ? 2 : 1, left = m->elements - k->pending_at;
+            k->asked = left < PIECE * per ? left : PIECE * per;
             int n = cmd(k, hash ? "HMGET" : "SMISMEMBER", NULL, NULL, NULL, NULL);
-            for (size_t i = 0; i < m->elements; i += hash ? 2 : 1) {
+            for (size_t i = k->pending_at; i < k->pending_at + k->asked; i += per) {
                 k->argv[n] = m->element[i]->str;
                 k->argvlen[n++] = m->element[i]->len;
             }
@@ -258,7 +265,11 @@ static int append_piece(cp__keycmp *k, const cp__kc_side *src, const cp__kc_side
                 return -1;
             *nd = 1;
         }
-        if (!k->scan_done) {
+        /* The next piece once this one is all asked (it replaces it). */
+        k->scan_asked =
+            !k->scan_done &&
+            (k->pending == NULL || k->pending_at + k->asked >= k->pending->element[1]->elements);
+        if (k->scan_asked) {
             if (put(src, k, cmd(k, hash ? "HSCAN" : "SSCAN", k->cursor, "COUNT", count, NULL)) != 0)
                 return -1;
             *ns = 1;
@@ -424,7 +435,8 @@ static int take_ordered(cp__keycmp *k, const redisReply *a, const redisReply *b)
     k->pos += (long long)got;
     if (k->type == CP__KC_STREAM) {
         const redisReply *last = a->element[a->elements - 1];
-        if (last->type != REDIS_REPLY_ARRAY || last->elements < 1)
+        if (last->type != REDIS_REPLY_ARRAY || last->elements < 1 ||
+            last->element[0]->type != REDIS_REPLY_STRING)
             return bad_reply(k, "source", NULL);
         snprintf(k->last_id, sizeof k->last_id, "%s", last->element[0]->str);
         if (got < PIECE)
@@ -449,51 +461,63 @@ static int take_string(cp__keycmp *k, const redisReply *a, const redisReply *b) 
     return a->len == 0 || k->pos >= k->size ? value_same(k) : 0;
 }
 
-/* The target's answer for the pending piece: every member there (SMISMEMBER's 1s), or every
- * field with the source's value (HMGET). */
+/* The target's answer for the elements of the pending piece asked: every member there
+ * (SMISMEMBER's 1s), or every field with the source's value (HMGET). */
 static int check_pending(cp__keycmp *k, const redisReply *d) {
     const redisReply *m = k->pending->element[1];
     int hash = k->type == CP__KC_HASH;
-    size_t n = hash ? m->elements / 2 : m->elements;
+    size_t n = hash ? k->asked / 2 : k->asked;
     if (d->type != REDIS_REPLY_ARRAY || d->elements != n)
         return bad_reply(k, "target", d);
     char what[200], shown[200];
     for (size_t i = 0; i < n; i++) {
-        const redisReply *name = m->element[hash ? 2 * i : i];
-        if (hash ? d->element[i]->type != REDIS_REPLY_STRING ||
-                       !same_bytes(d->element[i], m->element[2 * i + 1])
-                 : d->element[i]->type != REDIS_REPLY_INTEGER || d->element[i]->integer != 1) {
+        const redisReply *name = m->element[k->pending_at + (hash ? 2 * i : i)];
+        const redisReply *got = d->element[i];
+        if (hash ? got->type != REDIS_REPLY_STRING ||
+                       !same_bytes(got, m->element[k->pending_at + 2 * i + 1])
+                 : got->type != REDIS_REPLY_INTEGER || got->integer != 1) {
             snprintf(what, sizeof what, "%s \"%s\" %s", hash ? "field" : "member",
                      show(name->str, name->len, shown, sizeof shown),
-                     hash && d->element[i]->type == REDIS_REPLY_STRING ? "has another value"
-                                                                       : "is not on the target");
+                     hash && got->type == REDIS_REPLY_STRING ? "has another value"
+                                                             : "is not on the target");
             return value_differs(k, what);
         }
     }
-    freeReplyObject(k->pending);
-    k->pending = NULL;
+    k->pending_at += k->asked;
+    if (k->pending_at >= m->elements) {
+        freeReplyObject(k->pending);
+        k->pending = NULL;
+        k->pending_at = 0;
+    }
     return 0;
 }
 
-static int take_scan(cp__keycmp *k, redisReply **src, const redisReply *const *dst, int ns,
-                     int nd) {
-    if (nd == 1) {
+static int take_scan(cp__keycmp *k, redisReply **src, const redisReply *const *dst) {
+    if (k->pending != NULL) {
         if (is_error(dst[0]))
             return bad_reply(k, "target", dst[0]);
         if (check_pending(k, dst[0]) != 0)
             return 1;
     }
-    if (ns == 1) {
+    if (k->scan_asked) {
         redisReply *r = src[0];
         if (is_error(r))
             return bad_reply(k, "source", r);
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
             r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
             return bad_reply(k, "source", NULL);
+        const redisReply *m = r->element[1];
+        int hash = k->type == CP__KC_HASH;
+        if (hash && m->elements % 2 != 0)
+            return bad_reply(k, "source", NULL);
+        for (size_t i = 0; i < m->elements; i++) /* they become the target's arguments */
+            if (m->element[i]->type != REDIS_REPLY_STRING)
+                return bad_reply(k, "source", NULL);
         snprintf(k->cursor, sizeof k->cursor, "%s", r->element[0]->str);
         k->scan_done = strcmp(k->cursor, "0") == 0;
-        if (r->element[1]->elements > 0) {
+        if (m->elements > 0) {
             k->pending = r; /* kept: taken from the caller's array (see cp__kc_take) */
+            k->pending_at = 0;
             src[0] = NULL;
         }
     }
@@ -512,7 +536,7 @@ int cp__kc_take(cp__keycmp *k, redisReply **src, const redisReply *const *dst) {
         return 1;
     }
     if (k->type == CP__KC_SET || k->type == CP__KC_HASH)
-        return take_scan(k, src, dst, !k->scan_done, k->pending != NULL);
+        return take_scan(k, src, dst);
     if (is_error(src[0]))
         return bad_reply(k, "source", src[0]);
     if (is_error(dst[0]))
