@@ -125,9 +125,18 @@ static void on_difference(const cp__verify_diff *d, void *arg) {
         return;
     p->printed++;
     if (p->a->json) {
-        json_t *o = json_pack("{s:s#, s:s, s:s, s:s, s:s}", "key", d->key, (int)d->klen, "source",
-                              d->source, "type", cp__kc_type_name(d->type), "reason",
-                              cp__kc_reason_name(d->reason), "detail", d->detail);
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "source", d->source, "type",
+                              cp__kc_type_name(d->type), "reason", cp__kc_reason_name(d->reason),
+                              "detail", d->detail);
+        json_t *key = json_stringn(d->key, d->klen);
+        if (key == NULL) { /* not UTF-8: escaped as the text output writes it */
+            char *text = key_text(d->key, d->klen);
+            key = json_string(text ? text : "?");
+            free(text);
+        }
+        if (o != NULL && key != NULL)
+            json_object_set(o, "key", key);
+        json_decref(key);
         if (o != NULL)
             json_array_append_new(p->listed, o);
         return;

@@ -7,10 +7,10 @@
  * into a 3-master cluster and finds 0 differences; `verify --json` then counts every key by its
  * type. Then the target is changed, one key of each kind: a string's value, a list element far
  * into the list, a hash field's value, a set member swapped (same size), a sorted set's score, a
- * stream group's last-delivered-id, an expiry, a key's type, a key deleted; and a key added that
- * no source has. verify names each changed key with its reason (value, ttl, type, missing),
- * counts the added key as only on the target (not a difference), caps what it prints with
- * --max-print and exits 1.
+ * stream group's last-delivered-id, an expiry, a key's type, a key deleted, the value of a key
+ * whose name is not UTF-8 (listed escaped in JSON); and a key added that no source has. verify
+ * names each changed key with its reason (value, ttl, type, missing), counts the added key as
+ * only on the target (not a difference), caps what it prints with --max-print and exits 1.
  *
  * A cluster as --from (one of its nodes): every master is a source. A 3-master cluster is moved
  * into another one in follow mode while writes go on at it (INCR, SET, DEL through a cluster
@@ -57,12 +57,16 @@ static void drain(redisContext *c, int n) {
 }
 
 /* Keys per type that load_source writes (the counts verify must report, per source). */
-enum { STRINGS = 4, LISTS = 2, SETS = 3, ZSETS = 2, HASHES = 2, STREAMS = 1 };
+enum { STRINGS = 5, LISTS = 2, SETS = 3, ZSETS = 2, HASHES = 2, STREAMS = 1 };
 
 static void load_source(redisContext *c, const char *p) {
     cp_test_ok(c, "SET %s:int 12345", p);
     cp_test_ok(c, "SET %s:str hello", p);
     cp_test_ok(c, "SET %s:ttl value PX 3600000", p);
+    cp_test_ok(c,
+               "SET %s:\xff\x01"
+               "bin v",
+               p); /* a name that is not UTF-8 */
     char *big = malloc(BIG_STRING);
     assert_non_null(big);
     for (size_t i = 0; i < BIG_STRING; i++)
@@ -194,6 +198,8 @@ static void a_migration_verifies_then_each_change_is_named(void **state) {
         "DEL s1:hash",
         "SET only:on:the:target 1",
         "SET s1:int 12346",
+        "SET s1:\xff\x01"
+        "bin w",
     };
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         redisReply *r = cp_command(c, changes[i]);
@@ -205,17 +211,17 @@ static void a_migration_verifies_then_each_change_is_named(void **state) {
     static const struct {
         const char *key, *reason;
     } want[] = {
-        {"s0:bigstr", "value"}, {"s0:biglist", "value"}, {"s0:bighash", "value"},
-        {"s0:bigset", "value"}, {"s0:bigzset", "value"}, {"s0:stream", "value"},
-        {"s1:str", "ttl"},      {"s1:list", "type"},     {"s1:hash", "missing"},
-        {"s1:int", "value"},
+        {"s0:bigstr", "value"}, {"s0:biglist", "value"},       {"s0:bighash", "value"},
+        {"s0:bigset", "value"}, {"s0:bigzset", "value"},       {"s0:stream", "value"},
+        {"s1:str", "ttl"},      {"s1:list", "type"},           {"s1:hash", "missing"},
+        {"s1:int", "value"},    {"s1:\\xff\\x01bin", "value"}, /* escaped: not UTF-8 */
     };
     size_t nwant = sizeof want / sizeof want[0];
     cp_clirun_expect(&run, json, 1);
     res = last_json(run.out);
     assert_true(json_is_true(json_object_get(res, "ok"))); /* the run went through */
     assert_int_equal(jint(res, "differences", NULL), nwant);
-    assert_int_equal(jint(res, "reasons", "value"), 7);
+    assert_int_equal(jint(res, "reasons", "value"), 8);
     assert_int_equal(jint(res, "reasons", "ttl"), 1);
     assert_int_equal(jint(res, "reasons", "type"), 1);
     assert_int_equal(jint(res, "reasons", "missing"), 1);
@@ -247,7 +253,8 @@ static void a_migration_verifies_then_each_change_is_named(void **state) {
         ": type: list at the source, set on the target",
         "\"s1:hash\" (hash, source ",
         ": missing: not on the target",
-        "verify: 10 differences (missing 1, type 1, value 7, ttl 1)",
+        "verify: 11 differences (missing 1, type 1, value 8, ttl 1)",
+        "difference: \"s1:\\xff\\x01bin\" (string, source ",
         "the target holds 1 keys that no source has (not differences)",
     };
     for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
@@ -256,7 +263,7 @@ static void a_migration_verifies_then_each_change_is_named(void **state) {
     const char *capped[] = {"verify",      "--from", from, "--to", target->endpoints,
                             "--max-print", "3",      "-q", NULL};
     cp_clirun_expect(&run, capped, 1);
-    assert_contains(run.out, "... and 7 more differences, not printed (--max-print 3)");
+    assert_contains(run.out, "... and 8 more differences, not printed (--max-print 3)");
     int lines = 0;
     for (const char *p = strstr(run.out, "difference: "); p; p = strstr(p + 1, "difference: "))
         lines++;
