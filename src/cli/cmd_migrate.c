@@ -255,9 +255,8 @@ int cp_cli_migrate(int argc, char **argv) {
     if (!ok)
         fprintf(stderr, "clusterpipe migrate: %s\n", err);
     rc = ok ? CP_EXIT_OK : CP_EXIT_FAIL;
-    if (ok && a.verify && !st.synced) { /* stopped by a signal first */
-        fprintf(stderr, "clusterpipe migrate: stopped before every source was synced: not "
-                        "verified\n");
+    if (ok && a.verify && (!st.synced || cp_cli_interrupted)) { /* a signal came first */
+        fprintf(stderr, "clusterpipe migrate: stopped by a signal: not verified\n");
         rc = CP_EXIT_FAIL;
     } else if (ok && a.verify) {
         fflush(stdout);

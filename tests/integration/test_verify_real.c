@@ -19,7 +19,8 @@
  * --until-synced --verify.
  *
  * Also: a source or a target that cannot be reached, a wrong password, and a --from mixing a
- * cluster node with a standalone server are errors naming them (exit 1); bad command lines exit 2.
+ * cluster node with a standalone server are errors naming them (exit 1); so is a migrate
+ * --verify stopped by SIGTERM (not verified); bad command lines exit 2.
  */
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -41,6 +42,7 @@
 #include "fixture.h"
 #include "replwait.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define BIG 2500                   /* elements of the large collections: 3 pieces of 1,000 */
 #define BIG_STRING (2500u * 1024u) /* bytes: 3 pieces of 1 MiB */
@@ -409,6 +411,32 @@ static void unreachable_source_or_target(void **state) {
     assert_contains(run.err, "is a cluster node, ");
     assert_contains(run.err, from);
     assert_contains(run.err, "not both");
+
+    /* migrate --until-synced --verify stopped by SIGTERM while its snapshot is written (the
+     * target's masters take no writes for 3 s): whether or not it then syncs, the verify does
+     * not start: exit 1, not verified. */
+    redisContext *src = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(src);
+    cp_test_ok(src, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(src, "SET k v");
+    uint64_t paused_at = cp__now_ms();
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE 3000 WRITE");
+    }
+    const char *stopped[] = {"migrate",         "--from",         from,       "--to",
+                             target->endpoints, "--until-synced", "--verify", "-q",
+                             "--timeout",       "10000",          NULL};
+    pid_t pid = cp_clirun_start(&run, stopped);
+    cp_test_wait_forked(src);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    /* The premise: the signal came while the target could not have taken the snapshot. */
+    assert_int_lt(cp__now_ms() - paused_at, 3000);
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 1)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.err, "stopped by a signal: not verified");
+    assert_not_contains(run.out, "verify:");
     cp_clirun_free(&run);
     assert_int_equal(cp_fixture_stop(target), 0);
     assert_int_equal(cp_fixture_stop(sources), 0);
