@@ -78,6 +78,7 @@ int cp_cli_plan(int argc, char **argv);
 int cp_cli_scenario(int argc, char **argv);
 int cp_cli_wire(int argc, char **argv);
 int cp_cli_migrate(int argc, char **argv);
+int cp_cli_verify(int argc, char **argv);
 
 /* Renders table.md, charts and report.md into dir from a "clusterpipe.compare/1" document
  * (borrowed) and prints the table and "report: DIR/report.md" on stdout. wrote_results: say

@@ -4,12 +4,12 @@
  * writes go on (migrate/migrate.h does it; this file parses, prints progress and the result).
  */
 #include "cli/cli.h"
+#include "cli/cmd_verify.h"
 #include "cli/flags.h"
 #include "cli/flagsets.h"
+#include "cli/fromarg.h"
 #include "migrate/migrate.h"
-#include "migrate/nutconf.h"
 #include "migrate/source.h"
-#include "util/file.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -21,7 +21,7 @@ typedef struct migrate_args {
     const char *from, *to, *from_password, *to_password;
     int db;
     int source_timeout, timeout_ms;
-    int until_synced, json, quiet;
+    int until_synced, verify, json, quiet;
 } migrate_args;
 
 #define MO(f) offsetof(migrate_args, f)
@@ -32,8 +32,9 @@ static const cp_cli_flag migrate_rows[] = {
      .kind = CP_CLI_STRING,
      .off = MO(from),
      .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers, or a nutcracker\nYAML file (every "
-             "pool's servers; its redis_auth as\n--from-password) (required)"},
+     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "
+             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "
+             "every master\nserving slots is a source (required)"},
     {.name = "--to",
      .arg = "HOST:PORT[,...]",
      .kind = CP_CLI_STRING,
@@ -54,6 +55,9 @@ static const cp_cli_flag migrate_rows[] = {
     CP_CLI_SET("--until-synced", CP_CLI_SWITCH, 1, MO(until_synced),
                "exit 0 the first time every source's lag is 0 and no\nkey waits for a re-copy "
                "(stop writes at the sources first)"),
+    CP_CLI_SET("--verify", CP_CLI_SWITCH, 1, MO(verify),
+               "once synced, compare every key with the target as\n'clusterpipe verify' does "
+               "(needs --until-synced)"),
     CP_CLI_SET("--json", CP_CLI_SWITCH, 1, MO(json),
                "progress and result as JSON lines (\"schema\":\n\"clusterpipe.migrate/1\") on "
                "stdout"),
@@ -68,91 +72,29 @@ static const cp_cli_cmd migrate_cmd = {
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
         "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
-        "                           [--json] [-q]\n"
+        "                           [--verify] [--json] [-q]\n"
         "\n"
-        "Moves the keys of standalone redis-servers into a Redis Cluster while writes go on.\n"
-        "Each source is read as a replica reads its master (PSYNC): its snapshot's keys are\n"
-        "written with RESTORE ... REPLACE ABSTTL (keys already expired are skipped), then its\n"
-        "stream of writes is applied in order (MULTI ... EXEC as one unit), through\n"
-        "libclusterpipe: routed by slot, followed through MOVED/ASK and failovers. A key\n"
-        "whose write ended with an outcome not known is re-copied from its source when the\n"
-        "source's offset equals the offset applied. A progress line per source each second:\n"
-        "keys copied of the snapshot's total, the rate, and the stream's lag in bytes and\n"
-        "in seconds (how long ago the source was at the offset applied).\n"
-        "Without --until-synced it follows the sources until SIGINT or SIGTERM, then\n"
-        "finishes what is in flight and prints the offset applied per source.\n",
+        "Moves the keys of standalone redis-servers (or of a cluster's masters) into a Redis\n"
+        "Cluster while writes go on. Each source is read as a replica reads its master\n"
+        "(PSYNC): its snapshot's keys are written with RESTORE ... REPLACE ABSTTL (keys\n"
+        "already expired are skipped), then its stream of writes is applied in order (MULTI\n"
+        "... EXEC as one unit), through libclusterpipe: routed by slot, followed through\n"
+        "MOVED/ASK and failovers. A key whose write ended with an outcome not known is\n"
+        "re-copied from its source when the source's offset equals the offset applied. A\n"
+        "progress line per source each second: keys copied of the snapshot's total, the rate,\n"
+        "and the stream's lag in bytes and in seconds (how long ago the source was at the\n"
+        "offset applied). Without --until-synced it follows the sources until SIGINT or\n"
+        "SIGTERM, then finishes what is in flight and prints the offset applied per source.\n"
+        "With --verify, once synced, every key is compared with the target ('clusterpipe\n"
+        "verify').\n",
     .options = "options:",
     .rows = migrate_rows,
-    .epilog = "\nExit status: 0 done (--until-synced: synced), 1 the run failed (a source or the\n"
-              "target unreachable or refusing, keys in another database, ...; --until-synced:\n"
-              "stopped by a signal before it synced), 2 bad usage.\n",
+    .epilog = "\nExit status: 0 done (--until-synced: synced; --verify: and no difference), 1 the\n"
+              "run failed (a source or the target unreachable or refusing, keys in another\n"
+              "database, differences found; --until-synced: stopped by a signal before it\n"
+              "synced, ...), 2 bad usage.\n",
     .width = 30,
 };
-
-/* "host:port,host:port": into hosts (strings malloc'd) and ports. 0, or a usage error's code. */
-static int parse_sources(const char *list, char ***hosts, int **ports, int *n) {
-    int cap = 1;
-    for (const char *p = list; *p; p++)
-        cap += *p == ',';
-    if (cap > CP__MIGRATE_MAX_SOURCES)
-        return cp_cli_usage_error("migrate", "--from: at most %d sources", CP__MIGRATE_MAX_SOURCES);
-    *hosts = calloc((size_t)cap, sizeof **hosts);
-    *ports = calloc((size_t)cap, sizeof **ports);
-    if (*hosts == NULL || *ports == NULL)
-        return CP_EXIT_FAIL;
-    *n = 0;
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        const char *colon = NULL; /* the last one: an IPv6 address has others */
-        for (const char *c = p; c < p + len; c++)
-            colon = *c == ':' ? c : colon;
-        char port[16];
-        long v;
-        if (colon == NULL || colon == p || (size_t)(p + len - colon - 1) >= sizeof port)
-            return cp_cli_usage_error("migrate", "--from: '%.*s' is not HOST:PORT", (int)len, p);
-        snprintf(port, sizeof port, "%.*s", (int)(p + len - colon - 1), colon + 1);
-        if (cp_cli_parse_long("migrate", "--from", port, 1, 65535, &v) != 0)
-            return CP_EXIT_USAGE;
-        (*hosts)[*n] = strndup(p, (size_t)(colon - p));
-        (*ports)[(*n)++] = (int)v;
-        if (p[len] == '\0')
-            return 0;
-        p += len + 1;
-    }
-}
-
-/* --from naming a nutcracker YAML (a file that exists, or a .yml/.yaml name): its servers, and
- * its redis_auth unless --from-password was given. -1: not a file; else as parse_sources. */
-static int from_yaml(migrate_args *a, char ***hosts, int **ports, int *n) {
-    size_t len = strlen(a->from);
-    int named = (len > 4 && strcmp(a->from + len - 4, ".yml") == 0) ||
-                (len > 5 && strcmp(a->from + len - 5, ".yaml") == 0);
-    size_t got;
-    char *text = cp__read_file(a->from, 1 << 20, &got);
-    if (text == NULL && !named)
-        return -1;
-    if (text == NULL)
-        return cp_cli_usage_error("migrate", "--from %s: cannot read it", a->from);
-    static cp__nutconf conf;
-    char err[512];
-    int rc = cp__nutconf_parse(text, &conf, err, sizeof err);
-    free(text);
-    if (rc != 0)
-        return cp_cli_usage_error("migrate", "--from %s: %s", a->from, err);
-    *hosts = calloc((size_t)conf.n, sizeof **hosts);
-    *ports = calloc((size_t)conf.n, sizeof **ports);
-    if (*hosts == NULL || *ports == NULL)
-        return CP_EXIT_FAIL;
-    for (int i = 0; i < conf.n; i++) {
-        (*hosts)[i] = strdup(conf.host[i]);
-        (*ports)[i] = conf.port[i];
-    }
-    *n = conf.n;
-    if (a->from_password == NULL && conf.has_password)
-        a->from_password = conf.password;
-    return 0;
-}
 
 static const char *phase_name(int phase) {
     switch (phase) {
@@ -295,20 +237,27 @@ int cp_cli_migrate(int argc, char **argv) {
         return prc;
     if (a.json && a.quiet)
         a.quiet = 0; /* JSON lines are for a program: it asked for them */
-    char **hosts = NULL;
-    int *ports = NULL, n = 0;
-    int rc = from_yaml(&a, &hosts, &ports, &n);
-    if (rc < 0)
-        rc = parse_sources(a.from, &hosts, &ports, &n);
+    if (a.verify && !a.until_synced)
+        return cp_cli_usage_error("migrate", "--verify needs --until-synced (a verify while "
+                                             "writes go on finds the writes)");
+    cp_cli_sources src;
+    int rc = cp_cli_sources_parse("migrate", a.from, &src);
     if (rc != 0)
         goto out;
+    if (a.from_password == NULL)
+        a.from_password = src.yaml_password;
+    rc = cp_cli_sources_resolve("migrate", &src, a.from_password, a.timeout_ms);
+    if (rc != 0)
+        goto out;
+    if (src.cluster && !a.json && !a.quiet)
+        printf("the source is a cluster: its %d masters are the sources\n", src.n);
     cp_cli_install_signals();
     static printer pr;
     memset(&pr, 0, sizeof pr);
     pr.a = &a;
-    cp__migrate_opts o = {.hosts = (const char *const *)hosts,
-                          .ports = ports,
-                          .nsources = n,
+    cp__migrate_opts o = {.hosts = (const char *const *)src.hosts,
+                          .ports = src.ports,
+                          .nsources = src.n,
                           .to = a.to,
                           .from_password = a.from_password,
                           .to_password = a.to_password,
@@ -330,10 +279,23 @@ int cp_cli_migrate(int argc, char **argv) {
     if (!ok)
         fprintf(stderr, "clusterpipe migrate: %s\n", err);
     rc = ok ? CP_EXIT_OK : CP_EXIT_FAIL;
+    if (ok && a.verify && cp_cli_interrupted) { /* synced, but a signal came before the verify */
+        fprintf(stderr, "clusterpipe migrate: stopped by a signal: not verified\n");
+        rc = CP_EXIT_FAIL;
+    } else if (ok && a.verify) {
+        fflush(stdout);
+        cp_cli_verify_args v;
+        cp_cli_verify_defaults(&v);
+        v.to = a.to;
+        v.from_password = a.from_password;
+        v.to_password = a.to_password;
+        v.db = a.db;
+        v.timeout_ms = a.timeout_ms;
+        v.json = a.json;
+        v.quiet = a.quiet;
+        rc = cp_cli_verify_run(&v, &src);
+    }
 out:
-    for (int i = 0; hosts != NULL && i < n; i++)
-        free(hosts[i]);
-    free(hosts);
-    free(ports);
+    cp_cli_sources_free(&src);
     return rc;
 }

@@ -29,6 +29,7 @@ static const subcommand commands[] = {
     {"plan", cp_cli_plan, "cores per component for a target rate, from DIR/results.json"},
     {"scenario", cp_cli_scenario, "reshard | failover | partition | slow-link under load"},
     {"migrate", cp_cli_migrate, "move standalone redis-servers' keys into a cluster, live"},
+    {"verify", cp_cli_verify, "compare standalone redis-servers' keys with a cluster's"},
     {"wire", cp_cli_wire, "an emulated network: a delay, a partition or a slow link on loopback"},
 };
 

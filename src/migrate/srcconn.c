@@ -81,16 +81,30 @@ static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t e
     return r;
 }
 
-int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen) {
-    redisReply *r = info(c, "keyspace", err, errlen);
-    if (r == NULL && c->rc->err == REDIS_ERR_EOF) { /* what nutcracker does with INFO */
+/* After an INFO that failed: a connection closed on INFO is what nutcracker does with it. -1. */
+static int proxy_hint(cp__srcconn *c, char *err, size_t errlen) {
+    if (c->rc->err == REDIS_ERR_EOF) {
         size_t n = strlen(err);
         snprintf(err + n, errlen - n,
                  " (is it a twemproxy? give its nutcracker YAML as --from: "
                  "its servers are the sources)");
     }
+    return -1;
+}
+
+int cp__sc_is_cluster(cp__srcconn *c, int *yes, char *err, size_t errlen) {
+    redisReply *r = info(c, "cluster", err, errlen);
     if (r == NULL)
-        return -1;
+        return proxy_hint(c, err, errlen);
+    *yes = strstr(r->str, "cluster_enabled:1") != NULL;
+    freeReplyObject(r);
+    return 0;
+}
+
+int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen) {
+    redisReply *r = info(c, "keyspace", err, errlen);
+    if (r == NULL)
+        return proxy_hint(c, err, errlen);
     out->n = 0;
     for (const char *l = r->str; l != NULL && *l;
          l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -209,4 +223,19 @@ int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, si
     }
     freeReplyObject(x);
     return 0;
+}
+
+int cp__sc_append(cp__srcconn *c, int argc, const char **argv, const size_t *argvlen) {
+    return redisAppendCommandArgv(c->rc, argc, argv, argvlen) == REDIS_OK ? 0 : -1;
+}
+
+int cp__sc_reply(cp__srcconn *c, redisReply **out, char *err, size_t errlen) {
+    *out = NULL;
+    if (redisGetReply(c->rc, (void **)out) != REDIS_OK)
+        return failed(c, NULL, "a read", err, errlen);
+    return 0;
+}
+
+const char *cp__sc_name(const cp__srcconn *c) {
+    return c->name;
 }

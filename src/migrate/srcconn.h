@@ -2,13 +2,14 @@
  *
  * A plain connection to a source, beside its replica connection (source.h), for what a replica
  * cannot ask: how many keys each database holds (INFO keyspace), where the source's replication
- * offset stands (INFO replication: the stream's lag is it minus the offset applied), and a key's
- * value and expiry for a re-copy (DUMP, PEXPIRETIME). Blocking (hiredis), each call bounded by
- * the timeout given.
+ * offset stands (INFO replication: the stream's lag is it minus the offset applied), a key's
+ * value and expiry for a re-copy (DUMP, PEXPIRETIME), and any commands pipelined (the verify's
+ * reads: cp__sc_append, cp__sc_reply). Blocking (hiredis), each call bounded by the timeout given.
  */
 #ifndef CLUSTERPIPE_MIGRATE_SRCCONN_H
 #define CLUSTERPIPE_MIGRATE_SRCCONN_H
 
+#include <hiredis/hiredis.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,10 @@ void cp__sc_free(cp__srcconn *c);
 /* Each database that holds keys, with its count. 0, or -1 with err. */
 int cp__sc_keyspace(cp__srcconn *c, cp__keyspace *out, char *err, size_t errlen);
 
+/* 1 in *yes when the source is a cluster node (INFO cluster: cluster_enabled:1). 0, or -1 with
+ * err. */
+int cp__sc_is_cluster(cp__srcconn *c, int *yes, char *err, size_t errlen);
+
 /* master_repl_offset. 0, or -1 with err. */
 int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen);
 
@@ -42,5 +47,15 @@ int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen);
  * 0, or -1 with err. */
 int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, size_t *plen,
                 int64_t *expire_ms, char *err, size_t errlen);
+
+/* Queues a command (written at the next cp__sc_reply). 0, or -1 out of memory. */
+int cp__sc_append(cp__srcconn *c, int argc, const char **argv, const size_t *argvlen);
+
+/* The next queued command's reply (*out the caller's, freeReplyObject; an error reply is a reply).
+ * 0, or -1 with err (the connection failed or timed out: it is then unusable). */
+int cp__sc_reply(cp__srcconn *c, redisReply **out, char *err, size_t errlen);
+
+/* "host:port". */
+const char *cp__sc_name(const cp__srcconn *c);
 
 #endif

@@ -19,7 +19,6 @@
 #include <glob.h>
 #include <netinet/in.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,21 +36,12 @@
 
 #include "clirun.h"
 #include "fixture.h"
+#include "replwait.h"
+#include "testutil.h"
 #include "slotmover.h"
 #include "util/clock.h"
 
 #define COUNTER_INCRS 500
-
-static void ok(redisContext *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    assert_non_null(r);
-    if (r->type == REDIS_REPLY_ERROR)
-        fail_msg("%s: %s", fmt, r->str);
-    freeReplyObject(r);
-}
 
 /* Replies of n pipelined commands, each checked not to be an error. */
 static void drain(redisContext *c, int n) {
@@ -65,20 +55,20 @@ static void drain(redisContext *c, int n) {
 }
 
 static void load_source(redisContext *c, const char *p) {
-    ok(c, "SET %s:int 12345", p);
-    ok(c, "SET %s:str hello", p);
-    ok(c, "SET %s:ttl value PX 3600000", p);
+    cp_test_ok(c, "SET %s:int 12345", p);
+    cp_test_ok(c, "SET %s:str hello", p);
+    cp_test_ok(c, "SET %s:ttl value PX 3600000", p);
     char *big = malloc(20000);
     assert_non_null(big);
     for (int i = 0; i < 20000; i++)
         big[i] = (char)('a' + (i * 7919) % 26);
-    ok(c, "SET %s:big %b", p, big, (size_t)20000);
+    cp_test_ok(c, "SET %s:big %b", p, big, (size_t)20000);
     free(big);
-    ok(c, "RPUSH %s:list a b c 1 2", p);
-    ok(c, "HSET %s:hash f1 v1 f2 v2", p);
-    ok(c, "SADD %s:intset 1 2 3", p);
-    ok(c, "SADD %s:set a b c", p);
-    ok(c, "ZADD %s:zset 1 a 2.5 b", p);
+    cp_test_ok(c, "RPUSH %s:list a b c 1 2", p);
+    cp_test_ok(c, "HSET %s:hash f1 v1 f2 v2", p);
+    cp_test_ok(c, "SADD %s:intset 1 2 3", p);
+    cp_test_ok(c, "SADD %s:set a b c", p);
+    cp_test_ok(c, "ZADD %s:zset 1 a 2.5 b", p);
     int n = 0;
     for (int i = 0; i < 1000; i++, n += 4) {
         redisAppendCommand(c, "RPUSH %s:biglist e%d", p, i);
@@ -89,13 +79,13 @@ static void load_source(redisContext *c, const char *p) {
     for (int i = 0; i < 300; i++, n++)
         redisAppendCommand(c, "SET %s:k:%d v%d", p, i, i);
     drain(c, n);
-    ok(c, "PEXPIRE %s:bighash 7200000", p);
+    cp_test_ok(c, "PEXPIRE %s:bighash 7200000", p);
     for (int i = 0; i < 10; i++)
-        ok(c, "XADD %s:stream * f %d", p, i);
-    ok(c, "XGROUP CREATE %s:stream g 0", p);
-    ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
-    ok(c, "SET %s:counter 1000", p);
-    ok(c, "SET %s:expired gone PX 20", p);
+        cp_test_ok(c, "XADD %s:stream * f %d", p, i);
+    cp_test_ok(c, "XGROUP CREATE %s:stream g 0", p);
+    cp_test_ok(c, "XREADGROUP GROUP g alice COUNT 3 STREAMS %s:stream >", p);
+    cp_test_ok(c, "SET %s:counter 1000", p);
+    cp_test_ok(c, "SET %s:expired gone PX 20", p);
     usleep(100 * 1000); /* expired: no snapshot holds it, no target may */
 }
 
@@ -253,20 +243,6 @@ static long long dbsize(cp_client *c) {
     return v;
 }
 
-/* Waits until the source has a replica past its snapshot's fork (send_bulk or online). */
-static void wait_forked(redisContext *c) {
-    for (int i = 0; i < 300; i++) {
-        redisReply *r = redisCommand(c, "INFO replication");
-        assert_non_null(r);
-        int forked = strstr(r->str, "state=send_bulk") || strstr(r->str, "state=online");
-        freeReplyObject(r);
-        if (forked)
-            return;
-        usleep(20 * 1000);
-    }
-    fail_msg("the tool's replica connection never got a snapshot");
-}
-
 /* The keys the tool's last lines say it re-copied, summed over the sources. */
 static long long recopied(const char *out) {
     long long sum = 0;
@@ -296,8 +272,8 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
     for (int k = 0; k < 2; k++) {
         s[k] = cp_fixture_conn(sources, source_port(sources, k));
         assert_non_null(s[k]);
-        ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
-        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync %s", k == 0 ? "yes" : "no");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
         load_source(s[k], k == 0 ? "s0" : "s1");
     }
     snprintf(from, sizeof from, "127.0.0.1:%d,127.0.0.1:%d", source_port(sources, 0),
@@ -307,7 +283,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
     uint64_t paused_at = cp__now_ms();
     for (int k = 0; k < 3; k++) {
         int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
+        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
     }
     cp_clirun run;
     cp_clirun_init(&run);
@@ -317,7 +293,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
                           "--until-synced", "--timeout", timeout, NULL};
     pid_t pid = cp_clirun_start(&run, args);
     for (int k = 0; k < 2; k++)
-        wait_forked(s[k]);
+        cp_test_wait_forked(s[k]);
     write_during(s[0], "s0");
     write_during(s[1], "s1");
     /* The premise: the writes were over before the target took any of the snapshot. */
@@ -371,31 +347,6 @@ static void outcomes_not_known_are_recopied_exactly(void **state) {
     migrate_while_writing(6000, 1000, 1);
 }
 
-/* The offset the source's replica (the tool) acknowledged, or -1. */
-static long long acked(redisContext *c, long long *master) {
-    redisReply *r = redisCommand(c, "INFO replication");
-    assert_non_null(r);
-    const char *at = strstr(r->str, "slave0:");
-    const char *off = at ? strstr(at, "offset=") : NULL;
-    long long v = off ? atoll(off + 7) : -1;
-    const char *m = strstr(r->str, "master_repl_offset:");
-    *master = m ? atoll(m + 19) : -2;
-    freeReplyObject(r);
-    return v;
-}
-
-/* Waits until the tool has acknowledged the source's whole stream (it acknowledges only what it
- * applied or marked). */
-static void wait_acked(redisContext *s) {
-    long long master = 0, ack = -1;
-    for (int i = 0; i < 1500 && ack != master; i++) {
-        ack = acked(s, &master);
-        if (ack != master)
-            usleep(20 * 1000);
-    }
-    assert_int_equal(ack, master);
-}
-
 /* Follow mode while the target changes under the tool: slots moving back and forth between two
  * masters (failover 0), or a master killed with kill -9 and its replica taking over (failover 1).
  * Writes go on at the sources in rounds, then stop; once the tool has acknowledged each source's
@@ -411,7 +362,7 @@ static void follow_then_sigterm(int failover) {
     for (int k = 0; k < 2; k++) {
         s[k] = cp_fixture_conn(sources, source_port(sources, k));
         assert_non_null(s[k]);
-        ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s[k], "CONFIG SET repl-diskless-sync-delay 0");
         load_source(s[k], k == 0 ? "s0" : "s1");
     }
     char from[128];
@@ -426,7 +377,7 @@ static void follow_then_sigterm(int failover) {
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
     pid_t pid = cp_clirun_start(&run, args);
     for (int k = 0; k < 2; k++)
-        wait_forked(s[k]);
+        cp_test_wait_forked(s[k]);
     for (int i = 0; i < ROUNDS; i++) {
         if (failover && i == 3) {
             char err[512];
@@ -445,7 +396,7 @@ static void follow_then_sigterm(int failover) {
         assert_int_ge(moved, 4);
     }
     for (int k = 0; k < 2; k++)
-        wait_acked(s[k]);
+        cp_test_wait_acked(s[k]);
     assert_int_equal(kill(pid, SIGTERM), 0);
     int rc = cp_clirun_finish(&run, pid, 120);
     if (rc != 0)
@@ -488,11 +439,11 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
     assert_non_null(target);
     redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
     assert_non_null(s);
-    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
-    ok(s, "SET pre 0");
-    ok(s, "SELECT 3");
-    ok(s, "SET pre3 0");
-    ok(s, "SELECT 0");
+    cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(s, "SET pre 0");
+    cp_test_ok(s, "SELECT 3");
+    cp_test_ok(s, "SET pre3 0");
+    cp_test_ok(s, "SELECT 0");
     cp_client *c = cp_fixture_client(target, NULL);
     redisReply *r = cp_command(c, "RPUSH {t}k a-list"); /* only on the target */
     assert_non_null(r);
@@ -503,28 +454,28 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
     cp_clirun_init(&run);
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "--db", "0", NULL};
     pid_t pid = cp_clirun_start(&run, args);
-    wait_forked(s);
-    ok(s, "MULTI");
-    ok(s, "SET a 1");
-    ok(s, "SELECT 3");
-    ok(s, "SET b 1");
-    ok(s, "EXEC"); /* the connection is now in database 3 */
-    ok(s, "SELECT 0");
-    ok(s, "SET y 1");
-    ok(s, "MULTI");
-    ok(s, "SET z 1");
-    ok(s, "EXEC");
-    ok(s, "SELECT 3");
-    ok(s, "MULTI");
-    ok(s, "SET x3 1");
-    ok(s, "SELECT 0");
-    ok(s, "SET c 1");
-    ok(s, "EXEC"); /* back in database 0 */
-    ok(s, "MULTI");
-    ok(s, "SET {t}x 1");
-    ok(s, "INCR {t}k");
-    ok(s, "EXEC");
-    wait_acked(s);
+    cp_test_wait_forked(s);
+    cp_test_ok(s, "MULTI");
+    cp_test_ok(s, "SET a 1");
+    cp_test_ok(s, "SELECT 3");
+    cp_test_ok(s, "SET b 1");
+    cp_test_ok(s, "EXEC"); /* the connection is now in database 3 */
+    cp_test_ok(s, "SELECT 0");
+    cp_test_ok(s, "SET y 1");
+    cp_test_ok(s, "MULTI");
+    cp_test_ok(s, "SET z 1");
+    cp_test_ok(s, "EXEC");
+    cp_test_ok(s, "SELECT 3");
+    cp_test_ok(s, "MULTI");
+    cp_test_ok(s, "SET x3 1");
+    cp_test_ok(s, "SELECT 0");
+    cp_test_ok(s, "SET c 1");
+    cp_test_ok(s, "EXEC"); /* back in database 0 */
+    cp_test_ok(s, "MULTI");
+    cp_test_ok(s, "SET {t}x 1");
+    cp_test_ok(s, "INCR {t}k");
+    cp_test_ok(s, "EXEC");
+    cp_test_wait_acked(s);
     assert_int_equal(kill(pid, SIGTERM), 0);
     int rc = cp_clirun_finish(&run, pid, 60);
     if (rc != 0)
@@ -553,19 +504,19 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
      * batch waits; SIGINT meanwhile, then the target takes writes again. */
     for (int k = 0; k < 3; k++) {
         int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        ok(cp_fixture_conn(target, port), "CLIENT PAUSE 30000 WRITE");
+        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE 30000 WRITE");
     }
     const char *synced[] = {"migrate",         "--from", from, "--to",
                             target->endpoints, "--db",   "0",  "--until-synced",
                             "--timeout",       "40000",  NULL};
     pid = cp_clirun_start(&run, synced);
-    wait_forked(s);
+    cp_test_wait_forked(s);
     usleep(300 * 1000);
     assert_int_equal(kill(pid, SIGINT), 0);
     usleep(300 * 1000);
     for (int k = 0; k < 3; k++) {
         int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        ok(cp_fixture_conn(target, port), "CLIENT UNPAUSE");
+        cp_test_ok(cp_fixture_conn(target, port), "CLIENT UNPAUSE");
     }
     assert_int_equal(cp_clirun_finish(&run, pid, 60), 1);
     assert_contains(run.err, "stopped before every source was synced: do not cut over");
@@ -584,11 +535,11 @@ static void other_databases_and_an_unreachable_target(void **state) {
     assert_non_null(target);
     redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
     assert_non_null(s);
-    ok(s, "SET in:db0 zero");
-    ok(s, "SELECT 3");
-    ok(s, "SET in:db3:a one");
-    ok(s, "SET in:db3:b two PX 3600000");
-    ok(s, "SELECT 0");
+    cp_test_ok(s, "SET in:db0 zero");
+    cp_test_ok(s, "SELECT 3");
+    cp_test_ok(s, "SET in:db3:a one");
+    cp_test_ok(s, "SET in:db3:b two PX 3600000");
+    cp_test_ok(s, "SELECT 0");
     char from[64];
     snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
     cp_clirun run;
@@ -706,8 +657,8 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
         int port = source_port(sources, 0);
         redisContext *s = cp_fixture_conn(sources, port);
         assert_non_null(s);
-        ok(s, "CONFIG SET repl-diskless-sync-delay 0");
-        ok(s, "SET k v");
+        cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+        cp_test_ok(s, "SET k v");
         char from[64], name[80];
         snprintf(from, sizeof from, "127.0.0.1:%d", port);
         snprintf(name, sizeof name, "source %s", from);
@@ -716,7 +667,7 @@ static void a_source_that_dies_or_freezes_is_an_error(void **state) {
         const char *args[] = {"migrate",          "--from", from, "--to", target->endpoints,
                               "--source-timeout", "2",      "-q", NULL};
         pid_t pid = cp_clirun_start(&run, args);
-        wait_forked(s);
+        cp_test_wait_forked(s);
         size_t proc = SIZE_MAX;
         for (size_t i = 0; i < cp_topo_nprocs(sources->topo); i++)
             if (cp_topo_proc(sources->topo, i)->port == port)
@@ -753,16 +704,16 @@ static void a_keyless_command_refused_stops_the_run(void **state) {
     int port = source_port(sources, 0);
     redisContext *s = cp_fixture_conn(sources, port);
     assert_non_null(s);
-    ok(s, "CONFIG SET repl-diskless-sync-delay 0");
-    ok(s, "SET k v");
+    cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(s, "SET k v");
     char from[64];
     snprintf(from, sizeof from, "127.0.0.1:%d", port);
     cp_clirun run;
     cp_clirun_init(&run);
     const char *args[] = {"migrate", "--from", from, "--to", target->endpoints, "-q", NULL};
     pid_t pid = cp_clirun_start(&run, args);
-    wait_forked(s);
-    ok(s, "SWAPDB 0 1");
+    cp_test_wait_forked(s);
+    cp_test_ok(s, "SWAPDB 0 1");
     int rc = cp_clirun_finish(&run, pid, 60);
     if (rc != 1)
         fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);

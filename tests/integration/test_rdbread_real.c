@@ -13,7 +13,6 @@
  * through the framing, up to the command stream that follows it.
  */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include "asserts.h"
 
 #include "fixture.h"
+#include "testutil.h"
 #include "migrate/rdbread.h"
 #include "migrate/syncframe.h"
 
@@ -38,17 +38,6 @@ static redisContext *shard_conn(cp_fixture *f) {
             return cp_fixture_conn(f, pr->port);
     }
     return NULL;
-}
-
-static void ok(redisContext *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    assert_non_null(r);
-    if (r->type == REDIS_REPLY_ERROR)
-        fail_msg("%s: %s", fmt, r->str);
-    freeReplyObject(r);
 }
 
 /* A collection of n elements: cmd key elem... in commands of 1000 elements, pipelined. Each
@@ -86,9 +75,10 @@ static void fill(redisContext *c, const char *cmd, const char *key, int n, int p
 }
 
 static void make_dataset(redisContext *c) {
-    ok(c, "SET str:int 123456");
-    ok(c, "SET str:embstr hello");
-    ok(c, "SET str:raw %s", "a raw string longer than forty-four bytes, no repeats: 0123456789");
+    cp_test_ok(c, "SET str:int 123456");
+    cp_test_ok(c, "SET str:embstr hello");
+    cp_test_ok(c, "SET str:raw %s",
+               "a raw string longer than forty-four bytes, no repeats: 0123456789");
     char *big = malloc(1 << 20);
     assert_non_null(big);
     uint32_t x = 12345;
@@ -96,39 +86,39 @@ static void make_dataset(redisContext *c) {
         x = x * 1103515245u + 12345u;
         big[i] = (char)(x >> 16);
     }
-    ok(c, "SET str:1mb:random %b", big, (size_t)(1 << 20));
+    cp_test_ok(c, "SET str:1mb:random %b", big, (size_t)(1 << 20));
     memset(big, 'z', 1 << 20);
-    ok(c, "SET str:1mb:lzf %b", big, (size_t)(1 << 20));
+    cp_test_ok(c, "SET str:1mb:lzf %b", big, (size_t)(1 << 20));
     free(big);
-    ok(c, "SET 987654 key-stored-as-an-integer");
-    ok(c, "SET kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk key-stored-as-lzf");
-    ok(c, "RPUSH list:small a b c 1 2 3");
+    cp_test_ok(c, "SET 987654 key-stored-as-an-integer");
+    cp_test_ok(c, "SET kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk key-stored-as-lzf");
+    cp_test_ok(c, "RPUSH list:small a b c 1 2 3");
     fill(c, "RPUSH", "list:100k", 100000, 1, "element-");
-    ok(c, "SADD set:intset 1 2 3 100000");
-    ok(c, "SADD set:small a b c");
+    cp_test_ok(c, "SADD set:intset 1 2 3 100000");
+    cp_test_ok(c, "SADD set:small a b c");
     fill(c, "SADD", "set:100k", 100000, 1, "member-");
-    ok(c, "ZADD zset:small 1 a 2.5 b -3 c");
+    cp_test_ok(c, "ZADD zset:small 1 a 2.5 b -3 c");
     fill(c, "ZADD", "zset:100k", 100000, 2, "member-");
-    ok(c, "HSET hash:small f1 v1 f2 v2 f3 33");
+    cp_test_ok(c, "HSET hash:small f1 v1 f2 v2 f3 33");
     fill(c, "HSET", "hash:100k", 100000, 2, "field-");
     for (int i = 0; i < 20; i++)
-        ok(c, "XADD stream * field %d other value-%d", i, i);
-    ok(c, "XGROUP CREATE stream g1 0");
-    ok(c, "XGROUP CREATE stream g2 $");
-    ok(c, "XREADGROUP GROUP g1 alice COUNT 5 STREAMS stream >");
-    ok(c, "XREADGROUP GROUP g1 bob COUNT 3 STREAMS stream >");
-    ok(c, "XADD stream * late 1");
-    ok(c, "XREADGROUP GROUP g2 carol STREAMS stream >");
-    ok(c, "XADD stream:empty-group * f v");
-    ok(c, "XGROUP CREATE stream:empty-group g 0");
-    ok(c, "PEXPIRE str:embstr 3600000");
-    ok(c, "PEXPIREAT list:small 4102444800123");
-    ok(c, "EXPIRE hash:100k 7200");
-    ok(c, "PEXPIRE stream 5000000");
-    ok(c, "SELECT 1");
-    ok(c, "SET in:db1 one");
-    ok(c, "PEXPIRE in:db1 1000000");
-    ok(c, "SELECT 0");
+        cp_test_ok(c, "XADD stream * field %d other value-%d", i, i);
+    cp_test_ok(c, "XGROUP CREATE stream g1 0");
+    cp_test_ok(c, "XGROUP CREATE stream g2 $");
+    cp_test_ok(c, "XREADGROUP GROUP g1 alice COUNT 5 STREAMS stream >");
+    cp_test_ok(c, "XREADGROUP GROUP g1 bob COUNT 3 STREAMS stream >");
+    cp_test_ok(c, "XADD stream * late 1");
+    cp_test_ok(c, "XREADGROUP GROUP g2 carol STREAMS stream >");
+    cp_test_ok(c, "XADD stream:empty-group * f v");
+    cp_test_ok(c, "XGROUP CREATE stream:empty-group g 0");
+    cp_test_ok(c, "PEXPIRE str:embstr 3600000");
+    cp_test_ok(c, "PEXPIREAT list:small 4102444800123");
+    cp_test_ok(c, "EXPIRE hash:100k 7200");
+    cp_test_ok(c, "PEXPIRE stream 5000000");
+    cp_test_ok(c, "SELECT 1");
+    cp_test_ok(c, "SET in:db1 one");
+    cp_test_ok(c, "PEXPIRE in:db1 1000000");
+    cp_test_ok(c, "SELECT 0");
 }
 
 static unsigned char *slurp(const char *path, size_t *len) {
@@ -203,7 +193,7 @@ static void same_content(redisContext *c, const cp__rdb_event *ev) {
 
 static void check_key(redisContext *c, const cp__rdb_event *ev, uint64_t *selected) {
     if (*selected != ev->db) {
-        ok(c, "SELECT %llu", (unsigned long long)ev->db);
+        cp_test_ok(c, "SELECT %llu", (unsigned long long)ev->db);
         *selected = ev->db;
     }
     redisReply *d = redisCommand(c, "DUMP %b", ev->name, ev->name_len);
@@ -220,7 +210,8 @@ static void check_key(redisContext *c, const cp__rdb_event *ev, uint64_t *select
     assert_int_equal(t->type, REDIS_REPLY_INTEGER);
     assert_int_equal(t->integer, ev->expire_ms);
     freeReplyObject(t);
-    ok(c, "RESTORE restored:%b 0 %b REPLACE", ev->name, ev->name_len, ev->value, ev->value_len);
+    cp_test_ok(c, "RESTORE restored:%b 0 %b REPLACE", ev->name, ev->name_len, ev->value,
+               ev->value_len);
     d = redisCommand(c, "DUMP restored:%b", ev->name, ev->name_len);
     assert_non_null(d);
     assert_int_equal(d->type, REDIS_REPLY_STRING);
@@ -228,7 +219,7 @@ static void check_key(redisContext *c, const cp__rdb_event *ev, uint64_t *select
     freeReplyObject(d);
     if (!same) /* a hash table is dumped in its own order, which a restore may change */
         same_content(c, ev);
-    ok(c, "DEL restored:%b", ev->name, ev->name_len);
+    cp_test_ok(c, "DEL restored:%b", ev->name, ev->name_len);
 }
 
 /* Reads the RDB at path in pieces and checks every key against the server. */
@@ -292,21 +283,21 @@ static void check_rdb(redisContext *c, const char *path) {
     assert_int_equal(rest, 0);
     cp__rdb_free(r);
     free(rdb);
-    ok(c, "SELECT 0");
+    cp_test_ok(c, "SELECT 0");
 }
 
 /* Syncs from the server as a replica does (PSYNC ? -1 with capa eof), diskless or not, reads the
  * payload through the framing, checks every key, then writes a key and finds its SET in the
  * command stream that follows the RDB. */
 static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
-    ok(c, "CONFIG SET repl-diskless-sync %s", diskless ? "yes" : "no");
-    ok(c, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(c, "CONFIG SET repl-diskless-sync %s", diskless ? "yes" : "no");
+    cp_test_ok(c, "CONFIG SET repl-diskless-sync-delay 0");
     redisContext *rc = redisConnect("127.0.0.1", c->tcp.port);
     assert_non_null(rc);
     assert_int_equal(rc->err, 0);
     struct timeval tv = {20, 0};
     assert_int_equal(setsockopt(rc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
-    ok(rc, "REPLCONF capa eof capa psync2");
+    cp_test_ok(rc, "REPLCONF capa eof capa psync2");
     assert_int_equal(write(rc->fd, "PSYNC ? -1\r\n", 12), 12);
     char line[256];
     size_t ll = 0;
@@ -339,7 +330,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
         assert_int_gt(n, 0);
         assert_int_equal(cp__sync_feed(s, buf, (size_t)n), 0);
     }
-    ok(c, "SELECT 0");
+    cp_test_ok(c, "SELECT 0");
     assert_int_equal(cp__sync_diskless(s), diskless);
     assert_int_equal(keys, want_keys);
     /* A diskless master puts its replica online at its first ACK (it cannot know when the RDB
@@ -350,7 +341,7 @@ static void sync_as_replica(redisContext *c, int diskless, int want_keys) {
     int al = snprintf(ack, sizeof ack, "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%zu\r\n%s\r\n",
                       strlen(off), off);
     assert_int_equal(write(rc->fd, ack, (size_t)al), al);
-    ok(c, "SET after:sync %d", diskless);
+    cp_test_ok(c, "SET after:sync %d", diskless);
     for (;;) {
         size_t n;
         const unsigned char *rest = cp__sync_rest(s, &n);
@@ -372,7 +363,7 @@ static void every_type_matches_dump(void **state) {
     assert_non_null(c);
     make_dataset(c);
     /* The RDB that SAVE writes, */
-    ok(c, "SAVE");
+    cp_test_ok(c, "SAVE");
     char *dir = config(c, "dir"), *file = config(c, "dbfilename");
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Scratch directories, stored fixtures, fixed ports and the protocol the suite runs under, for the
- * tests. Single-threaded use.
+ * Scratch directories, stored fixtures, fixed ports, the protocol the suite runs under and a
+ * command that must succeed, for the tests. Single-threaded use.
  */
 #include "testutil.h"
 
 #include "orch/ports.h"
 
 #include <hiredis/hiredis.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
 
 #include <unistd.h>
 
@@ -103,4 +110,16 @@ redisReply *cp_test_read_reply(const char *name) {
     redisReply *r = buf != NULL ? cp_test_parse_reply(buf, len) : NULL;
     free(buf);
     return r;
+}
+
+void cp_test_ok(redisContext *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    if (r == NULL)
+        fail_msg("%s: no answer (%s)", fmt, c->errstr);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("%s: %s", fmt, r->str);
+    freeReplyObject(r);
 }

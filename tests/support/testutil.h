@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Small helpers shared by the tests: scratch directories, reading stored fixtures, and the fixed
- * ports of the --base-port tests.
+ * Small helpers shared by the tests: scratch directories, reading stored fixtures, the fixed
+ * ports of the --base-port tests, and a command that must succeed.
  */
 #ifndef CLUSTERPIPE_TESTUTIL_H
 #define CLUSTERPIPE_TESTUTIL_H
@@ -41,5 +41,9 @@ int cp_test_listen(int port);
  * clients a second time, as NAME@resp3, with 3). Sets o->protocol from it when the test left the
  * protocol at 0 (a test that asks for a protocol keeps it). Aborts on another value. */
 void cp_test_protocol(cp_options *o);
+
+/* Runs a command (hiredis format) on c; fails the test, naming the command and the server's
+ * answer, when there is none or it is an error. */
+void cp_test_ok(redisContext *c, const char *fmt, ...);
 
 #endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ *
+ * `--from` of `migrate` and `verify`: standalone redis-servers as "host:port[,host:port...]", or a
+ * nutcracker YAML file (a file that exists, or a name ending .yml/.yaml): every pool's servers,
+ * and its redis_auth as the sources' password; then, addresses of a cluster's nodes replaced by
+ * its masters (migrate/clustersrc.h).
+ */
+#ifndef CLUSTERPIPE_CLI_FROMARG_H
+#define CLUSTERPIPE_CLI_FROMARG_H
+
+typedef struct cp_cli_sources {
+    char **hosts; /* malloc'd, each malloc'd */
+    int *ports;
+    int n;
+    char *yaml_password; /* the YAML's redis_auth (malloc'd), or NULL */
+    int cluster;         /* cp_cli_sources_resolve found a cluster: the sources are its masters */
+} cp_cli_sources;
+
+/* Parses --from's value for subcommand cmd into out (zeroed first). 0, or the exit code of the
+ * usage error it printed (or CP_EXIT_FAIL out of memory). Free out with cp_cli_sources_free
+ * either way. */
+int cp_cli_sources_parse(const char *cmd, const char *from, cp_cli_sources *out);
+void cp_cli_sources_free(cp_cli_sources *s);
+
+/* Asks each source whether it is a cluster node; if so, the sources become the cluster's masters
+ * serving slots. 0, or CP_EXIT_FAIL after printing "clusterpipe CMD: <reason>" on stderr. */
+int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *password,
+                           int timeout_ms);
+
+#endif
