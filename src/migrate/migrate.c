@@ -386,6 +386,7 @@ static int loop(run *r) {
     struct pollfd pf[CP__MIGRATE_MAX_SOURCES];
     int64_t start = cp__now_ms(), last_tick = start, last_check = 0;
     int check_every = o->until_synced ? 20 : 1000;
+    unsigned turn = 0;
     for (;;) {
         int stopping = o->stop != NULL && *o->stop;
         if (!stopping) {
@@ -395,12 +396,18 @@ static int loop(run *r) {
             int pr = poll(pf, (nfds_t)n, cp__mw_count(r->w) > 0 ? 0 : 20);
             if (pr < 0 && errno != EINTR)
                 return snprintf(r->err, r->errlen, "poll: %s", strerror(errno)), -1;
-            for (int i = 0; i < n; i++) {
+            /* Each source read as fast as it sends (what the target has not taken yet waits in
+             * this process, not in the source's replica output buffer, which has a limit); the
+             * batch filled from a different source first each turn, so none waits behind
+             * another's backlog. */
+            for (int k = 0; k < n; k++) {
+                int i = (int)((turn + (unsigned)k) % (unsigned)n);
                 if (cp__src_io(r->s[i].rep, pr > 0 ? pf[i].revents : 0, READ_PER_TURN) != 0)
                     return snprintf(r->err, r->errlen, "%s", cp__src_error(r->s[i].rep)), -1;
                 if (take(r, i) != 0)
                     return -1;
             }
+            turn++;
         }
         if (flush(r) != 0)
             return -1;

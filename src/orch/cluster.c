@@ -523,17 +523,21 @@ int cp__cluster_create(cp_topo *t, char *err, size_t errlen) {
             return queued;
         }
         if (cp__adm_flush(c, e, sizeof(e)) != 0) {
-            /* Name the first MEET that failed (no reply, or an error reply). */
-            size_t j = i + 1;
-            for (size_t k = 0; j + 1 < t->nprocs; j++) {
+            /* Name the first MEET that failed (no reply, or an error reply), when one did. */
+            size_t failed = t->nprocs;
+            for (size_t j = i + 1, k = 0; j < t->nprocs && failed == t->nprocs; j++) {
                 if (!cp__topo_is_node(t, j))
                     continue;
                 const redisReply *r = cp__adm_reply(c, k++);
                 if (r == NULL || r->type == REDIS_REPLY_ERROR)
-                    break;
+                    failed = j;
             }
             cp__topo_proc_label(t, i, label, sizeof(label));
-            cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label, t->procs[j].port, e);
+            if (failed < t->nprocs)
+                cp__seterr(err, errlen, "%s: CLUSTER MEET port %d: %s", label,
+                           t->procs[failed].port, e);
+            else
+                cp__seterr(err, errlen, "%s: CLUSTER MEET: %s", label, e);
             cp__adm_free(c);
             return CP_ESERVER;
         }

@@ -149,8 +149,15 @@ int cp__links_add_for(cp_topo *t, size_t i, char *err, size_t errlen) {
         return 0;
     size_t first = t->nlinks;
     int rc = links_to(t, i, 0, err, errlen);
-    int running = cp_topo_alive(t, (size_t)w);
-    for (size_t k = first; k < t->nlinks && rc == 0 && running; k++) {
+    for (size_t k = first; k < t->nlinks && rc == 0 && !cp_topo_alive(t, (size_t)w); k++)
+        if (t->links[k].crosses) { /* its config would name a port nobody listens on */
+            cp__seterr(err, errlen,
+                       "the wire (pid %d) is not running: a process added now would be "
+                       "unreachable through link %s",
+                       (int)t->procs[w].pid, t->links[k].name);
+            rc = CP_ECONNECT;
+        }
+    for (size_t k = first; k < t->nlinks && rc == 0; k++) {
         const cp_link *l = &t->links[k];
         if (!l->crosses)
             continue;

@@ -29,7 +29,8 @@ int cp__links_plan(cp_topo *t, char *err, size_t errlen);
 /* A process i added while the topology runs (a cluster node, a twemproxy shard), not started
  * yet: records its links, and tells the running wire of each crossing one ("link NAME PORT
  * HOST:PORT" on its control socket) so that its config can name the wire's port. Nothing to do
- * without a wire. Returns 0, or a CP_E* code with err. */
+ * without a wire; a wire that is not running, with a link of i to cross, is CP_ECONNECT. Returns
+ * 0, or a CP_E* code with err. */
 int cp__links_add_for(cp_topo *t, size_t i, char *err, size_t errlen);
 
 /* Forgets the links of the last process, i, which is being forgotten too (it failed to start;

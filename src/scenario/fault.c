@@ -92,8 +92,8 @@ static int ask_wire(const cp_topo *t, const char *fmt, const char *name, const c
     return 0;
 }
 
-/* One shard as the probe sees it: a key it holds (RANDOMKEY on its own port, direct), and a
- * client that reaches it by the load's path (the master's client port, or the faulted proxy). */
+/* A client to shard i through port (the load's path to it: the master's client port, or the
+ * faulted proxy). */
 static cp_client *probe_client(const cp_topo *t, size_t i, int port) {
     char ep[96];
     snprintf(ep, sizeof(ep), "%s:%d", cp_topo_proc(t, i)->host, port);
@@ -282,7 +282,8 @@ int cp__scn_wire_fault(const cp__scn_opts *o, cp__session *ss, cp_topo *t,
                           l->from >= 0 ? cp_proc_role_name(cp_topo_proc(t, via)->role) : "client",
                           "from_port", l->from >= 0 ? cp_topo_proc(t, via)->port : 0,
                           "bytes_at_block", (json_int_t)b0, "bytes_at_heal", (json_int_t)b1);
-    json_object_set_new(f, "bytes_during", json_integer((json_int_t)(b1 - b0)));
+    if (rc == 0) /* both counts read */
+        json_object_set_new(f, "bytes_during", json_integer((json_int_t)(b1 - b0)));
     if (!partition)
         json_object_set_new(f, "delay_ns", json_integer((json_int_t)o->delay_ns));
     json_object_set_new(f, "probes", probes_json(t, pr, npr, victim));

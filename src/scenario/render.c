@@ -40,7 +40,6 @@ static const char *str(const json_t *o, const char *key) {
     return s ? s : "";
 }
 
-/* t of the named event of a case, NaN when it did not happen. */
 /* 1 for a fault on the wire (partition, slow-link). */
 static int wire_kind(const json_t *doc) {
     const char *k = str(doc, "scenario");
@@ -56,6 +55,7 @@ static const char *title_of(const json_t *doc) {
                                          : "a slow link under load";
 }
 
+/* t of the named event of a case, NaN when it did not happen. */
 static double event_t(const json_t *c, const char *name) {
     size_t i;
     const json_t *e;

@@ -306,14 +306,18 @@ static void learn_lead(wire *w, uint64_t due, uint64_t done) {
     w->lead_ns = lead < 0 ? 0 : lead > cap ? (uint64_t)cap : (uint64_t)lead;
 }
 
-/* Moves what is due in d (read from fd[from]) to fd[1 - from]. Returns 0, or -1 when the
- * connection broke and was closed. */
-static int deliver(wire *w, wconn *p, int from) {
+/* The clock deliveries go by: now, plus the lead the wire wakes early by. */
+static uint64_t due_now(const wire *w) {
+    return cp__now_ns() + w->lead_ns;
+}
+
+/* Moves what is due at now (due_now's) in d (read from fd[from]) to fd[1 - from]. Returns 0, or
+ * -1 when the connection broke and was closed. */
+static int deliver(wire *w, wconn *p, int from, uint64_t now) {
     dir *d = &p->d[from];
     int to = 1 - from;
     if (p->connecting || p->l->st.blocked || d->wblocked)
         return 0;
-    uint64_t now = cp__now_ns() + w->lead_ns;
     uint64_t first_due = cp__delayq_next_due(&d->q);
     struct iovec iov[IOV_MAX_DUE];
     int n;
@@ -429,12 +433,12 @@ static void on_side(wire *w, wconn *p, int side, uint32_t events) {
         }
         p->connecting = 0;
         watch(w, p, 1);
-        if (deliver(w, p, 0) != 0) /* what the client sent while it connected */
+        if (deliver(w, p, 0, due_now(w)) != 0) /* what the client sent while it connected */
             return;
     }
     if (events & EPOLLOUT) {
         p->d[1 - side].wblocked = 0;
-        if (deliver(w, p, 1 - side) != 0)
+        if (deliver(w, p, 1 - side, due_now(w)) != 0)
             return;
     }
     if ((events & EPOLLERR) || ((events & EPOLLHUP) && !p->d[side].reading)) {
@@ -466,13 +470,15 @@ static void fired(wire *w) {
     w->armed = CP__DQ_NEVER;
 }
 
-/* Delivers every direction whose first run is due. */
+/* Delivers every direction whose first run is due, all by the same clock: a delivery that lowers
+ * the lead (learn_lead) must not leave a direction due here and not due in deliver, picked again
+ * and again until the clock catches up. */
 static void run_due(wire *w) {
-    uint64_t now = cp__now_ns() + w->lead_ns;
+    uint64_t now = due_now(w);
     while (w->nheap > 0 && due_of(w->heap[0]) <= now) {
         dir *d = w->heap[0];
         heap_remove(w, d);
-        deliver(w, d->p, d->from);
+        deliver(w, d->p, d->from, now);
     }
 }
 
