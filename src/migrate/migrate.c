@@ -437,6 +437,39 @@ static int loop(run *r) {
     }
 }
 
+/* A cluster target must serve every slot: a key of a slot no master serves could not be
+ * written, and each batch holding one would wait out the retry budget. 0, or -1 with err naming
+ * the first slots without a master. */
+static int target_unserved(cp_client *c, const char *to, char *err, size_t errlen) {
+    if (!cp_is_cluster(c))
+        return 0;
+    static unsigned char served[CP_SLOTS];
+    memset(served, 0, sizeof served);
+    int total = 0;
+    for (int n = 0; n < cp_node_count(c); n++) {
+        static int ranges[CP_SLOTS][2];
+        int k = cp_node_slots(c, n, ranges, CP_SLOTS);
+        for (int j = 0; j < k && j < CP_SLOTS; j++)
+            for (int s = ranges[j][0]; s <= ranges[j][1] && s < CP_SLOTS; s++) {
+                total += !served[s];
+                served[s] = 1;
+            }
+    }
+    if (total == CP_SLOTS)
+        return 0;
+    int first = 0;
+    while (served[first])
+        first++;
+    int last = first;
+    while (last + 1 < CP_SLOTS && !served[last + 1])
+        last++;
+    snprintf(err, errlen,
+             "target %s serves %d of %d slots (none serves slots %d-%d%s): a key there could "
+             "not be written; give every slot a master first",
+             to, total, CP_SLOTS, first, last, CP_SLOTS - total > last - first + 1 ? ", ..." : "");
+    return -1;
+}
+
 int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err, size_t errlen) {
     memset(st, 0, sizeof *st);
     if (o->nsources < 1 || o->nsources > CP__MIGRATE_MAX_SOURCES)
@@ -457,8 +490,9 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     if (c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;
     int rc = -1;
-    if (c->err) {
-        snprintf(err, errlen, "target %s: %s", o->to, c->errstr);
+    if (c->err || target_unserved(c, o->to, err, errlen) != 0) {
+        if (c->err)
+            snprintf(err, errlen, "target %s: %s", o->to, c->errstr);
         cp_free(c);
         return -1;
     }

@@ -527,6 +527,59 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* What the tool refuses before or while it writes, each with exit 1 and the reason: a wrong
+ * password at the source; a target with slots no master serves (refused before anything is
+ * written); a target that answers OOM (the run stops, naming the command and the answer). */
+static void a_wrong_password_missing_slots_and_oom(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    cp_test_ok(s, "SET k v");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+
+    cp_test_ok(s, "CONFIG SET requirepass right-one"); /* this connection stays authenticated */
+    const char *wrong[] = {"migrate",   "--from",          from,
+                           "--to",      target->endpoints, "--from-password",
+                           "wrong-one", "--until-synced",  NULL};
+    cp_clirun_expect(&run, wrong, 1);
+    assert_contains(run.err, from);
+    assert_contains(run.err, "AUTH");
+    cp_test_ok(s, "CONFIG SET requirepass %s", "");
+
+    int m0 = cp_topo_proc(target->topo, cp_fixture_master(target, 0))->port;
+    redisContext *t0 = cp_fixture_conn(target, m0);
+    assert_non_null(t0);
+    cp_test_ok(t0, "CLUSTER DELSLOTSRANGE 0 99"); /* master 0 holds the lowest slots */
+    const char *to_all[] = {"migrate",         "--from",         from, "--to",
+                            target->endpoints, "--until-synced", NULL};
+    cp_clirun_expect(&run, to_all, 1);
+    assert_contains(run.err, "serves 16284 of 16384 slots (none serves slots 0-99)");
+    cp_test_ok(t0, "CLUSTER ADDSLOTSRANGE 0 99");
+    cp_client *c = cp_fixture_client(target, NULL); /* its map from master 0, which has them */
+    assert_int_equal(dbsize(c), 0);                 /* nothing was written */
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        cp_test_ok(cp_fixture_conn(target, port), "CONFIG SET maxmemory 1");
+    }
+    cp_clirun_expect(&run, to_all, 1);
+    assert_contains(run.err, "the target refused RESTORE k: OOM");
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        cp_test_ok(cp_fixture_conn(target, port), "CONFIG SET maxmemory 0");
+    }
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 static void other_databases_and_an_unreachable_target(void **state) {
     (void)state;
     cp_fixture *sources = cp_fixture_twemproxy(1, 1);
@@ -768,6 +821,7 @@ int main(void) {
         cmocka_unit_test(follows_while_slots_move_then_stops_on_sigterm),
         cmocka_unit_test(follows_through_a_failover_then_stops_on_sigterm),
         cmocka_unit_test(transactions_across_databases_and_a_member_that_fails),
+        cmocka_unit_test(a_wrong_password_missing_slots_and_oom),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
