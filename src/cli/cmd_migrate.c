@@ -18,7 +18,7 @@
 #include <string.h>
 
 typedef struct migrate_args {
-    const char *from, *to, *from_password, *to_password;
+    const char *from, *to, *from_password, *to_password, *from_user, *to_user;
     int db;
     int source_timeout, timeout_ms;
     int until_synced, verify, json, quiet;
@@ -43,6 +43,8 @@ static const cp_cli_flag migrate_rows[] = {
      .help = "the target cluster's seed nodes (required)"},
     CP_CLI_STR("--from-password", "PW", MO(from_password), "AUTH password of the sources"),
     CP_CLI_STR("--to-password", "PW", MO(to_password), "AUTH password of the target"),
+    CP_CLI_STR("--from-user", "U", MO(from_user), "ACL user of the sources (AUTH U PW)"),
+    CP_CLI_STR("--to-user", "U", MO(to_user), "ACL user of the target (AUTH U PW)"),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, MO(db),
                "move database N of the sources into the target's 0\n(default: 0, and a source "
                "with keys in another is refused)"),
@@ -71,6 +73,7 @@ static const cp_cli_cmd migrate_cmd = {
         "usage: clusterpipe migrate --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
+        "                           [--from-user U] [--to-user U]\n"
         "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
         "                           [--verify] [--json] [-q]\n"
         "\n"
@@ -246,7 +249,10 @@ int cp_cli_migrate(int argc, char **argv) {
         goto out;
     if (a.from_password == NULL)
         a.from_password = src.yaml_password;
-    rc = cp_cli_sources_resolve("migrate", &src, a.from_password, a.timeout_ms);
+    rc = cp_cli_users_check("migrate", a.from_user, a.from_password, a.to_user, a.to_password);
+    if (rc != 0)
+        goto out;
+    rc = cp_cli_sources_resolve("migrate", &src, a.from_user, a.from_password, a.timeout_ms);
     if (rc != 0)
         goto out;
     if (src.cluster && !a.json && !a.quiet)
@@ -261,6 +267,8 @@ int cp_cli_migrate(int argc, char **argv) {
                           .to = a.to,
                           .from_password = a.from_password,
                           .to_password = a.to_password,
+                          .from_user = a.from_user,
+                          .to_user = a.to_user,
                           .db = a.db,
                           .until_synced = a.until_synced,
                           .silence_ms = a.source_timeout * 1000,
@@ -289,6 +297,8 @@ int cp_cli_migrate(int argc, char **argv) {
         v.to = a.to;
         v.from_password = a.from_password;
         v.to_password = a.to_password;
+        v.from_user = a.from_user;
+        v.to_user = a.to_user;
         v.db = a.db;
         v.timeout_ms = a.timeout_ms;
         v.json = a.json;

@@ -41,6 +41,8 @@ static const cp_cli_flag verify_rows[] = {
      .help = "the target cluster's seed nodes (required)"},
     CP_CLI_STR("--from-password", "PW", VO(v.from_password), "AUTH password of the sources"),
     CP_CLI_STR("--to-password", "PW", VO(v.to_password), "AUTH password of the target"),
+    CP_CLI_STR("--from-user", "U", VO(v.from_user), "ACL user of the sources (AUTH U PW)"),
+    CP_CLI_STR("--to-user", "U", VO(v.to_user), "ACL user of the target (AUTH U PW)"),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, VO(v.db),
                "compare database N of the sources with the target's 0\n(default 0)"),
     CP_CLI_NUM("--ttl-tolerance", "MS", CP_CLI_INT, 0, 86400000, VO(v.tolerance_ms),
@@ -61,6 +63,7 @@ static const cp_cli_cmd verify_cmd = {
     .usage =
         "usage: clusterpipe verify --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                          [--db N] [--from-password PW] [--to-password PW]\n"
+        "                          [--from-user U] [--to-user U]\n"
         "                          [--ttl-tolerance MS] [--timeout MS] [--max-print N]\n"
         "                          [--json] [-q]\n"
         "\n"
@@ -230,6 +233,8 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
                          .from_password =
                              a->from_password != NULL ? a->from_password : src->yaml_password,
                          .to_password = a->to_password,
+                         .from_user = a->from_user,
+                         .to_user = a->to_user,
                          .db = a->db < 0 ? 0 : a->db,
                          .tolerance_ms = a->tolerance_ms,
                          .io_timeout_ms = a->timeout_ms,
@@ -260,7 +265,11 @@ int cp_cli_verify(int argc, char **argv) {
     cp_cli_sources src;
     int rc = cp_cli_sources_parse("verify", f.from, &src);
     if (rc == 0)
-        rc = cp_cli_sources_resolve("verify", &src,
+        rc = cp_cli_users_check("verify", f.v.from_user,
+                                f.v.from_password ? f.v.from_password : src.yaml_password,
+                                f.v.to_user, f.v.to_password);
+    if (rc == 0)
+        rc = cp_cli_sources_resolve("verify", &src, f.v.from_user,
                                     f.v.from_password ? f.v.from_password : src.yaml_password,
                                     f.v.timeout_ms);
     if (rc == 0) {

@@ -8,7 +8,7 @@
 #include "cli/fromarg.h"
 
 typedef struct cp_cli_verify_args {
-    const char *to, *from_password, *to_password;
+    const char *to, *from_password, *to_password, *from_user, *to_user;
     int db;           /* -1: 0 */
     int tolerance_ms; /* expiries this close are the same */
     int timeout_ms;

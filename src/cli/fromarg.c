@@ -96,12 +96,12 @@ void cp_cli_sources_free(cp_cli_sources *s) {
     memset(s, 0, sizeof *s);
 }
 
-int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *password,
-                           int timeout_ms) {
+int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *user,
+                           const char *password, int timeout_ms) {
     static cp__sources found;
     char err[1024];
-    if (cp__sources_resolve((const char *const *)s->hosts, s->ports, s->n, password, timeout_ms,
-                            &found, err, sizeof err) != 0) {
+    if (cp__sources_resolve((const char *const *)s->hosts, s->ports, s->n, user, password,
+                            timeout_ms, &found, err, sizeof err) != 0) {
         fprintf(stderr, "clusterpipe %s: %s\n", cmd, err);
         return CP_EXIT_FAIL;
     }
@@ -132,5 +132,15 @@ int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *passw
         return CP_EXIT_FAIL;
     }
     s->cluster = 1;
+    return 0;
+}
+
+int cp_cli_users_check(const char *cmd, const char *from_user, const char *from_password,
+                       const char *to_user, const char *to_password) {
+    if (from_user != NULL && from_password == NULL)
+        return cp_cli_usage_error(cmd, "--from-user needs --from-password (or a YAML's "
+                                       "redis_auth)");
+    if (to_user != NULL && to_password == NULL)
+        return cp_cli_usage_error(cmd, "--to-user needs --to-password");
     return 0;
 }

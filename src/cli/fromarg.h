@@ -22,9 +22,15 @@ typedef struct cp_cli_sources {
 int cp_cli_sources_parse(const char *cmd, const char *from, cp_cli_sources *out);
 void cp_cli_sources_free(cp_cli_sources *s);
 
+/* An ACL user needs its password: --from-user with neither --from-password nor a YAML's
+ * redis_auth (from_password, the one in effect), or --to-user without --to-password, is a usage
+ * error (printed; its code returned). 0 otherwise. */
+int cp_cli_users_check(const char *cmd, const char *from_user, const char *from_password,
+                       const char *to_user, const char *to_password);
+
 /* Asks each source whether it is a cluster node; if so, the sources become the cluster's masters
  * serving slots. 0, or CP_EXIT_FAIL after printing "clusterpipe CMD: <reason>" on stderr. */
-int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *password,
-                           int timeout_ms);
+int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *user,
+                           const char *password, int timeout_ms);
 
 #endif

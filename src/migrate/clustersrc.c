@@ -11,11 +11,12 @@
 #include "migrate/srcconn.h"
 
 /* The masters serving slots in the map read from the seeds. */
-static int masters(const char *seeds, const char *password, int timeout_ms, cp__sources *out,
-                   char *err, size_t errlen) {
+static int masters(const char *seeds, const char *user, const char *password, int timeout_ms,
+                   cp__sources *out, char *err, size_t errlen) {
     cp_options co = {0};
     co.seeds = seeds;
     co.password = password;
+    co.username = user;
     co.io_timeout_ms = timeout_ms;
     cp_client *c = cp_connect(&co);
     if (c == NULL)
@@ -43,8 +44,9 @@ static int masters(const char *seeds, const char *password, int timeout_ms, cp__
     return rc;
 }
 
-int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const char *password,
-                        int timeout_ms, cp__sources *out, char *err, size_t errlen) {
+int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const char *user,
+                        const char *password, int timeout_ms, cp__sources *out, char *err,
+                        size_t errlen) {
     memset(out, 0, sizeof *out);
     if (n < 1 || n > CP__MIGRATE_MAX_SOURCES)
         return snprintf(err, errlen, "1 to %d sources", CP__MIGRATE_MAX_SOURCES), -1;
@@ -52,7 +54,8 @@ int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const
     size_t used = 0;
     int clustered = 0;
     for (int i = 0; i < n; i++) {
-        cp__srcconn *c = cp__sc_connect(hosts[i], ports[i], password, timeout_ms, err, errlen);
+        cp__srcconn *c =
+            cp__sc_connect(hosts[i], ports[i], user, password, timeout_ms, err, errlen);
         if (c == NULL)
             return -1;
         int yes = 0;
@@ -79,5 +82,5 @@ int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const
     if (!clustered)
         return 0;
     out->cluster = 1;
-    return masters(seeds, password, timeout_ms, out, err, errlen);
+    return masters(seeds, user, password, timeout_ms, out, err, errlen);
 }

@@ -485,6 +485,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     cp_options co = {0};
     co.seeds = o->to;
     co.password = o->to_password;
+    co.username = o->to_user;
     co.io_timeout_ms = timeout;
     cp_client *c = cp_connect(&co);
     if (c == NULL)
@@ -509,8 +510,8 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         /* Its answers are due within the source timeout: a frozen source is named then, a busy
          * one (a fork, a long command) is waited for as long. */
         int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
-        r.s[i].plain =
-            cp__sc_connect(o->hosts[i], o->ports[i], o->from_password, silence, err, errlen);
+        r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_user, o->from_password,
+                                      silence, err, errlen);
         if (r.s[i].plain == NULL)
             goto out;
     }
@@ -519,7 +520,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     for (int i = 0; i < st->n; i++) {
         if (cp__sc_select(r.s[i].plain, r.db, err, errlen) != 0)
             goto out;
-        r.s[i].rep = cp__src_new(o->hosts[i], o->ports[i], o->from_password,
+        r.s[i].rep = cp__src_new(o->hosts[i], o->ports[i], o->from_user, o->from_password,
                                  o->silence_ms > 0 ? o->silence_ms : 60000);
         if (r.s[i].rep == NULL) {
             snprintf(err, errlen, "out of memory");

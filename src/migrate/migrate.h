@@ -55,6 +55,7 @@ typedef struct cp__migrate_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
+    const char *from_user, *to_user; /* ACL users; NULL: AUTH with the password alone */
     int db;           /* the database moved; -1: 0, refusing a source with keys elsewhere */
     int until_synced; /* stop at the first moment every lag is 0 and nothing is marked */
     const volatile sig_atomic_t *stop; /* set: stop taking the stream, finish, re-copy */

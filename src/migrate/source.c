@@ -28,6 +28,7 @@ struct cp__src {
     char host[256];
     int port;
     char *password;
+    char *user; /* ACL user, or NULL */
     int silence_ms;
     int fd;
     int connecting;
@@ -55,7 +56,8 @@ static int fail(cp__src *s, const char *fmt, ...) {
     return -1;
 }
 
-cp__src *cp__src_new(const char *host, int port, const char *password, int silence_ms) {
+cp__src *cp__src_new(const char *host, int port, const char *user, const char *password,
+                     int silence_ms) {
     cp__src *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -65,8 +67,10 @@ cp__src *cp__src_new(const char *host, int port, const char *password, int silen
     s->fd = -1;
     s->silence_ms = silence_ms;
     s->password = password ? strdup(password) : NULL;
+    s->user = user ? strdup(user) : NULL;
     s->frame = cp__sync_new();
-    if ((password != NULL && s->password == NULL) || s->frame == NULL) {
+    if ((password != NULL && s->password == NULL) || (user != NULL && s->user == NULL) ||
+        s->frame == NULL) {
         cp__src_free(s);
         return NULL;
     }
@@ -79,6 +83,7 @@ void cp__src_free(cp__src *s) {
     if (s->fd >= 0)
         close(s->fd);
     free(s->password);
+    free(s->user);
     free(s->out);
     cp__sync_free(s->frame);
     cp__cmds_free(s->cmds);
@@ -135,8 +140,8 @@ int cp__src_start(cp__src *s) {
     s->connecting = rc != 0;
     s->last_rx_ms = cp__now_ms();
     if (s->password != NULL) {
-        const char *auth[] = {"AUTH", s->password};
-        if (queue_command(s, 2, auth) != 0)
+        const char *auth[] = {"AUTH", s->user ? s->user : s->password, s->password};
+        if (queue_command(s, s->user ? 3 : 2, auth) != 0)
             return -1;
         s->oks_left++;
     }

@@ -45,8 +45,10 @@ typedef struct cp__src_item {
     uint64_t offset;
 } cp__src_item;
 
-/* host is copied; password NULL: no AUTH. silence_ms: how long the source may send nothing. */
-cp__src *cp__src_new(const char *host, int port, const char *password, int silence_ms);
+/* host, user and password are copied; password NULL: no AUTH (user NULL: AUTH password alone).
+ * silence_ms: how long the source may send nothing. */
+cp__src *cp__src_new(const char *host, int port, const char *user, const char *password,
+                     int silence_ms);
 void cp__src_free(cp__src *s);
 
 /* Starts connecting (non-blocking) and queues the handshake. 0, or -1 (cp__src_error). */

@@ -33,8 +33,8 @@ static int failed(cp__srcconn *c, redisReply *r, const char *what, char *err, si
     return -1;
 }
 
-cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, int timeout_ms,
-                            char *err, size_t errlen) {
+cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const char *password,
+                            int timeout_ms, char *err, size_t errlen) {
     cp__srcconn *c = calloc(1, sizeof *c);
     if (c == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -52,7 +52,8 @@ cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, in
     }
     redisSetTimeout(c->rc, tv);
     if (password != NULL) {
-        redisReply *r = redisCommand(c->rc, "AUTH %s", password);
+        redisReply *r = user != NULL ? redisCommand(c->rc, "AUTH %s %s", user, password)
+                                     : redisCommand(c->rc, "AUTH %s", password);
         if (r == NULL || r->type == REDIS_REPLY_ERROR) {
             failed(c, r, "AUTH", err, errlen);
             cp__sc_free(c);

@@ -23,9 +23,10 @@ typedef struct cp__keyspace {
     uint64_t keys[CP__SRCCONN_MAX_DBS];
 } cp__keyspace;
 
-/* NULL with err on failure (unreachable, a wrong password, a timeout). */
-cp__srcconn *cp__sc_connect(const char *host, int port, const char *password, int timeout_ms,
-                            char *err, size_t errlen);
+/* user NULL: AUTH password alone (password NULL: no AUTH). NULL with err on failure
+ * (unreachable, a wrong user or password, a timeout). */
+cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const char *password,
+                            int timeout_ms, char *err, size_t errlen);
 void cp__sc_free(cp__srcconn *c);
 
 /* Each database that holds keys, with its count. 0, or -1 with err. */

@@ -49,6 +49,7 @@ typedef struct cp__verify_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
+    const char *from_user, *to_user;   /* ACL users; NULL: AUTH with the password alone */
     int db;                            /* the sources' database compared with the target's 0 */
     int64_t tolerance_ms;              /* expiries this close are the same */
     int io_timeout_ms;                 /* every connection's; 0: 5000 */

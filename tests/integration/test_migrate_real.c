@@ -580,6 +580,50 @@ static void a_wrong_password_missing_slots_and_oom(void **state) {
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* ACL users on both sides (AUTH user password): a source user allowed to replicate and a target
+ * user allowed to write move the keys and verify; a source user without +psync and +sync is
+ * refused replication, and the run says so; a user without its password is a usage error. */
+static void acl_users_on_both_sides(void **state) {
+    (void)state;
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    cp_test_ok(s, "CONFIG SET repl-diskless-sync-delay 0");
+    cp_test_ok(s, "SET k v");
+    cp_test_ok(s, "ACL SETUSER mover on >move-pw ~* &* +@all");
+    cp_test_ok(s, "ACL SETUSER reader on >read-pw ~* &* +@all -psync -sync");
+    for (int k = 0; k < 3; k++) { /* a cluster's users are each node's own */
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        cp_test_ok(cp_fixture_conn(target, port), "ACL SETUSER writer on >write-pw ~* &* +@all");
+    }
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *both[] = {"migrate",         "--from",         from,       "--to",
+                          target->endpoints, "--from-user",    "mover",    "--from-password",
+                          "move-pw",         "--to-user",      "writer",   "--to-password",
+                          "write-pw",        "--until-synced", "--verify", NULL};
+    cp_clirun_expect(&run, both, 0);
+    assert_contains(run.out, "synced: every source's lag is 0");
+    const char *no_psync[] = {"migrate",         "--from",         from,     "--to",
+                              target->endpoints, "--from-user",    "reader", "--from-password",
+                              "read-pw",         "--until-synced", NULL};
+    cp_clirun_expect(&run, no_psync, 1);
+    assert_contains(run.err, from);
+    assert_contains(run.err, "NOPERM");
+    const char *no_pw[] = {"migrate",         "--from",    from,     "--to",
+                           target->endpoints, "--to-user", "writer", NULL};
+    cp_clirun_expect(&run, no_pw, 2);
+    assert_contains(run.err, "--to-user needs --to-password");
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 static void other_databases_and_an_unreachable_target(void **state) {
     (void)state;
     cp_fixture *sources = cp_fixture_twemproxy(1, 1);
@@ -822,6 +866,7 @@ int main(void) {
         cmocka_unit_test(follows_through_a_failover_then_stops_on_sigterm),
         cmocka_unit_test(transactions_across_databases_and_a_member_that_fails),
         cmocka_unit_test(a_wrong_password_missing_slots_and_oom),
+        cmocka_unit_test(acl_users_on_both_sides),
         cmocka_unit_test(other_databases_and_an_unreachable_target),
         cmocka_unit_test(from_a_nutcracker_yaml_and_not_from_the_proxy),
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
