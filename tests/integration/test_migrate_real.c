@@ -131,6 +131,22 @@ static int source_port(cp_fixture *f, int k) {
     return -1;
 }
 
+/* A command (hiredis format) on each of the target's three masters, each answered without an
+ * error: a pause, a limit, an ACL user are each node's own. */
+static void on_masters(cp_fixture *target, const char *fmt, ...) {
+    for (int k = 0; k < 3; k++) {
+        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
+        va_list ap;
+        va_start(ap, fmt);
+        redisReply *r = redisvCommand(cp_fixture_conn(target, port), fmt, ap);
+        va_end(ap);
+        assert_non_null(r);
+        if (r->type == REDIS_REPLY_ERROR)
+            fail_msg("port %d: %s: %s", port, fmt, r->str);
+        freeReplyObject(r);
+    }
+}
+
 /* The sorted members of a set or hash (a hash table dumps in its own order). */
 static char *members(redisReply *r) {
     size_t n = r->elements, total = 1;
@@ -281,10 +297,7 @@ static void migrate_while_writing(int pause_ms, int timeout_ms, int want_recopie
 
     /* The target's masters take no writes for a while: the tool blocks on its first RESTOREs. */
     uint64_t paused_at = cp__now_ms();
-    for (int k = 0; k < 3; k++) {
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE %d WRITE", pause_ms);
-    }
+    on_masters(target, "CLIENT PAUSE %d WRITE", pause_ms);
     cp_clirun run;
     cp_clirun_init(&run);
     char timeout[16];
@@ -502,10 +515,7 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
 
     /* --until-synced stopped before it synced: the target takes no writes, so the snapshot's
      * batch waits; SIGINT meanwhile, then the target takes writes again. */
-    for (int k = 0; k < 3; k++) {
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "CLIENT PAUSE 30000 WRITE");
-    }
+    on_masters(target, "CLIENT PAUSE 30000 WRITE");
     const char *synced[] = {"migrate",         "--from", from, "--to",
                             target->endpoints, "--db",   "0",  "--until-synced",
                             "--timeout",       "40000",  NULL};
@@ -514,10 +524,7 @@ static void transactions_across_databases_and_a_member_that_fails(void **state) 
     usleep(300 * 1000);
     assert_int_equal(kill(pid, SIGINT), 0);
     usleep(300 * 1000);
-    for (int k = 0; k < 3; k++) {
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "CLIENT UNPAUSE");
-    }
+    on_masters(target, "CLIENT UNPAUSE");
     assert_int_equal(cp_clirun_finish(&run, pid, 60), 1);
     assert_contains(run.err, "stopped before every source was synced: do not cut over");
     assert_not_contains(run.out, "synced: every source");
@@ -564,16 +571,10 @@ static void a_wrong_password_missing_slots_and_oom(void **state) {
     cp_test_ok(t0, "CLUSTER ADDSLOTSRANGE 0 99");
     cp_client *c = cp_fixture_client(target, NULL); /* its map from master 0, which has them */
     assert_int_equal(dbsize(c), 0);                 /* nothing was written */
-    for (int k = 0; k < 3; k++) {
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "CONFIG SET maxmemory 1");
-    }
+    on_masters(target, "CONFIG SET maxmemory 1");
     cp_clirun_expect(&run, to_all, 1);
     assert_contains(run.err, "the target refused RESTORE k: OOM");
-    for (int k = 0; k < 3; k++) {
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "CONFIG SET maxmemory 0");
-    }
+    on_masters(target, "CONFIG SET maxmemory 0");
     cp_free(c);
     cp_clirun_free(&run);
     assert_int_equal(cp_fixture_stop(target), 0);
@@ -595,10 +596,7 @@ static void acl_users_on_both_sides(void **state) {
     cp_test_ok(s, "SET k v");
     cp_test_ok(s, "ACL SETUSER mover on >move-pw ~* &* +@all");
     cp_test_ok(s, "ACL SETUSER reader on >read-pw ~* &* +@all -psync -sync");
-    for (int k = 0; k < 3; k++) { /* a cluster's users are each node's own */
-        int port = cp_topo_proc(target->topo, cp_fixture_master(target, k))->port;
-        cp_test_ok(cp_fixture_conn(target, port), "ACL SETUSER writer on >write-pw ~* &* +@all");
-    }
+    on_masters(target, "ACL SETUSER writer on >write-pw ~* &* +@all");
     char from[64];
     snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
     cp_clirun run;

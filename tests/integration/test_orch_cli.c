@@ -172,18 +172,18 @@ static void test_busy_port(void **state) {
     /* The port is held by the test itself from before `up` looks at it, so nothing running in
      * parallel can change the outcome (the old check-then-bind in the ephemeral range failed
      * when a TIME_WAIT socket passed the SO_REUSEADDR check and then failed a plain bind). */
-    int port = cp_test_fixed_base(1);
+    cp_clitopo_new_dir(&c->topo, "clitopo");
+    int port = cp_test_fixed_base(1, c->topo.dir);
     assert_int_gt(port, 0);
     c->listen_fd = cp_test_listen(port);
     assert_int_ge(c->listen_fd, 0);
-    cp_clitopo_new_dir(&c->topo, "clitopo");
     char bp[16], want[32];
     snprintf(bp, sizeof(bp), "%d", port);
     const char *up[] = {"up", "cluster", "--shards",  "1", "--base-port",
                         bp,   "--dir",   c->topo.dir, NULL};
     assert_int_equal(run(c, up), 1);
     snprintf(want, sizeof(want), "port %d", port);
-    assert_non_null(strstr(c->cli.err, want));
+    assert_contains(c->cli.err, want);
     cp_clitopo_note(&c->topo);
     assert_int_equal(cp_clitopo_alive(&c->topo), 0);
 }

@@ -59,15 +59,22 @@ char *cp_test_read_data(const char *name, size_t *len) {
     return buf;
 }
 
-int cp_test_fixed_base(int n) {
+int cp_test_fixed_base(int n, const char *dir) {
     for (int p = 2000 + (int)(getpid() % 350) * 20, tries = 0; tries < 400; tries++, p += 20) {
         if (p + n > 9999)
             p = 2000;
+        cp__ports a;
+        cp__ports_init(&a, p);
+        cp__ports_set_owner(&a, dir);
         int ok = 1;
-        for (int k = 0; k < n && ok; k++)
-            ok = cp__port_free(p + k) && cp__port_free(p + k + CP__BUS_OFFSET);
+        for (int k = 0; k < n && ok; k++) {
+            int port;
+            char err[256];
+            ok = cp__ports_take(&a, 1, &port, err, sizeof(err)) == 0;
+        }
         if (ok)
-            return p;
+            return p; /* claimed for dir: the topology started there takes them as its own */
+        cp__ports_release(&a);
     }
     return -1;
 }

@@ -27,10 +27,12 @@ redisReply *cp_test_read_reply(const char *name);
 /* A base port for n consecutive fixed ports whose ports and cluster bus ports (+10000) are free
  * right now, in 2000..9999: below the kernel's ephemeral range (32768..60999), where any test's
  * outgoing connection may hold a port or leave it in TIME_WAIT, and below the orchestrator's own
- * automatic range (10000 up), so no topology started in parallel picks the base ports. (Their bus
- * ports fall in the automatic range; the tests that use this start no server there.) -1 when
- * none is found. */
-int cp_test_fixed_base(int n);
+ * automatic range (10000 up), so no topology started in parallel picks the base ports. Their bus
+ * ports fall in that automatic range, so every port is also claimed for dir (an existing
+ * directory, the topology's to be; orch/ports.h's claims): a topology started in parallel then
+ * passes them over, and cannot take one between this check and the test's `up`. -1 when none is
+ * found. */
+int cp_test_fixed_base(int n, const char *dir);
 
 /* A listening socket on 127.0.0.1:port, bound with SO_REUSEADDR as every server binds (so it
  * agrees with cp__port_free about TIME_WAIT sockets: cp__port_listen): holds the port busy. The
