@@ -139,8 +139,10 @@ typedef enum cp__batch_kind {
 struct cp_pipeline {
     cp__reply_arena replies; /* first: a connection names a request's owner by its arena */
     cp__client *c;
+    int kind; /* cp__batch_kind */
     int err;
-    char errstr[CP_ERRSTR_LEN];
+    char *errstr;     /* err's message: CP_ERRSTR_LEN bytes allocated at a first error, kept for
+                         reuse (a pipeline of one command weighs 256 bytes less: issue 45) */
     cp__buf arena;    /* every command's RESP bytes */
     cp__cmdvec cmds;  /* what the caller appended */
     cp__cmdvec parts; /* sub-commands of split commands */
@@ -158,17 +160,16 @@ struct cp_pipeline {
     int wait_map;    /* retries wait for the refresh under way */
     int executed;
     /* Running on the client (exec.c). */
-    int kind; /* cp__batch_kind */
     int running;
     unsigned stamp;                          /* cp__exec_timers' visit mark */
     struct cp_pipeline *prev_run, *next_run; /* the client's running batches */
     cp_exec_callback *done;                  /* cp_exec_async's, called after the last outcome */
     void *done_data;
     int orphan;      /* freed while running: freed by the core when it finishes */
+    int sealed;      /* async batch: takes no more commands; recycled once finished */
     size_t npending; /* caller's pipeline: its commands counted in the client's pending */
     cp__cb *cbs;     /* async batch: a callback per command (NULL: a caller's pipeline) */
     size_t capcbs;
-    int sealed;    /* async batch: takes no more commands; recycled once finished */
     cp__txn *txns; /* its transactions, in order */
     size_t ntxns, captxns;
     int txn_open;   /* the last one has its MULTI but not yet its EXEC/DISCARD */
@@ -196,11 +197,20 @@ static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fm
 static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
     if (p->err != 0)
         return;
+    p->err = code;
+    if (p->errstr == NULL && (p->errstr = cp__malloc(CP_ERRSTR_LEN)) == NULL)
+        return; /* cp__pipeline_errstr falls back to the code's own description */
     va_list ap;
     va_start(ap, fmt);
-    p->err = code;
-    vsnprintf(p->errstr, sizeof(p->errstr), fmt, ap);
+    vsnprintf(p->errstr, CP_ERRSTR_LEN, fmt, ap);
     va_end(ap);
+}
+
+/* The description of the pipeline's first error ("" when none). */
+static inline const char *cp__pipeline_errstr(const cp_pipeline *p) {
+    if (p->err == 0)
+        return "";
+    return p->errstr != NULL ? p->errstr : cp_strerror(p->err);
 }
 
 /* The command a wire tag names. */
@@ -248,9 +258,10 @@ static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
  * every append runs it, and the shared library is built without link-time optimization. */
 static inline cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
     if (v->n == v->cap) {
-        /* From 8: a pipeline keeps its records for reuse, and many hold one command (an
-         * open-loop program's waiting requests, one pipeline each: issue 45). */
-        size_t ncap = v->cap ? v->cap * 2 : 8;
+        /* From 1, doubling: a pipeline keeps its records for reuse, so only its first exec
+         * grows them, and many hold one command (an open-loop program's waiting requests, one
+         * pipeline each: issue 45). */
+        size_t ncap = v->cap ? v->cap * 2 : 1;
         cp__cmd *n = cp__realloc(v->v, ncap * sizeof(*n));
         if (n == NULL)
             return NULL;
