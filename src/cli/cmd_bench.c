@@ -139,8 +139,7 @@ typedef struct load_opts {
     int quiet;
 } load_opts;
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
+_Static_assert(CP__MAX_INFLIGHT_DEFAULT == 16384, "--max-inflight's help says 16384");
 #define BO(field) offsetof(bench_opts, field)
 #define BC(field) offsetof(bench_opts, cfg.field)
 
@@ -176,15 +175,11 @@ static const cp_cli_flag bench_rows[] = {
      .dmax = 1e12,
      .off = BC(rate),
      .help = "total ops/s, paced per client (default: as fast as possible)"},
-    CP_CLI_NUM(
-        "--max-inflight", "N", CP_CLI_INT, 1, CP__MAX_INFLIGHT_MAX, BC(max_inflight),
-        "with --rate: requests a lane (a client's connection to\none master) may have in "
-        "flight; past it its batches\nare shed: not sent, counted as failed and as shed "
-        "(default\n" STR(CP__MAX_INFLIGHT_DEFAULT) ", at least --pipeline). A master "
-                                                   "down holds at most\nclients x N requests; at "
-                                                   "--pipeline 1 each holds about\n"
-                                                   "950 bytes (the library's pipeline, 770, and "
-                                                   "the bench's\nflight, 170)"),
+    CP_CLI_NUM("--max-inflight", "N", CP_CLI_INT, 1, CP__MAX_INFLIGHT_MAX, BC(max_inflight),
+               "with --rate: requests a lane (a client's connection to\none master) may have "
+               "in flight (default 16384, at least\n--pipeline); past it its batches are shed: "
+               "not sent,\ncounted as failed and as shed. A master down holds at\nmost clients "
+               "x N requests, about 950 bytes each at\n--pipeline 1"),
     CP_CLI_NUM("--seed", "N", CP_CLI_U64, 0, LONG_MAX, BC(seed), "key generator seed (default 1)"),
     CP_CLI_LIKE(cp_cli_def_retry_budget, BC(retry_budget_ms),
                 "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
