@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/base/alloc.h"
 #include "lib/client/client.h"
@@ -141,8 +142,8 @@ struct cp_pipeline {
     cp__client *c;
     int kind; /* cp__batch_kind */
     int err;
-    char *errstr;     /* err's message: CP_ERRSTR_LEN bytes allocated at a first error, kept for
-                         reuse (a pipeline of one command weighs 256 bytes less: issue 45) */
+    char *errstr;     /* err's message, allocated to its size when err is set (NULL: none yet);
+                         an exec without errors keeps the last one and never reads it */
     cp__buf arena;    /* every command's RESP bytes */
     cp__cmdvec cmds;  /* what the caller appended */
     cp__cmdvec parts; /* sub-commands of split commands */
@@ -198,12 +199,18 @@ static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fm
     if (p->err != 0)
         return;
     p->err = code;
-    if (p->errstr == NULL && (p->errstr = cp__malloc(CP_ERRSTR_LEN)) == NULL)
-        return; /* cp__pipeline_errstr falls back to the code's own description */
+    char msg[CP_ERRSTR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->errstr, CP_ERRSTR_LEN, fmt, ap);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+    /* Its own size: every request waiting on a master that died has its pipeline's error set,
+     * and a one-command pipeline should not hold 256 bytes for a message of 50 (issue 45). */
+    cp__free(p->errstr);
+    p->errstr = cp__malloc(len + 1);
+    if (p->errstr != NULL) /* else cp__pipeline_errstr falls back to the code's description */
+        memcpy(p->errstr, msg, len + 1);
 }
 
 /* The description of the pipeline's first error ("" when none). */
