@@ -26,6 +26,7 @@ typedef struct cp__acct {
     _Atomic uint64_t live_ops, live_errors, live_mismatches;
     /* totals, read after join */
     uint64_t ops, gets, sets, misses, failed, error_replies, unknown;
+    uint64_t shed; /* of failed: open loop, never sent (flight.c) */
     uint64_t checked, mismatches, stale, stale_cached;
     cp__bench_mismatch mismatch[CP__BENCH_MISMATCH_SAMPLES];
     size_t nmismatch;

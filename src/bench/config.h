@@ -68,9 +68,12 @@ typedef struct cp__bench_progress {
 } cp__bench_progress;
 
 typedef struct cp__bench_config {
-    int threads;        /* worker threads, >= 1 */
-    int clients;        /* total clients (spread over threads), >= threads */
-    int pipeline;       /* requests in flight per connection, >= 1 */
+    int threads;  /* worker threads, >= 1 */
+    int clients;  /* total clients (spread over threads), >= threads */
+    int pipeline; /* requests in flight per connection, >= 1 */
+    /* Open loop (rate > 0): requests a lane may have in flight (>= pipeline); past it its next
+     * batches are shed, not sent, and counted (shed_ops). 0: CP__MAX_INFLIGHT_DEFAULT. */
+    int max_inflight;
     uint64_t requests;  /* total requests; 0: run for duration_s */
     double duration_s;  /* used when requests == 0 */
     unsigned ratio_set; /* SET:GET mix, e.g. 1:10; not both 0 */
@@ -189,6 +192,7 @@ typedef struct cp__bench_result {
     uint64_t misses;        /* GET replies nil (not a mismatch); --command: reads nil or empty */
     uint64_t failed_ops;    /* not executed, or answered with an error reply */
     uint64_t error_replies; /* of failed_ops: error replies */
+    uint64_t shed_ops;      /* of failed_ops: open loop, never sent (a lane at max_inflight) */
     uint64_t unknown_ops;   /* written, connection broke before the answer */
     uint64_t verify_checked, verify_mismatches;
     uint64_t stale_reads;  /* GETs older than the last acknowledged SET (acked_versions only) */

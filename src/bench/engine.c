@@ -61,6 +61,9 @@ int cp__bench_config_check(const cp__bench_config *cfg, char *err, size_t errlen
         BAD("--clients must be <= %d", CP__CLIENTS_MAX);
     if (cfg->pipeline < CP__PIPELINE_MIN || cfg->pipeline > CP__PIPELINE_MAX)
         BAD("--pipeline must be in [%d, %d]", CP__PIPELINE_MIN, CP__PIPELINE_MAX);
+    if (cfg->max_inflight != 0 &&
+        (cfg->max_inflight < cfg->pipeline || cfg->max_inflight > CP__MAX_INFLIGHT_MAX))
+        BAD("--max-inflight must be in [--pipeline (%d), %d]", cfg->pipeline, CP__MAX_INFLIGHT_MAX);
     if (cfg->requests == 0 && !(cfg->duration_s > 0))
         BAD("one of --requests N (N > 0) or --duration S (S > 0) is needed");
     if (cfg->ratio_set == 0 && cfg->ratio_get == 0)
@@ -404,6 +407,7 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
         out->misses += x->acct.misses;
         out->failed_ops += x->acct.failed;
         out->error_replies += x->acct.error_replies;
+        out->shed_ops += x->acct.shed;
         out->unknown_ops += x->acct.unknown;
         out->verify_checked += x->acct.checked;
         out->verify_mismatches += x->acct.mismatches;
@@ -493,6 +497,10 @@ int cp__bench_run(const cp__bench_target *t, const cp__bench_config *cfg, cp__be
     spec->threads = cfg->threads;
     spec->clients = cfg->clients;
     spec->batch = cfg->pipeline > 0 ? (size_t)cfg->pipeline : 1;
+    spec->max_inflight =
+        cfg->max_inflight > 0 ? (size_t)cfg->max_inflight : CP__MAX_INFLIGHT_DEFAULT;
+    if (spec->max_inflight < spec->batch) /* the default at a deeper --pipeline: a batch */
+        spec->max_inflight = spec->batch;
     spec->lanes = cp__lane_count(t->mode, ctx.masters);
     spec->requests = cfg->requests;
     spec->duration_ns = cfg->requests > 0 ? 0 : (uint64_t)(cfg->duration_s * 1e9);

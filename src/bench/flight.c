@@ -2,8 +2,10 @@
  *
  * Batches in flight (flight.h). Closed loop, a lane has one batch in flight and starts its next
  * as soon as the last one's replies were accounted. Open loop (--rate), each lane's batches go
- * out on the schedule of its client, whatever is still in flight, up to FLIGHTS_MAX of them
- * (then the load is shed and counted as errors, so a dead master costs bounded memory). A lane
+ * out on the schedule of its client, whatever is still in flight, up to spec->max_inflight
+ * requests of them (--max-inflight; past it the lane's batches are shed: not sent, counted as
+ * failed and as shed), so a dead master costs bounded memory: a waiting request holds its
+ * flight and the library's pipeline (docs/performance.md says how many bytes). A lane
  * whose key stream is blocked by another lane's full queue waits until that lane moves it; a
  * lane with nothing more to start is done once nothing of it is in flight. Routing, redirects
  * and retries are entirely the library's: a batch is composed (compose.c), run with
@@ -22,15 +24,9 @@
 
 #include <stdlib.h>
 
-/* Open loop (--rate): batches a lane may have in flight at once before it sheds load (counted as
- * errors, "not sent"), so a dead master costs bounded memory. At the budget's 3 s and a lane's
- * share of any rate this bench reaches, a few hundred are in flight at most. */
-#define FLIGHTS_MAX 4096
 #define CATCH_UP_MAX 8 /* batches a late open-loop lane sends before the loop reads again */
 /* Idle flights a lane keeps for reuse while it has some in flight: a catch-up burst's worth. */
 #define FLIGHTS_SPARE CATCH_UP_MAX
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 /* A lane with no more batches to start: done once nothing of it is in flight. */
 static void lane_stop(cp__wctx *x, cp__client_state *cs) {
@@ -42,18 +38,21 @@ static void lane_stop(cp__wctx *x, cp__client_state *cs) {
     x->sched.active--;
 }
 
-/* A flight for the lane's next batch: closed loop its one flight; open loop a free one, or a
- * new one (with buffers of its own) while fewer than FLIGHTS_MAX are in flight. NULL: shed. */
+/* A flight for the lane's next batch: closed loop its one flight; open loop, while a whole
+ * batch more stays within max_inflight requests in flight, a free one or a new one (with
+ * buffers of its own). NULL: shed. */
 static cp__flight *flight_get(cp__wctx *x, cp__client_state *cs) {
+    const cp__run_spec *s = x->spec;
+    if (x->sched.open_loop && cs->inflight_reqs + s->batch > s->max_inflight)
+        return NULL;
     cp__flight *fl = cs->free_flights;
     if (fl != NULL) {
         cs->free_flights = fl->next_free;
         cs->nfree--;
         return fl;
     }
-    if (!x->sched.open_loop || cs->inflight >= FLIGHTS_MAX)
+    if (!x->sched.open_loop)
         return NULL;
-    const cp__run_spec *s = x->spec;
     fl = calloc(1, sizeof(*fl));
     if (fl == NULL)
         return NULL;
@@ -83,6 +82,12 @@ static void flight_destroy(cp__client_state *cs, cp__flight *fl) {
     fl->cmdkeys = NULL;
     if (fl != &cs->first)
         free(fl);
+}
+
+/* Flight fl ended (answered, or refused at its start): no longer in flight. */
+static void flight_ended(cp__client_state *cs, const cp__flight *fl) {
+    cs->inflight--;
+    cs->inflight_reqs -= fl->batch.n;
 }
 
 static void flight_keep(cp__client_state *cs, cp__flight *fl) {
@@ -137,7 +142,7 @@ static void batch_done(cp_pipeline *p, void *data) {
         cp__flight **v = realloc(x->sched.finished, (size_t)ncap * sizeof(*v));
         if (v == NULL) { /* cannot queue it: account it now */
             cp__tally_batch(x, fl);
-            fl->cs->inflight--;
+            flight_ended(fl->cs, fl);
             flight_keep(fl->cs, fl); /* not freed from inside its own pipeline's callback */
             return;
         }
@@ -147,16 +152,18 @@ static void batch_done(cp_pipeline *p, void *data) {
     x->sched.finished[x->sched.nfinished++] = fl;
 }
 
-/* Open loop at FLIGHTS_MAX: the lane's next batch is not sent but counted, as errors. */
+/* Open loop at max_inflight: the lane's next batch is not sent but counted, as errors (failed,
+ * and of them shed). */
 static void shed(cp__wctx *x, cp__client_state *cs) {
     cp__reqbuf view;
     cp__lanes_take(&x->ls, cs->queue, &view);
     cp__tally t = {0};
     t.errors = view.n;
     x->w->acct.failed += view.n; /* not executed: never sent */
+    x->w->acct.shed += view.n;
     cp__acct_add(&x->w->acct, x->time.slot, &t);
     cp__acct_note_error(&x->w->acct, "%s",
-                        "not sent: the lane had " STR(FLIGHTS_MAX) " batches in flight");
+                        "not sent (shed): the lane had --max-inflight requests in flight");
     cs->g->sent += view.n;
 }
 
@@ -205,12 +212,13 @@ static void lane_next(cp__wctx *x, cp__client_state *cs, uint64_t now, int max) 
         g->sent += fl->batch.n;
         cs->state = CP__LANE_EXEC;
         cs->inflight++;
+        cs->inflight_reqs += fl->batch.n;
         if (cp_exec_async(fl->p, batch_done, fl) == 0) {
             if (!x->sched.open_loop)
                 return;
         } else {
             cp__tally_batch(x, fl); /* refused: every command counts as not executed */
-            cs->inflight--;
+            flight_ended(cs, fl);
             flight_put(cs, fl);
         }
         now = cp__now_ns();
@@ -238,7 +246,7 @@ void cp__flights_finished(cp__wctx *x, uint64_t now) {
     for (int k = 0; k < x->sched.nfinished; k++) {
         cp__flight *fl = x->sched.finished[k];
         cp__tally_batch(x, fl);
-        fl->cs->inflight--;
+        flight_ended(fl->cs, fl);
     }
     int n = x->sched.nfinished;
     x->sched.nfinished = 0;
@@ -329,7 +337,7 @@ void cp__flights_sweep(cp__wctx *x, uint64_t now, int stop) {
 
 void cp__flights_drop(cp__wctx *x) {
     for (int k = 0; k < x->sched.nfinished; k++) {
-        x->sched.finished[k]->cs->inflight--;
+        flight_ended(x->sched.finished[k]->cs, x->sched.finished[k]);
         flight_put(x->sched.finished[k]->cs, x->sched.finished[k]);
     }
     x->sched.nfinished = 0;

@@ -50,30 +50,36 @@ static size_t queue_cap(size_t batch, int lanes, size_t req_bytes) {
  * a search of the map's runs of slots cost 36 instructions per key (callgrind). */
 #define LANE_MIXED 0xff /* a block with several owners, or more lanes than a byte holds */
 
+/* A request buffer's arrays share one block, widest elements first so each is aligned: an
+ * open-loop flight of one request then costs the bench one block here, not six (issue 45). */
 int cp__reqbuf_alloc(const cp__lanes *ls, cp__reqbuf *b, size_t n) {
     const cp__keyfmt *kf = ls->spec->kf;
     size_t batch = ls->spec->batch;
-    b->keys = malloc(batch * ls->keystride);
-    b->keylen = malloc(batch);
-    b->kidx = malloc(n * sizeof(*b->kidx));
-    b->slot = malloc(n * sizeof(*b->slot));
-    b->op = malloc(n);
-    if (ls->spec->acked != NULL && (b->kver = malloc(n * sizeof(*b->kver))) == NULL)
+    size_t nver = ls->spec->acked != NULL ? n : 0;
+    size_t bytes = n * sizeof(*b->kidx) + nver * sizeof(*b->kver) + n * sizeof(*b->slot) + n +
+                   batch + batch * ls->keystride;
+    char *m = malloc(bytes);
+    b->kidx = (uint64_t *)(void *)m;
+    if (m == NULL)
         return CP_ENOMEM;
-    if (b->keys == NULL || b->keylen == NULL || b->kidx == NULL || b->slot == NULL || b->op == NULL)
-        return CP_ENOMEM;
+    m += n * sizeof(*b->kidx);
+    b->kver = nver > 0 ? (uint32_t *)(void *)m : NULL;
+    m += nver * sizeof(*b->kver);
+    b->slot = (uint16_t *)(void *)m;
+    m += n * sizeof(*b->slot);
+    b->op = (uint8_t *)m;
+    m += n;
+    b->keylen = (uint8_t *)m;
+    m += batch;
+    b->keys = m;
     for (size_t i = 0; i < batch; i++) /* only the digits change (cp__key_format_digits) */
         memcpy(b->keys + i * ls->keystride, kf->prefix, kf->prefix_len);
     return 0;
 }
 
 void cp__reqbuf_free(cp__reqbuf *b) {
-    free(b->keys);
-    free(b->keylen);
-    free(b->slot);
-    free(b->op);
-    free(b->kidx);
-    free(b->kver);
+    free(b->kidx); /* the block of every array */
+    b->kidx = NULL;
 }
 
 /* The slot's lane per the slot map read at the start: its master, or lane 0 for a slot nobody

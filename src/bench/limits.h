@@ -13,5 +13,10 @@
 #define CP__CLIENTS_MAX 100000
 #define CP__PIPELINE_MIN 1
 #define CP__PIPELINE_MAX 100000
+/* Open loop (--rate): requests a lane may have in flight before its next batches are shed
+ * (--max-inflight). The default is the bound's old 4,096 batches at scenario's depth 4: a
+ * failover there holds a few thousand per lane for its 3 s retry budget, and none is shed. */
+#define CP__MAX_INFLIGHT_DEFAULT 16384
+#define CP__MAX_INFLIGHT_MAX 16777216
 
 #endif /* CLUSTERPIPE_BENCH_LIMITS_H */

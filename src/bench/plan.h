@@ -40,8 +40,9 @@ typedef struct cp__run_spec {
                                   clients share (cp_options.commands_from), or NULL */
 
     int threads, clients;
-    int lanes;    /* per client: masters (cluster), 1 (proxy); see worker.c */
-    size_t batch; /* commands per batch per lane: the pipeline depth */
+    int lanes;           /* per client: masters (cluster), 1 (proxy); see worker.c */
+    size_t batch;        /* commands per batch per lane: the pipeline depth */
+    size_t max_inflight; /* open loop: requests a lane may have in flight (>= batch) */
 
     uint64_t requests;    /* total over all clients; 0: duration */
     uint64_t duration_ns; /* used when requests == 0 */

@@ -255,6 +255,7 @@ json_t *cp__bench_json(const cp__bench_target *t, const cp__bench_config *cfg,
     json_object_set_new(o, "refreshes", json_integer((json_int_t)r->stats.refreshes));
     json_object_set_new(o, "failed_ops", json_integer((json_int_t)r->failed_ops));
     json_object_set_new(o, "error_replies", json_integer((json_int_t)r->error_replies));
+    json_object_set_new(o, "shed_ops", json_integer((json_int_t)r->shed_ops));
     json_object_set_new(o, "unknown_ops", json_integer((json_int_t)r->unknown_ops));
     json_object_set_new(o, "first_error", str_or_null(r->first_error));
 

@@ -89,6 +89,7 @@ struct cp__client_state {
     cp__flight *free_flights; /* open loop: flights done, for reuse */
     int nfree;                /* how many (flight.c keeps a few) */
     int inflight;             /* open loop: flights running */
+    size_t inflight_reqs;     /* ... and their requests (at most spec->max_inflight) */
     cp__group *g;
     int lane;     /* master index (cluster), 0 (proxy) */
     int endpoint; /* proxy: index into spec->endpoints */

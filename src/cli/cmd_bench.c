@@ -16,6 +16,7 @@
 
 #include "bench/engine.h"
 #include "bench/libmem.h"
+#include "bench/limits.h"
 #include "bench/load.h"
 #include "bench/report.h"
 #include "bench/target.h"
@@ -138,6 +139,7 @@ typedef struct load_opts {
     int quiet;
 } load_opts;
 
+_Static_assert(CP__MAX_INFLIGHT_DEFAULT == 16384, "--max-inflight's help says 16384");
 #define BO(field) offsetof(bench_opts, field)
 #define BC(field) offsetof(bench_opts, cfg.field)
 
@@ -173,6 +175,11 @@ static const cp_cli_flag bench_rows[] = {
      .dmax = 1e12,
      .off = BC(rate),
      .help = "total ops/s, paced per client (default: as fast as possible)"},
+    CP_CLI_NUM("--max-inflight", "N", CP_CLI_INT, 1, CP__MAX_INFLIGHT_MAX, BC(max_inflight),
+               "with --rate: requests a lane (a client's connection to\none master) may have "
+               "in flight (default 16384, at least\n--pipeline); past it its batches are shed: "
+               "not sent,\ncounted as failed and as shed. A master down holds at\nmost clients "
+               "x N requests, about 950 bytes each at\n--pipeline 1"),
     CP_CLI_NUM("--seed", "N", CP_CLI_U64, 0, LONG_MAX, BC(seed), "key generator seed (default 1)"),
     CP_CLI_LIKE(cp_cli_def_retry_budget, BC(retry_budget_ms),
                 "time a batch may spend retrying after errors (TRYAGAIN,\nCLUSTERDOWN, lost "
@@ -368,9 +375,9 @@ static void print_summary(const cp__bench_target *t, const cp__bench_config *cfg
            (unsigned long long)r->stats.moved, (unsigned long long)r->stats.ask,
            (unsigned long long)r->stats.tryagain, (unsigned long long)r->stats.clusterdown,
            (unsigned long long)r->stats.io_retries);
-    printf("outcomes     failed %llu (error replies %llu), unknown %llu\n",
+    printf("outcomes     failed %llu (error replies %llu, shed %llu), unknown %llu\n",
            (unsigned long long)r->failed_ops, (unsigned long long)r->error_replies,
-           (unsigned long long)r->unknown_ops);
+           (unsigned long long)r->shed_ops, (unsigned long long)r->unknown_ops);
     printf("verify       %s checked %llu, mismatches %llu\n", cfg->verify ? "on," : "off,",
            (unsigned long long)r->verify_checked, (unsigned long long)r->verify_mismatches);
     if (r->cache.on)

@@ -557,6 +557,59 @@ static void test_open_loop_stopped_master(void **state) {
     cp_clirun_free(&run);
 }
 
+/* --max-inflight bounds an open-loop lane: a master stopped for 1.5 s holds at most N requests
+ * per lane waiting; the rest of its share is shed (not sent, counted as failed and as shed), the
+ * other masters' share is served, and the run fails as a run that did not send its load. */
+static void test_open_loop_sheds_past_max_inflight(void **state) {
+    cp_fixture *f = *state;
+    cp_clirun run;
+    cp_clirun_init(&run);
+    load_cli(&run, f, KEYS);
+    char jpath[4096];
+    snprintf(jpath, sizeof(jpath), "%s", cp_clirun_path(&run, "shed.json"));
+    const char *args[] = {"bench", "--dir",          f->dir, "--duration", "4",   "--rate",
+                          "2000",  "--clients",      "4",    "--pipeline", "1",   "--keys",
+                          "3000",  "--max-inflight", "8",    "--json",     jpath, NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    cp__sleep_ms(1500);
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < cp_topo_nprocs(f->topo) && victim == SIZE_MAX; i++)
+        if (cp_topo_proc(f->topo, i)->role == CP_ROLE_MASTER)
+            victim = i;
+    char err[1024];
+    uint64_t t0 = cp__now_ns();
+    if (cp_topo_kill(f->topo, victim, SIGSTOP, err, sizeof(err)) != 0)
+        fail_msg("stop: %s", err);
+    cp__sleep_ms(1500); /* below the cluster's node timeout: no failover */
+    if (cp_topo_kill(f->topo, victim, SIGCONT, err, sizeof(err)) != 0)
+        fail_msg("continue: %s", err);
+    double stopped = (double)(cp__now_ns() - t0) / 1e9;
+    int rc = cp_clirun_finish(&run, pid, 60);
+    assert_int_equal(rc, 1); /* requests shed: the run did not send its load */
+    assert_non_null(strstr(run.out, ", shed "));
+    json_t *j = json_load_file(jpath, 0, NULL);
+    assert_non_null(j);
+    json_int_t shed = json_integer_value(json_object_get(j, "shed_ops"));
+    json_int_t ops = json_integer_value(json_object_get(j, "ops"));
+    /* nothing failed but what was shed */
+    assert_int_equal(json_integer_value(json_object_get(j, "failed_ops")), shed);
+    assert_int_equal(json_integer_value(json_object_get(j, "unknown_ops")), 0);
+    /* The stopped master's third of 2,000/s: 1,000 in 1.5 s, less the 4 lanes' 8 each waiting;
+     * shed beyond its share (the stop as it lasted here, give or take the run's last slot) would
+     * be the other masters' load shed. */
+    double share = 2000.0 / 3 * stopped;
+    assert_int_ge(shed, (json_int_t)(2000.0 / 3 * 1.5) - 4 * 8 - 100);
+    assert_int_le(shed, (json_int_t)share + 100);
+    /* every request was either answered or shed: the offered 8,000, give or take the last slot */
+    assert_int_ge(ops + shed, 7900);
+    assert_int_le(ops + shed, 8100);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "first_error")), "shed"));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verify"), "mismatches")), 0);
+    json_decref(j);
+    cp_clirun_free(&run);
+}
+
 /* --cluster without --dir: external; redis CPU still measured through INFO CPU. */
 static void test_external_cluster(void **state) {
     cp_fixture *f = *state;
@@ -698,6 +751,7 @@ int main(void) {
                                         cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(test_master_dies_mid_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_loop_stopped_master, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_loop_sheds_past_max_inflight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_external_cluster, setup_shared,
                                         cp_fixture_teardown_shared),
         cmocka_unit_test_setup_teardown(test_per_master_keys_as_redis_benchmark, setup_shared,

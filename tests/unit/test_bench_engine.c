@@ -139,6 +139,10 @@ static void test_config_check(void **state) {
     c = cfg, c.keys = 0, expect_bad(&c, "--keys");
     c = cfg, cp__value_sizes_fixed(&c.value_size, 0), expect_bad(&c, "--value-size");
     c = cfg, c.rate = -1, expect_bad(&c, "--rate");
+    /* the open loop's bound holds at least a batch */
+    c = cfg, c.pipeline = 8, c.max_inflight = 7, expect_bad(&c, "--max-inflight");
+    c = cfg, c.pipeline = 8, c.max_inflight = 8;
+    assert_int_equal(cp__bench_config_check(&c, err, sizeof(err)), 0);
     /* a value too small to carry "key:99999|version|" cannot be verified ... */
     c = cfg, cp__value_sizes_fixed(&c.value_size, 8), expect_bad(&c, "--no-verify");
     /* ... but is fine without verification */

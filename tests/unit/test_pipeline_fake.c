@@ -183,6 +183,10 @@ static void clusterdown_outlasts_budget(void **state) {
     assert_int_ge(fake_node_count(f->node[0], "GET"), 4);
     assert_double_lt(took, 5.0);
     assert_non_null(strstr(cp_pipeline_errstr(f->p), "CLUSTERDOWN"));
+    /* a reset pipeline has no error, and no message left from the last one */
+    cp_pipeline_reset(f->p);
+    assert_int_equal(cp_pipeline_err(f->p), 0);
+    assert_string_equal(cp_pipeline_errstr(f->p), "");
 }
 
 /* The node closes the connection on the 4th command: three answers arrive; the commands written

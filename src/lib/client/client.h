@@ -270,7 +270,8 @@ typedef struct cp__client {
     cp__refresh refresh;
     cp__fence *fences; /* fence.h: slots whose later commands wait behind earlier ones */
     int nfences, capfences;
-    int32_t *fence_of; /* [CP_SLOTS]: the slot's index in fences, -1 (NULL: none made yet) */
+    int16_t *fence_of; /* [CP_SLOTS]: the slot's index in fences (below CP_SLOTS: 16 bits hold
+                          it), -1 (NULL: none made yet); 32 KiB per client while a slot waits */
     uint32_t seq;      /* commands first sent so far: each one's place in the send order */
     cp__pconn **pool;  /* pool.h: the blocking commands' connections */
     int npool, cappool;

@@ -25,6 +25,8 @@ static cp__fence *find(const cp__client *c, int slot) {
     return i < 0 ? NULL : &c->fences[i];
 }
 
+_Static_assert(CP_SLOTS <= INT16_MAX + 1, "a fence's index fits fence_of's 16 bits");
+
 /* The slot's fence, made when there is none. NULL out of memory. */
 static cp__fence *get(cp__client *c, int slot) {
     cp__fence *f = find(c, slot);
@@ -46,7 +48,7 @@ static cp__fence *get(cp__client *c, int slot) {
     }
     f = &c->fences[c->nfences];
     *f = (cp__fence){.slot = slot};
-    c->fence_of[slot] = c->nfences++;
+    c->fence_of[slot] = (int16_t)c->nfences++;
     return f;
 }
 
@@ -59,10 +61,10 @@ static void drop(cp__client *c, cp__fence *f) {
     c->fence_of[f->slot] = -1;
     if (i != last) {
         c->fences[i] = c->fences[last];
-        c->fence_of[c->fences[i].slot] = i;
+        c->fence_of[c->fences[i].slot] = (int16_t)i;
     }
     c->nfences--;
-    if (c->nfences == 0) { /* a migration's end: the 64 KiB index goes until the next one */
+    if (c->nfences == 0) { /* a migration's end: the 32 KiB index goes until the next one */
         cp__free(c->fence_of);
         cp__free(c->fences);
         c->fence_of = NULL;
@@ -80,7 +82,9 @@ static int insert(cp__fence *f, const cp__held *h) {
             memmove(f->held, f->held + f->head, f->n * sizeof(*f->held));
             f->head = 0;
         } else {
-            uint32_t ncap = f->cap ? f->cap * 2 : 8;
+            /* From 2, doubling: most fences hold a command or two of one client (issue 45: a
+             * master down makes a fence for each slot a waiting request is for). */
+            uint32_t ncap = f->cap ? f->cap * 2 : 2;
             cp__held *v = cp__realloc(f->held, ncap * sizeof(*v));
             if (v == NULL)
                 return CP_ENOMEM;

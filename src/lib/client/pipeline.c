@@ -48,7 +48,6 @@ void cp_pipeline_reset(cp_pipeline *p) {
     p->nevals = 0;
     p->watch_slot = CP__SLOT_NONE;
     p->err = 0;
-    p->errstr[0] = '\0';
 }
 
 void cp_pipeline_free(cp_pipeline *p) {
@@ -68,6 +67,7 @@ void cp__pipeline_destroy(cp_pipeline *p) {
     cp__free(p->cmds.v);
     cp__free(p->parts.v);
     cp__free(p->retry);
+    cp__free(p->errstr);
     cp__free(p->argv);
     cp__free(p->argvlen);
     cp__free(p->txns);
@@ -520,7 +520,7 @@ int cp_pipeline_err(const cp_pipeline *p) {
 }
 
 const char *cp_pipeline_errstr(const cp_pipeline *p) {
-    return p->errstr;
+    return cp__pipeline_errstr(p);
 }
 
 int cp_reply_cached(const cp_pipeline *p, size_t i) {

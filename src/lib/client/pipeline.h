@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/base/alloc.h"
 #include "lib/client/client.h"
@@ -139,8 +140,10 @@ typedef enum cp__batch_kind {
 struct cp_pipeline {
     cp__reply_arena replies; /* first: a connection names a request's owner by its arena */
     cp__client *c;
+    int kind; /* cp__batch_kind */
     int err;
-    char errstr[CP_ERRSTR_LEN];
+    char *errstr;     /* err's message, allocated to its size when err is set (NULL: none yet);
+                         an exec without errors keeps the last one and never reads it */
     cp__buf arena;    /* every command's RESP bytes */
     cp__cmdvec cmds;  /* what the caller appended */
     cp__cmdvec parts; /* sub-commands of split commands */
@@ -158,17 +161,16 @@ struct cp_pipeline {
     int wait_map;    /* retries wait for the refresh under way */
     int executed;
     /* Running on the client (exec.c). */
-    int kind; /* cp__batch_kind */
     int running;
     unsigned stamp;                          /* cp__exec_timers' visit mark */
     struct cp_pipeline *prev_run, *next_run; /* the client's running batches */
     cp_exec_callback *done;                  /* cp_exec_async's, called after the last outcome */
     void *done_data;
     int orphan;      /* freed while running: freed by the core when it finishes */
+    int sealed;      /* async batch: takes no more commands; recycled once finished */
     size_t npending; /* caller's pipeline: its commands counted in the client's pending */
     cp__cb *cbs;     /* async batch: a callback per command (NULL: a caller's pipeline) */
     size_t capcbs;
-    int sealed;    /* async batch: takes no more commands; recycled once finished */
     cp__txn *txns; /* its transactions, in order */
     size_t ntxns, captxns;
     int txn_open;   /* the last one has its MULTI but not yet its EXEC/DISCARD */
@@ -196,11 +198,26 @@ static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fm
 static inline void cp__pipeline_set_err(cp_pipeline *p, int code, const char *fmt, ...) {
     if (p->err != 0)
         return;
+    p->err = code;
+    char msg[CP_ERRSTR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    p->err = code;
-    vsnprintf(p->errstr, sizeof(p->errstr), fmt, ap);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+    /* Its own size: every request waiting on a master that died has its pipeline's error set,
+     * and a one-command pipeline should not hold 256 bytes for a message of 50 (issue 45). */
+    cp__free(p->errstr);
+    p->errstr = cp__malloc(len + 1);
+    if (p->errstr != NULL) /* else cp__pipeline_errstr falls back to the code's description */
+        memcpy(p->errstr, msg, len + 1);
+}
+
+/* The description of the pipeline's first error ("" when none). */
+static inline const char *cp__pipeline_errstr(const cp_pipeline *p) {
+    if (p->err == 0)
+        return "";
+    return p->errstr != NULL ? p->errstr : cp_strerror(p->err);
 }
 
 /* The command a wire tag names. */
@@ -248,9 +265,10 @@ static inline int cp__pipeline_argv_reserve(cp_pipeline *p, size_t n) {
  * every append runs it, and the shared library is built without link-time optimization. */
 static inline cp__cmd *cp__cmdvec_add(cp__cmdvec *v) {
     if (v->n == v->cap) {
-        /* From 8: a pipeline keeps its records for reuse, and many hold one command (an
-         * open-loop program's waiting requests, one pipeline each: issue 45). */
-        size_t ncap = v->cap ? v->cap * 2 : 8;
+        /* From 1, doubling: a pipeline keeps its records for reuse, so only its first exec
+         * grows them, and many hold one command (an open-loop program's waiting requests, one
+         * pipeline each: issue 45). */
+        size_t ncap = v->cap ? v->cap * 2 : 1;
         cp__cmd *n = cp__realloc(v->v, ncap * sizeof(*n));
         if (n == NULL)
             return NULL;

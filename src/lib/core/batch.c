@@ -82,7 +82,7 @@ static void notify(cp_pipeline *p, uint32_t i) {
     cp_response r = {(cp_outcome)cmd->outcome,
                      cmd->reply,
                      err,
-                     err == 0 ? "" : (err == p->err ? p->errstr : cp_strerror(err)),
+                     err == 0 ? "" : (err == p->err ? cp__pipeline_errstr(p) : cp_strerror(err)),
                      cmd->sent_ns,
                      cmd->done_ns,
                      cmd->outcome == CP_DONE && cp__cmd_cached(p, cmd)};

@@ -109,7 +109,8 @@ static uint64_t backoff_ns(cp_pipeline *p) {
 
 static int retry_push(cp_pipeline *p, uint32_t tag) {
     if (p->nretry == p->capretry) {
-        size_t ncap = p->capretry ? p->capretry * 2 : 64;
+        /* From 4, doubling: a pipeline of one command waiting on a master down retries one. */
+        size_t ncap = p->capretry ? p->capretry * 2 : 4;
         uint32_t *r = cp__realloc(p->retry, ncap * sizeof(*r));
         if (r == NULL)
             return CP_ENOMEM;

@@ -14,7 +14,9 @@
 #include <string.h>
 
 int cp__buf_grow(cp__buf *b, size_t extra) {
-    size_t cap = b->cap ? b->cap : 256;
+    /* From 64, doubling: a pipeline's command bytes are kept for reuse, and many hold one
+     * command (an open-loop program's waiting requests, one pipeline each: issue 45). */
+    size_t cap = b->cap ? b->cap : 64;
     while (cap - b->len < extra)
         cap *= 2;
     char *d = cp__realloc(b->data, cap);
