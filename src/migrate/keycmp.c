@@ -314,7 +314,7 @@ static void compare_expiry(cp__keycmp *k, long long src, long long dst) {
     if (src >= 0 && dst >= 0 && llabs(src - dst) <= k->tolerance_ms)
         return;
     k->ttl_differs = 1;
-    char a[64] = "none", b[64] = "none";
+    char a[24] = "none", b[24] = "none"; /* "%lld ms" at most: 20 digits, " ms", NUL */
     if (src >= 0)
         snprintf(a, sizeof a, "%lld ms", src - k->now_ms);
     if (dst >= 0)
