@@ -27,24 +27,8 @@ typedef struct migrate_args {
 #define MO(f) offsetof(migrate_args, f)
 
 static const cp_cli_flag migrate_rows[] = {
-    {.name = "--from",
-     .arg = "HOST:PORT[,...]",
-     .kind = CP_CLI_STRING,
-     .off = MO(from),
-     .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "
-             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "
-             "every master\nserving slots is a source (required)"},
-    {.name = "--to",
-     .arg = "HOST:PORT[,...]",
-     .kind = CP_CLI_STRING,
-     .off = MO(to),
-     .opts = CP_CLI_REQUIRED,
-     .help = "the target cluster's seed nodes (required)"},
-    CP_CLI_STR("--from-password", "PW", MO(from_password), "AUTH password of the sources"),
-    CP_CLI_STR("--to-password", "PW", MO(to_password), "AUTH password of the target"),
-    CP_CLI_STR("--from-user", "U", MO(from_user), "ACL user of the sources (AUTH U PW)"),
-    CP_CLI_STR("--to-user", "U", MO(to_user), "ACL user of the target (AUTH U PW)"),
+    CP_CLI_MOVE_ROWS(MO(from), MO(to), MO(from_password), MO(to_password), MO(from_user),
+                     MO(to_user)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, MO(db),
                "move database N of the sources into the target's 0\n(default: 0, and a source "
                "with keys in another is refused)"),

@@ -25,24 +25,8 @@ typedef struct verify_flags {
 #define VO(f) offsetof(verify_flags, f)
 
 static const cp_cli_flag verify_rows[] = {
-    {.name = "--from",
-     .arg = "HOST:PORT[,...]",
-     .kind = CP_CLI_STRING,
-     .off = VO(from),
-     .opts = CP_CLI_REQUIRED,
-     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "
-             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "
-             "every master\nserving slots is a source (required)"},
-    {.name = "--to",
-     .arg = "HOST:PORT[,...]",
-     .kind = CP_CLI_STRING,
-     .off = VO(v.to),
-     .opts = CP_CLI_REQUIRED,
-     .help = "the target cluster's seed nodes (required)"},
-    CP_CLI_STR("--from-password", "PW", VO(v.from_password), "AUTH password of the sources"),
-    CP_CLI_STR("--to-password", "PW", VO(v.to_password), "AUTH password of the target"),
-    CP_CLI_STR("--from-user", "U", VO(v.from_user), "ACL user of the sources (AUTH U PW)"),
-    CP_CLI_STR("--to-user", "U", VO(v.to_user), "ACL user of the target (AUTH U PW)"),
+    CP_CLI_MOVE_ROWS(VO(from), VO(v.to), VO(v.from_password), VO(v.to_password), VO(v.from_user),
+                     VO(v.to_user)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, VO(v.db),
                "compare database N of the sources with the target's 0\n(default 0)"),
     CP_CLI_NUM("--ttl-tolerance", "MS", CP_CLI_INT, 0, 86400000, VO(v.tolerance_ms),

@@ -8,6 +8,8 @@
 #ifndef CLUSTERPIPE_CLI_FROMARG_H
 #define CLUSTERPIPE_CLI_FROMARG_H
 
+#include "cli/flags.h"
+
 typedef struct cp_cli_sources {
     char **hosts; /* malloc'd, each malloc'd */
     int *ports;
@@ -21,6 +23,28 @@ typedef struct cp_cli_sources {
  * either way. */
 int cp_cli_sources_parse(const char *cmd, const char *from, cp_cli_sources *out);
 void cp_cli_sources_free(cp_cli_sources *s);
+
+/* The flag rows of a move's two ends, for migrate and verify alike: --from, --to, and each
+ * side's password and ACL user, at the offsets of the caller's fields. */
+#define CP_CLI_MOVE_ROWS(from, to, from_password, to_password, from_user, to_user)                 \
+    {.name = "--from",                                                                             \
+     .arg = "HOST:PORT[,...]",                                                                     \
+     .kind = CP_CLI_STRING,                                                                        \
+     .off = (from),                                                                                \
+     .opts = CP_CLI_REQUIRED,                                                                      \
+     .help = "the sources: standalone redis-servers, a nutcracker\nYAML file (every "              \
+             "pool's servers; its redis_auth as\n--from-password), or a cluster's node(s): "       \
+             "every master\nserving slots is a source (required)"},                                \
+        {.name = "--to",                                                                           \
+         .arg = "HOST:PORT[,...]",                                                                 \
+         .kind = CP_CLI_STRING,                                                                    \
+         .off = (to),                                                                              \
+         .opts = CP_CLI_REQUIRED,                                                                  \
+         .help = "the target cluster's seed nodes (required)"},                                    \
+        CP_CLI_STR("--from-password", "PW", (from_password), "AUTH password of the sources"),      \
+        CP_CLI_STR("--to-password", "PW", (to_password), "AUTH password of the target"),           \
+        CP_CLI_STR("--from-user", "U", (from_user), "ACL user of the sources (AUTH U PW)"),        \
+        CP_CLI_STR("--to-user", "U", (to_user), "ACL user of the target (AUTH U PW)")
 
 /* An ACL user needs its password: --from-user with neither --from-password nor a YAML's
  * redis_auth (from_password, the one in effect), or --to-user without --to-password, is a usage
