@@ -62,10 +62,12 @@ void cp__cmds_free(cp__cmdstream *s) {
     free(s);
 }
 
-/* Drops the consumed bytes; the command being read keeps its arguments' offsets, shifted. */
+/* Drops the consumed bytes once they are half the buffer or more (so a move carries no more
+ * than was consumed since the last one, and a backlog is not moved at every read); the command
+ * being read keeps its arguments' offsets, shifted. */
 static void compact(cp__cmdstream *s) {
     size_t n = s->start;
-    if (n == 0)
+    if (n == 0 || n < s->len / 2)
         return;
     memmove(s->buf, s->buf + n, s->len - n);
     s->len -= n;

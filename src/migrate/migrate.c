@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * A migration's loop (migrate.h): poll the sources, take what they sent into the writer's batch
- * (at most BATCH commands), run the batch, move each source's applied offset, acknowledge it,
- * and when nothing waits, measure each source's lag and re-copy its marked keys.
+ * A migration's loop (migrate.h): one poll(2) over the sources and the target client; take what
+ * the sources sent into the writer's batch being filled, send it while fewer than
+ * CP__MW_IN_FLIGHT batches run, check the batches that ended (in the order sent), move each
+ * source's written offset and acknowledge it, and when nothing waits, measure each source's lag
+ * and re-copy its marked keys.
  */
 #include "migrate/migrate.h"
 
@@ -19,11 +21,12 @@
 #include "migrate/laghist.h"
 #include "migrate/source.h"
 #include "migrate/srcconn.h"
+#include "migrate/tpoll.h"
 #include "migrate/writer.h"
 #include "util/clock.h"
 
-#define BATCH 2000               /* commands per pipeline */
 #define READ_PER_TURN (4u << 20) /* bytes read from one source per turn */
+#define WAIT_MS 20               /* the longest wait for a source or the target */
 
 typedef struct msrc {
     cp__src *rep;
@@ -42,6 +45,9 @@ typedef struct msrc {
 typedef struct run {
     const cp__migrate_opts *o;
     cp_client *c;
+    cp__tpoll *tp;
+    struct pollfd *pf; /* the sources', then the target client's */
+    int pf_cap;
     cp__migrate_status *st;
     int db;
     msrc *s;
@@ -49,6 +55,7 @@ typedef struct run {
     uint64_t *copied; /* per source: snapshot keys written */
     cp__mw *w;
     cp__mw_stats ws;
+    uint64_t *written; /* per source, what cp__mw_check raises */
     char *err;
     size_t errlen;
 } run;
@@ -179,7 +186,7 @@ static int take(run *r, int i) {
     msrc *m = &r->s[i];
     cp__migrate_source_status *ss = &r->st->src[i];
     cp__src_item it;
-    while (cp__mw_count(r->w) < BATCH) {
+    while (!cp__mw_full(r->w)) {
         int rc = cp__src_next(m->rep, &it);
         if (rc < 0)
             return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
@@ -211,6 +218,7 @@ static int take(run *r, int i) {
     return 0;
 }
 
+/* The offset after the last item taken into a batch (a transaction's members wait for EXEC). */
 static uint64_t applied(const msrc *m) {
     return m->in_txn ? m->txn_offset : m->consumed;
 }
@@ -223,7 +231,7 @@ static void update(run *r) {
         ss->marked = r->marks[i].count;
         ss->keys_copied = r->copied[i];
         if (r->s[i].snapshot_done)
-            ss->offset_applied = applied(&r->s[i]);
+            ss->offset_applied = r->written[i];
     }
     r->st->unknown = r->ws.unknown;
     r->st->not_executed = r->ws.not_executed;
@@ -235,18 +243,98 @@ static void update(run *r) {
     snprintf(r->st->first_error, sizeof r->st->first_error, "%s", r->ws.first_error);
 }
 
-static int flush(run *r) {
-    if (cp__mw_flush(r->w, &r->ws, r->err, r->errlen) != 0)
-        return -1;
+/* Sends the batch being filled, tagged with each source's offset as taken. */
+static int send(run *r) {
+    uint64_t off[CP__MIGRATE_MAX_SOURCES];
+    for (int i = 0; i < r->st->n; i++)
+        off[i] = r->s[i].snapshot_done ? applied(&r->s[i]) : 0;
+    return cp__mw_send(r->w, off, r->err, r->errlen);
+}
+
+/* What was checked moves each source's written offset (all of what was taken, once nothing
+ * runs nor waits), which is acknowledged where asked. */
+static int settle(run *r) {
+    int quiet = cp__mw_running(r->w) == 0 && cp__mw_count(r->w) == 0;
     for (int i = 0; i < r->st->n; i++) {
         msrc *m = &r->s[i];
-        if (m->need_ack && m->snapshot_done) {
-            if (cp__src_ack(m->rep, applied(m)) != 0)
+        if (!m->snapshot_done)
+            continue;
+        if (quiet)
+            r->written[i] = applied(m);
+        if (m->need_ack) {
+            if (cp__src_ack(m->rep, r->written[i]) != 0)
                 return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
             m->need_ack = 0;
         }
     }
     update(r);
+    return 0;
+}
+
+/* One wait of up to timeout_ms: for the target client's fds and timer and, with_sources, for
+ * the sources' fds (their results left in r->pf[0..n) for the caller), then the target's results
+ * handed over and the batches that ended checked. 0, or -1 with err. */
+static int wait_once(run *r, int with_sources, int timeout_ms) {
+    int ns = with_sources ? r->st->n : 0, need = ns + cp__tpoll_count(r->tp);
+    if (need > r->pf_cap) {
+        struct pollfd *p = realloc(r->pf, (size_t)need * sizeof *p);
+        if (p == NULL)
+            return snprintf(r->err, r->errlen, "out of memory"), -1;
+        r->pf = p;
+        r->pf_cap = need;
+    }
+    for (int i = 0; i < ns; i++)
+        r->pf[i] =
+            (struct pollfd){.fd = cp__src_fd(r->s[i].rep), .events = cp__src_events(r->s[i].rep)};
+    int nt = cp__tpoll_fill(r->tp, r->pf + ns, &timeout_ms);
+    int pr = poll(r->pf, (nfds_t)(ns + nt), timeout_ms);
+    if (pr < 0 && errno != EINTR)
+        return snprintf(r->err, r->errlen, "poll: %s", strerror(errno)), -1;
+    if (pr < 0)
+        for (int i = 0; i < ns + nt; i++)
+            r->pf[i].revents = 0;
+    cp__tpoll_dispatch(r->tp, r->pf + ns, nt);
+    if (cp__mw_check(r->w, &r->ws, r->written, r->err, r->errlen) != 0)
+        return -1;
+    return settle(r);
+}
+
+/* Sends what fills and waits until no batch runs. 0, or -1 with err. */
+static int drain(run *r) {
+    if (send(r) != 0)
+        return -1;
+    while (cp__mw_running(r->w) > 0)
+        if (wait_once(r, 0, WAIT_MS) != 0)
+            return -1;
+    return settle(r);
+}
+
+/* A stop on an error: the batches still running are waited for (each ends within the client's
+ * retry budget and I/O timeout), so the counts said are those of every command sent. */
+static void finish_running(run *r) {
+    char scratch[256];                    /* the first error stays the one said */
+    int64_t until = cp__now_ms() + 60000; /* the library ends them sooner: this only bounds it */
+    for (;;) {
+        cp__mw_check(r->w, &r->ws, r->written, scratch, sizeof scratch);
+        int timeout = WAIT_MS, nt = cp__tpoll_count(r->tp);
+        if (cp__mw_running(r->w) == 0 || cp__now_ms() >= until || nt > r->pf_cap)
+            break; /* (no room to poll: cp_free ends them, uncounted) */
+        nt = cp__tpoll_fill(r->tp, r->pf, &timeout);
+        if (poll(r->pf, (nfds_t)nt, timeout) < 0 && errno != EINTR)
+            break;
+        cp__tpoll_dispatch(r->tp, r->pf, nt);
+    }
+    update(r);
+}
+
+/* Room in the writer for one more command: the batch filling is sent, and waits until one
+ * ends. 0, or -1 with err. */
+static int make_room(run *r) {
+    if (send(r) != 0)
+        return -1;
+    while (cp__mw_full(r->w))
+        if (wait_once(r, 0, WAIT_MS) != 0)
+            return -1;
     return 0;
 }
 
@@ -262,22 +350,24 @@ static int recopy(run *r, int i, int confirm) {
     size_t klen;
     int rc = 0;
     while (rc == 0 && cp__keyset_walk(&taking, &at, &key, &klen)) {
-        char *payload;
+        char *payload = NULL;
         size_t plen;
         int64_t exp;
         rc = cp__sc_dump(m->plain, key, klen, &payload, &plen, &exp, r->err, r->errlen);
-        if (rc != 0)
+        if (rc == 0 && cp__mw_full(r->w))
+            rc = make_room(r);
+        if (rc != 0) {
+            free(payload);
             break;
+        }
         rc = payload ? cp__mw_restore(r->w, i, 0, key, klen, (unsigned char *)payload, plen, exp)
                      : cp__mw_del(r->w, i, key, klen);
         free(payload);
         if (rc != 0)
             snprintf(r->err, r->errlen, "%s", cp__mw_error(r->w));
-        else if (cp__mw_count(r->w) >= BATCH)
-            rc = flush(r);
     }
     if (rc == 0)
-        rc = flush(r);
+        rc = drain(r);
     uint64_t off = 0;
     if (rc == 0 && confirm)
         rc = cp__sc_offset(m->plain, &off, r->err, r->errlen);
@@ -329,8 +419,8 @@ static void note_lag(run *r, int i, uint64_t off) {
     cp__migrate_source_status *ss = &r->st->src[i];
     int64_t now = cp__now_ms();
     cp__laghist_note(&m->offsets, now, off);
-    ss->lag_bytes = (int64_t)(off - applied(m));
-    ss->lag_seconds = cp__laghist_seconds(&m->offsets, now, applied(m), &ss->lag_at_least);
+    ss->lag_bytes = (int64_t)(off - r->written[i]);
+    ss->lag_seconds = cp__laghist_seconds(&m->offsets, now, r->written[i], &ss->lag_at_least);
 }
 
 static int lag_check(run *r, int *all_synced) {
@@ -372,7 +462,7 @@ static int measure_lag(run *r) {
 }
 
 static int idle(run *r) {
-    if (cp__mw_count(r->w) > 0)
+    if (cp__mw_count(r->w) > 0 || cp__mw_running(r->w) > 0)
         return 0;
     for (int i = 0; i < r->st->n; i++)
         if (!r->s[i].snapshot_done || cp__src_received(r->s[i].rep) != r->s[i].consumed)
@@ -383,47 +473,42 @@ static int idle(run *r) {
 static int loop(run *r) {
     const cp__migrate_opts *o = r->o;
     int n = r->st->n;
-    struct pollfd pf[CP__MIGRATE_MAX_SOURCES];
     int64_t start = cp__now_ms(), last_tick = start, last_check = 0;
     int check_every = o->until_synced ? 20 : 1000;
     unsigned turn = 0;
     for (;;) {
         int stopping = o->stop != NULL && *o->stop;
+        if (wait_once(r, !stopping, WAIT_MS) != 0)
+            return -1;
         if (!stopping) {
-            for (int i = 0; i < n; i++)
-                pf[i] = (struct pollfd){.fd = cp__src_fd(r->s[i].rep),
-                                        .events = cp__src_events(r->s[i].rep)};
-            int pr = poll(pf, (nfds_t)n, cp__mw_count(r->w) > 0 ? 0 : 20);
-            if (pr < 0 && errno != EINTR)
-                return snprintf(r->err, r->errlen, "poll: %s", strerror(errno)), -1;
-            /* Each source read as fast as it sends (what the target has not taken yet waits in
-             * this process, not in the source's replica output buffer, which has a limit); the
-             * batch filled from a different source first each turn, so none waits behind
-             * another's backlog. */
+            /* Each source read as fast as it sends (the stream: what the target has not taken
+             * yet waits in this process, not in the source's replica output buffer, which has a
+             * limit; the snapshot up to its read-ahead); the batch filled from a different
+             * source first each turn, so none waits behind another's backlog. */
             for (int k = 0; k < n; k++) {
                 int i = (int)((turn + (unsigned)k) % (unsigned)n);
-                if (cp__src_io(r->s[i].rep, pr > 0 ? pf[i].revents : 0, READ_PER_TURN) != 0)
+                if (cp__src_io(r->s[i].rep, r->pf[i].revents, READ_PER_TURN) != 0)
                     return snprintf(r->err, r->errlen, "%s", cp__src_error(r->s[i].rep)), -1;
                 if (take(r, i) != 0)
                     return -1;
             }
             turn++;
+            if (send(r) != 0)
+                return -1;
         }
-        if (flush(r) != 0)
-            return -1;
         int64_t now = cp__now_ms();
         r->st->elapsed_s = (double)(now - start) / 1000.0;
         if (now - last_tick >= 1000) {
             for (int i = 0; i < n; i++)
                 r->s[i].need_ack |= r->s[i].snapshot_done;
-            if (flush(r) != 0 || measure_lag(r) != 0)
+            if (settle(r) != 0 || measure_lag(r) != 0)
                 return -1;
             if (o->progress != NULL)
                 o->progress(r->st, 0, o->progress_arg);
             last_tick = now;
         }
-        if (stopping || (o->stop != NULL && *o->stop)) /* also a stop asked during the flush */
-            return 0;
+        if (stopping || (o->stop != NULL && *o->stop)) /* also a stop asked during the wait */
+            return drain(r); /* what was taken is written and checked, then the run ends */
         if (idle(r) && now - last_check >= check_every) {
             last_check = now;
             int synced;
@@ -487,6 +572,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     co.password = o->to_password;
     co.username = o->to_user;
     co.io_timeout_ms = timeout;
+    co.max_pending = CP_PENDING_UNLIMITED; /* the writer bounds what runs: CP__MW_IN_FLIGHT */
     cp_client *c = cp_connect(&co);
     if (c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;
@@ -501,9 +587,15 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     r.s = calloc((size_t)st->n, sizeof *r.s);
     r.marks = calloc((size_t)st->n, sizeof *r.marks);
     r.copied = calloc((size_t)st->n, sizeof *r.copied);
-    r.w = r.marks && r.copied ? cp__mw_new(c, r.marks, r.copied) : NULL;
-    if (r.s == NULL || r.w == NULL) {
+    r.written = calloc((size_t)st->n, sizeof *r.written);
+    r.tp = cp__tpoll_new();
+    r.w = r.marks && r.copied ? cp__mw_new(c, st->n, r.marks, r.copied) : NULL;
+    if (r.s == NULL || r.w == NULL || r.written == NULL || r.tp == NULL) {
         snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (cp__tpoll_attach(r.tp, c) != 0) {
+        snprintf(err, errlen, "target %s: the client could not be put on the loop", o->to);
         goto out;
     }
     for (int i = 0; i < st->n; i++) {
@@ -541,11 +633,13 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     }
     if (rc == 0) { /* the last acknowledgements, written before the connections close */
         for (int i = 0; i < st->n; i++)
-            if (r.s[i].snapshot_done && cp__src_ack(r.s[i].rep, applied(&r.s[i])) == 0)
+            if (r.s[i].snapshot_done && cp__src_ack(r.s[i].rep, r.written[i]) == 0)
                 cp__src_io(r.s[i].rep, POLLOUT, 0);
     }
     update(&r);
 out:
+    if (r.w != NULL && cp__mw_running(r.w) > 0)
+        finish_running(&r);
     if (o->progress != NULL)
         o->progress(st, 1, o->progress_arg);
     for (int i = 0; r.s != NULL && i < st->n; i++) {
@@ -557,9 +651,12 @@ out:
     for (int i = 0; r.marks != NULL && i < st->n; i++)
         cp__keyset_clear(&r.marks[i]);
     cp__mw_free(r.w);
+    free(r.written);
+    free(r.pf);
     free(r.copied);
     free(r.marks);
     free(r.s);
     cp_free(c);
+    cp__tpoll_free(r.tp);
     return rc;
 }

@@ -158,8 +158,10 @@ void cp__rdb_free(cp__rdb_reader *r) {
 int cp__rdb_feed(cp__rdb_reader *r, const void *data, size_t n) {
     if (r->state == S_ERROR)
         return -1;
-    /* Drop what was handed out once it is most of the buffer, so moves stay linear overall. */
-    if (r->mark > 0 && (r->mark >= r->len / 2 || r->len + n > r->cap)) {
+    /* Drop what was handed out once it is half the buffer or more: a move then carries no more
+     * bytes than were handed out since the last one, so moves stay linear overall (moving
+     * whenever the buffer is full would move a large backlog for every small read). */
+    if (r->mark > 0 && r->mark >= r->len / 2) {
         memmove(r->buf, r->buf + r->mark, r->len - r->mark);
         r->len -= r->mark;
         r->pos -= r->mark;

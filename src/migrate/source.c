@@ -21,6 +21,12 @@
 #include "util/clock.h"
 
 #define READ_CHUNK 65536
+/* Snapshot bytes read and not yet handed out, at most: past it the source is not read until the
+ * writer catches up. The source then waits on its socket (a diskless fork's child, or the file
+ * sent from disk), not this process's memory: a snapshot larger than the RAM here is moved in
+ * its stride. The stream is read as fast as it comes (a replica's output buffer at the source
+ * has a limit that would cut the connection). */
+#define READ_AHEAD (8u << 20)
 #define LINE_MAX_LEN 512
 
 struct cp__src {
@@ -42,6 +48,7 @@ struct cp__src {
     cp__syncframe *frame;
     cp__cmdstream *cmds;
     uint64_t snap_offset;
+    uint64_t snap_fed; /* bytes given to the framing: the snapshot's, its header line's */
     int64_t last_rx_ms;
     char err[512];
 };
@@ -157,10 +164,16 @@ int cp__src_fd(const cp__src *s) {
     return s->fd;
 }
 
+/* The snapshot has READ_AHEAD bytes waiting to be handed out. */
+static int held(const cp__src *s) {
+    return s->phase == CP__SRC_SNAPSHOT && s->cmds == NULL &&
+           s->snap_fed - cp__sync_consumed(s->frame) >= READ_AHEAD;
+}
+
 short cp__src_events(const cp__src *s) {
     if (s->connecting)
         return POLLOUT;
-    return (short)(POLLIN | (s->out_off < s->out_len ? POLLOUT : 0));
+    return (short)((held(s) ? 0 : POLLIN) | (s->out_off < s->out_len ? POLLOUT : 0));
 }
 
 static int flush(cp__src *s) {
@@ -245,6 +258,7 @@ static int take(cp__src *s, const unsigned char *p, size_t n) {
     }
     if (cp__sync_feed(s->frame, p, n) != 0)
         return fail(s, "%s", cp__sync_error(s->frame));
+    s->snap_fed += n;
     return 0;
 }
 
@@ -266,7 +280,7 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
         static unsigned char buf[READ_CHUNK];
         size_t total = 0;
-        while (total < max_read) {
+        while (total < max_read && !held(s)) {
             ssize_t n = recv(s->fd, buf, sizeof buf, 0);
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 break;
@@ -286,6 +300,8 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
         }
     }
 silence:
+    if (held(s))
+        s->last_rx_ms = cp__now_ms(); /* not read by choice: the source is not silent */
     if (cp__now_ms() - s->last_rx_ms > s->silence_ms)
         return fail(s, "nothing received for %d ms (%s)", s->silence_ms,
                     s->connecting ? "connecting" : "a source that froze, or a network that did");

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The writer (writer.h). Each appended command leaves a record: its source, its kind, and its keys
- * (copied into one buffer per batch), so that after cp_exec the batch is walked in append order
- * and a command's failure, or its touching a key marked earlier in the walk, marks its keys.
+ * The writer (writer.h). Each appended command leaves a record in its batch: its source, its
+ * kind, and its keys (copied into one buffer per batch), so that once the batch ended it is
+ * walked in append order, after every batch sent before it, and a command's failure, or its
+ * touching a key marked earlier in the walk, marks its keys.
  */
 #include "migrate/writer.h"
 
@@ -23,34 +24,65 @@ typedef struct record {
     char name[24];           /* the command's, for messages */
 } record;
 
-struct cp__mw {
-    cp_client *c;
+/* One pipeline's commands and what checking them needs. */
+typedef struct batch {
+    cp__mw *w;
     cp_pipeline *p;
-    cp__keyset *marks;
-    uint64_t *copied;
-    int64_t since_ms; /* the last batch of which something ran (or may have) */
-    char err[256];    /* why the last append failed */
+    int ended;         /* its cp_exec_async callback came */
+    uint64_t *offsets; /* each source's, as the caller tagged it when sent */
     record *rec;
     size_t nrec, rec_cap;
     char *kbuf; /* keys, back to back */
     size_t kbuf_len, kbuf_cap;
     size_t *koff, *klen;
     size_t nkeys, keys_cap;
-    int *at; /* cp__mw_keys's answer: argv indexes of one command's keys */
+} batch;
+
+struct cp__mw {
+    cp_client *c;
+    int nsrc;
+    cp__keyset *marks;
+    uint64_t *copied;
+    int64_t since_ms; /* the last batch checked of which something ran (or may have) */
+    int failed;       /* a check stopped the run: later ones only count */
+    char err[256];    /* why the last append failed */
+    batch b[CP__MW_IN_FLIGHT];
+    int head, nrun; /* the oldest batch sent, and how many are sent and not yet checked */
+    int *at;        /* cp__mw_keys's answer: argv indexes of one command's keys */
     size_t at_cap;
 };
 
-cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied) {
+/* The batch being filled; NULL while every batch is sent. */
+static batch *filling(cp__mw *w) {
+    return w->nrun < CP__MW_IN_FLIGHT ? &w->b[(w->head + w->nrun) % CP__MW_IN_FLIGHT] : NULL;
+}
+
+static void batch_free(batch *b) {
+    cp_pipeline_free(b->p);
+    free(b->offsets);
+    free(b->rec);
+    free(b->kbuf);
+    free(b->koff);
+    free(b->klen);
+}
+
+cp__mw *cp__mw_new(cp_client *c, int nsrc, cp__keyset *marks, uint64_t *copied) {
     cp__mw *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
     w->c = c;
+    w->nsrc = nsrc;
     w->marks = marks;
     w->copied = copied;
-    w->p = cp_pipeline_new(c);
-    if (w->p == NULL) {
-        free(w);
-        return NULL;
+    for (int i = 0; i < CP__MW_IN_FLIGHT; i++) {
+        batch *b = &w->b[i];
+        b->w = w;
+        b->p = cp_pipeline_new(c);
+        b->offsets = calloc((size_t)nsrc, sizeof *b->offsets);
+        if (b->p == NULL || b->offsets == NULL) {
+            cp__mw_free(w);
+            return NULL;
+        }
     }
     return w;
 }
@@ -58,11 +90,8 @@ cp__mw *cp__mw_new(cp_client *c, cp__keyset *marks, uint64_t *copied) {
 void cp__mw_free(cp__mw *w) {
     if (w == NULL)
         return;
-    cp_pipeline_free(w->p);
-    free(w->rec);
-    free(w->kbuf);
-    free(w->koff);
-    free(w->klen);
+    for (int i = 0; i < CP__MW_IN_FLIGHT; i++)
+        batch_free(&w->b[i]);
     free(w->at);
     free(w);
 }
@@ -94,31 +123,33 @@ const int *cp__mw_keys(cp__mw *w, int argc, const char *const *argv, const size_
     return w->at != NULL ? w->at : &none;
 }
 
-static int add_key(cp__mw *w, const char *key, size_t len) {
-    size_t cap = w->keys_cap;
-    if (grow((void **)&w->koff, &cap, w->nkeys + 1, sizeof *w->koff) != 0)
+static int add_key(batch *b, const char *key, size_t len) {
+    size_t cap = b->keys_cap;
+    if (grow((void **)&b->koff, &cap, b->nkeys + 1, sizeof *b->koff) != 0)
         return -1;
-    cap = w->keys_cap;
-    if (grow((void **)&w->klen, &cap, w->nkeys + 1, sizeof *w->klen) != 0)
+    cap = b->keys_cap;
+    if (grow((void **)&b->klen, &cap, b->nkeys + 1, sizeof *b->klen) != 0)
         return -1;
-    w->keys_cap = cap;
-    if (grow((void **)&w->kbuf, &w->kbuf_cap, w->kbuf_len + len, 1) != 0)
+    b->keys_cap = cap;
+    if (grow((void **)&b->kbuf, &b->kbuf_cap, b->kbuf_len + len, 1) != 0)
         return -1;
-    memcpy(w->kbuf + w->kbuf_len, key, len);
-    w->koff[w->nkeys] = w->kbuf_len;
-    w->klen[w->nkeys++] = len;
-    w->kbuf_len += len;
+    memcpy(b->kbuf + b->kbuf_len, key, len);
+    b->koff[b->nkeys] = b->kbuf_len;
+    b->klen[b->nkeys++] = len;
+    b->kbuf_len += len;
     return 0;
 }
 
-/* A record for the command just appended, its keys taken from argv. */
-static int add_record(cp__mw *w, int src, int kind, int argc, const char *const *argv,
+/* A record for the command just appended to b, its keys taken from argv. */
+static int add_record(cp__mw *w, batch *b, int src, int kind, int argc, const char *const *argv,
                       const size_t *argvlen) {
-    if (grow((void **)&w->rec, &w->rec_cap, w->nrec + 1, sizeof *w->rec) != 0)
+    if (grow((void **)&b->rec, &b->rec_cap, b->nrec + 1, sizeof *b->rec) != 0)
         return -1;
-    record *r = &w->rec[w->nrec++];
-    *r = (record){.src = src, .kind = kind, .first_key = w->nkeys};
-    snprintf(r->name, sizeof r->name, "%.*s", (int)(argvlen[0] < 23 ? argvlen[0] : 23), argv[0]);
+    record *r = &b->rec[b->nrec++];
+    *r = (record){.src = src, .kind = kind, .first_key = b->nkeys};
+    size_t nl = argvlen[0] < sizeof r->name - 1 ? argvlen[0] : sizeof r->name - 1;
+    memcpy(r->name, argv[0], nl);
+    r->name[nl] = '\0';
     if (kind == K_MEMBER)
         return 0; /* a unit's keys are its EXEC's */
     int n;
@@ -126,7 +157,7 @@ static int add_record(cp__mw *w, int src, int kind, int argc, const char *const 
     if (at == NULL)
         return -1;
     for (int i = 0; i < n; i++)
-        if (add_key(w, argv[at[i]], argvlen[at[i]]) != 0)
+        if (add_key(b, argv[at[i]], argvlen[at[i]]) != 0)
             return -1;
     r->nkeys = (size_t)n;
     return 0;
@@ -148,27 +179,38 @@ int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const s
     return 1;
 }
 
-/* cp_append_argv, its failure said in w->err. */
-static int append_argv(cp__mw *w, int argc, const char *const *argv, const size_t *argvlen) {
-    int rc = cp_append_argv(w->p, argc, (const char **)argv, argvlen);
+/* cp_append_argv to b, its failure said in w->err. */
+static int append_argv(cp__mw *w, batch *b, int argc, const char *const *argv,
+                       const size_t *argvlen) {
+    int rc = cp_append_argv(b->p, argc, (const char **)argv, argvlen);
     if (rc != 0)
         snprintf(w->err, sizeof w->err, "%.*s could not be added to a batch: %s",
                  (int)(argvlen[0] < 64 ? argvlen[0] : 64), argv[0], cp_strerror(rc));
     return rc != 0 ? -1 : 0;
 }
 
+/* The batch to append to; NULL (said in w->err) when every batch is sent: the caller asks
+ * cp__mw_full first. */
+static batch *appending(cp__mw *w) {
+    w->err[0] = '\0'; /* a failure below is said for this command, or is out of memory */
+    batch *b = filling(w);
+    if (b == NULL)
+        snprintf(w->err, sizeof w->err, "every batch is running: nothing can be added");
+    return b;
+}
+
 static int append(cp__mw *w, int src, int kind, int argc, const char *const *argv,
                   const size_t *argvlen) {
-    w->err[0] = '\0'; /* a failure below is said for this command, or is out of memory */
-    if (append_argv(w, argc, argv, argvlen) != 0)
+    batch *b = appending(w);
+    if (b == NULL || append_argv(w, b, argc, argv, argvlen) != 0)
         return -1;
-    return add_record(w, src, kind, argc, argv, argvlen);
+    return add_record(w, b, src, kind, argc, argv, argvlen);
 }
 
 int cp__mw_restore(cp__mw *w, int src, int snapshot, const char *key, size_t klen,
                    const unsigned char *payload, size_t plen, int64_t expire_ms) {
-    char ttl[24];
-    int tl = snprintf(ttl, sizeof ttl, "%lld", expire_ms < 0 ? 0LL : (long long)expire_ms);
+    char ttl[24] = "0"; /* no TTL, the common case, costs no formatting */
+    int tl = expire_ms < 0 ? 1 : snprintf(ttl, sizeof ttl, "%lld", (long long)expire_ms);
     const char *argv[] = {"RESTORE", key, ttl, (const char *)payload, "REPLACE", "ABSTTL"};
     const size_t argvlen[] = {7, klen, (size_t)tl, plen, 7, 6};
     return append(w, src, snapshot ? K_COPY : K_RESTORE, 6, argv, argvlen);
@@ -216,27 +258,30 @@ int cp__mw_unit(cp__mw *w, int src, const cp__mw_cmd *m, int n) {
     }
     const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
     const size_t mlen[] = {5}, elen[] = {4};
-    size_t first = w->nkeys;
+    batch *b = appending(w);
+    if (b == NULL)
+        return -1;
+    size_t first = b->nkeys;
     if (append(w, src, K_MEMBER, 1, multi, mlen) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        if (append_argv(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) != 0 ||
-            add_record(w, src, K_MEMBER, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) !=
-                0)
+        if (append_argv(w, b, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen) != 0 ||
+            add_record(w, b, src, K_MEMBER, m[i].argc, (const char *const *)m[i].argv,
+                       m[i].argvlen) != 0)
             return -1;
         int k;
         const int *at = cp__mw_keys(w, m[i].argc, (const char *const *)m[i].argv, m[i].argvlen, &k);
         if (at == NULL)
             return -1;
         for (int j = 0; j < k; j++)
-            if (add_key(w, m[i].argv[at[j]], m[i].argvlen[at[j]]) != 0)
+            if (add_key(b, m[i].argv[at[j]], m[i].argvlen[at[j]]) != 0)
                 return -1;
     }
-    size_t nkeys = w->nkeys - first;
-    if (append_argv(w, 1, exec, elen) != 0 ||
-        grow((void **)&w->rec, &w->rec_cap, w->nrec + 1, sizeof *w->rec) != 0)
+    size_t nkeys = b->nkeys - first;
+    if (append_argv(w, b, 1, exec, elen) != 0 ||
+        grow((void **)&b->rec, &b->rec_cap, b->nrec + 1, sizeof *b->rec) != 0)
         return -1;
-    w->rec[w->nrec++] =
+    b->rec[b->nrec++] =
         (record){.src = src, .kind = K_EXEC, .first_key = first, .nkeys = nkeys, .name = "EXEC"};
     return 0;
 }
@@ -246,7 +291,37 @@ const char *cp__mw_error(const cp__mw *w) {
 }
 
 size_t cp__mw_count(const cp__mw *w) {
-    return w->nrec;
+    const batch *b = filling((cp__mw *)w);
+    return b != NULL ? b->nrec : 0;
+}
+
+int cp__mw_full(const cp__mw *w) {
+    const batch *b = filling((cp__mw *)w);
+    return b == NULL || b->nrec >= CP__MW_BATCH;
+}
+
+int cp__mw_running(const cp__mw *w) {
+    return w->nrun;
+}
+
+static void ended(cp_pipeline *p, void *privdata) {
+    (void)p;
+    ((batch *)privdata)->ended = 1;
+}
+
+int cp__mw_send(cp__mw *w, const uint64_t *offsets, char *err, size_t errlen) {
+    batch *b = filling(w);
+    if (b == NULL || b->nrec == 0)
+        return 0;
+    memcpy(b->offsets, offsets, (size_t)w->nsrc * sizeof *offsets);
+    b->ended = 0;
+    int rc = cp_exec_async(b->p, ended, b);
+    if (rc != 0)
+        return snprintf(err, errlen, "a batch of %zu commands could not be sent: %s", b->nrec,
+                        cp_strerror(rc)),
+               -1;
+    w->nrun++;
+    return 0;
 }
 
 static int is_error(const redisReply *r) {
@@ -264,42 +339,43 @@ static const redisReply *member_error(const redisReply *exec) {
 
 /* Whether command i ended done and as it should: a RESTORE with +OK, an EXEC with its array and
  * no member's error. */
-static int went_well(const cp__mw *w, size_t i, const record *r) {
-    if (cp_get_outcome(w->p, i) != CP_DONE)
+static int went_well(const batch *b, size_t i, const record *r) {
+    if (cp_get_outcome(b->p, i) != CP_DONE)
         return 0;
-    const redisReply *rep = cp_reply(w->p, i);
+    const redisReply *rep = cp_reply(b->p, i);
     if (r->kind == K_EXEC)
         return rep != NULL && rep->type == REDIS_REPLY_ARRAY && member_error(rep) == NULL;
     return !is_error(rep);
 }
 
-int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
-    if (w->nrec == 0)
-        return 0;
-    cp_exec(w->p);
+/* Checks an ended batch: counts every command's outcome and, unless the run already stopped,
+ * marks keys and finds what stops it. 0, or -1 with err (fatal). */
+static int check(cp__mw *w, batch *b, cp__mw_stats *st, char *err, size_t errlen) {
     uint64_t unknown_before = st->unknown;
     int fatal = 0;
     size_t done = 0;
-    for (size_t i = 0; i < w->nrec; i++) {
-        const record *r = &w->rec[i];
-        cp_outcome oc = cp_get_outcome(w->p, i);
-        const redisReply *rep = cp_reply(w->p, i);
+    for (size_t i = 0; i < b->nrec; i++) {
+        const record *r = &b->rec[i];
+        cp_outcome oc = cp_get_outcome(b->p, i);
+        const redisReply *rep = cp_reply(b->p, i);
         if (r->kind == K_MEMBER)
             continue; /* its unit's EXEC speaks for it */
-        int well = went_well(w, i, r);
+        int well = went_well(b, i, r);
         done += oc == CP_DONE;
         st->unknown += oc == CP_UNKNOWN;
         st->not_executed += oc == CP_NOT_EXECUTED;
         st->written += well;
         if (well && r->kind == K_COPY)
             w->copied[r->src]++;
+        if (w->failed || fatal)
+            continue; /* counted only: the run stops at the first fatal command */
         if (is_error(rep) && oc == CP_DONE) {
             if (strncmp(rep->str, "OOM", 3) == 0 || r->kind == K_COPY || r->kind == K_RESTORE) {
-                int kl = r->nkeys ? (int)w->klen[r->first_key] : 0;
+                int kl = r->nkeys ? (int)b->klen[r->first_key] : 0;
                 snprintf(err, errlen, "the target refused %s %.*s: %s", r->name,
-                         kl > 200 ? 200 : kl, kl ? w->kbuf + w->koff[r->first_key] : "", rep->str);
+                         kl > 200 ? 200 : kl, kl ? b->kbuf + b->koff[r->first_key] : "", rep->str);
                 fatal = 1;
-                break;
+                continue;
             }
             if (st->errors++ == 0)
                 snprintf(st->first_error, sizeof st->first_error, "%s: %s", r->name, rep->str);
@@ -309,8 +385,8 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
             snprintf(st->first_error, sizeof st->first_error, "a member of EXEC: %s", member->str);
         int tainted = !well;
         for (size_t k = 0; k < r->nkeys && !tainted; k++)
-            tainted = cp__keyset_has(&w->marks[r->src], w->kbuf + w->koff[r->first_key + k],
-                                     w->klen[r->first_key + k]);
+            tainted = cp__keyset_has(&w->marks[r->src], b->kbuf + b->koff[r->first_key + k],
+                                     b->klen[r->first_key + k]);
         if (!tainted)
             continue;
         if (r->nkeys == 0 && !well) {
@@ -322,29 +398,48 @@ int cp__mw_flush(cp__mw *w, cp__mw_stats *st, char *err, size_t errlen) {
                      : oc == CP_NOT_EXECUTED ? "was not executed"
                                              : "was refused",
                      oc == CP_DONE && rep != NULL && rep->str != NULL ? rep->str
-                                                                      : cp_pipeline_errstr(w->p));
+                                                                      : cp_pipeline_errstr(b->p));
             fatal = 1;
-            break;
+            continue;
         }
         for (size_t k = 0; k < r->nkeys; k++) {
             cp__keyset *m = &w->marks[r->src];
             size_t before = m->count;
-            if (cp__keyset_add(m, w->kbuf + w->koff[r->first_key + k], w->klen[r->first_key + k]))
-                return snprintf(err, errlen, "out of memory"), -1;
+            if (cp__keyset_add(m, b->kbuf + b->koff[r->first_key + k], b->klen[r->first_key + k]))
+                return w->failed = 1, snprintf(err, errlen, "out of memory"), -1;
             st->marked += m->count > before;
         }
     }
+    if (w->failed)
+        return 0;
     /* A batch of which nothing ran, nor may have, is marked and goes on (a failover longer than
      * the retry budget, CROSSSLOT refusals); batches like it for UNREACHABLE_MS on end: the
      * target cannot be reached. */
     int64_t now = cp__now_ms();
     if (done > 0 || st->unknown > unknown_before || w->since_ms == 0)
         w->since_ms = now;
-    int unreachable = !fatal && now - w->since_ms > UNREACHABLE_MS;
-    if (unreachable)
-        snprintf(err, errlen, "the target ran none of %zu commands, nor any for %d s: %s", w->nrec,
-                 UNREACHABLE_MS / 1000, cp_pipeline_errstr(w->p));
-    cp_pipeline_reset(w->p);
-    w->nrec = w->nkeys = w->kbuf_len = 0;
-    return fatal || unreachable ? -1 : 0;
+    if (!fatal && now - w->since_ms > UNREACHABLE_MS) {
+        snprintf(err, errlen, "the target ran none of %zu commands, nor any for %d s: %s", b->nrec,
+                 UNREACHABLE_MS / 1000, cp_pipeline_errstr(b->p));
+        fatal = 1;
+    }
+    w->failed = fatal;
+    return fatal ? -1 : 0;
+}
+
+int cp__mw_check(cp__mw *w, cp__mw_stats *st, uint64_t *written, char *err, size_t errlen) {
+    int rc = 0;
+    while (w->nrun > 0 && w->b[w->head].ended) {
+        batch *b = &w->b[w->head];
+        if (check(w, b, st, err, errlen) != 0)
+            rc = -1;
+        for (int i = 0; i < w->nsrc && written != NULL; i++)
+            if (b->offsets[i] > written[i])
+                written[i] = b->offsets[i];
+        cp_pipeline_reset(b->p);
+        b->nrec = b->nkeys = b->kbuf_len = 0;
+        w->head = (w->head + 1) % CP__MW_IN_FLIGHT;
+        w->nrun--;
+    }
+    return rc;
 }
