@@ -22,11 +22,13 @@
 
 #define READ_CHUNK 65536
 /* Snapshot bytes read and not yet handed out, at most: past it the source is not read until the
- * writer catches up. The source then waits on its socket (a diskless fork's child, or the file
- * sent from disk), not this process's memory: a snapshot larger than the RAM here is moved in
- * its stride. The stream is read as fast as it comes (a replica's output buffer at the source
- * has a limit that would cut the connection). */
-#define READ_AHEAD (8u << 20)
+ * writer catches up, and waits on its socket (a diskless fork's child, or the file sent from
+ * disk) instead of filling this process's memory, so a snapshot larger than the RAM here moves
+ * in its stride. The price: the source's writes meanwhile wait in its output buffer for this
+ * replica, which has a limit (client-output-buffer-limit replica, 256 MB by default; passing it
+ * ends the run, the source named, and a message that says so). The stream is read as fast as it
+ * comes, for the same limit. */
+#define READ_AHEAD (64u << 20)
 #define LINE_MAX_LEN 512
 
 struct cp__src {
@@ -289,10 +291,15 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
             if (n < 0)
                 return fail(s, "read: %s", strerror(errno));
             if (n == 0)
-                return fail(s, "closed the replication connection (%s)",
+                return fail(s, "closed the replication connection (%s)%s",
                             s->phase == CP__SRC_HANDSHAKE  ? "during the handshake"
                             : s->phase == CP__SRC_SNAPSHOT ? "during the snapshot"
-                                                           : "during the stream");
+                                                           : "during the stream",
+                            s->phase == CP__SRC_SNAPSHOT
+                                ? ": the source's log says why; a source drops a replica whose "
+                                  "output buffer (its writes during the snapshot) passes "
+                                  "client-output-buffer-limit replica"
+                                : "");
             s->last_rx_ms = cp__now_ms();
             total += (size_t)n;
             if (take(s, buf, (size_t)n) != 0)

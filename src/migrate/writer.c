@@ -29,6 +29,7 @@ typedef struct batch {
     cp__mw *w;
     cp_pipeline *p;
     int ended;         /* its cp_exec_async callback came */
+    size_t bytes;      /* its commands' arguments, summed */
     uint64_t *offsets; /* each source's, as the caller tagged it when sent */
     record *rec;
     size_t nrec, rec_cap;
@@ -183,6 +184,8 @@ int cp__mw_taints(cp__mw *w, int src, int argc, const char *const *argv, const s
 static int append_argv(cp__mw *w, batch *b, int argc, const char *const *argv,
                        const size_t *argvlen) {
     int rc = cp_append_argv(b->p, argc, (const char **)argv, argvlen);
+    for (int i = 0; i < argc && rc == 0; i++)
+        b->bytes += argvlen[i];
     if (rc != 0)
         snprintf(w->err, sizeof w->err, "%.*s could not be added to a batch: %s",
                  (int)(argvlen[0] < 64 ? argvlen[0] : 64), argv[0], cp_strerror(rc));
@@ -297,7 +300,7 @@ size_t cp__mw_count(const cp__mw *w) {
 
 int cp__mw_full(const cp__mw *w) {
     const batch *b = filling((cp__mw *)w);
-    return b == NULL || b->nrec >= CP__MW_BATCH;
+    return b == NULL || b->nrec >= CP__MW_BATCH || b->bytes >= CP__MW_BATCH_BYTES;
 }
 
 int cp__mw_running(const cp__mw *w) {
@@ -437,7 +440,7 @@ int cp__mw_check(cp__mw *w, cp__mw_stats *st, uint64_t *written, char *err, size
             if (b->offsets[i] > written[i])
                 written[i] = b->offsets[i];
         cp_pipeline_reset(b->p);
-        b->nrec = b->nkeys = b->kbuf_len = 0;
+        b->nrec = b->nkeys = b->kbuf_len = b->bytes = 0;
         w->head = (w->head + 1) % CP__MW_IN_FLIGHT;
         w->nrun--;
     }

@@ -48,8 +48,9 @@ typedef struct cp__mw_stats {
     char first_error[256]; /* the first of those, with its command's name */
 } cp__mw_stats;
 
-#define CP__MW_BATCH 2000  /* commands a batch takes before it waits to be sent */
-#define CP__MW_IN_FLIGHT 4 /* batches sent and not yet checked, at most */
+#define CP__MW_BATCH 2000              /* commands a batch takes before it waits to be sent */
+#define CP__MW_BATCH_BYTES (16u << 20) /* or argument bytes (so big values stay bounded too) */
+#define CP__MW_IN_FLIGHT 4             /* batches sent and not yet checked, at most */
 
 /* nsrc sources; marks[i]: source i's marked keys, copied[i]: its snapshot keys written (the
  * caller's arrays; the writer adds to them). c is on the caller's event loop. */
@@ -87,7 +88,7 @@ const char *cp__mw_error(const cp__mw *w);
 size_t cp__mw_count(const cp__mw *w);
 
 /* 1 when nothing can be appended now: every batch runs, or the one filling holds CP__MW_BATCH
- * commands. */
+ * commands or CP__MW_BATCH_BYTES. */
 int cp__mw_full(const cp__mw *w);
 
 /* Batches sent and not yet checked. */

@@ -117,19 +117,21 @@ pid_t cp_clirun_start(cp_clirun *r, const char *const *args) {
 
 int cp_clirun_finish(cp_clirun *r, pid_t pid, int timeout_s) {
     int status = 0;
+    struct rusage ru = {0};
     for (long i = 0;; i++) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
+        pid_t w = wait4(pid, &status, WNOHANG, &ru);
         if (w == pid)
             break;
         if (i >= (long)timeout_s * 100) {
             kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
+            wait4(pid, &status, 0, &ru);
             status = -1;
             break;
         }
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
+    r->maxrss_kb = ru.ru_maxrss;
     char o[4096], e[4096];
     snprintf(o, sizeof(o), "%s/.stdout", r->scratch);
     snprintf(e, sizeof(e), "%s/.stderr", r->scratch);

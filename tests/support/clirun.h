@@ -13,9 +13,10 @@
 #include <sys/types.h>
 
 typedef struct cp_clirun {
-    char *scratch; /* directory for the output files (and for tests' own files) */
-    char *out;     /* stdout of the last finished run (malloc'd, NUL-terminated) */
-    char *err;     /* stderr of the last finished run */
+    char *scratch;  /* directory for the output files (and for tests' own files) */
+    char *out;      /* stdout of the last finished run (malloc'd, NUL-terminated) */
+    char *err;      /* stderr of the last finished run */
+    long maxrss_kb; /* the last finished run's peak resident memory (wait4's ru_maxrss) */
     /* RLIMIT_NOFILE of the runs started from now on (set in the child before exec); 0: the
      * test's own. Lets a test start the command with a low limit without lowering its own. */
     unsigned long nofile_soft, nofile_hard;
