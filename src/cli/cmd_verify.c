@@ -35,6 +35,9 @@ static const cp_cli_flag verify_rows[] = {
                "I/O timeout of every connection (default 5000)"),
     CP_CLI_NUM("--max-print", "N", CP_CLI_INT, 0, 1000000, VO(v.max_print),
                "print at most N differences, count the rest\n(default 100)"),
+    CP_CLI_SET("--skip-unknown-types", CP_CLI_SWITCH, 1, VO(v.skip_unknown_types),
+               "keys of other types than Redis's six (modules')\nare counted as skipped, not "
+               "compared (default:\ncompared by DUMP bytes)"),
     CP_CLI_SET("--json", CP_CLI_SWITCH, 1, VO(v.json),
                "progress and result as JSON lines (\"schema\":\n\"clusterpipe.verify/1\") on "
                "stdout"),
@@ -49,7 +52,7 @@ static const cp_cli_cmd verify_cmd = {
         "                          [--db N] [--from-password PW] [--to-password PW]\n"
         "                          [--from-user U] [--to-user U]\n"
         "                          [--ttl-tolerance MS] [--timeout MS] [--max-print N]\n"
-        "                          [--json] [-q]\n"
+        "                          [--skip-unknown-types] [--json] [-q]\n"
         "\n"
         "Compares every key of standalone redis-servers (or of a cluster's masters) with a\n"
         "Redis Cluster's, after 'clusterpipe migrate' with the sources' writes stopped: the\n"
@@ -143,9 +146,10 @@ static json_t *counts_json(const cp__verify_status *st) {
     for (int r = 0; r < CP__KC_NREASONS; r++)
         json_object_set_new(reasons, cp__kc_reason_name((cp__kc_reason)r),
                             json_integer((json_int_t)st->by_reason[r]));
-    return json_pack("{s:I, s:I, s:o, s:o, s:I, s:f}", "keys_checked", (json_int_t)st->checked,
+    return json_pack("{s:I, s:I, s:o, s:o, s:I, s:I, s:f}", "keys_checked", (json_int_t)st->checked,
                      "keys_total", (json_int_t)st->keys_total, "types", types, "reasons", reasons,
-                     "differences", (json_int_t)st->differences, "elapsed_s", st->elapsed_s);
+                     "differences", (json_int_t)st->differences, "skipped", (json_int_t)st->skipped,
+                     "elapsed_s", st->elapsed_s);
 }
 
 static void on_progress(const cp__verify_status *st, int final, void *arg) {
@@ -198,6 +202,10 @@ static void print_result(const printer *p, const cp__verify_status *st, int ok, 
            (unsigned long long)st->by_reason[CP__KC_VALUE],
            (unsigned long long)st->by_reason[CP__KC_TTL],
            (unsigned long long)st->by_reason[CP__KC_VANISHED]);
+    if (st->skipped > 0)
+        printf("verify: %llu keys of other types (modules') skipped, not compared "
+               "(--skip-unknown-types)\n",
+               (unsigned long long)st->skipped);
     if (ok)
         printf("verify: the target holds %llu keys that no source has (not differences)\n",
                (unsigned long long)st->only_in_target);
@@ -221,6 +229,7 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
                          .to_user = a->to_user,
                          .db = a->db < 0 ? 0 : a->db,
                          .tolerance_ms = a->tolerance_ms,
+                         .skip_unknown_types = a->skip_unknown_types,
                          .io_timeout_ms = a->timeout_ms,
                          .stop = &cp_cli_interrupted,
                          .progress = on_progress,

@@ -12,7 +12,8 @@ typedef struct cp_cli_verify_args {
     int db;           /* -1: 0 */
     int tolerance_ms; /* expiries this close are the same */
     int timeout_ms;
-    int max_print; /* differences printed (the rest counted) */
+    int max_print;          /* differences printed (the rest counted) */
+    int skip_unknown_types; /* keys of modules' types skipped, counted, not compared */
     int json, quiet;
 } cp_cli_verify_args;
 

@@ -174,6 +174,21 @@ static int take_command(run *r, int i, const cp__cmd *c) {
     return cp__mw_command(r->w, i, c->argc, c->argv, c->argvlen);
 }
 
+/* Source i's snapshot held data of module types, and skipping them was not asked for. -1. */
+static int refuse_unknowns(run *r, int i) {
+    const cp__unknowns *u = &r->st->src[i].unknown;
+    size_t n = (size_t)snprintf(
+        r->err, r->errlen,
+        "source %s: its snapshot holds %llu keys and %llu aux data of module types (%s), which "
+        "a target without those modules cannot take: stopped. The sources were only read; the "
+        "keys copied so far are copies (running again rewrites them). --skip-unknown-types moves "
+        "the rest and lists what it skips. The first keys:",
+        r->st->src[i].name, (unsigned long long)u->keys, (unsigned long long)u->aux, u->types);
+    for (int k = 0; k < u->listed && n < r->errlen; k++)
+        n += (size_t)snprintf(r->err + n, r->errlen - n, " \"%s\"", u->key[k]);
+    return -1;
+}
+
 /* Takes source i's items into the batch until it is full or the source has nothing more. */
 static int take(run *r, int i) {
     msrc *m = &r->s[i];
@@ -185,6 +200,12 @@ static int take(run *r, int i) {
             return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
         if (rc == 0)
             return 0;
+        if (it.type == CP__SRC_MODULE_AUX ||
+            (it.type == CP__SRC_KEY && it.rdb.value_type == CP__RDB_TYPE_MODULE2 &&
+             it.rdb.db == (uint64_t)r->db)) { /* a RESTORE of it needs the module */
+            cp__unknowns_note(&ss->unknown, &it.rdb);
+            continue;
+        }
         if (it.type == CP__SRC_KEY) {
             const cp__rdb_event *ev = &it.rdb;
             if (ev->db != (uint64_t)r->db)
@@ -197,6 +218,8 @@ static int take(run *r, int i) {
             continue;
         }
         if (it.type == CP__SRC_SNAPSHOT_END) {
+            if (ss->unknown.keys + ss->unknown.aux > 0 && !r->o->skip_unknown_types)
+                return refuse_unknowns(r, i);
             m->snapshot_done = 1;
             m->consumed = it.offset;
             m->need_ack = 1; /* a diskless master puts its replica online at its first ACK */

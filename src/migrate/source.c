@@ -313,8 +313,8 @@ int cp__src_next(cp__src *s, cp__src_item *it) {
             return fail(s, "%s", cp__sync_error(s->frame));
         if (rc == CP__RDB_MORE)
             return 0;
-        if (it->rdb.type == CP__RDB_EV_KEY) {
-            it->type = CP__SRC_KEY;
+        if (it->rdb.type == CP__RDB_EV_KEY || it->rdb.type == CP__RDB_EV_MODULE_AUX) {
+            it->type = it->rdb.type == CP__RDB_EV_KEY ? CP__SRC_KEY : CP__SRC_MODULE_AUX;
             return 1;
         }
         if (it->rdb.type != CP__RDB_EV_END)

@@ -34,6 +34,7 @@ typedef enum cp__src_phase {
 
 typedef enum cp__src_item_type {
     CP__SRC_KEY,          /* rdb: a key of the snapshot (CP__RDB_EV_KEY) */
+    CP__SRC_MODULE_AUX,   /* rdb: a module's aux data in the snapshot (CP__RDB_EV_MODULE_AUX) */
     CP__SRC_SNAPSHOT_END, /* the snapshot ended; the stream starts at `offset` */
     CP__SRC_COMMAND,      /* cmd: a command of the stream */
 } cp__src_item_type;

@@ -79,6 +79,10 @@ static void account(vrun *r, const cp__keycmp *k, const char *source) {
     cp__verify_status *st = r->st;
     st->checked++;
     st->per_type[type]++;
+    if (type == CP__KC_OTHER && why != CP__KC_VANISHED && r->o->skip_unknown_types) {
+        st->skipped++;
+        return;
+    }
     st->by_reason[why]++;
     if (why == CP__KC_SAME || why == CP__KC_TYPE || why == CP__KC_VALUE || why == CP__KC_TTL)
         st->found++;
