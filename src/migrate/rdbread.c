@@ -417,7 +417,7 @@ static void module_name(uint64_t id, char name[10]) {
     name[9] = '\0';
 }
 
-/* RDB_TYPE_MODULE (Redis before 4.0): the value's end is known to its module alone. */
+/* RDB_TYPE_MODULE_PRE_GA (Redis 4.0's release candidates): its end is known to its module alone. */
 static int refuse_module(cp__rdb_reader *r, size_t p) {
     uint64_t id = 0;
     int rc = read_plain_len(r, &p, &id);
@@ -427,8 +427,8 @@ static int refuse_module(cp__rdb_reader *r, size_t p) {
     module_name(id, name);
     return fail(r,
                 "a key of module type '%s' (encoding version %u) saved in the format of Redis "
-                "before 4.0 (RDB type 6): its value cannot be read, nor skipped, without the "
-                "module",
+                "4.0's release candidates (RDB type 6): its value cannot be read, nor skipped, "
+                "without the module",
                 name, (unsigned)(id & 1023));
 }
 

@@ -13,8 +13,8 @@
  * little endian), ready for RESTORE. A module's value (RDB_TYPE_MODULE_2, Redis 4.0 on) is read as
  * the module API wrote it (opcodes, each with its operand, up to an EOF opcode) and handed out as a
  * key like any other, with its module type's name; a module's aux data is read the same way and
- * handed out without its bytes. A module value of Redis before 4.0 (RDB_TYPE_MODULE), whose end
- * only its module knows, is refused, naming the module type. RDB versions 1 to
+ * handed out without its bytes. A module value of Redis 4.0's release candidates (type 6), whose
+ * end only its module knows, is refused, naming the module type. RDB versions 1 to
  * CP__RDB_VERSION_MAX are read.
  *
  * Resumable at every length, string or fixed field: a value of a million elements fed byte by

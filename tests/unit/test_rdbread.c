@@ -5,10 +5,11 @@
  * set, sorted set, hash, a stream with a group and a pending entry, a TTL, a key in db 1) and on
  * RDBs built here: fed in one piece and byte by byte, the events are the same; every truncation
  * asks for more; every corrupted byte gives an error or asks for more, never an end; versions
- * newer than the reader knows, unknown types and modules' values of before Redis 4.0 are refused,
- * naming them; modules' values and aux data are read whole and named by their module type; every
- * type's grammar the server at hand does not write (streams of version 1 and 3, quicklists of
- * ziplists, ziplists, zipmaps, set listpacks, old sorted sets) ends its value exactly.
+ * newer than the reader knows, unknown types and modules' values of Redis 4.0's release candidates
+ * are refused, naming them; modules' values and aux data are read whole and named by their module
+ * type; every type's grammar the server at hand does not write (streams of version 1 and 3,
+ * quicklists of ziplists, ziplists, zipmaps, set listpacks, old sorted sets) ends its value
+ * exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,7 +185,7 @@ static uint64_t module_id(const char *name, unsigned ver) {
 static void old_module_values_are_refused_by_name(void **state) {
     (void)state;
     uint64_t id = module_id("ReJSON-RL", 3);
-    char rdb[64] = "REDIS0010\x06\x01k\x81"; /* RDB_TYPE_MODULE: before Redis 4.0 */
+    char rdb[64] = "REDIS0010\x06\x01k\x81"; /* RDB_TYPE_MODULE_PRE_GA */
     for (int i = 0; i < 8; i++)
         rdb[13 + i] = (char)(id >> (56 - 8 * i));
     char msg[256];
