@@ -19,6 +19,7 @@
 
 typedef struct migrate_args {
     const char *from, *to, *from_password, *to_password, *from_user, *to_user;
+    cp_cli_tls from_tls, to_tls;
     int db;
     int source_timeout, timeout_ms;
     int until_synced, verify, skip_unknown_types, json, quiet;
@@ -28,7 +29,7 @@ typedef struct migrate_args {
 
 static const cp_cli_flag migrate_rows[] = {
     CP_CLI_MOVE_ROWS(MO(from), MO(to), MO(from_password), MO(to_password), MO(from_user),
-                     MO(to_user)),
+                     MO(to_user), MO(from_tls), MO(to_tls)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, MO(db),
                "move database N of the sources into the target's 0\n(default: 0, and a source "
                "with keys in another is refused)"),
@@ -61,6 +62,10 @@ static const cp_cli_cmd migrate_cmd = {
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
         "                           [--from-user U] [--to-user U]\n"
+        "                           [--from-tls [--from-cacert FILE] [--from-cert FILE]\n"
+        "                            [--from-key FILE] | --from-insecure]\n"
+        "                           [--to-tls [--to-cacert FILE] [--to-cert FILE]\n"
+        "                            [--to-key FILE] | --to-insecure]\n"
         "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
         "                           [--verify] [--skip-unknown-types] [--json] [-q]\n"
         "\n"
@@ -260,9 +265,13 @@ int cp_cli_migrate(int argc, char **argv) {
     if (a.from_password == NULL)
         a.from_password = src.yaml_password;
     rc = cp_cli_users_check("migrate", a.from_user, a.from_password, a.to_user, a.to_password);
+    if (rc == 0)
+        rc = cp_cli_tls_check("migrate", &a.from_tls, &a.to_tls);
     if (rc != 0)
         goto out;
-    rc = cp_cli_sources_resolve("migrate", &src, a.from_user, a.from_password, a.timeout_ms);
+    static cp_options from_tls, to_tls;
+    const cp_options *ft = cp_cli_tls_options(&a.from_tls, &from_tls);
+    rc = cp_cli_sources_resolve("migrate", &src, a.from_user, a.from_password, ft, a.timeout_ms);
     if (rc != 0)
         goto out;
     if (src.cluster && !a.json && !a.quiet)
@@ -279,6 +288,8 @@ int cp_cli_migrate(int argc, char **argv) {
                           .to_password = a.to_password,
                           .from_user = a.from_user,
                           .to_user = a.to_user,
+                          .from_tls = ft,
+                          .to_tls = cp_cli_tls_options(&a.to_tls, &to_tls),
                           .db = a.db,
                           .until_synced = a.until_synced,
                           .skip_unknown_types = a.skip_unknown_types,
@@ -310,6 +321,8 @@ int cp_cli_migrate(int argc, char **argv) {
         v.to_password = a.to_password;
         v.from_user = a.from_user;
         v.to_user = a.to_user;
+        v.from_tls = a.from_tls;
+        v.to_tls = a.to_tls;
         v.db = a.db;
         v.timeout_ms = a.timeout_ms;
         v.skip_unknown_types = a.skip_unknown_types;

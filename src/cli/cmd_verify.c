@@ -26,7 +26,7 @@ typedef struct verify_flags {
 
 static const cp_cli_flag verify_rows[] = {
     CP_CLI_MOVE_ROWS(VO(from), VO(v.to), VO(v.from_password), VO(v.to_password), VO(v.from_user),
-                     VO(v.to_user)),
+                     VO(v.to_user), VO(v.from_tls), VO(v.to_tls)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, VO(v.db),
                "compare database N of the sources with the target's 0\n(default 0)"),
     CP_CLI_NUM("--ttl-tolerance", "MS", CP_CLI_INT, 0, 86400000, VO(v.tolerance_ms),
@@ -51,6 +51,10 @@ static const cp_cli_cmd verify_cmd = {
         "usage: clusterpipe verify --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                          [--db N] [--from-password PW] [--to-password PW]\n"
         "                          [--from-user U] [--to-user U]\n"
+        "                          [--from-tls [--from-cacert FILE] [--from-cert FILE]\n"
+        "                           [--from-key FILE] | --from-insecure]\n"
+        "                          [--to-tls [--to-cacert FILE] [--to-cert FILE]\n"
+        "                           [--to-key FILE] | --to-insecure]\n"
         "                          [--ttl-tolerance MS] [--timeout MS] [--max-print N]\n"
         "                          [--skip-unknown-types] [--json] [-q]\n"
         "\n"
@@ -218,6 +222,7 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
     memset(&pr, 0, sizeof pr);
     pr.a = a;
     pr.listed = json_array();
+    static cp_options from_tls, to_tls;
     cp__verify_opts o = {.hosts = (const char *const *)src->hosts,
                          .ports = src->ports,
                          .nsources = src->n,
@@ -227,6 +232,8 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
                          .to_password = a->to_password,
                          .from_user = a->from_user,
                          .to_user = a->to_user,
+                         .from_tls = cp_cli_tls_options(&a->from_tls, &from_tls),
+                         .to_tls = cp_cli_tls_options(&a->to_tls, &to_tls),
                          .db = a->db < 0 ? 0 : a->db,
                          .tolerance_ms = a->tolerance_ms,
                          .skip_unknown_types = a->skip_unknown_types,
@@ -262,9 +269,12 @@ int cp_cli_verify(int argc, char **argv) {
                                 f.v.from_password ? f.v.from_password : src.yaml_password,
                                 f.v.to_user, f.v.to_password);
     if (rc == 0)
+        rc = cp_cli_tls_check("verify", &f.v.from_tls, &f.v.to_tls);
+    static cp_options from_tls;
+    if (rc == 0)
         rc = cp_cli_sources_resolve("verify", &src, f.v.from_user,
                                     f.v.from_password ? f.v.from_password : src.yaml_password,
-                                    f.v.timeout_ms);
+                                    cp_cli_tls_options(&f.v.from_tls, &from_tls), f.v.timeout_ms);
     if (rc == 0) {
         if (src.cluster && !f.v.json && !f.v.quiet)
             printf("the source is a cluster: its %d masters are the sources\n", src.n);

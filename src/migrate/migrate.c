@@ -17,6 +17,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "migrate/keyset.h"
 #include "migrate/laghist.h"
+#include "migrate/respconn.h"
 #include "migrate/source.h"
 #include "migrate/srcconn.h"
 #include "migrate/writer.h"
@@ -510,6 +511,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     co.password = o->to_password;
     co.username = o->to_user;
     co.io_timeout_ms = timeout;
+    cp__rc_tls_into(&co, o->to_tls);
     cp_client *c = cp_connect(&co);
     if (c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;
@@ -534,7 +536,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
          * one (a fork, a long command) is waited for as long. */
         int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
         r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_user, o->from_password,
-                                      silence, err, errlen);
+                                      o->from_tls, silence, err, errlen);
         if (r.s[i].plain == NULL)
             goto out;
     }
@@ -544,7 +546,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         if (cp__sc_select(r.s[i].plain, r.db, err, errlen) != 0)
             goto out;
         r.s[i].rep = cp__src_new(o->hosts[i], o->ports[i], o->from_user, o->from_password,
-                                 o->silence_ms > 0 ? o->silence_ms : 60000);
+                                 o->from_tls, o->silence_ms > 0 ? o->silence_ms : 60000);
         if (r.s[i].rep == NULL) {
             snprintf(err, errlen, "out of memory");
             goto out;

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "migrate/unknowns.h"
 
 #define CP__MIGRATE_MAX_SOURCES 64
@@ -58,7 +59,8 @@ typedef struct cp__migrate_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
-    const char *from_user, *to_user; /* ACL users; NULL: AUTH with the password alone */
+    const char *from_user, *to_user;     /* ACL users; NULL: AUTH with the password alone */
+    const cp_options *from_tls, *to_tls; /* each side's TLS (tls, tls_*), NULL: plain TCP */
     int db;           /* the database moved; -1: 0, refusing a source with keys elsewhere */
     int until_synced; /* stop at the first moment every lag is 0 and nothing is marked */
     /* Data of module types (keys, aux data) is skipped and listed in the status. 0: a source

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * A replica connection to one source: a redis-server taken as the master of a replica that is
- * this process. Non-blocking, driven by the caller's poll loop: cp__src_fd and cp__src_events say
- * what to wait for, cp__src_io does what the socket allows. The handshake (AUTH, REPLCONF capa
- * eof capa psync2, then PSYNC ? -1 once those are answered; SYNC when PSYNC is unknown); the
- * +FULLRESYNC line names the snapshot's offset; then the payload goes through the full sync's
- * framing and the RDB reader (syncframe.h), and what follows the snapshot through the stream's
- * reader (cmdstream.h). cp__src_next hands out the snapshot's keys, the snapshot's end, then the
- * stream's commands, one at a time. cp__src_ack queues a REPLCONF ACK, as a replica sends one every
- * second.
+ * this process, over plain TCP or TLS. Non-blocking, driven by the caller's poll loop: cp__src_fd
+ * and cp__src_events say what to wait for, cp__src_io does what the socket allows. The handshake
+ * (AUTH, REPLCONF capa eof capa psync2, then PSYNC ? -1 once those are answered; SYNC when PSYNC is
+ * unknown); the +FULLRESYNC line names the snapshot's offset; then the payload goes through the
+ * full sync's framing and the RDB reader (syncframe.h), and what follows the snapshot through the
+ * stream's reader (cmdstream.h). cp__src_next hands out the snapshot's keys, the snapshot's end,
+ * then the stream's commands, one at a time. cp__src_ack queues a REPLCONF ACK, as a replica sends
+ * one every second.
  *
  * A source that closes, sends what is not the protocol, or sends nothing for silence_ms (its
  * keepalives, a newline every second while it saves and a PING every 10 s after, keep a live one
@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
+#include "clusterpipe/tls.h"
 #include "migrate/cmdstream.h"
 #include "migrate/rdbread.h"
 
@@ -47,9 +49,10 @@ typedef struct cp__src_item {
 } cp__src_item;
 
 /* host, user and password are copied; password NULL: no AUTH (user NULL: AUTH password alone).
- * silence_ms: how long the source may send nothing. */
+ * tls: TLS when tls->tls (its tls_* fields, clusterpipe/tls.h; borrowed: it must outlive the
+ * source), NULL: plain TCP. silence_ms: how long the source may send nothing. */
 cp__src *cp__src_new(const char *host, int port, const char *user, const char *password,
-                     int silence_ms);
+                     const cp_options *tls, int silence_ms);
 void cp__src_free(cp__src *s);
 
 /* Starts connecting (non-blocking) and queues the handshake. 0, or -1 (cp__src_error). */

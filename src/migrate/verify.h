@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "migrate/keycmp.h"
 
 typedef struct cp__verify_status {
@@ -51,9 +52,10 @@ typedef struct cp__verify_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
-    const char *from_user, *to_user; /* ACL users; NULL: AUTH with the password alone */
-    int db;                          /* the sources' database compared with the target's 0 */
-    int64_t tolerance_ms;            /* expiries this close are the same */
+    const char *from_user, *to_user;     /* ACL users; NULL: AUTH with the password alone */
+    const cp_options *from_tls, *to_tls; /* each side's TLS (tls, tls_*), NULL: plain TCP */
+    int db;                              /* the sources' database compared with the target's 0 */
+    int64_t tolerance_ms;                /* expiries this close are the same */
     int skip_unknown_types; /* keys of a type not the six of Redis (a module's) are skipped and
                                counted, not compared (what migrate --skip-unknown-types skips) */
     int io_timeout_ms;      /* every connection's; 0: 5000 */
