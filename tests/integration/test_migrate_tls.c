@@ -325,10 +325,52 @@ static void plain_source_into_tls_cluster(void **state) {
     cp_clirun_free(&run);
 }
 
+/* The TLS cluster as the source (its masters, from the map read over TLS, each read as a replica
+ * over TLS) into a plain cluster: --until-synced --verify, 0 differences. */
+static void tls_cluster_as_source_into_a_plain_one(void **state) {
+    (void)state;
+    cp_client *t = target_client();
+    for (int i = 0; i < 500; i++) {
+        redisReply *r = cp_command(t, "SET c:%d v%d", i, i);
+        assert_non_null(r);
+        cp_reply_free(r);
+    }
+    long long keys = dbsize(t); /* every master's, summed */
+    cp_fixture *plain = cp_fixture_cluster(3, 0);
+    assert_non_null(plain);
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate",
+                          "--from",
+                          target->endpoints,
+                          "--from-tls",
+                          "--from-cacert",
+                          ca,
+                          "--from-password",
+                          cp_topo_password(target->topo),
+                          "--to",
+                          plain->endpoints,
+                          "--until-synced",
+                          "--verify",
+                          "-q",
+                          NULL};
+    int rc = cp_clirun_run(&run, args);
+    if (rc != 0)
+        fail_msg("migrate exited %d\nstdout:\n%s\nstderr:\n%s", rc, run.out, run.err);
+    assert_contains(run.out, "verify: 0 differences");
+    cp_client *p = cp_fixture_client(plain, NULL);
+    assert_int_equal(dbsize(p), keys);
+    cp_free(p);
+    cp_free(t);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(plain), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(tls_source_into_tls_cluster_then_bad_input, stop_sources),
         cmocka_unit_test_teardown(plain_source_into_tls_cluster, stop_sources),
+        cmocka_unit_test(tls_cluster_as_source_into_a_plain_one),
     };
     return cmocka_run_group_tests(tests, start_target, stop_target);
 }
