@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * A replica connection to one source: a redis-server taken as the master of a replica that is
- * this process, over plain TCP or TLS. Non-blocking, driven by the caller's poll loop: cp__src_fd
- * and cp__src_events say what to wait for, cp__src_io does what the socket allows. The handshake
- * (AUTH, REPLCONF capa eof capa psync2, then PSYNC ? -1 once those are answered; SYNC when PSYNC is
- * unknown); the +FULLRESYNC line names the snapshot's offset; then the payload goes through the
- * full sync's framing and the RDB reader (syncframe.h), and what follows the snapshot through the
- * stream's reader (cmdstream.h). cp__src_next hands out the snapshot's keys, the snapshot's end,
- * then the stream's commands, one at a time. cp__src_ack queues a REPLCONF ACK, as a replica sends
- * one every second.
+ * this process. Non-blocking, driven by the caller's poll loop: cp__src_fd and cp__src_events say
+ * what to wait for, cp__src_io does what the socket allows. The handshake (AUTH, REPLCONF capa
+ * eof capa psync2, then PSYNC ? -1 once those are answered; SYNC when PSYNC is unknown); the
+ * +FULLRESYNC line names the snapshot's offset; then the payload goes through the full sync's
+ * framing and the RDB reader (syncframe.h), and what follows the snapshot through the stream's
+ * reader (cmdstream.h). cp__src_next hands out the snapshot's keys, the snapshot's end, then the
+ * stream's commands, one at a time. cp__src_ack queues a REPLCONF ACK, as a replica sends one every
+ * second.
  *
  * A source that closes, sends what is not the protocol, or sends nothing for silence_ms (its
  * keepalives, a newline every second while it saves and a PING every 10 s after, keep a live one
