@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clusterpipe/tls.h"
 #include "migrate/sockio.h"
 #include "util/clock.h"
 

@@ -12,7 +12,6 @@
 #include <stddef.h>
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/tls.h"
 
 typedef struct cp__respconn cp__respconn;
 

@@ -21,7 +21,6 @@
 #include <stdint.h>
 
 #include "clusterpipe/clusterpipe.h"
-#include "clusterpipe/tls.h"
 #include "migrate/cmdstream.h"
 #include "migrate/rdbread.h"
 
