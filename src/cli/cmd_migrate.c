@@ -19,16 +19,17 @@
 
 typedef struct migrate_args {
     const char *from, *to, *from_password, *to_password, *from_user, *to_user;
+    cp_cli_tls from_tls, to_tls;
     int db;
     int source_timeout, timeout_ms;
-    int until_synced, verify, json, quiet;
+    int until_synced, verify, skip_unknown_types, json, quiet;
 } migrate_args;
 
 #define MO(f) offsetof(migrate_args, f)
 
 static const cp_cli_flag migrate_rows[] = {
     CP_CLI_MOVE_ROWS(MO(from), MO(to), MO(from_password), MO(to_password), MO(from_user),
-                     MO(to_user)),
+                     MO(to_user), MO(from_tls), MO(to_tls)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, MO(db),
                "move database N of the sources into the target's 0\n(default: 0, and a source "
                "with keys in another is refused)"),
@@ -44,6 +45,9 @@ static const cp_cli_flag migrate_rows[] = {
     CP_CLI_SET("--verify", CP_CLI_SWITCH, 1, MO(verify),
                "once synced, compare every key with the target as\n'clusterpipe verify' does "
                "(needs --until-synced)"),
+    CP_CLI_SET("--skip-unknown-types", CP_CLI_SWITCH, 1, MO(skip_unknown_types),
+               "skip keys of module types (and modules' aux data),\ncount and list them (default: "
+               "a source that holds\nany is refused, with their count)"),
     CP_CLI_SET("--json", CP_CLI_SWITCH, 1, MO(json),
                "progress and result as JSON lines (\"schema\":\n\"clusterpipe.migrate/1\") on "
                "stdout"),
@@ -58,8 +62,12 @@ static const cp_cli_cmd migrate_cmd = {
         "                           [--db N]\n"
         "                           [--from-password PW] [--to-password PW]\n"
         "                           [--from-user U] [--to-user U]\n"
+        "                           [--from-tls [--from-cacert FILE] [--from-cert FILE]\n"
+        "                            [--from-key FILE] | --from-insecure]\n"
+        "                           [--to-tls [--to-cacert FILE] [--to-cert FILE]\n"
+        "                            [--to-key FILE] | --to-insecure]\n"
         "                           [--source-timeout S] [--timeout MS] [--until-synced]\n"
-        "                           [--verify] [--json] [-q]\n"
+        "                           [--verify] [--skip-unknown-types] [--json] [-q]\n"
         "\n"
         "Moves the keys of standalone redis-servers (or of a cluster's masters) into a Redis\n"
         "Cluster while writes go on. Each source is read as a replica reads its master\n"
@@ -117,6 +125,15 @@ static json_t *source_json(const cp__migrate_source_status *s, double rate) {
                             s->lag_seconds < 0 ? json_null() : json_real(s->lag_seconds));
     if (o != NULL && s->lag_at_least)
         json_object_set_new(o, "lag_at_least", json_true());
+    if (o != NULL && s->unknown.keys + s->unknown.aux > 0) {
+        json_t *keys = json_array();
+        for (int k = 0; k < s->unknown.listed; k++)
+            json_array_append_new(keys, json_string(s->unknown.key[k]));
+        json_object_set_new(o, "module_data",
+                            json_pack("{s:I, s:I, s:s, s:o}", "keys", (json_int_t)s->unknown.keys,
+                                      "aux", (json_int_t)s->unknown.aux, "types", s->unknown.types,
+                                      "first_keys", keys));
+    }
     return o;
 }
 
@@ -164,6 +181,19 @@ static void progress(const cp__migrate_status *st, int final, void *arg) {
     fflush(stdout);
 }
 
+/* The data of module types a source held (skipped, or the reason of the refusal). */
+static void print_unknowns(const cp__migrate_source_status *s) {
+    const cp__unknowns *u = &s->unknown;
+    if (u->keys + u->aux == 0)
+        return;
+    printf("source %s: not moved: %llu keys and %llu aux data of module types (%s)%s", s->name,
+           (unsigned long long)u->keys, (unsigned long long)u->aux, u->types,
+           u->listed > 0 ? "; the first keys:" : "");
+    for (int k = 0; k < u->listed; k++)
+        printf(" \"%s\"", u->key[k]);
+    printf("\n");
+}
+
 static void print_result(const migrate_args *a, const cp__migrate_status *st, int ok,
                          const char *err) {
     if (a->json) {
@@ -197,6 +227,7 @@ static void print_result(const migrate_args *a, const cp__migrate_status *st, in
             printf("source %s: not moved: %llu keys and %llu commands of other databases\n",
                    s->name, (unsigned long long)s->keys_other_db,
                    (unsigned long long)s->commands_other_db);
+        print_unknowns(s);
     }
     printf("target: %llu MOVED and %llu ASK followed; %llu commands ended unknown, %llu not "
            "executed\n",
@@ -234,9 +265,13 @@ int cp_cli_migrate(int argc, char **argv) {
     if (a.from_password == NULL)
         a.from_password = src.yaml_password;
     rc = cp_cli_users_check("migrate", a.from_user, a.from_password, a.to_user, a.to_password);
+    if (rc == 0)
+        rc = cp_cli_tls_check("migrate", &a.from_tls, &a.to_tls);
     if (rc != 0)
         goto out;
-    rc = cp_cli_sources_resolve("migrate", &src, a.from_user, a.from_password, a.timeout_ms);
+    static cp_options from_tls, to_tls;
+    const cp_options *ft = cp_cli_tls_options(&a.from_tls, &from_tls);
+    rc = cp_cli_sources_resolve("migrate", &src, a.from_user, a.from_password, ft, a.timeout_ms);
     if (rc != 0)
         goto out;
     if (src.cluster && !a.json && !a.quiet)
@@ -253,8 +288,11 @@ int cp_cli_migrate(int argc, char **argv) {
                           .to_password = a.to_password,
                           .from_user = a.from_user,
                           .to_user = a.to_user,
+                          .from_tls = ft,
+                          .to_tls = cp_cli_tls_options(&a.to_tls, &to_tls),
                           .db = a.db,
                           .until_synced = a.until_synced,
+                          .skip_unknown_types = a.skip_unknown_types,
                           .silence_ms = a.source_timeout * 1000,
                           .io_timeout_ms = a.timeout_ms,
                           .stop = &cp_cli_interrupted,
@@ -283,8 +321,11 @@ int cp_cli_migrate(int argc, char **argv) {
         v.to_password = a.to_password;
         v.from_user = a.from_user;
         v.to_user = a.to_user;
+        v.from_tls = a.from_tls;
+        v.to_tls = a.to_tls;
         v.db = a.db;
         v.timeout_ms = a.timeout_ms;
+        v.skip_unknown_types = a.skip_unknown_types;
         v.json = a.json;
         v.quiet = a.quiet;
         rc = cp_cli_verify_run(&v, &src);

@@ -26,7 +26,7 @@ typedef struct verify_flags {
 
 static const cp_cli_flag verify_rows[] = {
     CP_CLI_MOVE_ROWS(VO(from), VO(v.to), VO(v.from_password), VO(v.to_password), VO(v.from_user),
-                     VO(v.to_user)),
+                     VO(v.to_user), VO(v.from_tls), VO(v.to_tls)),
     CP_CLI_NUM("--db", "N", CP_CLI_INT, 0, 1000000, VO(v.db),
                "compare database N of the sources with the target's 0\n(default 0)"),
     CP_CLI_NUM("--ttl-tolerance", "MS", CP_CLI_INT, 0, 86400000, VO(v.tolerance_ms),
@@ -35,6 +35,9 @@ static const cp_cli_flag verify_rows[] = {
                "I/O timeout of every connection (default 5000)"),
     CP_CLI_NUM("--max-print", "N", CP_CLI_INT, 0, 1000000, VO(v.max_print),
                "print at most N differences, count the rest\n(default 100)"),
+    CP_CLI_SET("--skip-unknown-types", CP_CLI_SWITCH, 1, VO(v.skip_unknown_types),
+               "keys of other types than Redis's six (modules')\nare counted as skipped, not "
+               "compared (default:\ncompared by DUMP bytes)"),
     CP_CLI_SET("--json", CP_CLI_SWITCH, 1, VO(v.json),
                "progress and result as JSON lines (\"schema\":\n\"clusterpipe.verify/1\") on "
                "stdout"),
@@ -48,8 +51,12 @@ static const cp_cli_cmd verify_cmd = {
         "usage: clusterpipe verify --from HOST:PORT[,...]|NUTCRACKER.YML --to HOST:PORT[,...]\n"
         "                          [--db N] [--from-password PW] [--to-password PW]\n"
         "                          [--from-user U] [--to-user U]\n"
+        "                          [--from-tls [--from-cacert FILE] [--from-cert FILE]\n"
+        "                           [--from-key FILE] | --from-insecure]\n"
+        "                          [--to-tls [--to-cacert FILE] [--to-cert FILE]\n"
+        "                           [--to-key FILE] | --to-insecure]\n"
         "                          [--ttl-tolerance MS] [--timeout MS] [--max-print N]\n"
-        "                          [--json] [-q]\n"
+        "                          [--skip-unknown-types] [--json] [-q]\n"
         "\n"
         "Compares every key of standalone redis-servers (or of a cluster's masters) with a\n"
         "Redis Cluster's, after 'clusterpipe migrate' with the sources' writes stopped: the\n"
@@ -143,9 +150,10 @@ static json_t *counts_json(const cp__verify_status *st) {
     for (int r = 0; r < CP__KC_NREASONS; r++)
         json_object_set_new(reasons, cp__kc_reason_name((cp__kc_reason)r),
                             json_integer((json_int_t)st->by_reason[r]));
-    return json_pack("{s:I, s:I, s:o, s:o, s:I, s:f}", "keys_checked", (json_int_t)st->checked,
+    return json_pack("{s:I, s:I, s:o, s:o, s:I, s:I, s:f}", "keys_checked", (json_int_t)st->checked,
                      "keys_total", (json_int_t)st->keys_total, "types", types, "reasons", reasons,
-                     "differences", (json_int_t)st->differences, "elapsed_s", st->elapsed_s);
+                     "differences", (json_int_t)st->differences, "skipped", (json_int_t)st->skipped,
+                     "elapsed_s", st->elapsed_s);
 }
 
 static void on_progress(const cp__verify_status *st, int final, void *arg) {
@@ -198,6 +206,10 @@ static void print_result(const printer *p, const cp__verify_status *st, int ok, 
            (unsigned long long)st->by_reason[CP__KC_VALUE],
            (unsigned long long)st->by_reason[CP__KC_TTL],
            (unsigned long long)st->by_reason[CP__KC_VANISHED]);
+    if (st->skipped > 0)
+        printf("verify: %llu keys of other types (modules') skipped, not compared "
+               "(--skip-unknown-types)\n",
+               (unsigned long long)st->skipped);
     if (ok)
         printf("verify: the target holds %llu keys that no source has (not differences)\n",
                (unsigned long long)st->only_in_target);
@@ -210,6 +222,7 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
     memset(&pr, 0, sizeof pr);
     pr.a = a;
     pr.listed = json_array();
+    static cp_options from_tls, to_tls;
     cp__verify_opts o = {.hosts = (const char *const *)src->hosts,
                          .ports = src->ports,
                          .nsources = src->n,
@@ -219,8 +232,11 @@ int cp_cli_verify_run(const cp_cli_verify_args *a, const cp_cli_sources *src) {
                          .to_password = a->to_password,
                          .from_user = a->from_user,
                          .to_user = a->to_user,
+                         .from_tls = cp_cli_tls_options(&a->from_tls, &from_tls),
+                         .to_tls = cp_cli_tls_options(&a->to_tls, &to_tls),
                          .db = a->db < 0 ? 0 : a->db,
                          .tolerance_ms = a->tolerance_ms,
+                         .skip_unknown_types = a->skip_unknown_types,
                          .io_timeout_ms = a->timeout_ms,
                          .stop = &cp_cli_interrupted,
                          .progress = on_progress,
@@ -253,9 +269,12 @@ int cp_cli_verify(int argc, char **argv) {
                                 f.v.from_password ? f.v.from_password : src.yaml_password,
                                 f.v.to_user, f.v.to_password);
     if (rc == 0)
+        rc = cp_cli_tls_check("verify", &f.v.from_tls, &f.v.to_tls);
+    static cp_options from_tls;
+    if (rc == 0)
         rc = cp_cli_sources_resolve("verify", &src, f.v.from_user,
                                     f.v.from_password ? f.v.from_password : src.yaml_password,
-                                    f.v.timeout_ms);
+                                    cp_cli_tls_options(&f.v.from_tls, &from_tls), f.v.timeout_ms);
     if (rc == 0) {
         if (src.cluster && !f.v.json && !f.v.quiet)
             printf("the source is a cluster: its %d masters are the sources\n", src.n);

@@ -9,10 +9,12 @@
 
 typedef struct cp_cli_verify_args {
     const char *to, *from_password, *to_password, *from_user, *to_user;
-    int db;           /* -1: 0 */
-    int tolerance_ms; /* expiries this close are the same */
+    cp_cli_tls from_tls, to_tls; /* checked (cp_cli_tls_check) */
+    int db;                      /* -1: 0 */
+    int tolerance_ms;            /* expiries this close are the same */
     int timeout_ms;
-    int max_print; /* differences printed (the rest counted) */
+    int max_print;          /* differences printed (the rest counted) */
+    int skip_unknown_types; /* keys of modules' types skipped, counted, not compared */
     int json, quiet;
 } cp_cli_verify_args;
 

@@ -96,11 +96,33 @@ void cp_cli_sources_free(cp_cli_sources *s) {
     memset(s, 0, sizeof *s);
 }
 
+int cp_cli_tls_check(const char *cmd, cp_cli_tls *from, cp_cli_tls *to) {
+    from->tls |= from->insecure;
+    to->tls |= to->insecure;
+    if ((from->cacert || from->cert || from->key) && !from->tls)
+        return cp_cli_usage_error(cmd, "--from-cacert, --from-cert and --from-key need --from-tls");
+    if ((to->cacert || to->cert || to->key) && !to->tls)
+        return cp_cli_usage_error(cmd, "--to-cacert, --to-cert and --to-key need --to-tls");
+    return 0;
+}
+
+const cp_options *cp_cli_tls_options(const cp_cli_tls *t, cp_options *o) {
+    memset(o, 0, sizeof *o);
+    if (!t->tls)
+        return NULL;
+    o->tls = 1;
+    o->tls_insecure = t->insecure;
+    o->tls_ca_file = t->cacert;
+    o->tls_cert_file = t->cert;
+    o->tls_key_file = t->key;
+    return o;
+}
+
 int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *user,
-                           const char *password, int timeout_ms) {
+                           const char *password, const cp_options *tls, int timeout_ms) {
     static cp__sources found;
     char err[1024];
-    if (cp__sources_resolve((const char *const *)s->hosts, s->ports, s->n, user, password,
+    if (cp__sources_resolve((const char *const *)s->hosts, s->ports, s->n, user, password, tls,
                             timeout_ms, &found, err, sizeof err) != 0) {
         fprintf(stderr, "clusterpipe %s: %s\n", cmd, err);
         return CP_EXIT_FAIL;

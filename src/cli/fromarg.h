@@ -9,6 +9,7 @@
 #define CLUSTERPIPE_CLI_FROMARG_H
 
 #include "cli/flags.h"
+#include "clusterpipe/clusterpipe.h"
 
 typedef struct cp_cli_sources {
     char **hosts; /* malloc'd, each malloc'd */
@@ -24,9 +25,31 @@ typedef struct cp_cli_sources {
 int cp_cli_sources_parse(const char *cmd, const char *from, cp_cli_sources *out);
 void cp_cli_sources_free(cp_cli_sources *s);
 
+/* One side's TLS flags (bench's --tls, --cacert, --cert, --key and --insecure, behind the side's
+ * --from- or --to-). */
+typedef struct cp_cli_tls {
+    int tls, insecure;
+    const char *cacert, *cert, *key;
+} cp_cli_tls;
+
+#define CP_CLI_TLS_ROWS(side, off, whose)                                                          \
+    CP_CLI_SET("--" side "-tls", CP_CLI_SWITCH, 1, (off) + offsetof(cp_cli_tls, tls),              \
+               "TLS to " whose),                                                                   \
+        CP_CLI_STR("--" side "-cacert", "FILE", (off) + offsetof(cp_cli_tls, cacert),              \
+                   "CA bundle to verify " whose " (default: the\nsystem's)"),                      \
+        CP_CLI_STR("--" side "-cert", "FILE", (off) + offsetof(cp_cli_tls, cert),                  \
+                   "client certificate for " whose " (tls-auth-clients)"),                         \
+        CP_CLI_STR("--" side "-key", "FILE", (off) + offsetof(cp_cli_tls, key),                    \
+                   "its key (default: in the --" side "-cert file)"),                              \
+        CP_CLI_SET(                                                                                \
+            "--" side "-insecure", CP_CLI_SWITCH, 1, (off) + offsetof(cp_cli_tls, insecure),       \
+            "TLS to " whose " without verifying their\ncertificates (implies --" side "-tls)")
+
 /* The flag rows of a move's two ends, for migrate and verify alike: --from, --to, and each
- * side's password and ACL user, at the offsets of the caller's fields. */
-#define CP_CLI_MOVE_ROWS(from, to, from_password, to_password, from_user, to_user)                 \
+ * side's password, ACL user and TLS, at the offsets of the caller's fields (from_tls and to_tls:
+ * of a cp_cli_tls). */
+#define CP_CLI_MOVE_ROWS(from, to, from_password, to_password, from_user, to_user, from_tls,       \
+                         to_tls)                                                                   \
     {.name = "--from",                                                                             \
      .arg = "HOST:PORT[,...]",                                                                     \
      .kind = CP_CLI_STRING,                                                                        \
@@ -44,7 +67,16 @@ void cp_cli_sources_free(cp_cli_sources *s);
         CP_CLI_STR("--from-password", "PW", (from_password), "AUTH password of the sources"),      \
         CP_CLI_STR("--to-password", "PW", (to_password), "AUTH password of the target"),           \
         CP_CLI_STR("--from-user", "U", (from_user), "ACL user of the sources (AUTH U PW)"),        \
-        CP_CLI_STR("--to-user", "U", (to_user), "ACL user of the target (AUTH U PW)")
+        CP_CLI_STR("--to-user", "U", (to_user), "ACL user of the target (AUTH U PW)"),             \
+        CP_CLI_TLS_ROWS("from", (from_tls), "the sources"),                                        \
+        CP_CLI_TLS_ROWS("to", (to_tls), "the target's nodes")
+
+/* Each side's TLS flags: --X-insecure turns --X-tls on; --X-cacert, --X-cert or --X-key without
+ * it is a usage error (printed; its code returned). 0 otherwise. */
+int cp_cli_tls_check(const char *cmd, cp_cli_tls *from, cp_cli_tls *to);
+
+/* The side's TLS as client options, in *o (zeroed first): o with TLS on, NULL for plain TCP. */
+const cp_options *cp_cli_tls_options(const cp_cli_tls *t, cp_options *o);
 
 /* An ACL user needs its password: --from-user with neither --from-password nor a YAML's
  * redis_auth (from_password, the one in effect), or --to-user without --to-password, is a usage
@@ -53,8 +85,9 @@ int cp_cli_users_check(const char *cmd, const char *from_user, const char *from_
                        const char *to_user, const char *to_password);
 
 /* Asks each source whether it is a cluster node; if so, the sources become the cluster's masters
- * serving slots. 0, or CP_EXIT_FAIL after printing "clusterpipe CMD: <reason>" on stderr. */
+ * serving slots. tls: the sources' (NULL: plain TCP). 0, or CP_EXIT_FAIL after printing
+ * "clusterpipe CMD: <reason>" on stderr. */
 int cp_cli_sources_resolve(const char *cmd, cp_cli_sources *s, const char *user,
-                           const char *password, int timeout_ms);
+                           const char *password, const cp_options *tls, int timeout_ms);
 
 #endif

@@ -8,16 +8,18 @@
 #include <string.h>
 
 #include "clusterpipe/clusterpipe.h"
+#include "migrate/respconn.h"
 #include "migrate/srcconn.h"
 
 /* The masters serving slots in the map read from the seeds. */
-static int masters(const char *seeds, const char *user, const char *password, int timeout_ms,
-                   cp__sources *out, char *err, size_t errlen) {
+static int masters(const char *seeds, const char *user, const char *password, const cp_options *tls,
+                   int timeout_ms, cp__sources *out, char *err, size_t errlen) {
     cp_options co = {0};
     co.seeds = seeds;
     co.password = password;
     co.username = user;
     co.io_timeout_ms = timeout_ms;
+    cp__rc_tls_into(&co, tls);
     cp_client *c = cp_connect(&co);
     if (c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;
@@ -45,8 +47,8 @@ static int masters(const char *seeds, const char *user, const char *password, in
 }
 
 int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const char *user,
-                        const char *password, int timeout_ms, cp__sources *out, char *err,
-                        size_t errlen) {
+                        const char *password, const cp_options *tls, int timeout_ms,
+                        cp__sources *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (n < 1 || n > CP__MIGRATE_MAX_SOURCES)
         return snprintf(err, errlen, "1 to %d sources", CP__MIGRATE_MAX_SOURCES), -1;
@@ -55,7 +57,7 @@ int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const
     int clustered = 0;
     for (int i = 0; i < n; i++) {
         cp__srcconn *c =
-            cp__sc_connect(hosts[i], ports[i], user, password, timeout_ms, err, errlen);
+            cp__sc_connect(hosts[i], ports[i], user, password, tls, timeout_ms, err, errlen);
         if (c == NULL)
             return -1;
         int yes = 0;
@@ -82,5 +84,5 @@ int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const
     if (!clustered)
         return 0;
     out->cluster = 1;
-    return masters(seeds, user, password, timeout_ms, out, err, errlen);
+    return masters(seeds, user, password, tls, timeout_ms, out, err, errlen);
 }

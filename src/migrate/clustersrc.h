@@ -22,11 +22,12 @@ typedef struct cp__sources {
     int cluster; /* 1: the addresses were a cluster's nodes, the sources its masters */
 } cp__sources;
 
-/* The sources for the n addresses given (user, password: theirs; user NULL: AUTH password
- * alone). 0, or -1 with err (an address unreachable or refusing, a mix of cluster and standalone
- * nodes, a cluster whose map cannot be read or has more than CP__MIGRATE_MAX_SOURCES masters). */
+/* The sources for the n addresses given (user, password, tls: theirs; user NULL: AUTH password
+ * alone; tls NULL: plain TCP). 0, or -1 with err (an address unreachable or refusing, a mix of
+ * cluster and standalone nodes, a cluster whose map cannot be read or has more than
+ * CP__MIGRATE_MAX_SOURCES masters). */
 int cp__sources_resolve(const char *const *hosts, const int *ports, int n, const char *user,
-                        const char *password, int timeout_ms, cp__sources *out, char *err,
-                        size_t errlen);
+                        const char *password, const cp_options *tls, int timeout_ms,
+                        cp__sources *out, char *err, size_t errlen);
 
 #endif

@@ -19,6 +19,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "migrate/keyset.h"
 #include "migrate/laghist.h"
+#include "migrate/respconn.h"
 #include "migrate/source.h"
 #include "migrate/srcconn.h"
 #include "migrate/tpoll.h"
@@ -181,6 +182,21 @@ static int take_command(run *r, int i, const cp__cmd *c) {
     return cp__mw_command(r->w, i, c->argc, c->argv, c->argvlen);
 }
 
+/* Source i's snapshot held data of module types, and skipping them was not asked for. -1. */
+static int refuse_unknowns(run *r, int i) {
+    const cp__unknowns *u = &r->st->src[i].unknown;
+    size_t n = (size_t)snprintf(
+        r->err, r->errlen,
+        "source %s: its snapshot holds %llu keys and %llu aux data of module types (%s), which "
+        "a target without those modules cannot take: stopped. The sources were only read; the "
+        "keys copied so far are copies (running again rewrites them). --skip-unknown-types moves "
+        "the rest and lists what it skips. The first keys:",
+        r->st->src[i].name, (unsigned long long)u->keys, (unsigned long long)u->aux, u->types);
+    for (int k = 0; k < u->listed && n < r->errlen; k++)
+        n += (size_t)snprintf(r->err + n, r->errlen - n, " \"%s\"", u->key[k]);
+    return -1;
+}
+
 /* Takes source i's items into the batch until it is full or the source has nothing more. */
 static int take(run *r, int i) {
     msrc *m = &r->s[i];
@@ -192,6 +208,12 @@ static int take(run *r, int i) {
             return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
         if (rc == 0)
             return 0;
+        if (it.type == CP__SRC_MODULE_AUX ||
+            (it.type == CP__SRC_KEY && it.rdb.value_type == CP__RDB_TYPE_MODULE2 &&
+             it.rdb.db == (uint64_t)r->db)) { /* a RESTORE of it needs the module */
+            cp__unknowns_note(&ss->unknown, &it.rdb);
+            continue;
+        }
         if (it.type == CP__SRC_KEY) {
             const cp__rdb_event *ev = &it.rdb;
             if (ev->db != (uint64_t)r->db)
@@ -204,6 +226,8 @@ static int take(run *r, int i) {
             continue;
         }
         if (it.type == CP__SRC_SNAPSHOT_END) {
+            if (ss->unknown.keys + ss->unknown.aux > 0 && !r->o->skip_unknown_types)
+                return refuse_unknowns(r, i);
             m->snapshot_done = 1;
             m->consumed = it.offset;
             m->need_ack = 1; /* a diskless master puts its replica online at its first ACK */
@@ -573,6 +597,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
     co.username = o->to_user;
     co.io_timeout_ms = timeout;
     co.max_pending = CP_PENDING_UNLIMITED; /* the writer bounds what runs: CP__MW_IN_FLIGHT */
+    cp__rc_tls_into(&co, o->to_tls);
     cp_client *c = cp_connect(&co);
     if (c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;
@@ -603,7 +628,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
          * one (a fork, a long command) is waited for as long. */
         int silence = o->silence_ms > 0 ? o->silence_ms : 60000;
         r.s[i].plain = cp__sc_connect(o->hosts[i], o->ports[i], o->from_user, o->from_password,
-                                      silence, err, errlen);
+                                      o->from_tls, silence, err, errlen);
         if (r.s[i].plain == NULL)
             goto out;
     }
@@ -613,7 +638,7 @@ int cp__migrate_run(const cp__migrate_opts *o, cp__migrate_status *st, char *err
         if (cp__sc_select(r.s[i].plain, r.db, err, errlen) != 0)
             goto out;
         r.s[i].rep = cp__src_new(o->hosts[i], o->ports[i], o->from_user, o->from_password,
-                                 o->silence_ms > 0 ? o->silence_ms : 60000);
+                                 o->from_tls, o->silence_ms > 0 ? o->silence_ms : 60000);
         if (r.s[i].rep == NULL) {
             snprintf(err, errlen, "out of memory");
             goto out;

@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
+#include "migrate/unknowns.h"
+
 #define CP__MIGRATE_MAX_SOURCES 64
 
 typedef struct cp__migrate_source_status {
@@ -37,6 +40,7 @@ typedef struct cp__migrate_source_status {
     int lag_at_least;             /* lag_seconds is a lower bound: older than the history */
     uint64_t marked;              /* keys waiting for a re-copy */
     uint64_t recopied;            /* re-copies done */
+    cp__unknowns unknown;         /* the snapshot's data of module types: not moved */
 } cp__migrate_source_status;
 
 typedef struct cp__migrate_status {
@@ -55,9 +59,13 @@ typedef struct cp__migrate_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
-    const char *from_user, *to_user; /* ACL users; NULL: AUTH with the password alone */
+    const char *from_user, *to_user;     /* ACL users; NULL: AUTH with the password alone */
+    const cp_options *from_tls, *to_tls; /* each side's TLS (tls, tls_*), NULL: plain TCP */
     int db;           /* the database moved; -1: 0, refusing a source with keys elsewhere */
     int until_synced; /* stop at the first moment every lag is 0 and nothing is marked */
+    /* Data of module types (keys, aux data) is skipped and listed in the status. 0: a source
+     * that holds any is refused when its snapshot ends (its other keys written by then). */
+    int skip_unknown_types;
     const volatile sig_atomic_t *stop; /* set: stop taking the stream, finish, re-copy */
     int silence_ms;                    /* a source sending nothing this long is an error */
     int io_timeout_ms;                 /* the target's and the plain connections' */

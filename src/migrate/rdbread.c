@@ -10,6 +10,7 @@
 #include "migrate/rdbread.h"
 
 #include "migrate/crc64.h"
+#include "migrate/rdbprog.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,69 +35,6 @@ enum {
     OP_EOF = 0xFF,
 };
 
-/* The instructions of a value's grammar. LOOP reads a length and runs the body up to its END that
- * many times (none: skips it). */
-enum { P_DONE, P_STR, P_LEN, P_DBL, P_F8, P_F16, P_LOOP, P_END };
-#define LOOP_DEPTH 4
-
-static const unsigned char PROG_STRING[] = {P_STR, P_DONE};
-static const unsigned char PROG_LIST[] = {P_LOOP, P_STR, P_END, P_DONE};
-static const unsigned char PROG_HASH[] = {P_LOOP, P_STR, P_STR, P_END, P_DONE};
-static const unsigned char PROG_ZSET[] = {P_LOOP, P_STR, P_DBL, P_END, P_DONE};
-static const unsigned char PROG_ZSET2[] = {P_LOOP, P_STR, P_F8, P_END, P_DONE};
-static const unsigned char PROG_QUICKLIST2[] = {P_LOOP, P_LEN, P_STR, P_END, P_DONE};
-/* A stream: its listpacks (node key, listpack); length and last id; then its consumer groups,
- * each with its name, last id, its PEL (id, delivery time, delivery count) and its consumers (name,
- * seen time, their PEL of ids). Version 2 adds the first id, the max deleted id, entries added
- * and a group's entries read; version 3 a consumer's active time. */
-static const unsigned char PROG_STREAM1[] = {
-    P_LOOP, P_STR, P_STR, P_END,  P_LEN, P_LEN, P_LEN,  P_LOOP, P_STR, P_LEN, P_LEN, P_LOOP, P_F16,
-    P_F8,   P_LEN, P_END, P_LOOP, P_STR, P_F8,  P_LOOP, P_F16,  P_END, P_END, P_END, P_DONE};
-static const unsigned char PROG_STREAM2[] = {
-    P_LOOP, P_STR,  P_STR, P_END,  P_LEN, P_LEN, P_LEN,  P_LEN, P_LEN, P_LEN, P_LEN,
-    P_LEN,  P_LOOP, P_STR, P_LEN,  P_LEN, P_LEN, P_LOOP, P_F16, P_F8,  P_LEN, P_END,
-    P_LOOP, P_STR,  P_F8,  P_LOOP, P_F16, P_END, P_END,  P_END, P_DONE};
-static const unsigned char PROG_STREAM3[] = {
-    P_LOOP, P_STR,  P_STR, P_END, P_LEN,  P_LEN, P_LEN,  P_LEN, P_LEN, P_LEN, P_LEN,
-    P_LEN,  P_LOOP, P_STR, P_LEN, P_LEN,  P_LEN, P_LOOP, P_F16, P_F8,  P_LEN, P_END,
-    P_LOOP, P_STR,  P_F8,  P_F8,  P_LOOP, P_F16, P_END,  P_END, P_END, P_DONE};
-
-/* The grammar of each value type (redis src/rdb.h's RDB_TYPE_*); NULL: not a type read here. */
-static const unsigned char *program_of(int type) {
-    switch (type) {
-    case 0:  /* string */
-    case 9:  /* hash as zipmap */
-    case 10: /* list as ziplist */
-    case 11: /* set as intset */
-    case 12: /* sorted set as ziplist */
-    case 13: /* hash as ziplist */
-    case 16: /* hash as listpack */
-    case 17: /* sorted set as listpack */
-    case 20: /* set as listpack */
-        return PROG_STRING;
-    case 1:  /* list of strings */
-    case 2:  /* set of strings */
-    case 14: /* quicklist of ziplists */
-        return PROG_LIST;
-    case 3:
-        return PROG_ZSET;
-    case 4:
-        return PROG_HASH;
-    case 5:
-        return PROG_ZSET2;
-    case 18:
-        return PROG_QUICKLIST2;
-    case 15:
-        return PROG_STREAM1;
-    case 19:
-        return PROG_STREAM2;
-    case 21:
-        return PROG_STREAM3;
-    default:
-        return NULL;
-    }
-}
-
 struct cp__rdb_reader {
     unsigned char *buf;
     size_t len, cap;
@@ -111,13 +49,15 @@ struct cp__rdb_reader {
     /* The value being read: its type byte is at mark, its key follows, then its value from
      * mark + value_off; the program's position and its loops (body's pc, rounds left). */
     int value_type;
+    int module_aux;     /* the value is a module's aux data, not a key's */
+    uint64_t module_id; /* a module value's */
     size_t value_off;
     const unsigned char *prog;
     int pc, depth;
     struct {
         int body;
         uint64_t left;
-    } loops[LOOP_DEPTH];
+    } loops[CP__RDB_LOOP_DEPTH];
     char *scratch[2]; /* decoded strings (integers, LZF) */
     size_t scratch_cap[2];
     unsigned char *out; /* the DUMP payload handed out */
@@ -375,6 +315,30 @@ static int decode_str(cp__rdb_reader *r, const str_ref *s, int slot, const char 
 /* ---- values -----------------------------------------------------------------------------------
  */
 
+/* The operand of a module value's opcode (redis src/rdb.h's RDB_MODULE_OPCODE_*): a signed or
+ * unsigned integer (a length), a float (4 bytes), a double (8 bytes) or a string. */
+static int read_module_operand(cp__rdb_reader *r, size_t *p, uint64_t opcode) {
+    uint64_t n;
+    str_ref s;
+    switch (opcode) {
+    case 1: /* SINT */
+    case 2: /* UINT */
+        return read_plain_len(r, p, &n);
+    case 3: /* FLOAT */
+    case 4: /* DOUBLE */
+        n = opcode == 3 ? 4 : 8;
+        if (r->len - *p < n)
+            return MORE;
+        *p += n;
+        return OK;
+    case 5: /* STRING */
+        return read_str(r, p, &s);
+    default:
+        return fail(r, "a module's value holds opcode %llu, which the module API does not write",
+                    (unsigned long long)opcode);
+    }
+}
+
 /* Runs the value's program from where it stopped: OK at its end (pos just past it). */
 static int run_value(cp__rdb_reader *r) {
     for (;;) {
@@ -406,6 +370,15 @@ static int run_value(cp__rdb_reader *r) {
                 return MORE;
             p += n;
             break;
+        case P_MODULE: /* an opcode and its operand at a time, up to the EOF opcode */
+            if ((rc = read_plain_len(r, &p, &n)) != OK)
+                return rc;
+            if (n == 0)
+                break;
+            if ((rc = read_module_operand(r, &p, n)) != OK)
+                return rc;
+            r->pos = p;
+            continue;
         case P_LOOP:
             if ((rc = read_plain_len(r, &p, &n)) != OK)
                 return rc;
@@ -446,7 +419,8 @@ static void module_name(uint64_t id, char name[10]) {
     name[9] = '\0';
 }
 
-static int refuse_module(cp__rdb_reader *r, size_t p, const char *what) {
+/* RDB_TYPE_MODULE_PRE_GA (Redis 4.0's release candidates): its end is known to its module alone. */
+static int refuse_module(cp__rdb_reader *r, size_t p) {
     uint64_t id = 0;
     int rc = read_plain_len(r, &p, &id);
     if (rc != OK)
@@ -454,9 +428,10 @@ static int refuse_module(cp__rdb_reader *r, size_t p, const char *what) {
     char name[10];
     module_name(id, name);
     return fail(r,
-                "%s of module type '%s' (encoding version %u): a module's data cannot be read "
+                "a key of module type '%s' (encoding version %u) saved in the format of Redis "
+                "4.0's release candidates (RDB type 6): its value cannot be read, nor skipped, "
                 "without the module",
-                what, name, (unsigned)(id & 1023));
+                name, (unsigned)(id & 1023));
 }
 
 /* The payload DUMP would give: type, value, RDB version, CRC64 (both little endian). */
@@ -527,26 +502,55 @@ static int read_end(cp__rdb_reader *r, size_t p, cp__rdb_event *ev) {
     return OK;
 }
 
+/* The value of type `type` from p, read by the program r->prog. */
+static void start_value(cp__rdb_reader *r, int type, size_t p) {
+    r->value_type = type;
+    r->module_aux = 0;
+    r->value_off = p - r->mark;
+    r->pos = p;
+    r->pc = r->depth = 0;
+    r->state = S_VALUE;
+}
+
 /* A key: its type byte at p - 1 (mark), its name from p. */
 static int start_key(cp__rdb_reader *r, int type, size_t p) {
     str_ref key;
     int rc = read_str(r, &p, &key);
     if (rc != OK)
         return rc;
-    if (type == 6 || type == 7)
-        return refuse_module(r, p, "a key");
-    r->prog = program_of(type);
+    if (type == 6)
+        return refuse_module(r, p);
+    r->prog = cp__rdb_program(type);
     if (r->prog == NULL)
         return fail(r, "unknown value type %d (RDB version %d)", type, r->version);
-    r->value_type = type;
-    r->value_off = p - r->mark;
-    r->pos = p;
-    r->pc = r->depth = 0;
-    r->state = S_VALUE;
+    size_t id_at = p;
+    if (type == CP__RDB_TYPE_MODULE2 && (rc = read_plain_len(r, &id_at, &r->module_id)) != OK)
+        return rc;
+    start_value(r, type, p);
+    return OK;
+}
+
+/* A module's aux data: the module id from p, then its value. */
+static int start_module_aux(cp__rdb_reader *r, size_t p) {
+    size_t id_at = p;
+    int rc = read_plain_len(r, &id_at, &r->module_id);
+    if (rc != OK)
+        return rc;
+    r->prog = CP__RDB_PROG_MODULE_AUX;
+    start_value(r, -1, p);
+    r->module_aux = 1;
     return OK;
 }
 
 static int finish_key(cp__rdb_reader *r, cp__rdb_event *ev) {
+    if (r->module_aux || r->value_type == CP__RDB_TYPE_MODULE2)
+        module_name(r->module_id, ev->module);
+    if (r->module_aux) { /* no key, no payload: the module alone could use it */
+        ev->type = CP__RDB_EV_MODULE_AUX;
+        commit(r, r->pos);
+        r->state = S_BODY;
+        return OK;
+    }
     size_t p = r->mark + 1;
     str_ref key;
     int rc = read_str(r, &p, &key); /* it was read whole before the value */
@@ -634,7 +638,8 @@ static int read_body(cp__rdb_reader *r, cp__rdb_event *ev, int *emitted) {
     case OP_FUNCTION_PRE_GA:
         return fail(r, "a function of Redis 7.0's release candidates (opcode 0xF6) is not read");
     case OP_MODULE_AUX:
-        return refuse_module(r, p, "aux data");
+        *emitted = 0;
+        return start_module_aux(r, p);
     default:
         *emitted = 0;
         return start_key(r, op, p);

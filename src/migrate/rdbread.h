@@ -10,8 +10,12 @@
  * blob lengths, the nested structure of a stream (nodes, consumer groups, their PELs and
  * consumers). A key's value is handed out as a DUMP payload: type byte, the value's bytes as the
  * RDB holds them, the RDB version (2 bytes, little endian) and the CRC64 of all that (8 bytes,
- * little endian), ready for RESTORE. Module values are refused, naming the module type: their
- * end cannot be found without the module. RDB versions 1 to CP__RDB_VERSION_MAX are read.
+ * little endian), ready for RESTORE. A module's value (RDB_TYPE_MODULE_2, Redis 4.0 on) is read as
+ * the module API wrote it (opcodes, each with its operand, up to an EOF opcode) and handed out as a
+ * key like any other, with its module type's name; a module's aux data is read the same way and
+ * handed out without its bytes. A module value of Redis 4.0's release candidates (type 6), whose
+ * end only its module knows, is refused, naming the module type. RDB versions 1 to
+ * CP__RDB_VERSION_MAX are read.
  *
  * Resumable at every length, string or fixed field: a value of a million elements fed byte by
  * byte is read in linear time. Memory held is the largest element (one key with its value, or
@@ -26,16 +30,20 @@
 /* Redis 7.2's (10 is 7.0's; 12, 7.4's, adds hash field expiry and slot info, not read here). */
 #define CP__RDB_VERSION_MAX 11
 
+/* The value type of a module's value: the payload is the module's, RESTORE needs the module. */
+#define CP__RDB_TYPE_MODULE2 7
+
 typedef struct cp__rdb_reader cp__rdb_reader;
 
 typedef enum cp__rdb_event_type {
-    CP__RDB_EV_VERSION,  /* version */
-    CP__RDB_EV_AUX,      /* name = the field, value = its value (integers as decimal text) */
-    CP__RDB_EV_SELECTDB, /* db */
-    CP__RDB_EV_RESIZEDB, /* db_size, expires_size: hints, as the RDB says */
-    CP__RDB_EV_KEY,      /* db, name = the key, expire_ms, value_type, value = DUMP payload */
-    CP__RDB_EV_FUNCTION, /* value = a function library's code (Redis 7's FUNCTION2 opcode) */
-    CP__RDB_EV_END,      /* checksum: as the file holds it (0: none was computed) */
+    CP__RDB_EV_VERSION,    /* version */
+    CP__RDB_EV_AUX,        /* name = the field, value = its value (integers as decimal text) */
+    CP__RDB_EV_SELECTDB,   /* db */
+    CP__RDB_EV_RESIZEDB,   /* db_size, expires_size: hints, as the RDB says */
+    CP__RDB_EV_KEY,        /* db, name = the key, expire_ms, value_type, value = DUMP payload */
+    CP__RDB_EV_FUNCTION,   /* value = a function library's code (Redis 7's FUNCTION2 opcode) */
+    CP__RDB_EV_MODULE_AUX, /* module = the module type whose global data this is */
+    CP__RDB_EV_END,        /* checksum: as the file holds it (0: none was computed) */
 } cp__rdb_event_type;
 
 /* The pointers stay valid until the next cp__rdb_feed or cp__rdb_next on the reader. */
@@ -50,6 +58,7 @@ typedef struct cp__rdb_event {
     size_t value_len;
     int64_t expire_ms; /* absolute, Unix ms; -1: none */
     int value_type;    /* the RDB's type byte (0 string, 1 list, ...; the payload's first byte) */
+    char module[10];   /* a module's value or aux data: its module type's name (9 characters) */
     uint64_t checksum;
 } cp__rdb_event;
 

@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clusterpipe/tls.h"
+#include "migrate/sockio.h"
 #include "migrate/syncframe.h"
 #include "util/clock.h"
 
@@ -40,6 +42,9 @@ struct cp__src {
     int silence_ms;
     int fd;
     int connecting;
+    const cp_options *tls_opts; /* TLS wanted (tls_opts->tls), or NULL */
+    cp_tls *tls;                /* the session, from when the socket is connected */
+    int tls_handshaking, tls_want_read;
     cp__src_phase phase;
     char *out;
     size_t out_len, out_off, out_cap;
@@ -66,7 +71,7 @@ static int fail(cp__src *s, const char *fmt, ...) {
 }
 
 cp__src *cp__src_new(const char *host, int port, const char *user, const char *password,
-                     int silence_ms) {
+                     const cp_options *tls, int silence_ms) {
     cp__src *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -75,6 +80,7 @@ cp__src *cp__src_new(const char *host, int port, const char *user, const char *p
     s->port = port;
     s->fd = -1;
     s->silence_ms = silence_ms;
+    s->tls_opts = tls != NULL && tls->tls ? tls : NULL;
     s->password = password ? strdup(password) : NULL;
     s->user = user ? strdup(user) : NULL;
     s->frame = cp__sync_new();
@@ -89,6 +95,7 @@ cp__src *cp__src_new(const char *host, int port, const char *user, const char *p
 void cp__src_free(cp__src *s) {
     if (s == NULL)
         return;
+    cp_tls_free(s->tls);
     if (s->fd >= 0)
         close(s->fd);
     free(s->password);
@@ -175,21 +182,43 @@ static int held(const cp__src *s) {
 short cp__src_events(const cp__src *s) {
     if (s->connecting)
         return POLLOUT;
+    if (s->tls_handshaking)
+        return s->tls_want_read ? POLLIN : POLLOUT;
     return (short)((held(s) ? 0 : POLLIN) | (s->out_off < s->out_len ? POLLOUT : 0));
+}
+
+/* Moves bytes (sockio.h): > 0, 0 (closed, reading only), -EAGAIN, or -1 with s->err. */
+static ssize_t move(cp__src *s, int reading, void *buf, size_t len) {
+    char why[200] = "";
+    ssize_t n = cp__sock_move(s->fd, s->tls, reading, buf, len, why, sizeof why);
+    if (n < 0 && n != -EAGAIN)
+        return fail(s, "%s: %s", reading ? "read" : "write", why);
+    return n;
 }
 
 static int flush(cp__src *s) {
     while (s->out_off < s->out_len) {
-        ssize_t n = send(s->fd, s->out + s->out_off, s->out_len - s->out_off, MSG_NOSIGNAL);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        ssize_t n = move(s, 0, s->out + s->out_off, s->out_len - s->out_off);
+        if (n == -EAGAIN)
             return 0;
-        if (n < 0 && errno == EINTR)
-            continue;
         if (n < 0)
-            return fail(s, "write: %s", strerror(errno));
+            return -1;
         s->out_off += (size_t)n;
     }
     return 0;
+}
+
+/* The TLS handshake's next step, once connected. 1 done, 0 waiting, -1 failed. */
+static int tls_step(cp__src *s) {
+    char why[256];
+    if (s->tls == NULL &&
+        (s->tls = cp_tls_new(s->tls_opts, s->fd, s->host, why, sizeof why)) == NULL)
+        return fail(s, "TLS: %s", why);
+    int rc = cp_tls_handshake(s->tls, &s->tls_want_read, why, sizeof why);
+    if (rc < 0)
+        return fail(s, "%s", why);
+    s->tls_handshaking = rc == 0;
+    return rc;
 }
 
 /* One line of the handshake (without its CRLF); *rest: the bytes after it belong to the payload
@@ -276,20 +305,29 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
         if (e != 0)
             return fail(s, "connect: %s", strerror(e));
         s->connecting = 0;
+        s->tls_handshaking = s->tls_opts != NULL;
+    }
+    if (s->tls_handshaking) {
+        int rc = revents != 0 ? tls_step(s) : 0;
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            goto silence;
+        revents |= POLLIN; /* the session may hold bytes already */
     }
     if (flush(s) != 0)
         return -1;
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
         static unsigned char buf[READ_CHUNK];
         size_t total = 0;
-        while (total < max_read && !held(s)) {
-            ssize_t n = recv(s->fd, buf, sizeof buf, 0);
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        /* Past max_read, a TLS session's decrypted bytes are read too: poll does not see them
+         * (while held, they wait in the session; the next call looks again). */
+        while (!held(s) && (total < max_read || (s->tls != NULL && cp_tls_pending(s->tls) > 0))) {
+            ssize_t n = move(s, 1, buf, sizeof buf);
+            if (n == -EAGAIN)
                 break;
-            if (n < 0 && errno == EINTR)
-                continue;
             if (n < 0)
-                return fail(s, "read: %s", strerror(errno));
+                return -1;
             if (n == 0)
                 return fail(s, "closed the replication connection (%s)%s",
                             s->phase == CP__SRC_HANDSHAKE  ? "during the handshake"
@@ -311,7 +349,9 @@ silence:
         s->last_rx_ms = cp__now_ms(); /* not read by choice: the source is not silent */
     if (cp__now_ms() - s->last_rx_ms > s->silence_ms)
         return fail(s, "nothing received for %d ms (%s)", s->silence_ms,
-                    s->connecting ? "connecting" : "a source that froze, or a network that did");
+                    s->connecting        ? "connecting"
+                    : s->tls_handshaking ? "the TLS handshake"
+                                         : "a source that froze, or a network that did");
     return 0;
 }
 
@@ -336,8 +376,8 @@ int cp__src_next(cp__src *s, cp__src_item *it) {
             return fail(s, "%s", cp__sync_error(s->frame));
         if (rc == CP__RDB_MORE)
             return 0;
-        if (it->rdb.type == CP__RDB_EV_KEY) {
-            it->type = CP__SRC_KEY;
+        if (it->rdb.type == CP__RDB_EV_KEY || it->rdb.type == CP__RDB_EV_MODULE_AUX) {
+            it->type = it->rdb.type == CP__RDB_EV_KEY ? CP__SRC_KEY : CP__SRC_MODULE_AUX;
             return 1;
         }
         if (it->rdb.type != CP__RDB_EV_END)

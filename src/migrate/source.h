@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "migrate/cmdstream.h"
 #include "migrate/rdbread.h"
 
@@ -34,6 +35,7 @@ typedef enum cp__src_phase {
 
 typedef enum cp__src_item_type {
     CP__SRC_KEY,          /* rdb: a key of the snapshot (CP__RDB_EV_KEY) */
+    CP__SRC_MODULE_AUX,   /* rdb: a module's aux data in the snapshot (CP__RDB_EV_MODULE_AUX) */
     CP__SRC_SNAPSHOT_END, /* the snapshot ended; the stream starts at `offset` */
     CP__SRC_COMMAND,      /* cmd: a command of the stream */
 } cp__src_item_type;
@@ -46,9 +48,10 @@ typedef struct cp__src_item {
 } cp__src_item;
 
 /* host, user and password are copied; password NULL: no AUTH (user NULL: AUTH password alone).
- * silence_ms: how long the source may send nothing. */
+ * tls: TLS when tls->tls (its tls_* fields, clusterpipe/tls.h; borrowed: it must outlive the
+ * source), NULL: plain TCP. silence_ms: how long the source may send nothing. */
 cp__src *cp__src_new(const char *host, int port, const char *user, const char *password,
-                     int silence_ms);
+                     const cp_options *tls, int silence_ms);
 void cp__src_free(cp__src *s);
 
 /* Starts connecting (non-blocking) and queues the handshake. 0, or -1 (cp__src_error). */

@@ -1,31 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * A source's plain connection (srcconn.h), through hiredis.
+ * A source's plain connection (srcconn.h), through respconn.h (plain TCP or TLS).
  */
 #include "migrate/srcconn.h"
 
-#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "migrate/respconn.h"
+
 struct cp__srcconn {
-    redisContext *rc;
+    cp__respconn *rc;
+    int tls; /* the connection is TLS */
     int timeout_ms;
     int no_pexpiretime; /* a source before Redis 7.0: expiries from PTTL and its TIME */
     char name[300];
 };
 
 static int failed(cp__srcconn *c, redisReply *r, const char *what, char *err, size_t errlen) {
-    if (r == NULL && c->rc->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+    if (r == NULL && cp__rc_why(c->rc) == CP__RC_TIMEOUT)
         snprintf(err, errlen,
                  "source %s: %s: no answer within %d ms (a source that froze, or a "
                  "network that did)",
                  c->name, what, c->timeout_ms);
     else if (r == NULL)
         snprintf(err, errlen, "source %s: %s: %s", c->name, what,
-                 c->rc->errstr[0] ? c->rc->errstr : "no answer");
+                 cp__rc_errstr(c->rc)[0] ? cp__rc_errstr(c->rc) : "no answer");
     else
         snprintf(err, errlen, "source %s: %s: %s", c->name, what,
                  r->type == REDIS_REPLY_ERROR ? r->str : "an unexpected answer");
@@ -34,7 +36,7 @@ static int failed(cp__srcconn *c, redisReply *r, const char *what, char *err, si
 }
 
 cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const char *password,
-                            int timeout_ms, char *err, size_t errlen) {
+                            const cp_options *tls, int timeout_ms, char *err, size_t errlen) {
     cp__srcconn *c = calloc(1, sizeof *c);
     if (c == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -42,18 +44,17 @@ cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const 
     }
     snprintf(c->name, sizeof c->name, "%s:%d", host, port);
     c->timeout_ms = timeout_ms;
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    c->rc = redisConnectWithTimeout(host, port, tv);
-    if (c->rc == NULL || c->rc->err) {
-        snprintf(err, errlen, "source %s: cannot connect: %s", c->name,
-                 c->rc ? c->rc->errstr : "out of memory");
+    c->tls = tls != NULL && tls->tls;
+    char why[256];
+    c->rc = cp__rc_connect(host, port, tls, timeout_ms, why, sizeof why);
+    if (c->rc == NULL) {
+        snprintf(err, errlen, "source %s: %s", c->name, why);
         cp__sc_free(c);
         return NULL;
     }
-    redisSetTimeout(c->rc, tv);
     if (password != NULL) {
-        redisReply *r = user != NULL ? redisCommand(c->rc, "AUTH %s %s", user, password)
-                                     : redisCommand(c->rc, "AUTH %s", password);
+        redisReply *r = user != NULL ? cp__rc_command(c->rc, "AUTH %s %s", user, password)
+                                     : cp__rc_command(c->rc, "AUTH %s", password);
         if (r == NULL || r->type == REDIS_REPLY_ERROR) {
             failed(c, r, "AUTH", err, errlen);
             cp__sc_free(c);
@@ -67,14 +68,13 @@ cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const 
 void cp__sc_free(cp__srcconn *c) {
     if (c == NULL)
         return;
-    if (c->rc != NULL)
-        redisFree(c->rc);
+    cp__rc_free(c->rc);
     free(c);
 }
 
 /* INFO section's text, or NULL with err. */
 static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t errlen) {
-    redisReply *r = redisCommand(c->rc, "INFO %s", section);
+    redisReply *r = cp__rc_command(c->rc, "INFO %s", section);
     if (r == NULL || r->type != REDIS_REPLY_STRING) {
         failed(c, r, "INFO", err, errlen);
         return NULL;
@@ -82,13 +82,15 @@ static redisReply *info(cp__srcconn *c, const char *section, char *err, size_t e
     return r;
 }
 
-/* After an INFO that failed: a connection closed on INFO is what nutcracker does with it. -1. */
+/* After an INFO that failed: a connection closed on INFO is what nutcracker does with it, and
+ * what a TLS port does with plain TCP. -1. */
 static int proxy_hint(cp__srcconn *c, char *err, size_t errlen) {
-    if (c->rc->err == REDIS_ERR_EOF) {
+    if (cp__rc_why(c->rc) == CP__RC_EOF) {
         size_t n = strlen(err);
         snprintf(err + n, errlen - n,
                  " (is it a twemproxy? give its nutcracker YAML as --from: "
-                 "its servers are the sources)");
+                 "its servers are the sources%s)",
+                 c->tls ? "" : "; a TLS port? give --from-tls");
     }
     return -1;
 }
@@ -137,7 +139,7 @@ int cp__sc_offset(cp__srcconn *c, uint64_t *offset, char *err, size_t errlen) {
 }
 
 int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen) {
-    redisReply *r = redisCommand(c->rc, "SELECT %d", db);
+    redisReply *r = cp__rc_command(c->rc, "SELECT %d", db);
     if (r == NULL || r->type == REDIS_REPLY_ERROR)
         return failed(c, r, "SELECT", err, errlen);
     freeReplyObject(r);
@@ -150,21 +152,21 @@ int cp__sc_select(cp__srcconn *c, int db, char *err, size_t errlen) {
 static int dump_unit(cp__srcconn *c, const char *key, size_t klen, redisReply **exec,
                      char *queued_error, size_t qlen, char *err, size_t errlen) {
     int n = c->no_pexpiretime ? 5 : 4; /* MULTI, DUMP, PTTL and TIME or PEXPIRETIME, EXEC */
-    redisAppendCommand(c->rc, "MULTI");
-    redisAppendCommand(c->rc, "DUMP %b", key, klen);
+    cp__rc_appendf(c->rc, "MULTI");
+    cp__rc_appendf(c->rc, "DUMP %b", key, klen);
     if (c->no_pexpiretime) {
-        redisAppendCommand(c->rc, "PTTL %b", key, klen);
-        redisAppendCommand(c->rc, "TIME");
+        cp__rc_appendf(c->rc, "PTTL %b", key, klen);
+        cp__rc_appendf(c->rc, "TIME");
     } else {
-        redisAppendCommand(c->rc, "PEXPIRETIME %b", key, klen);
+        cp__rc_appendf(c->rc, "PEXPIRETIME %b", key, klen);
     }
-    redisAppendCommand(c->rc, "EXEC");
+    cp__rc_appendf(c->rc, "EXEC");
     *exec = NULL;
     queued_error[0] = '\0';
     int rc = 0;
     for (int k = 0; k < n; k++) {
         redisReply *r = NULL;
-        if (redisGetReply(c->rc, (void **)&r) != REDIS_OK)
+        if (cp__rc_reply(c->rc, &r) != 0)
             return failed(c, NULL, "DUMP", err, errlen);
         if (k == n - 1 && r->type == REDIS_REPLY_ARRAY && (size_t)r->elements == (size_t)n - 2) {
             *exec = r;
@@ -227,12 +229,12 @@ int cp__sc_dump(cp__srcconn *c, const char *key, size_t klen, char **payload, si
 }
 
 int cp__sc_append(cp__srcconn *c, int argc, const char **argv, const size_t *argvlen) {
-    return redisAppendCommandArgv(c->rc, argc, argv, argvlen) == REDIS_OK ? 0 : -1;
+    return cp__rc_append_argv(c->rc, argc, argv, argvlen);
 }
 
 int cp__sc_reply(cp__srcconn *c, redisReply **out, char *err, size_t errlen) {
     *out = NULL;
-    if (redisGetReply(c->rc, (void **)out) != REDIS_OK)
+    if (cp__rc_reply(c->rc, out) != 0)
         return failed(c, NULL, "a read", err, errlen);
     return 0;
 }

@@ -4,7 +4,8 @@
  * cannot ask: how many keys each database holds (INFO keyspace), where the source's replication
  * offset stands (INFO replication: the stream's lag is it minus the offset applied), a key's
  * value and expiry for a re-copy (DUMP, PEXPIRETIME), and any commands pipelined (the verify's
- * reads: cp__sc_append, cp__sc_reply). Blocking (hiredis), each call bounded by the timeout given.
+ * reads: cp__sc_append, cp__sc_reply). Blocking (respconn.h: plain TCP or TLS), each call
+ * bounded by the timeout given.
  */
 #ifndef CLUSTERPIPE_MIGRATE_SRCCONN_H
 #define CLUSTERPIPE_MIGRATE_SRCCONN_H
@@ -12,6 +13,8 @@
 #include <hiredis/hiredis.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "clusterpipe/clusterpipe.h"
 
 typedef struct cp__srcconn cp__srcconn;
 
@@ -23,10 +26,11 @@ typedef struct cp__keyspace {
     uint64_t keys[CP__SRCCONN_MAX_DBS];
 } cp__keyspace;
 
-/* user NULL: AUTH password alone (password NULL: no AUTH). NULL with err on failure
- * (unreachable, a wrong user or password, a timeout). */
+/* user NULL: AUTH password alone (password NULL: no AUTH). tls: TLS when tls->tls (its tls_*
+ * fields, clusterpipe/tls.h), NULL: plain TCP. NULL with err on failure (unreachable, a TLS
+ * handshake that fails, a wrong user or password, a timeout). */
 cp__srcconn *cp__sc_connect(const char *host, int port, const char *user, const char *password,
-                            int timeout_ms, char *err, size_t errlen);
+                            const cp_options *tls, int timeout_ms, char *err, size_t errlen);
 void cp__sc_free(cp__srcconn *c);
 
 /* Each database that holds keys, with its count. 0, or -1 with err. */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clusterpipe/clusterpipe.h"
+#include "migrate/respconn.h"
 #include "migrate/srcconn.h"
 #include "util/clock.h"
 
@@ -79,6 +80,10 @@ static void account(vrun *r, const cp__keycmp *k, const char *source) {
     cp__verify_status *st = r->st;
     st->checked++;
     st->per_type[type]++;
+    if (type == CP__KC_OTHER && why != CP__KC_VANISHED && r->o->skip_unknown_types) {
+        st->skipped++;
+        return;
+    }
     st->by_reason[why]++;
     if (why == CP__KC_SAME || why == CP__KC_TYPE || why == CP__KC_VALUE || why == CP__KC_TTL)
         st->found++;
@@ -203,8 +208,8 @@ static int compare_batch(vrun *r, const redisReply *names, const char *source) {
 
 static int verify_source(vrun *r, const char *host, int port) {
     const cp__verify_opts *o = r->o;
-    cp__srcconn *c = cp__sc_connect(host, port, o->from_user, o->from_password, o->io_timeout_ms,
-                                    r->err, r->errlen);
+    cp__srcconn *c = cp__sc_connect(host, port, o->from_user, o->from_password, o->from_tls,
+                                    o->io_timeout_ms, r->err, r->errlen);
     if (c == NULL)
         return -1;
     r->src.c = c;
@@ -248,7 +253,7 @@ static int count_sources(vrun *r) {
     const cp__verify_opts *o = r->o;
     for (int i = 0; i < o->nsources; i++) {
         cp__srcconn *c = cp__sc_connect(o->hosts[i], o->ports[i], o->from_user, o->from_password,
-                                        o->io_timeout_ms, r->err, r->errlen);
+                                        o->from_tls, o->io_timeout_ms, r->err, r->errlen);
         if (c == NULL)
             return -1;
         cp__keyspace ks;
@@ -300,6 +305,7 @@ int cp__verify_run(const cp__verify_opts *o, cp__verify_status *st, char *err, s
     co.password = o->to_password;
     co.username = o->to_user;
     co.io_timeout_ms = fixed.io_timeout_ms;
+    cp__rc_tls_into(&co, o->to_tls);
     r.c = cp_connect(&co);
     if (r.c == NULL)
         return snprintf(err, errlen, "out of memory"), -1;

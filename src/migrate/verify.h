@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clusterpipe/clusterpipe.h"
 #include "migrate/keycmp.h"
 
 typedef struct cp__verify_status {
@@ -27,6 +28,8 @@ typedef struct cp__verify_status {
     uint64_t per_type[CP__KC_NTYPES];    /* keys decided, by the source's type */
     uint64_t by_reason[CP__KC_NREASONS]; /* keys decided, by reason (CP__KC_SAME: equal) */
     uint64_t differences;                /* missing + type + value + ttl */
+    uint64_t skipped;                    /* skip_unknown_types: keys of other types, not
+                                            compared (not in by_reason) */
     uint64_t found;                      /* sources' keys that the target holds */
     uint64_t target_keys;                /* the target's keys at the end (DBSIZE summed) */
     uint64_t only_in_target;             /* target_keys - found, or 0 */
@@ -49,10 +52,13 @@ typedef struct cp__verify_opts {
     int nsources;
     const char *to; /* the target cluster's seeds */
     const char *from_password, *to_password;
-    const char *from_user, *to_user;   /* ACL users; NULL: AUTH with the password alone */
-    int db;                            /* the sources' database compared with the target's 0 */
-    int64_t tolerance_ms;              /* expiries this close are the same */
-    int io_timeout_ms;                 /* every connection's; 0: 5000 */
+    const char *from_user, *to_user;     /* ACL users; NULL: AUTH with the password alone */
+    const cp_options *from_tls, *to_tls; /* each side's TLS (tls, tls_*), NULL: plain TCP */
+    int db;                              /* the sources' database compared with the target's 0 */
+    int64_t tolerance_ms;                /* expiries this close are the same */
+    int skip_unknown_types; /* keys of a type not the six of Redis (a module's) are skipped and
+                               counted, not compared (what migrate --skip-unknown-types skips) */
+    int io_timeout_ms;      /* every connection's; 0: 5000 */
     const volatile sig_atomic_t *stop; /* set: stop (the run fails: not every key was compared) */
     /* Called about once a second, and once at the end with final set. */
     void (*progress)(const cp__verify_status *st, int final, void *arg);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Only the API is exported: the dynamic symbols libclusterpipe.so defines (nm -D --defined-only)
 are exactly the functions include/clusterpipe/clusterpipe.h declares, with the public headers it
-includes ("clusterpipe/NAME.h", read from the same folder), each marked CP_API.
+includes ("clusterpipe/NAME.h", read from the same folder) and those of its folder that stand on
+their own (clusterpipe/tls.h), each marked CP_API.
 
 Fails, listing the names, on
   - a symbol the library exports that the header does not declare (a leaked internal name);
@@ -56,12 +57,15 @@ def header_functions(text):
 
 
 def public_headers(header):
-    """The header and the public headers it includes ("clusterpipe/NAME.h"), in that order."""
+    """The header, the public headers it includes ("clusterpipe/NAME.h"), then the other headers
+    of its folder (headers of their own), in that order."""
     with open(header) as f:
         text = f.read()
     folder = os.path.dirname(header)
     names = re.findall(r'^[ \t]*#[ \t]*include[ \t]+"clusterpipe/([A-Za-z0-9_]+\.h)"', text, re.M)
-    return [header] + [os.path.join(folder, n) for n in names]
+    others = sorted(n for n in os.listdir(folder)
+                    if n.endswith(".h") and n not in names and n != os.path.basename(header))
+    return [header] + [os.path.join(folder, n) for n in names + others]
 
 
 def exported(lib):

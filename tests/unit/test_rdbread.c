@@ -5,9 +5,11 @@
  * set, sorted set, hash, a stream with a group and a pending entry, a TTL, a key in db 1) and on
  * RDBs built here: fed in one piece and byte by byte, the events are the same; every truncation
  * asks for more; every corrupted byte gives an error or asks for more, never an end; versions
- * newer than the reader knows, unknown types and module values are refused, naming them; every
- * type's grammar the server at hand does not write (streams of version 1 and 3, quicklists of
- * ziplists, ziplists, zipmaps, set listpacks, old sorted sets) ends its value exactly.
+ * newer than the reader knows, unknown types and modules' values of Redis 4.0's release candidates
+ * are refused, naming them; modules' values and aux data are read whole and named by their module
+ * type; every type's grammar the server at hand does not write (streams of version 1 and 3,
+ * quicklists of ziplists, ziplists, zipmaps, set listpacks, old sorted sets) ends its value
+ * exactly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,20 +197,25 @@ static void newer_versions_are_refused(void **state) {
     assert_non_null(strstr(msg, "not an RDB"));
 }
 
-static void module_values_are_refused_by_name(void **state) {
-    (void)state;
-    const char *name = "ReJSON-RL";
+/* The id a module type named `name` (9 characters) with encoding version `ver` saves. */
+static uint64_t module_id(const char *name, unsigned ver) {
     static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     uint64_t id = 0;
     for (int j = 0; j < 9; j++)
         id = id << 6 | (uint64_t)(strchr(set, name[j]) - set);
-    id = id << 10 | 3;
-    char rdb[64] = "REDIS0010\x07\x01k\x81";
+    return id << 10 | ver;
+}
+
+static void old_module_values_are_refused_by_name(void **state) {
+    (void)state;
+    uint64_t id = module_id("ReJSON-RL", 3);
+    char rdb[64] = "REDIS0010\x06\x01k\x81"; /* RDB_TYPE_MODULE_PRE_GA */
     for (int i = 0; i < 8; i++)
         rdb[13 + i] = (char)(id >> (56 - 8 * i));
     char msg[256];
     assert_int_equal(first_error(rdb, 21, msg, sizeof msg), CP__RDB_ERROR);
-    assert_non_null(strstr(msg, "module type 'ReJSON-RL' (encoding version 3)"));
+    assert_contains(msg, "module type 'ReJSON-RL' (encoding version 3)");
+    assert_contains(msg, "RDB type 6");
 }
 
 /* A hand-built RDB without checksum (0): an old-style sorted set (type 3, doubles as text, one
@@ -348,6 +355,96 @@ static void every_grammar_ends_exactly(void **state) {
     value_ends_exactly(18, put_quicklist2, 0);
 }
 
+static void put_u64_len(rdbbuf *w, uint64_t v) { /* RDB_64BITLEN: big endian */
+    unsigned char b[9] = {0x81};
+    for (int i = 0; i < 8; i++)
+        b[1 + i] = (unsigned char)(v >> (56 - 8 * i));
+    put(w, b, 9);
+}
+
+/* A module's value as the module API writes it: its id, then an operand of every opcode (SINT,
+ * UINT, FLOAT, DOUBLE, STRING; `strings` strings), then EOF. */
+static void put_module_value(rdbbuf *w, int strings) {
+    put_u64_len(w, module_id("ReJSON-RL", 3));
+    put_len(w, 1); /* SINT */
+    put_len(w, 9);
+    put_len(w, 2); /* UINT */
+    put_u64_len(w, 1ULL << 40);
+    put_len(w, 3); /* FLOAT */
+    put_zeros(w, 4);
+    put_len(w, 4); /* DOUBLE */
+    put_zeros(w, 8);
+    for (int i = 0; i < strings; i++) {
+        put_len(w, 5); /* STRING */
+        put_str(w, "{\"a\": [1, 2, 3]}");
+    }
+    put_len(w, 0); /* EOF */
+}
+
+/* Events of a whole RDB fed byte by byte: the key events' module names and types into log. */
+static int module_events(const rdbbuf *w, char *log, size_t cap) {
+    cp__rdb_reader *r = cp__rdb_new();
+    assert_non_null(r);
+    cp__rdb_event ev;
+    int rc = CP__RDB_MORE;
+    log[0] = '\0';
+    for (size_t fed = 0; fed <= w->n;) {
+        rc = cp__rdb_next(r, &ev);
+        if (rc == CP__RDB_EVENT &&
+            (ev.type == CP__RDB_EV_KEY || ev.type == CP__RDB_EV_MODULE_AUX)) {
+            size_t n = strlen(log);
+            snprintf(log + n, cap - n, "%s [%.*s] t%d module '%s' %zu\n",
+                     ev.type == CP__RDB_EV_KEY ? "key" : "aux", (int)ev.name_len,
+                     ev.name ? ev.name : "", ev.value_type, ev.module, ev.value_len);
+        }
+        if (rc == CP__RDB_ERROR || (rc == CP__RDB_MORE && fed == w->n))
+            break;
+        if (rc == CP__RDB_MORE)
+            assert_int_equal(cp__rdb_feed(r, w->b + fed++, 1), 0);
+    }
+    cp__rdb_free(r);
+    return rc;
+}
+
+static void module_values_are_read_whole_and_named(void **state) {
+    (void)state;
+    value_ends_exactly(CP__RDB_TYPE_MODULE2, put_module_value, 0);
+    value_ends_exactly(CP__RDB_TYPE_MODULE2, put_module_value, 3);
+    /* Aux data (0xF7: id, "when" as UINT, then the value's opcodes), a module key, a string. */
+    rdbbuf w = {.n = 0};
+    put(&w, "REDIS0011\xf7", 10);
+    put_u64_len(&w, module_id("ft-index0", 1));
+    put_len(&w, 2); /* UINT */
+    put_len(&w, 2); /* REDISMODULE_AUX_AFTER_RDB */
+    put_len(&w, 5);
+    put_str(&w, "an index definition");
+    put_len(&w, 0);
+    put(&w, "\x07", 1);
+    put_str(&w, "doc:1");
+    size_t start = w.n;
+    put_module_value(&w, 2);
+    size_t value_len = w.n - start;
+    put(&w, "\x00", 1);
+    put_str(&w, "plain");
+    put_str(&w, "v");
+    put(&w, "\xff\0\0\0\0\0\0\0\0", 9);
+    static char log[1024], want[1024];
+    assert_int_equal(module_events(&w, log, sizeof log), CP__RDB_MORE);
+    snprintf(want, sizeof want,
+             "aux [] t0 module 'ft-index0' 0\nkey [doc:1] t7 module 'ReJSON-RL' %zu\n"
+             "key [plain] t0 module '' 13\n",
+             1 + value_len + 10);
+    assert_string_equal(log, want);
+    /* An opcode the module API does not write is an error naming it. */
+    w.n = start;
+    put_u64_len(&w, module_id("ReJSON-RL", 3));
+    put_len(&w, 6);
+    put(&w, "\xff\0\0\0\0\0\0\0\0", 9);
+    char msg[256];
+    assert_int_equal(first_error((const char *)w.b, w.n, msg, sizeof msg), CP__RDB_ERROR);
+    assert_contains(msg, "opcode 6, which the module API does not write");
+}
+
 static void unknown_types_are_refused(void **state) {
     (void)state;
     char msg[256];
@@ -450,7 +547,8 @@ int main(void) {
         cmocka_unit_test(every_truncation_asks_for_more),
         cmocka_unit_test(every_corrupted_byte_is_caught),
         cmocka_unit_test(newer_versions_are_refused),
-        cmocka_unit_test(module_values_are_refused_by_name),
+        cmocka_unit_test(old_module_values_are_refused_by_name),
+        cmocka_unit_test(module_values_are_read_whole_and_named),
         cmocka_unit_test(old_types_and_hints),
         cmocka_unit_test(every_grammar_ends_exactly),
         cmocka_unit_test(unknown_types_are_refused),

@@ -136,6 +136,11 @@ ssize_t cp__tls_read(SSL *s, void *buf, size_t len, char *err, size_t errlen) {
     return io_result(s, n, err, errlen, 1);
 }
 
+size_t cp__tls_pending(const SSL *s) {
+    int n = SSL_pending(s);
+    return n > 0 ? (size_t)n : 0;
+}
+
 void cp__tls_free(SSL *s) {
     if (s != NULL) {
         SSL_shutdown(s); /* best effort close_notify; never waits */

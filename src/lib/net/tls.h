@@ -41,6 +41,9 @@ int cp__tls_step(struct ssl_st *s, const char *host, int *want_read, char *err, 
 ssize_t cp__tls_write(struct ssl_st *s, const void *buf, size_t len, char *err, size_t errlen);
 ssize_t cp__tls_read(struct ssl_st *s, void *buf, size_t len, char *err, size_t errlen);
 
+/* Bytes decrypted and not yet read (poll(2) does not see them). */
+size_t cp__tls_pending(const struct ssl_st *s);
+
 void cp__tls_free(struct ssl_st *s);
 
 #endif
