@@ -10,12 +10,12 @@
  * quicklist of 100k), sets (an intset, a small one, a hashtable of 100k), sorted sets (a listpack,
  * a skiplist of 100k), hashes (a listpack, a hashtable of 100k), streams (one of 100k entries with
  * two consumer groups, consumers and 1,500 pending entries; a small one with a group); keys with
- * TTLs (relative and absolute), 12,000 strings of 512 random bytes, and 200 keys that expire 3 s
+ * TTLs (relative and absolute), 24,000 strings of 512 random bytes, and 200 keys that expire 3 s
  * after they are set, just before the snapshot starts, so that most of them are expired when the
  * snapshot reaches them.
  *
  * The copy is made long on purpose: each source saves its snapshot with rdb-key-save-delay (a
- * delay per key in the fork child that writes it), about 15 s in all, whatever the target does.
+ * delay per key in the fork child that writes it), about 20 s in all, whatever the target does.
  * While the sources are still saving (checked at each source: its fork child is still at work,
  * so the tool cannot hold the whole snapshot yet; and the tool's own --json progress says
  * "snapshot" after the reshard began):
@@ -23,7 +23,7 @@
  *     and keys that expire, RPUSH/HSET/SADD/ZADD into the small collections and into the 100k
  *     ones, LPOP, APPEND to a 1 MB string), and the test writes to the streams at their server
  *     (XADD, XACK, XCLAIM, XREADGROUP, XDEL: nutcracker has no stream commands);
- *   - 2,000 slots move from target master 0 to master 1 and back, with their keys;
+ *   - 800 slots move from target master 0 to master 1 and back, twice, with their keys;
  *   - target master 1 is killed with kill -9 (by PID) and its replica takes over.
  * Then the writes stop, the tool syncs and exits 0; its counters add up (no key left marked,
  * every outcome not known re-copied, expired keys skipped and counted, redirects followed);
@@ -59,13 +59,13 @@
 #define NSOURCES 4
 #define BIG 100000           /* elements of each large collection */
 #define MB (1 << 20)         /* bytes of each large string */
-#define SMALL 12000          /* small strings, through nutcracker: about 3,000 a source */
+#define SMALL 24000          /* small strings, through nutcracker: about 6,000 a source */
 #define SMALL_BYTES 512      /* random bytes each: a full sync's 16 KB writes come every 32 */
 #define EXPIRING 200         /* keys set to expire 3 s later, just before the snapshot */
-#define SNAPSHOT_US 15000000 /* how long each source's snapshot takes to save, at least */
+#define SNAPSHOT_US 20000000 /* how long each source's snapshot takes to save, at least */
 #define COUNTERS 50          /* the writer's INCR counters */
 #define GROUPS 20            /* the writer's small lists, hashes, sets and sorted sets */
-#define MOVED_SLOTS 2000
+#define MOVED_SLOTS 800
 
 /* The writer: a thread writing through nutcracker until told to stop, counting what it did. */
 typedef struct writer {
@@ -541,20 +541,22 @@ static void wait_copying(move *m) {
     }
 }
 
-/* MOVED_SLOTS slots from master 0 to master 1 and back, with their keys; then master 1 killed
- * (kill -9, by PID) and its replica a master. */
-static void reshard_then_kill(cp_fixture *target) {
+/* MOVED_SLOTS slots from master 0 to master 1 and back, twice, with their keys; then master 1
+ * killed (kill -9, by PID) and its replica a master. Returns when the reshard was over. */
+static uint64_t reshard_then_kill(cp_fixture *target) {
     size_t m0 = cp_fixture_master(target, 0), m1 = cp_fixture_master(target, 1);
     slot_mover mover;
-    slot_mover_start(&mover, target, m0, m1, MOVED_SLOTS, 2);
+    slot_mover_start(&mover, target, m0, m1, MOVED_SLOTS, 4);
     int rounds = slot_mover_stop(&mover);
     if (rounds < 0)
         fail_msg("slot mover: %s", mover.err);
-    assert_int_equal(rounds, 2);
+    assert_int_equal(rounds, 4);
+    uint64_t resharded = cp__now_ms();
     char err[512];
     size_t r1 = cp_fixture_replica(target, m1, 0);
     assert_op(cp_topo_kill(target->topo, m1, SIGKILL, err, sizeof err));
     assert_int_equal(cp_fixture_wait_master(target, r1, 30000), 0);
+    return resharded;
 }
 
 static void four_servers_behind_nutcracker_into_a_cluster_that_changes(void **state) {
@@ -576,7 +578,7 @@ static void four_servers_behind_nutcracker_into_a_cluster_that_changes(void **st
     assert_int_equal(pthread_create(&w.th, NULL, write_loop, &w), 0);
     wait_copying(&m);
     uint64_t reshard_at = cp__now_ms();
-    reshard_then_kill(m.target);
+    uint64_t resharded = reshard_then_kill(m.target);
     uint64_t failed_over = cp__now_ms();
     write_streams(m.s);
     atomic_store(&w.stop, 1);
@@ -586,6 +588,11 @@ static void four_servers_behind_nutcracker_into_a_cluster_that_changes(void **st
     assert_int_gt(w.rounds, 100);
     /* The premise: every source was still saving its snapshot once all of that was over. */
     uint64_t events_ms = cp__now_ms() - started;
+    print_message("setup %.1f s; after the start: the copy began at %.1f s, the reshard ended at "
+                  "%.1f s, the failover at %.1f s, the writes (%ld rounds) at %.1f s\n",
+                  (double)(loaded - t0) / 1000, (double)(reshard_at - started) / 1000,
+                  (double)(resharded - started) / 1000, (double)(failed_over - started) / 1000,
+                  w.rounds, (double)events_ms / 1000);
     for (int k = 0; k < NSOURCES; k++)
         if (!saving(m.s[k]))
             fail_msg("source %d had saved its whole snapshot %llu ms after the start: the reshard, "
@@ -618,11 +625,9 @@ static void four_servers_behind_nutcracker_into_a_cluster_that_changes(void **st
     uint64_t verified = cp__now_ms();
     check_verified(run.out, &w);
     check_apart_from_verify(m.s, t, &w);
-    print_message("setup %.1f s, the copy %.1f s (the reshard, the kill and the failover %.1f s "
-                  "of it; the writer's rounds %ld), verify %.1f s; the whole test %.1f s\n",
-                  (double)(loaded - t0) / 1000, (double)(synced - started) / 1000,
-                  (double)(failed_over - reshard_at) / 1000, w.rounds,
-                  (double)(verified - verify_at) / 1000, (double)(cp__now_ms() - t0) / 1000);
+    print_message("synced %.1f s after the start; verify %.1f s; the whole test %.1f s\n",
+                  (double)(synced - started) / 1000, (double)(verified - verify_at) / 1000,
+                  (double)(cp__now_ms() - t0) / 1000);
     cp_free(t);
     cp_clirun_free(&run);
     assert_int_equal(cp_fixture_stop(m.target), 0);
