@@ -25,11 +25,13 @@
  *     (XADD, XACK, XCLAIM, XREADGROUP, XDEL: nutcracker has no stream commands);
  *   - 800 slots move from target master 0 to master 1 and back, twice, with their keys;
  *   - target master 1 is killed with kill -9 (by PID) and its replica takes over.
- * Then the writes stop, the tool syncs and exits 0; its counters add up (no key left marked,
- * every outcome not known re-copied, expired keys skipped and counted, redirects followed);
- * verify finds 0 differences over exactly the keys the sources hold, by type; and, apart from
- * verify, the large values' DUMPs and the TTLs are the same on the target, each counter reads
- * what the writer counted, and no expired key is on the target.
+ * The writes stop while the sources still save: --until-synced, which cannot see a lag of 0
+ * before it has read every snapshot, then syncs after the last write (a cutover). It exits 0;
+ * its counters add up (no key left marked, every outcome not known re-copied, expired keys
+ * skipped and counted, redirects followed); verify finds 0 differences over exactly the keys
+ * the sources hold, by type; and, apart from verify, the large values' DUMPs, the streams'
+ * pending entries and the TTLs are the same on the target, each counter reads what the writer
+ * counted, and no expired key is on the target.
  */
 #include <glob.h>
 #include <pthread.h>
