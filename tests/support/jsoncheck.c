@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -19,6 +20,17 @@ json_t *cp_json_load(const char *path) {
     json_t *j = json_load_file(path, 0, &je);
     if (j == NULL)
         fail_msg("%s: %s", path, je.text);
+    return j;
+}
+
+json_t *cp_json_last_line(const char *text) {
+    const char *last = text, *nl;
+    while ((nl = strchr(last, '\n')) != NULL && nl[1] != '\0')
+        last = nl + 1;
+    json_error_t je;
+    json_t *j = json_loads(last, 0, &je);
+    if (!json_is_object(j))
+        fail_msg("the last line is not a JSON object: %s (%s)", last, je.text);
     return j;
 }
 

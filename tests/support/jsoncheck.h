@@ -15,6 +15,10 @@
 /* The JSON document in path (fails the test when it cannot be read or parsed). */
 json_t *cp_json_load(const char *path);
 
+/* The JSON object on the last line of text: a command's result after its JSON progress lines
+ * (fails the test when it is not one). A new reference. */
+json_t *cp_json_last_line(const char *text);
+
 /* o[key] as a number (fails the test when it is not one). */
 double cp_json_num(const json_t *o, const char *key);
 
