@@ -124,6 +124,7 @@ static fake_node *module_source(void) {
     rule(n, "INFO", "cluster", "$30\r\n# Cluster\r\ncluster_enabled:0\r\n\r\n", 0);
     rule(n, "INFO", "replication", "$22\r\nmaster_repl_offset:0\r\n\r\n", 0);
     rule(n, "SELECT", NULL, "+OK\r\n", 0);
+    rule(n, "REPLCONF", "ACK", "", 0); /* a master never answers a replica's ACK */
     rule(n, "REPLCONF", NULL, "+OK\r\n", 0);
     rule(n, "PSYNC", NULL, psync, (size_t)hl + rl);
     /* The verify's reads. */
