@@ -9,6 +9,8 @@ static int at(const cp__laghist *h, int k) { /* the k-th oldest sample's index *
 }
 
 void cp__laghist_note(cp__laghist *h, int64_t now_ms, uint64_t off) {
+    if (h->n > 0 && off < h->off[at(h, h->n - 1)])
+        off = h->off[at(h, h->n - 1)];
     if (h->n >= 2) { /* the newest sample is kept; it stays only once it is spaced */
         int last = at(h, h->n - 1), prev = at(h, h->n - 2);
         if (h->t_ms[last] - h->t_ms[prev] < CP__LAGHIST_SPACING_MS) {

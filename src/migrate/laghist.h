@@ -2,8 +2,12 @@
  *
  * A source's replication offset over time, for its lag in seconds: how long ago the source was
  * where the migration's applied offset is now. The stream carries no times, so the source's
- * offset is sampled (the migration reads it about once a second, and more often while it waits
- * for lag 0); between two samples the writes are taken as evenly spread. The newest sample is
+ * offset is sampled: the migration reads it about once a second (and more often while it waits
+ * for lag 0), and notes the stream's bytes as they arrive, at every turn of its loop, so that a
+ * source that starts writing after a quiet time is seen when it starts, not a second later.
+ * Between two samples the writes are taken as evenly spread. Samples never go back: one below
+ * the newest (the bytes received trail the source's own offset) is taken as the newest's. The
+ * newest sample is
  * always kept, and replaced by the next while it is closer than CP__LAGHIST_SPACING_MS to the one
  * before it, so the history reaches back CP__LAGHIST_SAMPLES samples of about that spacing or
  * more. No I/O, single-threaded.

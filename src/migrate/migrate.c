@@ -515,6 +515,9 @@ static int loop(run *r) {
                     return snprintf(r->err, r->errlen, "%s", cp__src_error(r->s[i].rep)), -1;
                 if (take(r, i) != 0)
                     return -1;
+                if (r->s[i].snapshot_done) /* the stream's bytes as they come: its times */
+                    cp__laghist_note(&r->s[i].offsets, cp__now_ms(),
+                                     cp__src_received(r->s[i].rep));
             }
             turn++;
             if (send(r) != 0)

@@ -59,6 +59,23 @@ static void past_the_history_is_a_lower_bound(void **state) {
     assert_int_equal(over, 0);
 }
 
+/* A source quiet until 5 s that then writes: noted every 100 ms (the bytes as they arrive), the
+ * lag of a migration a few bytes behind is the time since the writes began, not since the last
+ * once-a-second sample; a sample below the newest (bytes received trail the source's INFO) does
+ * not move the history back. */
+static void a_quiet_source_that_starts_is_seen_when_it_starts(void **state) {
+    (void)state;
+    static cp__laghist h;
+    int over;
+    for (int t = 0; t <= 5000; t += 100)
+        cp__laghist_note(&h, t, 1000);
+    cp__laghist_note(&h, 5100, 2000);
+    assert_near(cp__laghist_seconds(&h, 5100, 1010, &over), 0.099, 1e-9); /* passed at 5.001 s */
+    cp__laghist_note(&h, 5200, 1500); /* received, behind the INFO read at 5.1 s */
+    assert_near(cp__laghist_seconds(&h, 5200, 1999, &over), 0.1001, 1e-9); /* at 5.0999 s */
+    assert_near(cp__laghist_seconds(&h, 5200, 2000, &over), 0, 1e-9);
+}
+
 static void close_samples_replace_the_last(void **state) {
     (void)state;
     static cp__laghist h;
@@ -76,6 +93,7 @@ int main(void) {
         cmocka_unit_test(lag_is_how_long_ago_the_source_was_there),
         cmocka_unit_test(past_the_history_is_a_lower_bound),
         cmocka_unit_test(close_samples_replace_the_last),
+        cmocka_unit_test(a_quiet_source_that_starts_is_seen_when_it_starts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
