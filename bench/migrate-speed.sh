@@ -5,8 +5,10 @@
 #      cluster by `migrate --until-synced` with the source's writes stopped (so the run is the
 #      snapshot phase and its catch-up), paired in each round with `clusterpipe load` of the same
 #      keys into the same cluster (FLUSHALL between): the target's write rate is the limit, so
-#      load is the yardstick. ROUNDS rounds, the order alternating; prints each side's keys/s and
-#      MB/s and the ratio migrate/load, median [min-max].
+#      load is the yardstick, at its default (MSETs of 16 keys of a slot) and with --mset 1 (a
+#      SET per key: migrate's source gives keys in no slot order, so it writes one RESTORE per
+#      key). ROUNDS rounds, the order rotating; prints each run's keys/s and MB/s and the ratios
+#      migrate/load, median [min-max].
 #   2. Stream: `migrate` follows the source while `clusterpipe bench` writes WRITE_RATE SETs/s to
 #      it for STREAM_SECONDS (open loop); prints migrate's lag (bytes and seconds) each second and
 #      the largest lag seen after the snapshot.
@@ -58,13 +60,14 @@ echo "loading the source: $KEYS keys of $VALUE bytes"
     --quiet >/dev/null
 mb=$(awk -v k="$KEYS" -v v="$VALUE" 'BEGIN { printf "%.1f", k * v / 1e6 }')
 
-# One side's run: prints its seconds.
+# One side's run: prints its seconds. run_load's argument: extra flags (--mset 1: a SET per key).
 run_load() {
     flush_target
     local t0 t1
     t0=$(now)
+    # shellcheck disable=SC2086
     "$CP" load --cluster "$seed" --password "$dpw" --keys "$KEYS" --value-size "$VALUE" \
-        --quiet >/dev/null
+        --quiet ${1:-} >/dev/null
     t1=$(now)
     echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
 }
@@ -79,19 +82,28 @@ run_migrate() {
     echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
 }
 
-echo "snapshot phase: $ROUNDS rounds, migrate and load alternating first"
-ratios=()
+echo "snapshot phase: $ROUNDS rounds of migrate, load (MSETs of 16 keys of a slot, its default) and"
+echo "load --mset 1 (a SET per key, as migrate writes a RESTORE per key), in a rotating order"
+ratios=() ratios1=()
 for ((r = 1; r <= ROUNDS; r++)); do
-    if ((r % 2)); then m=$(run_migrate); l=$(run_load); else l=$(run_load); m=$(run_migrate); fi
-    ratio=$(awk -v m="$m" -v l="$l" 'BEGIN { printf "%.3f", l / m }')
-    ratios+=("$ratio")
-    awk -v r="$r" -v m="$m" -v l="$l" -v k="$KEYS" -v mb="$mb" -v x="$ratio" 'BEGIN {
-        printf "round %d: migrate %.2f s (%.0f keys/s, %.1f MB/s), load %.2f s (%.0f keys/s, %.1f MB/s): migrate/load %.3fx\n",
-            r, m, k / m, mb / m, l, k / l, mb / l, x }'
+    case $((r % 3)) in
+        1) m=$(run_migrate); l=$(run_load); l1=$(run_load "--mset 1") ;;
+        2) l=$(run_load); l1=$(run_load "--mset 1"); m=$(run_migrate) ;;
+        0) l1=$(run_load "--mset 1"); m=$(run_migrate); l=$(run_load) ;;
+    esac
+    ratios+=("$(awk -v m="$m" -v l="$l" 'BEGIN { printf "%.3f", l / m }')")
+    ratios1+=("$(awk -v m="$m" -v l="$l1" 'BEGIN { printf "%.3f", l / m }')")
+    awk -v r="$r" -v m="$m" -v l="$l" -v l1="$l1" -v k="$KEYS" -v mb="$mb" 'BEGIN {
+        printf "round %d: migrate %.2f s (%.0f keys/s, %.1f MB/s), load %.2f s (%.0f keys/s), load --mset 1 %.2f s (%.0f keys/s): migrate/load %.3fx, migrate/load --mset 1 %.3fx\n",
+            r, m, k / m, mb / m, l, k / l, l1, k / l1, l / m, l1 / m }'
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END {
-    printf "snapshot: migrate/load keys/s %.3fx [%.3f-%.3f] over %d rounds\n",
-        (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], NR }'
+summary() {
+    printf '%s\n' "${@:2}" | sort -n | awk -v what="$1" '{ v[NR] = $1 } END {
+        if (NR) printf "snapshot: migrate/%s keys/s %.3fx [%.3f-%.3f] over %d rounds\n", what,
+            (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], NR }'
+}
+summary load "${ratios[@]}"
+summary "load --mset 1" "${ratios1[@]}"
 
 echo "stream phase: $WRITE_RATE SETs/s at the source for $STREAM_SECONDS s while migrate follows"
 flush_target
