@@ -516,8 +516,7 @@ static int loop(run *r) {
                 if (take(r, i) != 0)
                     return -1;
                 if (r->s[i].snapshot_done) /* the stream's bytes as they come: its times */
-                    cp__laghist_note(&r->s[i].offsets, cp__now_ms(),
-                                     cp__src_received(r->s[i].rep));
+                    cp__laghist_note(&r->s[i].offsets, cp__now_ms(), cp__src_received(r->s[i].rep));
             }
             turn++;
             if (send(r) != 0)

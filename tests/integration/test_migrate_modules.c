@@ -74,10 +74,11 @@ static void put_json_key(buf *w, const char *key, const char *doc) {
     put_len(w, 0); /* EOF */
 }
 
-/* RDB version 10 (redis 7.0's, which the target runs), no checksum (0: none computed). */
-static size_t module_rdb(buf *w) {
+/* magic "REDIS0010": RDB version 10 (redis 7.0's, which the target runs). No checksum (0: none
+ * computed). */
+static size_t module_rdb(buf *w, const char *magic) {
     w->n = 0;
-    put(w, "REDIS0010", 9);
+    put(w, magic, 9);
     put(w, "\xfe\x00", 2); /* SELECT 0 */
     put(w, "\xf7", 1);     /* a module's aux data, before the keys */
     put_module_id(w, "ft-index0", 1);
@@ -108,12 +109,13 @@ static void rule(fake_node *n, const char *cmd, const char *key, const char *pay
     assert_int_ge(fake_node_rule(n, &r), 0);
 }
 
-/* The fake source: a redis-server 7.0 with a JSON module, as migrate and verify see it. */
-static fake_node *module_source(void) {
+/* The fake source: a redis-server 7.0 with a JSON module, as migrate and verify see it (magic:
+ * its RDB's, "REDIS0010" for 7.0). */
+static fake_node *module_source(const char *magic) {
     fake_node *n = fake_node_start();
     assert_non_null(n);
     static buf rdb;
-    size_t rl = module_rdb(&rdb);
+    size_t rl = module_rdb(&rdb, magic);
     static char psync[2048];
     int hl = snprintf(psync, sizeof psync, "+FULLRESYNC %040d 0\r\n$%zu\r\n", 7, rl);
     memcpy(psync + hl, rdb.b, rl);
@@ -164,7 +166,7 @@ static long long exists(cp_client *c, const char *key) {
 
 static void module_keys_refused_or_skipped_and_listed(void **state) {
     (void)state;
-    fake_node *src = module_source();
+    fake_node *src = module_source("REDIS0010");
     cp_fixture *target = cp_fixture_cluster(3, 0);
     assert_non_null(target);
     char from[64];
@@ -234,9 +236,41 @@ static void module_keys_refused_or_skipped_and_listed(void **state) {
     fake_node_stop(src);
 }
 
+/* A source newer than the target (RDB version 11, redis 7.2's; the target runs 7.0, whose
+ * RESTORE reads up to 10): the reader knows 11, the target refuses the first RESTORE, and the run
+ * stops naming the key and the target's answer. */
+static void an_rdb_newer_than_the_target_reads_stops_the_run(void **state) {
+    (void)state;
+    fake_node *src = module_source("REDIS0011");
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", fake_node_port(src));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate",
+                          "--from",
+                          from,
+                          "--to",
+                          target->endpoints,
+                          "--until-synced",
+                          "--skip-unknown-types",
+                          NULL};
+    cp_clirun_expect(&run, args, 1);
+    assert_contains(run.err, "the target refused RESTORE plain:");
+    assert_contains(run.err, "payload version or checksum are wrong");
+    cp_client *c = cp_fixture_client(target, NULL);
+    assert_int_equal(exists(c, "plain:1") + exists(c, "plain:2"), 0);
+    cp_free(c);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    fake_node_stop(src);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_keys_refused_or_skipped_and_listed),
+        cmocka_unit_test(an_rdb_newer_than_the_target_reads_stops_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
