@@ -76,6 +76,14 @@ int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag) {
     return 0;
 }
 
+void cp__queue_trim(cp__queue *q) {
+    if (q->n > 0)
+        return;
+    cp__free(q->v);
+    q->v = NULL;
+    q->head = q->cap = 0;
+}
+
 int cp__client_connect_node(cp__client *c, int n) {
     cp__node *node = &c->nodes[n];
     if (node->conn.state != CP__CONN_CLOSED)

@@ -51,6 +51,9 @@ typedef struct cp__queue {
 /* Appends an entry (0 or CP_ENOMEM). */
 int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag);
 
+/* Frees an empty queue's ring (its next push allocates one again); a queue with entries stays. */
+void cp__queue_trim(cp__queue *q);
+
 static inline cp__qent cp__queue_pop(cp__queue *q) {
     cp__qent e = q->v[q->head];
     q->head = (q->head + 1) & (q->cap - 1);
