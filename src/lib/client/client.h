@@ -361,6 +361,11 @@ void cp__client_destroy(cp__client *c);
 /* Index of node host:port, added (unconnected) when new; negative CP_E* on OOM. */
 int cp__client_node(cp__client *c, const char *host, int port);
 
+/* Node n, when the last map made it no master and no reads go to replicas, gives back its
+ * connection's buffers and its queue's ring if they are idle (the next command allocates them
+ * again): a client keeps buffers for the masters only, whatever nodes failovers made masters. */
+void cp__client_trim_demoted(cp__client *c, int n);
+
 /* Starts connecting node n when its connection is closed. Never blocks. Returns 0 or CP_E*
  * (conn.err/errstr set). */
 int cp__client_connect_node(cp__client *c, int n);
