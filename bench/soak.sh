@@ -5,9 +5,9 @@
 # It prints the bench's RSS and the library's live bytes (bench --lib-memory: a counting
 # allocator) every SAMPLE seconds. The run, in the bench's seconds:
 #   warm-up  WARMUP s of load alone;
-#   spread   SPREAD s of slot moves (100 slots at a time between two masters), so that every
-#            lane's keys (a lane: a client of one master's keys) lie on every master and its
-#            client holds a connection to each, as after any chaos;
+#   spread   each master gives 200 of its slots to each other one, so that every lane's keys
+#            (a lane: a client of one master's keys) lie on every master and its client holds a
+#            connection to each, as after any chaos; then load alone until WARMUP + SPREAD;
 #   S0       settle: no chaos for SETTLE s; the level before the chaos;
 #   chaos    slot moves, a CLUSTER FAILOVER by a replica every FAILOVER_EVERY s and one master
 #            killed (kill -9, no slot move under way) and restarted DOWN s later;
@@ -114,13 +114,13 @@ now() {
 log() { echo "$(now) $*" >>"$out/chaos.log"; }
 paused() { [[ -e $out/pause ]]; }
 
-# The chaos, one step at a time: slots move between two masters all the time, $2 at a time,
+# The chaos, one step at a time: slots move between two masters all the time, 20 at a time,
 # from the one with more, and once FAILOVER_EVERY seconds have passed (when failovers are on) a
 # replica takes over by CLUSTER FAILOVER between two moves. One step at a time: a takeover or a
 # kill in the middle of a move can leave its slot unserved until `--cluster fix`, longer than any
 # retry budget. While paused, the loop says so (the file paused) between two steps.
 chaos_loop() {
-    local m r failovers=$1 slots=$2 next=$((SECONDS + FAILOVER_EVERY))
+    local m r failovers=$1 next=$((SECONDS + FAILOVER_EVERY))
     while :; do
         while paused; do
             touch "$out/paused"
@@ -145,9 +145,9 @@ chaos_loop() {
                 read -r _ tid tn <<<"${m[0]}"
             fi
             if redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:$fp" \
-                --cluster-from "$fid" --cluster-to "$tid" --cluster-slots "$slots" --cluster-yes \
+                --cluster-from "$fid" --cluster-to "$tid" --cluster-slots 20 --cluster-yes \
                 --cluster-pipeline 100 >/dev/null 2>&1; then
-                log "moved $slots"
+                log moved
             else
                 log reshard failed
                 redis-cli --no-auth-warning -a "$pw" --cluster fix "127.0.0.1:$fp" \
@@ -155,6 +155,27 @@ chaos_loop() {
             fi
         fi
         sleep 0.5
+    done
+}
+
+# Every master gives 200 of its own slots to each other one: each lane's keys (its master's at
+# the bench's start) then lie on every master, and its client soon holds a connection to each.
+# redis-cli moves a source's lowest slots, so the masters give in the order of their first slot,
+# highest first: what a master received (from higher ones) never goes before its own.
+spread() {
+    local from to
+    mapfile -t order < <(nodes | awk '$3 ~ /master/ && $9 != "" {
+        split($9, r, "-"); split($2, a, "[:@]"); print r[1], a[2], $1 }' | sort -rn |
+        cut -d' ' -f2,3)
+    for from in "${order[@]}"; do
+        for to in "${order[@]}"; do
+            [[ $from != "$to" ]] || continue
+            redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:${from% *}" \
+                --cluster-from "${from#* }" --cluster-to "${to#* }" --cluster-slots 200 \
+                --cluster-yes --cluster-pipeline 100 >/dev/null 2>&1 &&
+                log "spread ${from% *} to ${to% *}" ||
+                { echo "soak: FAILED: a spreading move failed" >&2; exit 1; }
+        done
     done
 }
 
@@ -207,15 +228,11 @@ print_loop &
 pids+=($!)
 
 until_t "$WARMUP"
-chaos_loop 0 100 & # moves of 100 slots: each lane's keys soon on every master
-spread=$!
-pids+=("$spread")
+spread
 until_t "$s0"
 settle S0 $((s0 + SETTLE))
-kill "$spread"
-wait "$spread" 2>/dev/null || true
 resume
-chaos_loop 1 20 & # moves and failovers
+chaos_loop 1 & # moves and failovers
 pids+=($!)
 # The first half: the kill a third into it, between two steps of the chaos.
 until_t $((s0 + SETTLE + chaos / 3))
@@ -236,7 +253,7 @@ resume
 until_t "$s2"
 settle S2 $((duration - 2)) # the bench's last second frees its clients
 wait "$bench" || true     # its verdict is read from its summary below
-moves=$(grep -c ' moved 20$' "$out/chaos.log" || true)
+moves=$(grep -c ' moved$' "$out/chaos.log" || true)
 failovers=$(grep -c ' failover ' "$out/chaos.log" || true)
 echo "chaos: $moves moves of 20 slots, $failovers manual failovers, 1 master killed"
 grep -E '^(clusterpipe bench|throughput|redirects|outcomes|verify)' "$out/bench.txt"
