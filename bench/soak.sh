@@ -195,10 +195,11 @@ print_loop() {
 # Waits until the bench's clock reaches $1 (or the bench is gone).
 until_t() { while (($(now) < $1)) && kill -0 "$bench" 2>/dev/null; do sleep 0.2; done; }
 # Asks the chaos loop to pause and waits until it has (no move or takeover under way).
+chaos_pid=
 pause() {
     rm -f "$out/paused"
     touch "$out/pause"
-    while ! [[ -e $out/paused ]]; do sleep 0.2; done
+    while [[ -n $chaos_pid ]] && ! [[ -e $out/paused ]]; do sleep 0.2; done
 }
 resume() { rm -f "$out/pause"; }
 # Pauses the chaos (the step under way finishes first), lets the last redirects settle and
@@ -233,7 +234,8 @@ until_t "$s0"
 settle S0 $((s0 + SETTLE))
 resume
 chaos_loop 1 & # moves and failovers
-pids+=($!)
+chaos_pid=$!
+pids+=("$chaos_pid")
 # The first half: the kill a third into it, between two steps of the chaos.
 until_t $((s0 + SETTLE + chaos / 3))
 pause
