@@ -33,7 +33,7 @@
 # sheds (counted as shed, no failure here). Requests may wait 10 s for a master (--retry-budget).
 #   usage: bench/soak.sh [MINUTES]   (default 10; `make soak` runs 2)
 #   env:   BUILD=build  RATE=5000  CLIENTS=50  THREADS=1  FAILOVER_EVERY=20  DOWN=8  SAMPLE=5
-#          WARMUP=10  SPREAD=30  SETTLE=15  GRACE=5  RSS_SLACK_KB=256  LIVE_SLACK=65536
+#          WARMUP=10  SPREAD=30  SETTLE=15  GRACE=5  QUIET=40  RSS_SLACK_KB=256  LIVE_SLACK=65536
 #          MAX_INFLIGHT=RATE*2/(CLIENTS*3)  KEEP=DIR (keep the samples, the call sites, the
 #          chaos log with the bench's seconds, the settles' windows and the bench's output there)
 # Exit: 0 flat, 1 grew or the run failed, 2 usage.
@@ -55,6 +55,7 @@ WARMUP=${WARMUP:-10}
 SPREAD=${SPREAD:-30}
 SETTLE=${SETTLE:-15}
 GRACE=${GRACE:-5}
+QUIET=${QUIET:-40}
 RSS_SLACK_KB=${RSS_SLACK_KB:-256}
 LIVE_SLACK=${LIVE_SLACK:-65536}
 MAX_INFLIGHT=${MAX_INFLIGHT:-$((RATE * 2 / (CLIENTS * 3)))}
@@ -118,18 +119,22 @@ paused() { [[ -e $out/pause ]]; }
 
 # The chaos, one step at a time: slots move between two masters all the time, 20 at a time,
 # from the one with more, and once FAILOVER_EVERY seconds have passed (when failovers are on) a
-# replica takes over by CLUSTER FAILOVER between two moves. One step at a time: a takeover or a
+# replica takes over by CLUSTER FAILOVER between two moves, none in the QUIET seconds before S1 or
+# S2 (a client keeps the buffers of a node its map still calls a master: the maps catch up on a
+# failover as their clients meet its redirects). One step at a time: a takeover or a
 # kill in the middle of a move can leave its slot unserved until `--cluster fix`, longer than any
 # retry budget. While paused, the loop says so (the file paused) between two steps.
 chaos_loop() {
-    local m r failovers=$1 next=$((SECONDS + FAILOVER_EVERY))
+    local m r t failovers=$1 next=$((SECONDS + FAILOVER_EVERY))
     while :; do
         while paused; do
             touch "$out/paused"
             sleep 0.2
         done
         rm -f "$out/paused"
-        if ((failovers && SECONDS >= next)); then
+        t=$(now)
+        if ((failovers && SECONDS >= next && !((t >= s1 - QUIET && t < s1) || t >= s2 - QUIET)))
+        then
             next=$((SECONDS + FAILOVER_EVERY))
             r=$(nodes | awk '$3 ~ /slave/ && $3 !~ /fail/ && $8 == "connected" {
                 split($2, a, "[:@]"); print a[2] }' | shuf -n 1)
