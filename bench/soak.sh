@@ -26,9 +26,7 @@
 # (the issue's "after the chaos, back to the level before it"), or when the bench failed a
 # request other than those shed or read a wrong value. LIVE_SLACK (64 KiB): 64 requests in flight
 # more at one floor than at the other, or six connections' buffers; a leak of the issue's
-# 2.5 KB/s shows as 375 KB per half of a 5-minute chaos. Not yet right: a settle soon after a
-# failover counts the buffers that clients whose map still names the old master hold for both
-# (docs/performance.md).
+# 2.5 KB/s shows as 375 KB per half of a 5-minute chaos.
 # A lane holds at most MAX_INFLIGHT requests in flight (--max-inflight): past it the open loop
 # sheds (counted as shed, no failure here). Requests may wait 10 s for a master (--retry-budget).
 #   usage: bench/soak.sh [MINUTES]   (default 10; `make soak` runs 2)
