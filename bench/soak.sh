@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Memory that stays flat: `clusterpipe bench` in open loop (verified SET:GET 1:3) on a 3-master
-# cluster with a replica each, while slots move between masters all the time, a replica takes over
-# by CLUSTER FAILOVER every FAILOVER_EVERY seconds and, a quarter into the run, one master is
-# killed (kill -9) and restarted DOWN seconds later. Requests may wait 10 s for a master
-# (--retry-budget 10000), but a lane (a client's connection to one master) holds at most
-# MAX_INFLIGHT of them (--max-inflight): past it the open loop sheds its requests (counted as
-# shed, no failure here). The default is two seconds of a lane's share of RATE, so the kill's
-# outage (failure detection alone takes the cluster's 2 s node timeout) reaches the bound and no
-# later wait on a master can hold more than it did. The bench counts the library's live bytes
-# (--lib-memory); every SAMPLE seconds this prints the bench's RSS and the library's live bytes.
-# The chaos stops CALM seconds before the end. It fails when, over the second half of the chaos,
-# RSS grew by more than RSS_SLACK_KB or the library's live bytes by more than LIVE_SLACK bytes,
-# when the calm level of the live bytes is more than LIVE_SLACK above the level before the chaos
-# (plus the buffers of a connection from each client to each master, see below),
-# or when the bench failed a request (other than shed) or read a wrong value.
+# Memory that stays flat: `clusterpipe bench` in open loop (verified SET:GET 1:3, RATE ops/s) on
+# a 3-master cluster with a replica each, for MINUTES, through slot moves, failovers and a kill.
+# It prints the bench's RSS and the library's live bytes (bench --lib-memory: a counting
+# allocator) every SAMPLE seconds. The run, in the bench's seconds:
+#   warm-up  WARMUP s of load alone;
+#   spread   each master gives 200 of its slots to each other one, so that every lane's keys
+#            (a lane: a client of one master's keys) lie on every master and its client holds a
+#            connection to each, as after any chaos; then load alone until WARMUP + SPREAD;
+#   S0       settle: no chaos for SETTLE s; the level before the chaos;
+#   chaos    slot moves, a CLUSTER FAILOVER by a replica every FAILOVER_EVERY s and one master
+#            killed (kill -9, no slot move under way) and restarted DOWN s later;
+#   S1       settle, half-way through the chaos;
+#   chaos    again (moves and failovers);
+#   S2       settle at the end.
+# A settle waits for the move under way to finish, then GRACE s for the last failover and its
+# redirects, then takes the floor (lowest one-second sample) of the live bytes over the rest.
+# What is live then: the clients' maps and node tables, each client's buffers for its
+# connection to each master (10,752 bytes: 4 KiB output, 4 KiB read, the 64-slot FIFO and
+# queue rings; a node no longer a master gives its buffers back once idle), and the requests in
+# flight at that second (about 1 KB each; 5 to 20 at 5,000 ops/s and a millisecond). The load
+# goes on: what differs between two settles is growth, and the few requests in flight.
+# Fails (exit 1) when from S1 to S2 (the second half) RSS grew by more than RSS_SLACK_KB or the
+# live bytes' floor by more than LIVE_SLACK, when S2's floor is more than LIVE_SLACK above S0's
+# (the issue's "after the chaos, back to the level before it"), or when the bench failed a
+# request other than those shed or read a wrong value. LIVE_SLACK (64 KiB): 64 requests in flight
+# more at one floor than at the other, or six connections' buffers; a leak of the issue's
+# 2.5 KB/s shows as 375 KB per half of a 5-minute chaos.
+# A lane holds at most MAX_INFLIGHT requests in flight (--max-inflight): past it the open loop
+# sheds (counted as shed, no failure here). Requests may wait 10 s for a master (--retry-budget).
 #   usage: bench/soak.sh [MINUTES]   (default 10; `make soak` runs 2)
-#   env:   BUILD=build  RATE=5000  CLIENTS=50  THREADS=1  FAILOVER_EVERY=20  DOWN=8
-#          SAMPLE=5  WARMUP=20  CALM=20  RSS_SLACK_KB=256  LIVE_SLACK=65536
-#          MAX_INFLIGHT=RATE*2/(CLIENTS*3)  KEEP=DIR (keep the samples, the call sites and the
-#          logs there)
+#   env:   BUILD=build  RATE=5000  CLIENTS=50  THREADS=1  FAILOVER_EVERY=20  DOWN=8  SAMPLE=5
+#          WARMUP=10  SPREAD=30  SETTLE=15  GRACE=5  QUIET=40  RSS_SLACK_KB=256  LIVE_SLACK=65536
+#          MAX_INFLIGHT=RATE*2/(CLIENTS*3)  KEEP=DIR (keep the samples, the call sites, the
+#          chaos log with the bench's seconds, the settles' windows and the bench's output there)
 # Exit: 0 flat, 1 grew or the run failed, 2 usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +49,11 @@ THREADS=${THREADS:-1}
 FAILOVER_EVERY=${FAILOVER_EVERY:-20}
 DOWN=${DOWN:-8}
 SAMPLE=${SAMPLE:-5}
-WARMUP=${WARMUP:-20}
-CALM=${CALM:-20}
+WARMUP=${WARMUP:-10}
+SPREAD=${SPREAD:-30}
+SETTLE=${SETTLE:-15}
+GRACE=${GRACE:-5}
+QUIET=${QUIET:-40}
 RSS_SLACK_KB=${RSS_SLACK_KB:-256}
 LIVE_SLACK=${LIVE_SLACK:-65536}
 MAX_INFLIGHT=${MAX_INFLIGHT:-$((RATE * 2 / (CLIENTS * 3)))}
@@ -45,14 +62,21 @@ KEYS=100000
 [[ -x $CP ]] || { echo "no $CP: build it first (make)" >&2; exit 2; }
 command -v redis-cli >/dev/null || { echo "redis-cli not found (Debian: redis-tools)" >&2; exit 1; }
 duration=$((MINUTES * 60))
-chaos_end=$((duration - CALM))
-((chaos_end > WARMUP + 4 * SAMPLE)) || { echo "soak: $MINUTES min is too short" >&2; exit 2; }
+s0=$((WARMUP + SPREAD))                            # S0 starts
+chaos=$(((duration - s0 - 3 * SETTLE) / 2))        # each half of the chaos
+s1=$((s0 + SETTLE + chaos))                        # S1 starts
+s2=$((duration - SETTLE))                          # S2 starts
+((chaos >= 2 * DOWN && SETTLE > GRACE + 2)) || {
+    echo "soak: $MINUTES min is too short for these settings" >&2
+    exit 2
+}
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cp-soak-XXXXXX")
 rmdir "$dir"
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
-pids=() # what this script started and stops: the chaos loops, the bench, a restarted master
+rm -f "$out/pause" "$out/paused" "$out/windows" "$out/chaos.log"
+pids=() # what this script started and stops: the loops, the bench, a restarted master
 cleanup() {
     local p
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -82,40 +106,118 @@ masters() {
             n += (r[2] == "" ? 1 : r[2] - r[1] + 1) }
         split($2, a, "[:@]"); print a[2], $1, n }'
 }
+# The bench's seconds: its latest sample's (the checks read the samples by them).
+now() {
+    local t
+    t=$(tail -n 1 "$out/mem" 2>/dev/null | awk '$1 == "mem" { print $2 }')
+    echo "${t:-0}"
+}
+log() { echo "$(now) $*" >>"$out/chaos.log"; }
+paused() { [[ -e $out/pause ]]; }
 
-# Slots move between two masters all the time, 20 at a time, from the one with more.
-migrate_loop() {
-    local m from to
+# The chaos, one step at a time: slots move between two masters all the time, 20 at a time,
+# from the one with more, and once FAILOVER_EVERY seconds have passed (when failovers are on) a
+# replica takes over by CLUSTER FAILOVER between two moves, none in the QUIET seconds before S1 or
+# S2 (a client keeps the buffers of a node its map still calls a master: the maps catch up on a
+# failover as their clients meet its redirects). One step at a time: a takeover or a
+# kill in the middle of a move can leave its slot unserved until `--cluster fix`, longer than any
+# retry budget. While paused, the loop says so (the file paused) between two steps.
+chaos_loop() {
+    local m r t failovers=$1 next=$((SECONDS + FAILOVER_EVERY))
     while :; do
+        while paused; do
+            touch "$out/paused"
+            sleep 0.2
+        done
+        rm -f "$out/paused"
+        t=$(now)
+        if ((failovers && SECONDS >= next && !((t >= s1 - QUIET && t < s1) || t >= s2 - QUIET)))
+        then
+            next=$((SECONDS + FAILOVER_EVERY))
+            r=$(nodes | awk '$3 ~ /slave/ && $3 !~ /fail/ && $8 == "connected" {
+                split($2, a, "[:@]"); print a[2] }' | shuf -n 1)
+            if [[ -n $r ]] && cli "$r" CLUSTER FAILOVER >/dev/null 2>&1; then
+                log "failover $r"
+                sleep 2 # the takeover completes before the next move
+            fi
+        fi
         mapfile -t m < <(masters | shuf -n 2)
         if ((${#m[@]} == 2)); then
             read -r fp fid fn <<<"${m[0]}"
-            read -r tp tid tn <<<"${m[1]}"
+            read -r _ tid tn <<<"${m[1]}"
             if ((fn < tn)); then
                 read -r fp fid fn <<<"${m[1]}"
-                read -r tp tid tn <<<"${m[0]}"
+                read -r _ tid tn <<<"${m[0]}"
             fi
-            redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:$fp" \
+            if redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:$fp" \
                 --cluster-from "$fid" --cluster-to "$tid" --cluster-slots 20 --cluster-yes \
-                --cluster-pipeline 100 >/dev/null 2>&1 && echo moved >>"$out/chaos.log" ||
-                { echo "reshard failed" >>"$out/chaos.log"
-                  redis-cli --no-auth-warning -a "$pw" --cluster fix "127.0.0.1:$fp" \
-                      --cluster-yes >/dev/null 2>&1 || true; }
+                --cluster-pipeline 100 >/dev/null 2>&1; then
+                log moved
+            else
+                log reshard failed
+                redis-cli --no-auth-warning -a "$pw" --cluster fix "127.0.0.1:$fp" \
+                    --cluster-yes >/dev/null 2>&1 || true
+            fi
         fi
         sleep 0.5
     done
 }
 
-# A replica takes over by CLUSTER FAILOVER every FAILOVER_EVERY seconds.
-failover_loop() {
-    local r
-    while :; do
-        sleep "$FAILOVER_EVERY"
-        r=$(nodes | awk '$3 ~ /slave/ && $3 !~ /fail/ && $8 == "connected" {
-            split($2, a, "[:@]"); print a[2] }' | shuf -n 1)
-        [[ -n $r ]] && cli "$r" CLUSTER FAILOVER >/dev/null 2>&1 &&
-            echo "failover $r" >>"$out/chaos.log" || true
+# Every master gives 200 of its own slots to each other one: each lane's keys (its master's at
+# the bench's start) then lie on every master, and its client soon holds a connection to each.
+# redis-cli moves a source's lowest slots, so the masters give in the order of their first slot,
+# highest first: what a master received (from higher ones) never goes before its own.
+spread() {
+    local from to
+    mapfile -t order < <(nodes | awk '$3 ~ /master/ && $9 != "" {
+        split($9, r, "-"); split($2, a, "[:@]"); print r[1], a[2], $1 }' | sort -rn |
+        cut -d' ' -f2,3)
+    for from in "${order[@]}"; do
+        for to in "${order[@]}"; do
+            [[ $from != "$to" ]] || continue
+            redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:${from% *}" \
+                --cluster-from "${from#* }" --cluster-to "${to#* }" --cluster-slots 200 \
+                --cluster-yes --cluster-pipeline 100 >/dev/null 2>&1 &&
+                log "spread ${from% *} to ${to% *}" ||
+                { echo "soak: FAILED: a spreading move failed" >&2; exit 1; }
+        done
     done
+}
+
+# Samples every SAMPLE seconds: "seconds rss_kb live_bytes blocks malloc_used malloc_heap"
+# (bench --lib-memory: the library's live bytes and blocks, glibc malloc's bytes in use and its
+# heaps' size).
+print_loop() {
+    local line
+    while :; do
+        sleep "$SAMPLE"
+        line=$(tail -n 1 "$out/mem" 2>/dev/null || true)
+        [[ $line == mem* ]] && read -r _ s rss live blocks used _ _ heap <<<"$line" &&
+            printf '%6s %10s %12s %8s %12s %12s\n' "$s" "$rss" "$live" "$blocks" "$used" "$heap"
+    done
+}
+
+# Waits until the bench's clock reaches $1 (or the bench is gone).
+until_t() { while (($(now) < $1)) && kill -0 "$bench" 2>/dev/null; do sleep 0.2; done; }
+# Asks the chaos loop to pause and waits until it has (no move or takeover under way).
+chaos_pid=
+pause() {
+    rm -f "$out/paused"
+    touch "$out/pause"
+    while [[ -n $chaos_pid ]] && ! [[ -e $out/paused ]]; do sleep 0.2; done
+}
+resume() { rm -f "$out/pause"; }
+# Pauses the chaos (the step under way finishes first), lets the last redirects settle and
+# records the window "NAME FROM TO" the checks read. The chaos stays paused.
+settle() {
+    local name=$1 end=$2 from
+    pause
+    log "$name: chaos paused"
+    from=$(($(now) + GRACE))
+    until_t "$end"
+    echo "$name $from $(now)" >>"$out/windows"
+    cp "$out/mem.sites" "$out/sites.$name" 2>/dev/null || true # what holds it, by call site
+    echo "$name: floor of the live bytes over ${from} s to $(now) s"
 }
 
 "$CP" bench --dir "$dir" --rate "$RATE" --ratio 1:3 --keys "$KEYS" --clients "$CLIENTS" \
@@ -124,83 +226,64 @@ failover_loop() {
     >"$out/bench.txt" 2>&1 &
 bench=$!
 pids+=("$bench")
-# The script's clock runs from the bench's start, as the samples' seconds do (give or take the
-# bench's connecting): the kill lands a quarter into the run and the chaos stops CALM seconds
-# before its end, where the checks below look for them.
-started=$(date +%s)
-sleep "$WARMUP"
-migrate_loop &
-pids+=($!)
-failover_loop &
-pids+=($!)
-chaos=("${pids[@]:1}")
-
-# Samples: "seconds rss_kb live_bytes blocks malloc_used malloc_heap" (bench --lib-memory: the
-# library's live bytes and blocks, glibc malloc's bytes in use and its heaps' size), printed.
 echo "soak: $MINUTES min, $RATE ops/s SET:GET 1:3 verified, 3 masters + 3 replicas;" \
-    "chaos from ${WARMUP} s to ${chaos_end} s; at most $MAX_INFLIGHT requests in flight per lane" \
-    "($((CLIENTS * MAX_INFLIGHT)) on a master that does not answer)"
+    "moves from ${WARMUP} s, settles S0 at ${s0} s, S1 at ${s1} s, S2 at ${s2} s, chaos" \
+    "(moves, failovers, a kill) between; at most $MAX_INFLIGHT requests in flight per lane"
 printf '%6s %10s %12s %8s %12s %12s\n' seconds rss_kb live_bytes blocks malloc_used malloc_heap
-killed=0
-while kill -0 "$bench" 2>/dev/null; do
-    sleep "$SAMPLE"
-    t=$(($(date +%s) - started))
-    line=$(tail -n 1 "$out/mem" 2>/dev/null || true)
-    [[ $line == mem* ]] && read -r _ s rss live blocks used _ _ heap <<<"$line" &&
-        printf '%6s %10s %12s %8s %12s %12s\n' "$s" "$rss" "$live" "$blocks" "$used" "$heap"
-    if ((killed == 0 && t >= duration / 4)); then
-        killed=1
-        victim=$(masters | shuf -n 1 | cut -d' ' -f1)
-        vpid=$(cli "$victim" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
-        kill -9 "$vpid"
-        echo "killed master $victim (pid $vpid)" | tee -a "$out/chaos.log"
-        (sleep "$DOWN" && exec redis-server "$dir/redis-$victim/redis.conf" >/dev/null 2>&1) &
-        pids+=($!)
-    fi
-    if ((${#chaos[@]} > 0 && t >= chaos_end)); then
-        kill "${chaos[@]}" 2>/dev/null || true
-        wait "${chaos[@]}" 2>/dev/null || true
-        chaos=()
-        redis-cli --no-auth-warning -a "$pw" --cluster fix "127.0.0.1:$(masters | head -n 1 |
-            cut -d' ' -f1)" --cluster-yes >/dev/null 2>&1 || true
-        echo "chaos stopped at ${t} s"
-    fi
-done
-wait "$bench" || true # its verdict is read from its summary below
-moves=$(grep -c moved "$out/chaos.log" || true)
-failovers=$(grep -c failover "$out/chaos.log" || true)
-echo "chaos: $moves reshards of 20 slots, $failovers manual failovers, 1 master killed"
+print_loop &
+pids+=($!)
+
+until_t "$WARMUP"
+spread
+until_t "$s0"
+settle S0 $((s0 + SETTLE))
+resume
+chaos_loop 1 & # moves and failovers
+chaos_pid=$!
+pids+=("$chaos_pid")
+# The first half: the kill a third into it, between two steps of the chaos.
+until_t $((s0 + SETTLE + chaos / 3))
+pause
+victim=$(masters | shuf -n 1 | cut -d' ' -f1)
+vpid=$(cli "$victim" INFO server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+[[ -n $vpid ]] || { echo "soak: FAILED: no master to kill" >&2; exit 1; }
+kill -9 "$vpid"
+log "killed master $victim (pid $vpid)"
+echo "killed master $victim (pid $vpid)"
+(sleep "$DOWN" && exec redis-server "$dir/redis-$victim/redis.conf" >/dev/null 2>&1) &
+pids+=($!)
+sleep "$DOWN"
+resume
+until_t "$s1"
+settle S1 $((s1 + SETTLE))
+resume
+until_t "$s2"
+settle S2 $((duration - 2)) # the bench's last second frees its clients
+wait "$bench" || true     # its verdict is read from its summary below
+moves=$(grep -c ' moved$' "$out/chaos.log" || true)
+failovers=$(grep -c ' failover ' "$out/chaos.log" || true)
+echo "chaos: $moves moves of 20 slots, $failovers manual failovers, 1 master killed"
 grep -E '^(clusterpipe bench|throughput|redirects|outcomes|verify)' "$out/bench.txt"
 
-# Second half of the chaos, and the calm after it against the warm-up. The live bytes include the
-# requests in flight, which come and go with the latency: each window's floor (its lowest
-# sample) is what the library keeps. RSS only ever shows its high-water mark: last minus first.
-# After the chaos a client may hold the buffers of a connection to each master (a lane's client
-# had one to its own master before; a MOVED sends it to another): CONN_BYTES each, a read buffer
-# grown to 64 KiB by bursts, 16 KiB output, FIFO and queue. That much more is no growth.
-conns=$((CLIENTS * 3 * 2 * 84 * 1024))
-awk -v w="$WARMUP" -v ce="$chaos_end" -v end="$duration" -v rs="$RSS_SLACK_KB" -v ls="$LIVE_SLACK" \
-    -v conns="$conns" '
-    function low(cur, v) { return cur == "" || v < cur ? v : cur }
+# Each settle's floor (the live bytes' lowest sample in its window) and RSS at its end (RSS only
+# ever shows its high-water mark).
+awk -v rs="$RSS_SLACK_KB" -v ls="$LIVE_SLACK" '
+    FILENAME ~ /windows$/ { from[$1] = $2; to[$1] = $3; next }
     $1 != "mem" { next }
-    $2 >= 5 && $2 <= w { base = low(base, $4) }
-    $2 >= (w + ce) / 2 && $2 <= ce {
-        if (r0 == "") r0 = $3
-        r1 = $3
-        if ($2 < (w + 3 * ce) / 4) l0 = low(l0, $4); else l1 = low(l1, $4)
-    }
-    $2 > ce + 5 && $2 < end - 1 { calm = low(calm, $4) }
+    { for (w in from) if ($2 >= from[w] && $2 <= to[w]) {
+          if (!(w in low) || $4 < low[w]) low[w] = $4
+          rss[w] = $3 } }
     END {
+        if (!("S0" in low) || !("S1" in low) || !("S2" in low)) { print "soak: a settle has no samples"; exit 1 }
         bad = 0
-        printf "second half of the chaos: RSS %+d KB (bound %d), library live bytes %+d, floor " \
-            "of its last quarter against its third (bound %d)\n", r1 - r0, rs, l1 - l0, ls
-        if (r1 - r0 > rs || l1 - l0 > ls) bad = 1
-        printf "library live bytes (floors): %d before the chaos, %d after it (%+d; bound +%d: " \
-            "%d + %d for connections to the other 2 masters)\n", base, calm, calm - base,
-            ls + conns, ls, conns
-        if (calm - base > ls + conns) bad = 1
+        printf "live bytes (floors): S0 %d, S1 %d (%+d), S2 %d (%+d since S1, %+d since S0; bound %d)\n",
+            low["S0"], low["S1"], low["S1"] - low["S0"], low["S2"], low["S2"] - low["S1"],
+            low["S2"] - low["S0"], ls
+        printf "RSS: S1 %d KB, S2 %d KB (%+d KB over the second half; bound %d)\n",
+            rss["S1"], rss["S2"], rss["S2"] - rss["S1"], rs
+        if (low["S2"] - low["S1"] > ls || low["S2"] - low["S0"] > ls || rss["S2"] - rss["S1"] > rs) bad = 1
         exit bad
-    }' "$out/mem" || { echo "soak: FAILED: memory grew"; exit 1; }
+    }' "$out/windows" "$out/mem" || { echo "soak: FAILED: memory grew"; exit 1; }
 # A kill -9 leaves the writes it cut off unknown (sent, never answered), and requests past the
 # open loop's bound are shed: neither is a failure. Every other failed request is.
 grep -qE '^outcomes +failed ([0-9]+) \(error replies 0, shed \1\)' "$out/bench.txt" &&

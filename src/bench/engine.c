@@ -435,6 +435,9 @@ static void gather(cp__worker *w, int n, uint64_t start_ns, cp__bench_result *ou
             end = x->finish_ns;
     }
     gather_events(w, n, start_ns, out);
+    if (out->first_error[0] == '\0' && out->shed_ops > 0) /* only shed (flight.c) */
+        snprintf(out->first_error, sizeof(out->first_error), "%s",
+                 "not sent (shed): a lane had --max-inflight requests in flight");
     out->seconds = (double)(end - start_ns) / 1e9;
     out->start_ns = start_ns;
     if (first_fail != 0) {

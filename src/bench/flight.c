@@ -153,17 +153,16 @@ static void batch_done(cp_pipeline *p, void *data) {
 }
 
 /* Open loop at max_inflight: the lane's next batch is not sent but counted, as errors (failed,
- * and of them shed). */
+ * and of them shed). Its reason is not the run's first error: a shed run's first error is the
+ * first failure of a request that was sent, if any (engine.c names shedding otherwise). */
 static void shed(cp__wctx *x, cp__client_state *cs) {
     cp__reqbuf view;
     cp__lanes_take(&x->ls, cs->queue, &view);
     cp__tally t = {0};
     t.errors = view.n;
-    x->w->acct.failed += view.n; /* not executed: never sent */
+    x->w->acct.failed += view.n; /* never sent */
     x->w->acct.shed += view.n;
     cp__acct_add(&x->w->acct, x->time.slot, &t);
-    cp__acct_note_error(&x->w->acct, "%s",
-                        "not sent (shed): the lane had --max-inflight requests in flight");
     cs->g->sent += view.n;
 }
 

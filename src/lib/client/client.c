@@ -76,6 +76,22 @@ int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag) {
     return 0;
 }
 
+void cp__queue_trim(cp__queue *q) {
+    if (q->n > 0)
+        return;
+    cp__free(q->v);
+    q->v = NULL;
+    q->head = q->cap = 0;
+}
+
+void cp__client_trim_demoted(cp__client *c, int n) {
+    cp__node *node = &c->nodes[n];
+    if (c->cluster && !node->is_master && c->read_from == CP_READ_MASTER) {
+        cp__conn_trim(&node->conn);
+        cp__queue_trim(&node->q);
+    }
+}
+
 int cp__client_connect_node(cp__client *c, int n) {
     cp__node *node = &c->nodes[n];
     if (node->conn.state != CP__CONN_CLOSED)

@@ -51,6 +51,9 @@ typedef struct cp__queue {
 /* Appends an entry (0 or CP_ENOMEM). */
 int cp__queue_push(cp__queue *q, struct cp_pipeline *p, uint32_t tag);
 
+/* Frees an empty queue's ring (its next push allocates one again); a queue with entries stays. */
+void cp__queue_trim(cp__queue *q);
+
 static inline cp__qent cp__queue_pop(cp__queue *q) {
     cp__qent e = q->v[q->head];
     q->head = (q->head + 1) & (q->cap - 1);
@@ -357,6 +360,11 @@ void cp__client_destroy(cp__client *c);
 
 /* Index of node host:port, added (unconnected) when new; negative CP_E* on OOM. */
 int cp__client_node(cp__client *c, const char *host, int port);
+
+/* Node n, when the last map made it no master and no reads go to replicas, gives back its
+ * connection's buffers and its queue's ring if they are idle (the next command allocates them
+ * again): a client keeps buffers for the masters only, whatever nodes failovers made masters. */
+void cp__client_trim_demoted(cp__client *c, int n);
 
 /* Starts connecting node n when its connection is closed. Never blocks. Returns 0 or CP_E*
  * (conn.err/errstr set). */

@@ -302,6 +302,10 @@ void cp__recv_node(cp__client *c, int n) {
     }
     if (rc < 0 && c->nodes[n].conn.state != CP__CONN_CLOSED)
         cp__send_fail_node(c, n, rc, c->nodes[n].conn.errstr);
+    /* A node no longer a master gives its buffers back once its last commands are answered:
+     * the map that demoted it trimmed it only if it was idle then (refresh.c), and a client's
+     * next map may be long in coming. */
+    cp__client_trim_demoted(c, n);
 }
 
 int cp__recv_pool(cp__client *c, cp__pconn *pc) {

@@ -125,11 +125,13 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
             c->nodes[map[i]].master = map[m->nodes[i].master];
     }
     /* A node no longer a master keeps its connection (a read or a refresh may use it) but not
-     * its buffers while idle: they would otherwise pile up, one set per node a failover ever
-     * made a master, in every client. */
+     * its buffers and its queue's ring while idle: they would otherwise pile up, one set per
+     * node a failover ever made a master, in every client. */
     for (int i = 0; i < c->nnodes; i++)
-        if (!c->nodes[i].is_master)
+        if (!c->nodes[i].is_master) {
             cp__conn_trim(&c->nodes[i].conn);
+            cp__queue_trim(&c->nodes[i].q);
+        }
     /* Commands still on a node that loses their slot would be overtaken by the slot's next
      * ones, routed to its new owner: the slot is fenced until that node answered them (out of
      * memory, it is not, and order across this change is not kept). */

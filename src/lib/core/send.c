@@ -433,6 +433,9 @@ void cp__send_fail_node(cp__client *c, int n, int code, const char *why) {
     }
     taken_free(&t);
     cp__fence_node_failed(c, n, cp__send_released, now);
+    /* A connection to a former master that failed reads nothing more, so recv.c's trim never
+     * comes: a killed master's, reconnecting when the map that demoted it came, kept them. */
+    cp__client_trim_demoted(c, n);
     cp__send_kick_refresh(c, now);
 }
 
