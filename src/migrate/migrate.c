@@ -285,7 +285,9 @@ static int settle(run *r) {
             continue;
         if (quiet)
             r->written[i] = applied(m);
-        if (m->need_ack) {
+        /* Not before the snapshot's last keys are checked: a diskless source puts the tool
+         * online at its first ACK, and an ACK below the snapshot would say what is not so. */
+        if (m->need_ack && r->written[i] >= cp__src_snapshot_offset(m->rep)) {
             if (cp__src_ack(m->rep, r->written[i]) != 0)
                 return snprintf(r->err, r->errlen, "%s", cp__src_error(m->rep)), -1;
             m->need_ack = 0;
@@ -443,6 +445,8 @@ static void note_lag(run *r, int i, uint64_t off) {
     cp__migrate_source_status *ss = &r->st->src[i];
     int64_t now = cp__now_ms();
     cp__laghist_note(&m->offsets, now, off);
+    if (r->written[i] < cp__src_snapshot_offset(m->rep))
+        return; /* the snapshot's last keys still running: no lag yet */
     ss->lag_bytes = (int64_t)(off - r->written[i]);
     ss->lag_seconds = cp__laghist_seconds(&m->offsets, now, r->written[i], &ss->lag_at_least);
 }

@@ -41,6 +41,7 @@ struct cp__rdb_reader {
     size_t mark;      /* the element being read starts here */
     size_t pos;       /* a value being read has been read up to here */
     uint64_t dropped; /* bytes dropped before buf[0] */
+    uint64_t need_at; /* a string read last ends here (counted as dropped is): wanted whole */
     uint64_t file_crc;
     int state;
     int version;
@@ -227,8 +228,10 @@ static int read_str(cp__rdb_reader *r, size_t *at, str_ref *s) {
     } else {
         return fail(r, "unknown string encoding %llu", (unsigned long long)n);
     }
-    if (n > r->len - p)
+    if (n > r->len - p) {
+        r->need_at = r->dropped + p + n;
         return MORE;
+    }
     s->data = p;
     s->n = n;
     *at = p + n;
@@ -697,4 +700,12 @@ void cp__rdb_drop(cp__rdb_reader *r, size_t n) {
 
 uint64_t cp__rdb_consumed(const cp__rdb_reader *r) {
     return r->dropped + r->mark;
+}
+
+uint64_t cp__rdb_parsed(const cp__rdb_reader *r) {
+    return r->dropped + r->pos;
+}
+
+int cp__rdb_wants_string(const cp__rdb_reader *r) {
+    return r->need_at > r->dropped + r->len;
 }

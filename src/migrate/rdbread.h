@@ -89,4 +89,11 @@ void cp__rdb_drop(cp__rdb_reader *r, size_t n);
 /* Bytes read so far, from the header's first. */
 uint64_t cp__rdb_consumed(const cp__rdb_reader *r);
 
+/* Bytes parsed: those handed out, and those of the key being read as far as its value was read
+ * (a key larger than what has arrived is read in parts). */
+uint64_t cp__rdb_parsed(const cp__rdb_reader *r);
+
+/* 1 while a string the reader began (a string is read whole) has not all arrived. */
+int cp__rdb_wants_string(const cp__rdb_reader *r);
+
 #endif

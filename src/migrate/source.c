@@ -173,10 +173,14 @@ int cp__src_fd(const cp__src *s) {
     return s->fd;
 }
 
-/* The snapshot has READ_AHEAD bytes waiting to be handed out. */
+/* The snapshot has READ_AHEAD bytes read and not yet parsed, and the reader does not wait for
+ * the rest of a string. Parsed, not handed out: a key larger than the read-ahead is parsed as its
+ * elements come, and a string is read whole, so a source is never held with the reader waiting
+ * for it (memory: the read-ahead plus the largest key). */
 static int held(const cp__src *s) {
     return s->phase == CP__SRC_SNAPSHOT && s->cmds == NULL &&
-           s->snap_fed - cp__sync_consumed(s->frame) >= READ_AHEAD;
+           s->snap_fed - cp__sync_parsed(s->frame) >= READ_AHEAD &&
+           !cp__sync_wants_string(s->frame);
 }
 
 short cp__src_events(const cp__src *s) {
@@ -320,9 +324,13 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
         static unsigned char buf[READ_CHUNK];
         size_t total = 0;
+        /* A hang-up or an error is read even while held (poll reports them whatever was asked):
+         * the read names it, instead of the loop waking on it at every turn. */
+        int broken = (revents & (POLLHUP | POLLERR)) != 0;
         /* Past max_read, a TLS session's decrypted bytes are read too: poll does not see them
          * (while held, they wait in the session; the next call looks again). */
-        while (!held(s) && (total < max_read || (s->tls != NULL && cp_tls_pending(s->tls) > 0))) {
+        while ((broken || !held(s)) &&
+               (total < max_read || (s->tls != NULL && cp_tls_pending(s->tls) > 0))) {
             ssize_t n = move(s, 1, buf, sizeof buf);
             if (n == -EAGAIN)
                 break;

@@ -218,3 +218,11 @@ void cp__sync_drop(cp__syncframe *s, size_t n) {
 uint64_t cp__sync_consumed(const cp__syncframe *s) {
     return cp__rdb_consumed(s->rdb);
 }
+
+uint64_t cp__sync_parsed(const cp__syncframe *s) {
+    return cp__rdb_parsed(s->rdb);
+}
+
+int cp__sync_wants_string(const cp__syncframe *s) {
+    return cp__rdb_wants_string(s->rdb);
+}

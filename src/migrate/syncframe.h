@@ -45,4 +45,10 @@ void cp__sync_drop(cp__syncframe *s, size_t n);
 /* The RDB's bytes read so far (cp__rdb_consumed): a snapshot's progress. */
 uint64_t cp__sync_consumed(const cp__syncframe *s);
 
+/* The RDB's bytes parsed so far (cp__rdb_parsed). */
+uint64_t cp__sync_parsed(const cp__syncframe *s);
+
+/* cp__rdb_wants_string. */
+int cp__sync_wants_string(const cp__syncframe *s);
+
 #endif

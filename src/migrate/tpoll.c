@@ -131,7 +131,9 @@ int cp__tpoll_fill(cp__tpoll *t, struct pollfd *pf, int *timeout_ms) {
         t->polled_cap = t->n;
     }
     for (int i = 0; i < t->n; i++) {
-        pf[i] = (struct pollfd){.fd = t->r[i].fd, .events = t->r[i].events};
+        /* an fd wanted for nothing is not polled: poll would still report its hang-up at every
+         * turn, and nothing would take it */
+        pf[i] = (struct pollfd){.fd = t->r[i].events ? t->r[i].fd : -1, .events = t->r[i].events};
         t->polled[i] = t->r[i].id;
     }
     if (t->timer_at >= 0) {
@@ -150,7 +152,7 @@ void cp__tpoll_dispatch(cp__tpoll *t, const struct pollfd *pf, int n) {
         reg *r = find(t, pf[i].fd);
         if (r == NULL || r->id != t->polled[i])
             continue; /* closed by a callback of this turn (and maybe reopened) */
-        int ev = (pf[i].revents & (POLLIN | POLLHUP | POLLERR) ? CP_EV_READ : 0) |
+        int ev = (pf[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL) ? CP_EV_READ : 0) |
                  (pf[i].revents & POLLOUT ? CP_EV_WRITE : 0);
         if (pf[i].revents & (POLLHUP | POLLERR))
             ev |= r->events & POLLOUT ? CP_EV_WRITE : 0; /* a failed connect is seen by writing */

@@ -436,7 +436,7 @@ int cp__mw_check(cp__mw *w, cp__mw_stats *st, uint64_t *written, char *err, size
         batch *b = &w->b[w->head];
         if (check(w, b, st, err, errlen) != 0)
             rc = -1;
-        for (int i = 0; i < w->nsrc && written != NULL; i++)
+        for (int i = 0; i < w->nsrc && written != NULL && !w->failed; i++)
             if (b->offsets[i] > written[i])
                 written[i] = b->offsets[i];
         cp_pipeline_reset(b->p);

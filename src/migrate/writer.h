@@ -99,8 +99,8 @@ int cp__mw_running(const cp__mw *w);
 int cp__mw_send(cp__mw *w, const uint64_t *offsets, char *err, size_t errlen);
 
 /* Checks the batches that ended, oldest first, up to one still running, and marks keys (see
- * above); each checked batch raises written[i] (NULL: not kept) to its offsets. 0, or -1 with err
- * when the run must stop. */
+ * above); each checked batch raises written[i] (NULL: not kept) to its offsets, until one stops
+ * the run. 0, or -1 with err when the run must stop. */
 int cp__mw_check(cp__mw *w, cp__mw_stats *st, uint64_t *written, char *err, size_t errlen);
 
 #endif

@@ -583,6 +583,14 @@ static void test_open_loop_sheds_past_max_inflight(void **state) {
     cp__sleep_ms(1500); /* below the cluster's node timeout: no failover */
     if (cp_topo_kill(f->topo, victim, SIGCONT, err, sizeof(err)) != 0)
         fail_msg("continue: %s", err);
+    /* The stop lasts until the master answers again, which on a loaded machine comes a while
+     * after SIGCONT: a PING answered marks it (the commands that waited are read in the same
+     * turn of its loop). */
+    redisContext *v = cp_fixture_conn(f, cp_topo_proc(f->topo, victim)->port);
+    assert_non_null(v);
+    redisReply *pong = redisCommand(v, "PING");
+    assert_non_null(pong);
+    freeReplyObject(pong);
     double stopped = (double)(cp__now_ns() - t0) / 1e9;
     int rc = cp_clirun_finish(&run, pid, 60);
     assert_int_equal(rc, 1); /* requests shed: the run did not send its load */
@@ -600,8 +608,10 @@ static void test_open_loop_sheds_past_max_inflight(void **state) {
     double share = 2000.0 / 3 * stopped;
     assert_int_ge(shed, (json_int_t)(2000.0 / 3 * 1.5) - 4 * 8 - 100);
     assert_int_le(shed, (json_int_t)share + 100);
-    /* every request was either answered or shed: the offered 8,000, give or take the last slot */
-    assert_int_ge(ops + shed, 7900);
+    /* The other masters' two thirds were served (less the lanes' last slot), and nothing was
+     * counted twice: at most the 8,000 offered. (How many of the 8,000 the open loop offers by
+     * the end depends on the CPU it gets: a starved lane ends behind its schedule.) */
+    assert_int_ge(ops, (json_int_t)(8000.0 * 2 / 3) - 100);
     assert_int_le(ops + shed, 8100);
     assert_non_null(strstr(json_string_value(json_object_get(j, "first_error")), "shed"));
     assert_int_equal(

@@ -879,6 +879,55 @@ static void a_snapshot_larger_than_the_read_ahead_waits_at_the_source(void **sta
     assert_int_equal(cp_fixture_stop(sources), 0);
 }
 
+/* One key larger than the read-ahead (a string of 72 MB) behind a target that holds writes for
+ * 2 s: the reader needs the whole key before it hands it out, so the source is read on past the
+ * read-ahead until it is whole (a hold there would wait for ever, the run never ending). */
+static void a_key_larger_than_the_read_ahead(void **state) {
+    (void)state;
+    enum { SIZE = 72 << 20 };
+    cp_fixture *sources = cp_fixture_twemproxy(1, 1);
+    assert_non_null(sources);
+    cp_fixture *target = cp_fixture_cluster(3, 0);
+    assert_non_null(target);
+    redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
+    assert_non_null(s);
+    unsigned char *v = malloc(SIZE);
+    assert_non_null(v);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < SIZE; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v[i] = (unsigned char)x;
+    }
+    redisAppendCommand(s, "SET huge %b", v, (size_t)SIZE);
+    redisAppendCommand(s, "SET small one");
+    drain(s, 2);
+    on_masters(target, "CLIENT PAUSE 2000 WRITE");
+    char from[64];
+    snprintf(from, sizeof from, "127.0.0.1:%d", source_port(sources, 0));
+    cp_clirun run;
+    cp_clirun_init(&run);
+    const char *args[] = {"migrate",         "--from",         from, "--to",
+                          target->endpoints, "--until-synced", NULL};
+    pid_t pid = cp_clirun_start(&run, args);
+    int rc = cp_clirun_finish(&run, pid, 60);
+    if (rc != 0)
+        fail_msg("migrate exited %d: %s", rc, run.err);
+    cp_client *c = cp_fixture_client(target, NULL);
+    assert_non_null(c);
+    redisReply *r = cp_command(c, "GET huge");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_int_equal(r->len, SIZE);
+    assert_memory_equal(r->str, v, SIZE);
+    cp_reply_free(r);
+    assert_int_equal(dbsize(c), 2);
+    cp_free(c);
+    free(v);
+    cp_clirun_free(&run);
+    assert_int_equal(cp_fixture_stop(target), 0);
+    assert_int_equal(cp_fixture_stop(sources), 0);
+}
+
 static void usage_errors(void **state) {
     (void)state;
     static const struct {
@@ -929,6 +978,7 @@ int main(void) {
         cmocka_unit_test(a_source_that_dies_or_freezes_is_an_error),
         cmocka_unit_test(a_keyless_command_refused_stops_the_run),
         cmocka_unit_test(a_snapshot_larger_than_the_read_ahead_waits_at_the_source),
+        cmocka_unit_test(a_key_larger_than_the_read_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
