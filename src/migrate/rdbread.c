@@ -10,6 +10,7 @@
 #include "migrate/rdbread.h"
 
 #include "migrate/crc64.h"
+#include "migrate/lzf.h"
 #include "migrate/rdbprog.h"
 
 #include <stdarg.h>
@@ -238,41 +239,6 @@ static int read_str(cp__rdb_reader *r, size_t *at, str_ref *s) {
     return OK;
 }
 
-/* LZF's decompression (the format Redis's lzf_c writes): a control byte below 32 is a literal run
- * of that many plus one bytes; above, a back reference of (ctrl >> 5) + 2 bytes (7: plus the next
- * byte), ((ctrl & 31) << 8) + the next byte + 1 bytes back. 0 when the input does not unpack to
- * exactly out_len bytes. */
-static int lzf_unpack(const unsigned char *in, size_t in_len, unsigned char *out, size_t out_len) {
-    size_t i = 0, o = 0;
-    while (i < in_len) {
-        unsigned ctrl = in[i++];
-        if (ctrl < 32) {
-            size_t run = ctrl + 1;
-            if (run > in_len - i || run > out_len - o)
-                return 0;
-            memcpy(out + o, in + i, run);
-            i += run;
-            o += run;
-            continue;
-        }
-        size_t n = ctrl >> 5;
-        if (n == 7) {
-            if (i >= in_len)
-                return 0;
-            n += in[i++];
-        }
-        n += 2;
-        if (i >= in_len)
-            return 0;
-        size_t back = ((size_t)(ctrl & 31) << 8) + in[i++] + 1;
-        if (back > o || n > out_len - o)
-            return 0;
-        for (size_t k = 0; k < n; k++, o++) /* may overlap what it writes: byte by byte */
-            out[o] = out[o - back];
-    }
-    return o == out_len;
-}
-
 static char *scratch(cp__rdb_reader *r, int slot, size_t n) {
     if (r->scratch_cap[slot] < n) {
         char *p = realloc(r->scratch[slot], n);
@@ -308,7 +274,7 @@ static int decode_str(cp__rdb_reader *r, const str_ref *s, int slot, const char 
     char *p = scratch(r, slot, (size_t)s->ulen);
     if (p == NULL)
         return fail(r, "out of memory for a string of %llu bytes", (unsigned long long)s->ulen);
-    if (!lzf_unpack(d, (size_t)s->n, (unsigned char *)p, (size_t)s->ulen))
+    if (!cp__lzf_unpack(d, (size_t)s->n, (unsigned char *)p, (size_t)s->ulen))
         return fail(r, "an LZF string that does not unpack");
     *out = p;
     *out_len = (size_t)s->ulen;
