@@ -457,7 +457,22 @@ static void order_through_clusterdown(void **state) {
     char err[512];
     long before[MAX_WORKERS];
     assert_int_equal(cp_topo_kill(f->topo, m0, SIGSTOP, err, sizeof(err)), 0);
-    cp__sleep_ms(3500);
+    /* The stop lasts until the others have declared the cluster down (the node timeout, 2 s,
+     * then their votes: on a loaded machine that can take longer than any fixed wait), and a
+     * second more of CLUSTERDOWN answers. */
+    redisContext *m1 = cp_fixture_conn(f, cp_topo_proc(f->topo, cp_fixture_master(f, 1))->port);
+    assert_non_null(m1);
+    int down = 0;
+    for (int i = 0; i < 300 && !down; i++) {
+        redisReply *r = redisCommand(m1, "CLUSTER INFO");
+        assert_non_null(r);
+        down = r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:fail") != NULL;
+        freeReplyObject(r);
+        if (!down)
+            cp__sleep_ms(100);
+    }
+    assert_true(down); /* within 30 s */
+    cp__sleep_ms(1000);
     hot_now(cr, before);
     assert_int_equal(cp_topo_kill(f->topo, m0, SIGCONT, err, sizeof(err)), 0);
     assert_true(hot_resumed(cr, before, 20000));
