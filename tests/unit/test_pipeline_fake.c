@@ -312,6 +312,114 @@ static void slot_moves_to_unknown_node(void **state) {
     assert_int_ge(fake_node_connections(f->node[2]), 1);
 }
 
+/* Appends to buf (cap bytes, *len used) one CLUSTER SHARDS shard: slots start..end (none when
+ * start < 0) and its master on master_port, with a replica on replica_port (0: none). */
+static void put_shard(char *buf, size_t cap, size_t *len, int start, int end, int master_port,
+                      int replica_port) {
+    int ports[2] = {master_port, replica_port}, nnodes = replica_port ? 2 : 1;
+    *len += (size_t)snprintf(buf + *len, cap - *len, "*4\r\n$5\r\nslots\r\n");
+    *len += start < 0
+                ? (size_t)snprintf(buf + *len, cap - *len, "*0\r\n")
+                : (size_t)snprintf(buf + *len, cap - *len, "*2\r\n:%d\r\n:%d\r\n", start, end);
+    *len += (size_t)snprintf(buf + *len, cap - *len, "$5\r\nnodes\r\n*%d\r\n", nnodes);
+    for (int i = 0; i < nnodes; i++) {
+        char id[41];
+        const char *role = i == 0 ? "master" : "replica";
+        *len += (size_t)snprintf(buf + *len, cap - *len,
+                                 "*14\r\n$2\r\nid\r\n$40\r\n%s\r\n$4\r\nport\r\n:%d\r\n$2\r\nip\r\n"
+                                 "$9\r\n127.0.0.1\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n"
+                                 "$4\r\nrole\r\n$%zu\r\n%s\r\n$18\r\nreplication-offset\r\n:0\r\n"
+                                 "$6\r\nhealth\r\n$6\r\nonline\r\n",
+                                 fake_node_id(id, ports[i]), ports[i], strlen(role), role);
+    }
+    assert_int_lt(*len, cap); /* it fit */
+}
+
+static cp_node_role role_of(cp_client *c, int port) {
+    for (int i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.port == port)
+            return n.role;
+    }
+    fail_msg("no node on port %d", port);
+    return CP_NODE_OTHER;
+}
+
+/* A failover: node 2, node 1's replica, takes its slots. Node 0 has heard from node 2 and not yet
+ * from node 1, so its map calls node 1 a master with no slot; node 1 knows it is node 2's
+ * replica. The client, whose map comes from node 0 after node 1's MOVED, asks node 1 next and
+ * takes it as the replica it is: a fan-out (DBSIZE) then counts node 2's keys once, not twice.
+ * (A client that kept the map would keep node 1 as a master for as long as no redirect asks for
+ * another map: never, its routes being right.) */
+static void former_master_of_a_stale_map_asked_again(void **state) {
+    fakeset *f = *state;
+    int p0 = f->port[0], p1 = f->port[1], p2 = f->port[2];
+    char before[1024], stale[4096], fresh[4096];
+    int start[2] = {0, 8192}, end[2] = {8191, 16383}, ports[2] = {p0, p1};
+    assert_int_gt(fake_cluster_shards(before, sizeof(before), 2, start, end, ports), 0);
+    for (int i = 0; i < FAKESET_N; i++)
+        assert_int_equal(fake_node_set_cluster_reply(f->node[i], "SHARDS", before), 0);
+    char key[16], key0[16]; /* of node 1's half, and of node 0's */
+    for (int i = 0;; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        if (cp_keyslot(key, strlen(key)) >= 8192)
+            break;
+    }
+    for (int i = 0;; i++) {
+        snprintf(key0, sizeof(key0), "k%d", i);
+        if (cp_keyslot(key0, strlen(key0)) < 8192)
+            break;
+    }
+    fakeset_put(f, 2, key, "v");
+    fakeset_put(f, 0, key0, "v0");
+    fakeset_connect(f, 2000, 1000, 0);
+    /* The first map; node 1 has no such key yet. Node 0 is read from in every batch: its
+     * connection is ready and idle when the map is asked for, so it is asked first. */
+    assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
+    assert_int_equal(cp_append(f->p, "GET %s", key), 0);
+    assert_int_equal(cp_exec(f->p), 0);
+    assert_int_equal(role_of(f->c, p1), CP_NODE_MASTER);
+
+    size_t n = (size_t)snprintf(stale, sizeof(stale), "*3\r\n");
+    put_shard(stale, sizeof(stale), &n, 0, 8191, p0, 0);
+    put_shard(stale, sizeof(stale), &n, 8192, 16383, p2, 0);
+    put_shard(stale, sizeof(stale), &n, -1, -1, p1, 0);
+    n = (size_t)snprintf(fresh, sizeof(fresh), "*2\r\n");
+    put_shard(fresh, sizeof(fresh), &n, 0, 8191, p0, 0);
+    put_shard(fresh, sizeof(fresh), &n, 8192, 16383, p2, p1);
+    assert_int_equal(fake_node_set_cluster_reply(f->node[0], "SHARDS", stale), 0);
+    assert_int_equal(fake_node_set_cluster_reply(f->node[1], "SHARDS", fresh), 0);
+    assert_int_equal(fake_node_set_cluster_reply(f->node[2], "SHARDS", fresh), 0);
+    char buf[128];
+    fakeset_rule(f->node[1], "GET", key, 0, -1, FAKE_REPLY,
+                 fakeset_redirect(buf, "MOVED", key, p2));
+    fakeset_rule(f->node[0], "DBSIZE", NULL, 0, -1, FAKE_REPLY, ":5\r\n");
+    fakeset_rule(f->node[1], "DBSIZE", NULL, 0, -1, FAKE_REPLY, ":7\r\n");
+    fakeset_rule(f->node[2], "DBSIZE", NULL, 0, -1, FAKE_REPLY, ":7\r\n");
+    size_t asked_node1 = fake_node_count(f->node[1], "CLUSTER");
+
+    /* The MOVED, then batches until the maps it asked for have come (or 2 s). */
+    for (int i = 0; i < 25 && (i < 3 || role_of(f->c, p1) == CP_NODE_MASTER); i++) {
+        cp_pipeline_reset(f->p);
+        assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
+        assert_int_equal(cp_append(f->p, "GET %s", key), 0);
+        assert_int_equal(cp_exec(f->p), 0);
+        fakeset_assert_str(f->p, 0, "v0");
+        fakeset_assert_str(f->p, 1, "v");
+        past_refresh_spacing();
+    }
+    assert_int_ge(fake_node_count(f->node[0], "CLUSTER"), 2); /* the stale map was read */
+    if (role_of(f->c, p1) != CP_NODE_REPLICA)
+        fail_msg("node 1, the old master, is not a replica in the client's map");
+    assert_int_gt(fake_node_count(f->node[1], "CLUSTER"), asked_node1);
+    redisReply *r = cp_command(f->c, "DBSIZE");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 12);
+    freeReplyObject(r);
+}
+
 static void all_seeds_down(void **state) {
     fakeset *f = *state;
     char seeds[64];
@@ -542,6 +650,7 @@ int main(void) {
         T(unit_stalled_at_exec_ends_unknown),
         T(malformed_reply),
         T(slot_moves_to_unknown_node),
+        T(former_master_of_a_stale_map_asked_again),
         T(all_seeds_down),
         T(seed_not_a_cluster),
         T(slots_fallback),

@@ -101,7 +101,11 @@ typedef struct cp__node {
     int watched;   /* a WATCH was answered on its connection, no EXEC/DISCARD since */
     int master;    /* a replica per the last slot map: its master's index; else -1 */
     int healthy;   /* the last slot map does not call it failed */
-    int reader;    /* a master, reads on replicas: the replica serving them (readfrom.h), or -1 */
+    /* The last map called it a master with no slot after it had served some: a former master
+     * as a node that has not heard from it since a failover sees it. The next map is asked of
+     * it first (refresh.c). */
+    int role_unsure;
+    int reader; /* a master, reads on replicas: the replica serving them (readfrom.h), or -1 */
     uint64_t read_down_until; /* a replica whose connection failed: no reads before then */
     /* It answered CLUSTERDOWN, TRYAGAIN or LOADING lately (until then: cautious): its state may
      * change between two commands of one slot, so a slot's commands go to it one at a time,
@@ -225,6 +229,7 @@ typedef struct cp__refresh {
     int err;             /* why the last complete attempt failed (0: it gave a map) */
     char errstr[CP_ERRSTR_LEN];
     unsigned generation; /* completed refreshes, for callers waiting on one */
+    int recheck;         /* the map applied has a node whose role is unsure: read it again */
 } cp__refresh;
 
 /* Library code woken by the client's one timer (events.h): a cluster SCAN's pause between

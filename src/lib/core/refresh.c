@@ -48,17 +48,18 @@ static int plan(cp__client *c) {
     c->refresh.ncand = c->refresh.next = 0;
     c->refresh.err = 0;
     c->refresh.errstr[0] = '\0';
-    /* An idle ready master answers soonest (nothing queued before the request, and it is not
-     * the stalled one whose requests pile up), then other ready masters, other masters, the
-     * rest. */
-    for (int pass = 0; pass < 4; pass++)
+    /* A node whose role the last map left unsure knows its own best (apply_map). Then an idle
+     * ready master answers soonest (nothing queued before the request, and it is not the
+     * stalled one whose requests pile up), then other ready masters, other masters, the rest. */
+    for (int pass = 0; pass < 5; pass++)
         for (int i = 0; i < c->nnodes; i++) {
             const cp__conn *conn = &c->nodes[i].conn;
             int ready = conn->state == CP__CONN_READY;
             int idle = ready && conn->fcount == 0 && c->nodes[i].q.n == 0;
-            int want = pass == 0   ? c->nodes[i].is_master && idle
-                       : pass == 1 ? c->nodes[i].is_master && ready
-                       : pass == 2 ? c->nodes[i].is_master
+            int want = pass == 0   ? c->nodes[i].role_unsure
+                       : pass == 1 ? c->nodes[i].is_master && idle
+                       : pass == 2 ? c->nodes[i].is_master && ready
+                       : pass == 3 ? c->nodes[i].is_master
                                    : 1;
             if (want && add_cand(c, i) != 0)
                 return CP_ENOMEM;
@@ -95,6 +96,34 @@ static const char *request(const cp__client *c, size_t *len) {
     static const char slots[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
     *len = c->no_shards ? sizeof(slots) - 1 : sizeof(shards) - 1;
     return c->no_shards ? slots : shards;
+}
+
+/* Marks role_unsure the nodes that map m (its nodes at the client's indexes map[]) calls masters
+ * serving no slot while the client's table still gives them slots, and then asks for the map
+ * again. After a failover, a node that has heard from the new master but not yet from the old
+ * one sees both as masters, the old one with no slot. A client whose map came from it would
+ * keep a replica as a master for as long as no redirect asks for another map (never, once its
+ * routes are right): its fan-outs (DBSIZE, KEYS) would count the replica's copy of the keys,
+ * and its buffers would be kept. The next map is asked of that node first: its own word on its
+ * role is the latest. A master emptied by resharding costs one map more: the table then gives
+ * it no slot, so no more. Out of memory, nothing is marked. */
+static void mark_role_unsure(cp__client *c, const cp__slotmap *m, const int *map) {
+    for (int i = 0; i < c->nnodes; i++)
+        c->nodes[i].role_unsure = 0;
+    uint8_t *had = cp__calloc((size_t)c->nnodes, 2);
+    if (had == NULL)
+        return;
+    uint8_t *has = had + c->nnodes;
+    for (int s = 0; s < CP_SLOTS; s++) {
+        if (c->slottab.node[s] >= 0)
+            had[c->slottab.node[s]] = 1;
+        if (m->owner[s] >= 0)
+            has[map[m->owner[s]]] = 1;
+    }
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].is_master && had[i] && !has[i])
+            c->nodes[i].role_unsure = c->refresh.recheck = 1;
+    cp__free(had);
 }
 
 /* Applies a parsed map: every node it names gets (or keeps) a stable index here. */
@@ -140,6 +169,7 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
             (before = cp__malloc(sizeof(c->slottab.node))) != NULL)
             memcpy(before, c->slottab.node, sizeof(c->slottab.node));
+    mark_role_unsure(c, m, map);
     for (int s = 0; s < CP_SLOTS; s++) {
         int16_t owner = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
         /* Its entries' node lost it. (A slot no node served has no entries, and a read sent
@@ -225,7 +255,8 @@ static void round_end(cp__client *c, int ok, uint64_t now) {
     c->last_refresh_ns = now;
     c->refresh.not_before = now + (ok ? REFRESH_SPACING_NS : REFRESH_RETRY_NS);
     if (ok) {
-        c->need_refresh = 0;
+        c->need_refresh = c->refresh.recheck; /* after the spacing: mark_role_unsure says why */
+        c->refresh.recheck = 0;
     } else {
         cp__client_err(c, c->refresh.err ? c->refresh.err : CP_ETOPOLOGY,
                        "no node gave a slot map: %s", c->refresh.errstr);
