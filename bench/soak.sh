@@ -151,10 +151,10 @@ chaos_loop() {
             fi
             if redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:$fp" \
                 --cluster-from "$fid" --cluster-to "$tid" --cluster-slots 20 --cluster-yes \
-                --cluster-pipeline 100 >/dev/null 2>&1; then
+                --cluster-pipeline 100 >"$out/move.log" 2>&1; then
                 log moved
-            else
-                log reshard failed
+            else # why, in redis-cli's words
+                log "reshard failed: $(grep -E '^\[ERR\]|ERR|error' "$out/move.log" | head -1)"
                 redis-cli --no-auth-warning -a "$pw" --cluster fix "127.0.0.1:$fp" \
                     --cluster-yes >/dev/null 2>&1 || true
             fi
@@ -177,9 +177,12 @@ spread() {
             [[ $from != "$to" ]] || continue
             redis-cli --no-auth-warning -a "$pw" --cluster reshard "127.0.0.1:${from% *}" \
                 --cluster-from "${from#* }" --cluster-to "${to#* }" --cluster-slots 200 \
-                --cluster-yes --cluster-pipeline 100 >/dev/null 2>&1 &&
-                log "spread ${from% *} to ${to% *}" ||
-                { echo "soak: FAILED: a spreading move failed" >&2; exit 1; }
+                --cluster-yes --cluster-pipeline 100 >"$out/move.log" 2>&1 &&
+                log "spread ${from% *} to ${to% *}" || {
+                grep -E '^\[ERR\]|ERR|error' "$out/move.log" | tail -3 >&2
+                echo "soak: FAILED: a spreading move failed" >&2
+                exit 1
+            }
         done
     done
 }
