@@ -380,18 +380,6 @@ static void wait_to_every_master(void **state) {
     cp_free(c);
 }
 
-/* The role of the node on port as c's map has it. */
-static cp_node_role role_at(cp_client *c, int port) {
-    for (int i = 0; i < cp_node_count(c); i++) {
-        cp_node_info n;
-        assert_int_equal(cp_node_get(c, i, &n), 0);
-        if (n.port == port)
-            return n.role;
-    }
-    fail_msg("no node on port %d", port);
-    return CP_NODE_OTHER;
-}
-
 /* GETs of every key through p (the values set_keys wrote), and resets it. */
 static void get_keys(cp_pipeline *p) {
     for (int i = 0; i < KEYS; i++)
@@ -450,7 +438,7 @@ static void failover_old_master_ends_a_replica(void **state) {
         cp_stats st;
         cp_get_stats(c[i], &st);
         assert_int_ge(st.moved, 1);
-        if (role_at(c[i], old_master) != CP_NODE_REPLICA)
+        if (cp_test_role_at(c[i], old_master) != CP_NODE_REPLICA)
             fail_msg("client %d: the old master (port %d) is not a replica in its map", i,
                      old_master);
         assert_int_equal(integer_of(c[i], "DBSIZE"), KEYS);

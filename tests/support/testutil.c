@@ -130,3 +130,14 @@ void cp_test_ok(redisContext *c, const char *fmt, ...) {
         fail_msg("%s: %s", fmt, r->str);
     freeReplyObject(r);
 }
+
+cp_node_role cp_test_role_at(cp_client *c, int port) {
+    for (int i = 0; i < cp_node_count(c); i++) {
+        cp_node_info n;
+        assert_int_equal(cp_node_get(c, i, &n), 0);
+        if (n.port == port)
+            return n.role;
+    }
+    fail_msg("the client knows no node on port %d", port);
+    return CP_NODE_OTHER;
+}

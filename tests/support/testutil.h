@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
  * Small helpers shared by the tests: scratch directories, reading stored fixtures, the fixed
- * ports of the --base-port tests, and a command that must succeed.
+ * ports of the --base-port tests, a command that must succeed, and a node's role in a client's
+ * map.
  */
 #ifndef CLUSTERPIPE_TESTUTIL_H
 #define CLUSTERPIPE_TESTUTIL_H
@@ -47,5 +48,9 @@ void cp_test_protocol(cp_options *o);
 /* Runs a command (hiredis format) on c; fails the test, naming the command and the server's
  * answer, when there is none or it is an error. */
 void cp_test_ok(redisContext *c, const char *fmt, ...);
+
+/* The role c's slot map gives its node on port (cp_node_get); fails the test when c knows no
+ * node on that port. */
+cp_node_role cp_test_role_at(cp_client *c, int port);
 
 #endif

@@ -23,6 +23,7 @@
 #include "clusterpipe/clusterpipe.h"
 #include "fakenode.h"
 #include "fakeset.h"
+#include "testutil.h"
 
 /* Longer than the spacing between refreshes (REFRESH_SPACING_NS, 50 ms). */
 static void past_refresh_spacing(void) {
@@ -335,17 +336,6 @@ static void put_shard(char *buf, size_t cap, size_t *len, int start, int end, in
     assert_int_lt(*len, cap); /* it fit */
 }
 
-static cp_node_role role_of(cp_client *c, int port) {
-    for (int i = 0; i < cp_node_count(c); i++) {
-        cp_node_info n;
-        assert_int_equal(cp_node_get(c, i, &n), 0);
-        if (n.port == port)
-            return n.role;
-    }
-    fail_msg("no node on port %d", port);
-    return CP_NODE_OTHER;
-}
-
 /* A failover: node 2, node 1's replica, takes its slots. Node 0 has heard from node 2 and not yet
  * from node 1, so its map calls node 1 a master with no slot; node 1 knows it is node 2's
  * replica. The client, whose map comes from node 0 after node 1's MOVED, asks node 1 next and
@@ -379,7 +369,7 @@ static void former_master_of_a_stale_map_asked_again(void **state) {
     assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
     assert_int_equal(cp_append(f->p, "GET %s", key), 0);
     assert_int_equal(cp_exec(f->p), 0);
-    assert_int_equal(role_of(f->c, p1), CP_NODE_MASTER);
+    assert_int_equal(cp_test_role_at(f->c, p1), CP_NODE_MASTER);
 
     size_t n = (size_t)snprintf(stale, sizeof(stale), "*3\r\n");
     put_shard(stale, sizeof(stale), &n, 0, 8191, p0, 0);
@@ -400,7 +390,7 @@ static void former_master_of_a_stale_map_asked_again(void **state) {
     size_t asked_node1 = fake_node_count(f->node[1], "CLUSTER");
 
     /* The MOVED, then batches until the maps it asked for have come (or 2 s). */
-    for (int i = 0; i < 25 && (i < 3 || role_of(f->c, p1) == CP_NODE_MASTER); i++) {
+    for (int i = 0; i < 25 && (i < 3 || cp_test_role_at(f->c, p1) == CP_NODE_MASTER); i++) {
         cp_pipeline_reset(f->p);
         assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
         assert_int_equal(cp_append(f->p, "GET %s", key), 0);
@@ -410,7 +400,7 @@ static void former_master_of_a_stale_map_asked_again(void **state) {
         past_refresh_spacing();
     }
     assert_int_ge(fake_node_count(f->node[0], "CLUSTER"), 2); /* the stale map was read */
-    if (role_of(f->c, p1) != CP_NODE_REPLICA)
+    if (cp_test_role_at(f->c, p1) != CP_NODE_REPLICA)
         fail_msg("node 1, the old master, is not a replica in the client's map");
     assert_int_gt(fake_node_count(f->node[1], "CLUSTER"), asked_node1);
     redisReply *r = cp_command(f->c, "DBSIZE");
