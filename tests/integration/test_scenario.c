@@ -33,6 +33,7 @@
 #include "jsoncheck.h"
 #include "clirun.h"
 #include "hgrm.h"
+#include "testonly.h"
 
 #include "orch/orch.h"
 
@@ -434,18 +435,9 @@ static void test_usage(void **state) {
     cp_clirun_free(&r);
 }
 
-/* CP_TEST_ONLY=NAME[,NAME...]: only those cases. tests/CMakeLists.txt runs the cases as ctest
- * tests of their own (usage and reshard; failover; partition and slow-link), so that they run
- * beside each other: together they take about two minutes, mostly their runs' durations. */
-static int wanted(const char *only, const char *name) {
-    size_t n = strlen(name);
-    for (const char *p = only; p != NULL && *p != '\0';
-         p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-            return 1;
-    return only == NULL;
-}
-
+/* tests/CMakeLists.txt runs the cases as ctest tests of their own (usage and reshard; failover;
+ * partition; slow-link: CP_TEST_ONLY, testonly.h), so that they run beside each other: together
+ * they take about two minutes, mostly their runs' durations. */
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest all[] = {
@@ -453,15 +445,7 @@ int main(void) {
         cmocka_unit_test(test_failover),  cmocka_unit_test(test_partition),
         cmocka_unit_test(test_slow_link),
     };
-    const char *only = getenv("CP_TEST_ONLY");
     struct CMUnitTest tests[sizeof(all) / sizeof(all[0])];
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        if (wanted(only, all[i].name))
-            tests[n++] = all[i];
-    if (n == 0) {
-        fprintf(stderr, "CP_TEST_ONLY=%s names no case\n", only);
-        return 1;
-    }
+    size_t n = cp_test_only(all, sizeof(all) / sizeof(all[0]), tests);
     return _cmocka_run_group_tests("test_scenario", tests, n, NULL, NULL);
 }
