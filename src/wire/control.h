@@ -11,9 +11,8 @@
  *                      brackets), as `--link NAME=PORT:HOST:PORT` at the start (a shard added
  *                      to a running topology)
  *   stats              a line per link: "link NAME conns N accepted N up BYTES down BYTES
- *                      max_queued BYTES blocked 0|1 extra NS deliveries N late NS
- *                      turn_client N NS turn_target N NS" (late: the deliveries' summed
- *                      lateness, signed; turn: the ends' turnarounds; cp__wire_link_state)
+ *                      max_queued BYTES blocked 0|1 extra NS deliveries N late NS" (late: the
+ *                      deliveries' summed lateness, signed; cp__wire_link_state)
  *
  * The server side reads without blocking (the wire's loop watches its sockets); the client side,
  * cp__wire_ask, blocks up to a timeout and is what the scenarios and tests call. One thread
@@ -39,10 +38,6 @@ typedef struct cp__wire_link_state {
      * the link really had is 2 x (delay + extra + the mean): what a loaded machine adds. */
     uint64_t deliveries;
     int64_t late_ns;
-    /* The ends' turnarounds: from a delivery to an end until that end's next bytes reach the
-     * wire (its reply, or the client's next request), [0] at the client's end, [1] at the
-     * target's; how many and their sum. The time the ends took, not the wire. */
-    uint64_t turns[2], turn_ns[2];
 } cp__wire_link_state;
 
 /* The wire as the control socket sees it: its links by name, a call when one changed, and one

@@ -59,9 +59,6 @@ struct wconn {
     ev_ref ref[2];
     uint32_t mask[2]; /* what epoll watches on fd[i] now */
     unsigned connecting : 1, closed : 1;
-    /* When the wire last delivered bytes to side i, until side i's next bytes came: 0 none.
-     * What lies between is that end's turnaround (cp__wire_link_state.turn_ns). */
-    uint64_t delivered_at[2];
     wconn *prev, *next;
 };
 
@@ -342,8 +339,6 @@ static int deliver(wire *w, wconn *p, int from, uint64_t now) {
         if (first_due != CP__DQ_NEVER) {
             uint64_t done = cp__now_ns();
             learn_lead(w, first_due, done);
-            if (p->delivered_at[to] == 0)
-                p->delivered_at[to] = done;
             p->l->st.deliveries++;
             p->l->st.late_ns += (int64_t)done - (int64_t)first_due;
             first_due = CP__DQ_NEVER; /* one sample per delivery: its first bytes */
@@ -410,11 +405,6 @@ static int take(wire *w, wconn *p, int from) {
             return -1;
         }
         uint64_t due = rx + delay_now(w, p->l);
-        if (k > 0 && p->delivered_at[from] != 0 && rx > p->delivered_at[from]) {
-            p->l->st.turns[from]++;
-            p->l->st.turn_ns[from] += rx - p->delivered_at[from];
-        }
-        p->delivered_at[from] = 0;
         if (k == 0) { /* the sender's end of the stream, delivered behind its bytes */
             cp__delayq_push_eof(&d->q, due);
             d->reading = 0;

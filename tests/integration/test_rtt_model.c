@@ -107,9 +107,6 @@ typedef struct tally {
     /* The wire's timed deliveries and their summed lateness (ns), [0] on the client's links,
      * [1] on the proxies' (wire/control.h) */
     double deliveries[2], late_ns[2];
-    /* On the client's links: the ends' turnarounds, [0] the client's, [1] the server's or
-     * proxy's, how many and their sum (ns): what the ends took through the wire, against L0 */
-    double turns[2], turn_ns[2];
 } tally;
 
 /* Adds sign x the wire's account of f's links (its "stats") to t. */
@@ -129,16 +126,6 @@ static void wire_account(cp_fixture *f, double sign, tally *t) {
         int proxy = strncmp(line, "link client-", 12) != 0;
         t->deliveries[proxy] += sign * (double)n;
         t->late_ns[proxy] += sign * (double)late;
-        unsigned long long turns[2] = {0, 0}, turn_ns[2] = {0, 0};
-        const char *tu = strstr(line, " turn_client ");
-        assert_non_null(tu);
-        assert_int_equal(sscanf(tu, " turn_client %llu %llu turn_target %llu %llu", &turns[0],
-                                &turn_ns[0], &turns[1], &turn_ns[1]),
-                         4);
-        for (int e = 0; e < 2 && !proxy; e++) {
-            t->turns[e] += sign * (double)turns[e];
-            t->turn_ns[e] += sign * (double)turn_ns[e];
-        }
     }
 }
 
@@ -355,11 +342,6 @@ static void check_setup(cp_topo_kind kind, const char *setup) {
                    link_rtt[1] / 1000, hops, cross[k], rule, b.ops_per_sec, p.service_us,
                    p.ops_per_sec, measured, ratio[d][k], one_hop[d][k], measured / set.ops_per_sec,
                    measured / pr.ops_per_sec);
-            printf("%s depth %d, RTT set %llu us: through the wire the client took %.0f us a "
-                   "batch and its %s %.0f us (L0 at RTT 0: %.0f us for both)\n",
-                   setup, depths[d], rtts[k] / 1000, w->turn_ns[0] / fmax(w->turns[0], 1) / 1000,
-                   kind == CP_TOPO_CLUSTER ? "redis" : "proxy (its own links inside)",
-                   w->turn_ns[1] / fmax(w->turns[1], 1) / 1000, p.service_us);
         }
     /* Held at 1 ms; the 0.25 ms points are printed, not held, for what 26 runs measured there
      * (load average 1.4 to 10, other work saturating both cores): twemproxy at depth 10 came
