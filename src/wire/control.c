@@ -145,10 +145,11 @@ static void serve(char *line, cp__wire_links *l, answer *a) {
             const cp__wire_link_state *s = l->state(l->arg, i);
             say(a,
                 "link %s conns %u accepted %llu up %llu down %llu max_queued %zu blocked %d "
-                "extra %llu\n",
+                "extra %llu deliveries %llu late %lld\n",
                 l->name(l->arg, i), s->conns, (unsigned long long)s->accepted,
                 (unsigned long long)s->bytes[0], (unsigned long long)s->bytes[1], s->max_queued,
-                s->blocked, (unsigned long long)s->extra_ns);
+                s->blocked, (unsigned long long)s->extra_ns, (unsigned long long)s->deliveries,
+                (long long)s->late_ns);
         }
         say(a, "OK\n");
         return;

@@ -11,7 +11,8 @@
  *                      brackets), as `--link NAME=PORT:HOST:PORT` at the start (a shard added
  *                      to a running topology)
  *   stats              a line per link: "link NAME conns N accepted N up BYTES down BYTES
- *                      max_queued BYTES blocked 0|1 extra NS"
+ *                      max_queued BYTES blocked 0|1 extra NS deliveries N late NS" (late: the
+ *                      deliveries' summed lateness, signed; cp__wire_link_state)
  *
  * The server side reads without blocking (the wire's loop watches its sockets); the client side,
  * cp__wire_ask, blocks up to a timeout and is what the scenarios and tests call. One thread
@@ -31,6 +32,12 @@ typedef struct cp__wire_link_state {
     uint64_t accepted; /* since the start */
     uint64_t bytes[2]; /* delivered: [0] client -> target, [1] back */
     size_t max_queued; /* the most one direction held */
+    /* Timed deliveries (the first bytes of each send of due bytes), both ways, and the sum of
+     * their lateness: when the send returned against when the bytes were due. The mean is what
+     * the wire added past its delay (negative: delivered early by the lead), so the round trip
+     * the link really had is 2 x (delay + extra + the mean): what a loaded machine adds. */
+    uint64_t deliveries;
+    int64_t late_ns;
 } cp__wire_link_state;
 
 /* The wire as the control socket sees it: its links by name, a call when one changed, and one

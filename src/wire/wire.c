@@ -337,7 +337,10 @@ static int deliver(wire *w, wconn *p, int from, uint64_t now) {
         cp__delayq_consume(&d->q, (size_t)k);
         p->l->st.bytes[from] += (uint64_t)k;
         if (first_due != CP__DQ_NEVER) {
-            learn_lead(w, first_due, cp__now_ns());
+            uint64_t done = cp__now_ns();
+            learn_lead(w, first_due, done);
+            p->l->st.deliveries++;
+            p->l->st.late_ns += (int64_t)done - (int64_t)first_due;
             first_due = CP__DQ_NEVER; /* one sample per delivery: its first bytes */
         }
     }

@@ -267,6 +267,22 @@ static void test_delay_accuracy(void **state) {
         assert_double_ge(m - m0, cases[k].us * 0.8);
         if (cases[k].upper)
             assert_double_le(m - m0, cases[k].us * 1.5);
+        /* The wire's own account: a delivery each PING and each PONG, and the round trip they
+         * had, 2 x (delay + mean lateness), in the same bounds as the PINGs' */
+        char out[1024], err[256];
+        unsigned long long deliveries = 0;
+        long long late = 0;
+        assert_int_equal(cp__wire_ask(w.control, "stats", out, sizeof(out), 2000, err, sizeof(err)),
+                         0);
+        const char *at = strstr(out, " deliveries ");
+        assert_non_null(at);
+        assert_int_equal(sscanf(at, " deliveries %llu late %lld", &deliveries, &late), 2);
+        assert_int_equal(deliveries, 2 * (unsigned long long)n);
+        double account = cases[k].us + 2 * (double)late / (double)deliveries / 1000;
+        printf("rtt %s: the wire's account %.1f us\n", cases[k].rtt, account);
+        assert_double_ge(account, cases[k].us * 0.8);
+        if (cases[k].upper)
+            assert_double_le(account, cases[k].us * 1.5);
         free(t0);
         free(t);
         close(fd);
