@@ -364,6 +364,15 @@ static int make_room(run *r) {
     return 0;
 }
 
+/* Source i's offset now (its plain connection); when the source went away, the error says so. */
+static int source_offset(run *r, int i, uint64_t *off) {
+    if (cp__sc_offset(r->s[i].plain, off, r->err, r->errlen) == 0)
+        return 0;
+    if (cp__src_gone(r->s[i].rep))
+        snprintf(r->err, r->errlen, "%s", cp__src_error(r->s[i].rep));
+    return -1;
+}
+
 /* Re-copies source i's marked keys. confirm: only if the source's offset equals the offset
  * applied after the re-copy as it did before (the caller checked before): else the keys stay
  * marked. 0, or -1 with err. */
@@ -396,7 +405,7 @@ static int recopy(run *r, int i, int confirm) {
         rc = drain(r);
     uint64_t off = 0;
     if (rc == 0 && confirm)
-        rc = cp__sc_offset(m->plain, &off, r->err, r->errlen);
+        rc = source_offset(r, i, &off);
     if (rc != 0 || (confirm && off != applied(m))) {
         at = 0;
         while (cp__keyset_walk(&taking, &at, &key, &klen))
@@ -455,15 +464,12 @@ static int lag_check(run *r, int *all_synced) {
     *all_synced = 1;
     for (int i = 0; i < r->st->n; i++) {
         msrc *m = &r->s[i];
-        uint64_t off;
-        if (!m->snapshot_done) {
-            *all_synced = 0;
-            continue;
-        }
-        if (cp__sc_offset(m->plain, &off, r->err, r->errlen) != 0)
+        uint64_t off = 0;
+        if (m->snapshot_done && source_offset(r, i, &off) != 0)
             return -1;
-        note_lag(r, i, off);
-        if (off != applied(m) || m->in_txn) {
+        if (m->snapshot_done)
+            note_lag(r, i, off);
+        if (!m->snapshot_done || off != applied(m) || m->in_txn) {
             *all_synced = 0;
             continue;
         }
@@ -478,14 +484,13 @@ static int lag_check(run *r, int *all_synced) {
 /* Each source's lag as it stands (what it sent and is not yet written included), for the
  * progress lines. */
 static int measure_lag(run *r) {
-    for (int i = 0; i < r->st->n; i++) {
-        uint64_t off;
-        if (!r->s[i].snapshot_done)
-            continue;
-        if (cp__sc_offset(r->s[i].plain, &off, r->err, r->errlen) != 0)
-            return -1;
-        note_lag(r, i, off);
-    }
+    uint64_t off;
+    for (int i = 0; i < r->st->n; i++)
+        if (r->s[i].snapshot_done) {
+            if (source_offset(r, i, &off) != 0)
+                return -1;
+            note_lag(r, i, off);
+        }
     return 0;
 }
 

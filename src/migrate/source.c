@@ -297,6 +297,33 @@ static int take(cp__src *s, const unsigned char *p, size_t n) {
     return 0;
 }
 
+/* The source closed the replication connection. -1. */
+static int closed(cp__src *s) {
+    return fail(s, "closed the replication connection (%s)%s",
+                s->phase == CP__SRC_HANDSHAKE  ? "during the handshake"
+                : s->phase == CP__SRC_SNAPSHOT ? "during the snapshot"
+                                               : "during the stream",
+                s->phase == CP__SRC_SNAPSHOT
+                    ? ": the source's log says why; a source drops a replica whose output buffer "
+                      "(its writes during the snapshot) passes client-output-buffer-limit replica"
+                    : "");
+}
+
+int cp__src_gone(cp__src *s) {
+    static unsigned char buf[READ_CHUNK];
+    if (s->phase == CP__SRC_FAILED || s->connecting || s->tls_handshaking)
+        return s->phase == CP__SRC_FAILED;
+    for (;;) {
+        ssize_t n = move(s, 1, buf, sizeof buf);
+        if (n == -EAGAIN)
+            return 0;
+        if (n == 0)
+            closed(s);
+        if (n <= 0)
+            return 1;
+    }
+}
+
 int cp__src_io(cp__src *s, short revents, size_t max_read) {
     if (s->phase == CP__SRC_FAILED)
         return -1;
@@ -337,15 +364,7 @@ int cp__src_io(cp__src *s, short revents, size_t max_read) {
             if (n < 0)
                 return -1;
             if (n == 0)
-                return fail(s, "closed the replication connection (%s)%s",
-                            s->phase == CP__SRC_HANDSHAKE  ? "during the handshake"
-                            : s->phase == CP__SRC_SNAPSHOT ? "during the snapshot"
-                                                           : "during the stream",
-                            s->phase == CP__SRC_SNAPSHOT
-                                ? ": the source's log says why; a source drops a replica whose "
-                                  "output buffer (its writes during the snapshot) passes "
-                                  "client-output-buffer-limit replica"
-                                : "");
+                return closed(s);
             s->last_rx_ms = cp__now_ms();
             total += (size_t)n;
             if (take(s, buf, (size_t)n) != 0)
