@@ -195,6 +195,8 @@ short cp__src_events(const cp__src *s) {
 static ssize_t move(cp__src *s, int reading, void *buf, size_t len) {
     char why[200] = "";
     ssize_t n = cp__sock_move(s->fd, s->tls, reading, buf, len, why, sizeof why);
+    if (reading && n == -ECONNRESET)
+        return 0; /* closed, with our ACK unread: the kernel resets instead of ending */
     if (n < 0 && n != -EAGAIN)
         return fail(s, "%s: %s", reading ? "read" : "write", why);
     return n;
@@ -313,7 +315,7 @@ int cp__src_gone(cp__src *s) {
     static unsigned char buf[READ_CHUNK];
     if (s->phase == CP__SRC_FAILED || s->connecting || s->tls_handshaking)
         return s->phase == CP__SRC_FAILED;
-    for (;;) {
+    for (int chunks = 0; chunks < 64; chunks++) { /* a live source may send without end */
         ssize_t n = move(s, 1, buf, sizeof buf);
         if (n == -EAGAIN)
             return 0;
@@ -322,6 +324,7 @@ int cp__src_gone(cp__src *s) {
         if (n <= 0)
             return 1;
     }
+    return 0;
 }
 
 int cp__src_io(cp__src *s, short revents, size_t max_read) {

@@ -67,8 +67,8 @@ short cp__src_events(const cp__src *s); /* POLLIN, and POLLOUT while output wait
 int cp__src_io(cp__src *s, short revents, size_t max_read);
 
 /* For a run that stops on another connection's failure: whether the source has closed the
- * replication connection (or it failed). Reads it to its end, dropping what comes. 1 (and
- * cp__src_error says what happened to it), or 0 while it is open. */
+ * replication connection (or it failed). Reads it to its end (at most 4 MB), dropping what
+ * comes. 1 (and cp__src_error says what happened to it), or 0 while it is open. */
 int cp__src_gone(cp__src *s);
 
 /* The next item: 1 (*it filled, valid until the next cp__src_io or cp__src_next), 0 (none until

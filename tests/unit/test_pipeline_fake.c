@@ -391,12 +391,13 @@ static void former_master_of_a_stale_map_asked_again(void **state) {
 
     /* The MOVED, then batches until the maps it asked for have come (or 2 s). */
     for (int i = 0; i < 25 && (i < 3 || cp_test_role_at(f->c, p1) == CP_NODE_MASTER); i++) {
+        /* The MOVED's batch leaves node 0 alone: idle whenever the map is asked for. */
         cp_pipeline_reset(f->p);
-        assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
+        if (i > 0)
+            assert_int_equal(cp_append(f->p, "GET %s", key0), 0);
         assert_int_equal(cp_append(f->p, "GET %s", key), 0);
         assert_int_equal(cp_exec(f->p), 0);
-        fakeset_assert_str(f->p, 0, "v0");
-        fakeset_assert_str(f->p, 1, "v");
+        fakeset_assert_str(f->p, i > 0, "v");
         past_refresh_spacing();
     }
     assert_int_ge(fake_node_count(f->node[0], "CLUSTER"), 2); /* the stale map was read */

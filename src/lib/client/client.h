@@ -101,9 +101,9 @@ typedef struct cp__node {
     int watched;   /* a WATCH was answered on its connection, no EXEC/DISCARD since */
     int master;    /* a replica per the last slot map: its master's index; else -1 */
     int healthy;   /* the last slot map does not call it failed */
-    /* The last map called it a master with no slot after it had served some: a former master
-     * as a node that has not heard from it since a failover sees it. The next map is asked of
-     * it first (refresh.c). */
+    /* Maps in a row that called it a healthy master with no slot after it had served some: a
+     * former master as a node that has not heard from it since a failover sees it. While > 0,
+     * the next map is asked of it first, and fan-outs and SCANs pass it by (refresh.c). */
     int role_unsure;
     int reader; /* a master, reads on replicas: the replica serving them (readfrom.h), or -1 */
     uint64_t read_down_until; /* a replica whose connection failed: no reads before then */

@@ -83,7 +83,7 @@ int cp__fan_out(cp_pipeline *p, size_t i) {
     cp__client *c = p->c;
     uint32_t part0 = (uint32_t)p->parts.n, nparts = 0;
     for (int n = 0; n < c->nnodes; n++) {
-        if (!c->nodes[n].is_master)
+        if (!c->nodes[n].is_master || c->nodes[n].role_unsure) /* a replica, likely: refresh.c */
             continue;
         cp__cmd *part = cp__cmdvec_add(&p->parts);
         if (part == NULL) {

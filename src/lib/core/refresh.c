@@ -24,6 +24,7 @@
 #define REFRESH_RETRY_NS 100000000ull  /* after a refresh no node answered */
 #define REFRESH_HEDGE_NS 200000000ull  /* no answer this long: ask the next candidate too */
 #define REFRESH_MAX_OUT 3              /* refresh requests out at once, hedges included */
+#define REFRESH_ROLE_RECHECKS 3        /* maps in a row asked of a node whose role is unsure */
 
 /* ---- where the map is asked for, and what its answer does ---------------------------------- */
 
@@ -56,7 +57,7 @@ static int plan(cp__client *c) {
             const cp__conn *conn = &c->nodes[i].conn;
             int ready = conn->state == CP__CONN_READY;
             int idle = ready && conn->fcount == 0 && c->nodes[i].q.n == 0;
-            int want = pass == 0   ? c->nodes[i].role_unsure
+            int want = pass == 0   ? c->nodes[i].role_unsure > 0
                        : pass == 1 ? c->nodes[i].is_master && idle
                        : pass == 2 ? c->nodes[i].is_master && ready
                        : pass == 3 ? c->nodes[i].is_master
@@ -98,21 +99,25 @@ static const char *request(const cp__client *c, size_t *len) {
     return c->no_shards ? slots : shards;
 }
 
-/* Marks role_unsure the nodes that map m (its nodes at the client's indexes map[]) calls masters
- * serving no slot while the client's table still gives them slots, and then asks for the map
- * again. After a failover, a node that has heard from the new master but not yet from the old
- * one sees both as masters, the old one with no slot. A client whose map came from it would
+/* After a failover, a node that has heard from the new master but not yet from the old one sees
+ * both as masters, the old one healthy and with no slot. A client whose map came from it would
  * keep a replica as a master for as long as no redirect asks for another map (never, once its
- * routes are right): its fan-outs (DBSIZE, KEYS) would count the replica's copy of the keys,
- * and its buffers would be kept. The next map is asked of that node first: its own word on its
- * role is the latest. A master emptied by resharding costs one map more: the table then gives
- * it no slot, so no more. Out of memory, nothing is marked. */
-static void mark_role_unsure(cp__client *c, const cp__slotmap *m, const int *map) {
-    for (int i = 0; i < c->nnodes; i++)
-        c->nodes[i].role_unsure = 0;
+ * routes are right): its fan-outs (DBSIZE, KEYS) and SCANs would count the replica's copy of the
+ * keys, and its buffers would be kept. So the map is asked for again, of that node first: its
+ * own word on its role is the latest. role_unsure marks such a node: one map m (answered by node
+ * `from`, its nodes at the client's indexes map[]) calls a healthy master with no slot while the
+ * client's table gave it slots, or it was marked and the map still says so and did not come from
+ * it (the recheck was answered by another node, as stale). At most REFRESH_ROLE_RECHECKS maps in a
+ * row: a master emptied by resharding costs one map more (its own answer clears the mark), one
+ * that does not answer a few. A failed master is not marked: its word cannot be had. Out of
+ * memory, nothing is marked. */
+static void mark_role_unsure(cp__client *c, const cp__slotmap *m, const int *map, int from) {
     uint8_t *had = cp__calloc((size_t)c->nnodes, 2);
-    if (had == NULL)
+    if (had == NULL) {
+        for (int i = 0; i < c->nnodes; i++)
+            c->nodes[i].role_unsure = 0;
         return;
+    }
     uint8_t *has = had + c->nnodes;
     for (int s = 0; s < CP_SLOTS; s++) {
         if (c->slottab.node[s] >= 0)
@@ -120,14 +125,19 @@ static void mark_role_unsure(cp__client *c, const cp__slotmap *m, const int *map
         if (m->owner[s] >= 0)
             has[map[m->owner[s]]] = 1;
     }
-    for (int i = 0; i < c->nnodes; i++)
-        if (c->nodes[i].is_master && had[i] && !has[i])
-            c->nodes[i].role_unsure = c->refresh.recheck = 1;
+    for (int i = 0; i < c->nnodes; i++) {
+        cp__node *node = &c->nodes[i];
+        int unsure = node->is_master && node->healthy && !has[i] && i != from &&
+                     (had[i] || node->role_unsure > 0) && node->role_unsure < REFRESH_ROLE_RECHECKS;
+        node->role_unsure = unsure ? node->role_unsure + 1 : 0;
+        c->refresh.recheck |= unsure;
+    }
     cp__free(had);
 }
 
-/* Applies a parsed map: every node it names gets (or keeps) a stable index here. */
-static int apply_map(cp__client *c, const cp__slotmap *m) {
+/* Applies a parsed map, answered by node `from`: every node it names gets (or keeps) a stable
+ * index here. */
+static int apply_map(cp__client *c, const cp__slotmap *m, int from) {
     int idx[512];
     int *map = m->nnodes <= 512 ? idx : cp__malloc((size_t)m->nnodes * sizeof(int));
     if (map == NULL)
@@ -169,7 +179,7 @@ static int apply_map(cp__client *c, const cp__slotmap *m) {
         if ((c->nodes[i].conn.fcount > 0 || c->nodes[i].q.n > 0) &&
             (before = cp__malloc(sizeof(c->slottab.node))) != NULL)
             memcpy(before, c->slottab.node, sizeof(c->slottab.node));
-    mark_role_unsure(c, m, map);
+    mark_role_unsure(c, m, map, from);
     for (int s = 0; s < CP_SLOTS; s++) {
         int16_t owner = m->owner[s] < 0 ? -1 : (int16_t)map[m->owner[s]];
         /* Its entries' node lost it. (A slot no node served has no entries, and a read sent
@@ -235,7 +245,7 @@ static int apply_reply(cp__client *c, int n, const redisReply *r, int err, const
         cp__slotmap_free(&m);
         return fail(c, CP_ETOPOLOGY, "%s:%d: no slot is assigned", host, port);
     }
-    rc = apply_map(c, &m);
+    rc = apply_map(c, &m, n);
     cp__slotmap_free(&m);
     if (rc != 0)
         return fail(c, rc, "out of memory");

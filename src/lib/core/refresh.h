@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * The in-band slot-map refresh, without any I/O: a round asks node after node (masters with an
- * idle ready connection first, then other ready masters, other masters, replicas and other
- * nodes, then the seeds), hedging a request not answered in 200 ms, until one answers with a map;
- * the reply (CLUSTER SHARDS, or SLOTS) is applied to the client's node set and slot table, and
- * commands waiting for it go on. Here the round decides and builds each request as a batch of
- * its own; exec.c sends it in-band, like any other command, and hands its answer back. One
- * thread, the client's.
+ * The in-band slot-map refresh, without any I/O: a round asks node after node (a node whose role
+ * the last map left unsure first, then masters with an idle ready connection, other ready
+ * masters, other masters, replicas and other nodes, then the seeds), hedging a request not answered
+ * in 200 ms, until one answers with a map; the reply (CLUSTER SHARDS, or SLOTS) is applied to the
+ * client's node set and slot table, and commands waiting for it go on. Here the round decides and
+ * builds each request as a batch of its own; exec.c sends it in-band, like any other command, and
+ * hands its answer back. One thread, the client's.
  */
 #ifndef CLUSTERPIPE_REFRESH_H
 #define CLUSTERPIPE_REFRESH_H

@@ -28,7 +28,7 @@ int cp__scan_start(cp_scan *s) {
         return cp__scan_err(s, CP_ENOMEM, "out of memory");
     s->nmasters = 0;
     for (int i = 0; i < c->nnodes; i++)
-        if (c->nodes[i].is_master)
+        if (c->nodes[i].is_master && !c->nodes[i].role_unsure) /* a replica, likely: refresh.c */
             m[s->nmasters++] = i;
     if (!c->cluster) { /* node 0, the endpoint */
         m[0] = 0;
