@@ -831,6 +831,28 @@ static void a_keyless_command_refused_stops_the_run(void **state) {
 }
 
 /* Bad command lines: exit 2, the flag and the value named, nothing started. */
+/* size bytes of xorshift64 noise from seed (random: the RDB keeps them uncompressed);
+ * the caller frees them. */
+static unsigned char *noise(size_t size, uint64_t seed) {
+    unsigned char *v = malloc(size);
+    assert_non_null(v);
+    for (size_t i = 0; i < size; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        v[i] = (unsigned char)seed;
+    }
+    return v;
+}
+
+/* GET key through c answers exactly the size bytes at v. */
+static void assert_value(cp_client *c, const char *key, const unsigned char *v, size_t size) {
+    redisReply *r = cp_command(c, "GET %s", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_int_equal(r->len, size);
+    assert_memory_equal(r->str, v, size);
+    cp_reply_free(r);
+}
+
 /* A snapshot far larger than what the tool reads ahead (64 MB) and holds in batches (5 of at most
  * 16 MB) moves with the tool's memory bounded by those, not by the snapshot: 320 values of 1 MB
  * (random bytes: the RDB cannot compress them) while the target's masters hold writes (CLIENT
@@ -850,13 +872,7 @@ static void a_snapshot_larger_than_the_read_ahead_waits_at_the_source(void **sta
     assert_non_null(target);
     redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
     assert_non_null(s);
-    unsigned char *v = malloc(SIZE);
-    assert_non_null(v);
-    uint64_t x = 88172645463325252ull;
-    for (size_t i = 0; i < SIZE; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        v[i] = (unsigned char)x;
-    }
+    unsigned char *v = noise(SIZE, 88172645463325252ull);
     for (int k = 0; k < N; k++) {
         memcpy(v, &k, sizeof k); /* each value its own */
         redisAppendCommand(s, "SET big:%d %b", k, v, (size_t)SIZE);
@@ -877,12 +893,9 @@ static void a_snapshot_larger_than_the_read_ahead_waits_at_the_source(void **sta
     assert_int_equal(dbsize(c), N);
     int k = N - 1;
     memcpy(v, &k, sizeof k);
-    redisReply *r = cp_command(c, "GET big:%d", k);
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    assert_int_equal(r->len, SIZE);
-    assert_memory_equal(r->str, v, SIZE);
-    cp_reply_free(r);
+    char key[32];
+    snprintf(key, sizeof key, "big:%d", k);
+    assert_value(c, key, v, SIZE);
     cp_free(c);
     free(v);
     cp_clirun_free(&run);
@@ -906,13 +919,7 @@ static void a_key_larger_than_the_read_ahead(void **state) {
     assert_non_null(target);
     redisContext *s = cp_fixture_conn(sources, source_port(sources, 0));
     assert_non_null(s);
-    unsigned char *v = malloc(SIZE);
-    assert_non_null(v);
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < SIZE; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        v[i] = (unsigned char)x;
-    }
+    unsigned char *v = noise(SIZE, 0x9e3779b97f4a7c15ull);
     redisAppendCommand(s, "SET huge %b", v, (size_t)SIZE);
     redisAppendCommand(s, "SET small one");
     drain(s, 2);
@@ -929,12 +936,7 @@ static void a_key_larger_than_the_read_ahead(void **state) {
         fail_msg("migrate exited %d: %s", rc, run.err);
     cp_client *c = cp_fixture_client(target, NULL);
     assert_non_null(c);
-    redisReply *r = cp_command(c, "GET huge");
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    assert_int_equal(r->len, SIZE);
-    assert_memory_equal(r->str, v, SIZE);
-    cp_reply_free(r);
+    assert_value(c, "huge", v, SIZE);
     assert_int_equal(dbsize(c), 2);
     cp_free(c);
     free(v);
