@@ -29,8 +29,11 @@
  * in its stride. The price: the source's writes meanwhile wait in its output buffer for this
  * replica, which has a limit (client-output-buffer-limit replica, 256 MB by default; passing it
  * ends the run, the source named, and a message that says so). The stream is read as fast as it
- * comes, for the same limit. */
-#define READ_AHEAD (64u << 20)
+ * comes, for the same limit. Kept small: a backlog that outgrows the caches is parsed from cold
+ * memory, and at 64 MB (a reader's buffer of up to 128 MB, every page of it faulted in fresh)
+ * the tool spent 30% more CPU moving a snapshot than at 8 MB (bench/migrate-speed.sh, the
+ * tool on one core with the target). */
+#define READ_AHEAD (8u << 20)
 #define LINE_MAX_LEN 512
 
 struct cp__src {

@@ -62,7 +62,7 @@ short cp__src_events(const cp__src *s); /* POLLIN, and POLLOUT while output wait
 
 /* After poll said revents on the fd (0: only the silence is checked): writes what waits, reads
  * what arrived (at most max_read bytes, so one source cannot starve the others; during the
- * snapshot, nothing while 64 MB read wait to be handed out: events then asks no POLLIN). 0, or
+ * snapshot, nothing while 8 MB read wait to be handed out: events then asks no POLLIN). 0, or
  * -1. */
 int cp__src_io(cp__src *s, short revents, size_t max_read);
 
