@@ -1,30 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  *
- * Redis's CRC64 (crc64.h), eight bytes a step ("slicing by 8": table k gives what a byte does
- * to the sum k bytes before the step's end), through tables built once. Every snapshot key's
- * DUMP payload and the whole RDB file pass through here, so a byte at a time was a third of
- * migrate's CPU.
+ * Redis's CRC64 (crc64.h). Every snapshot key's DUMP payload (about 100 bytes) and the whole RDB
+ * file pass through here, so both short and long buffers matter. Two ways, chosen once:
+ *
+ *  - x86-64 with PCLMULQDQ: the buffer's 16-byte blocks are folded together with carry-less
+ *    multiplications (four blocks side by side while there are 64 bytes, then one), the last
+ *    block is reduced to 64 bits by a Barrett reduction, and the tail of under 16 bytes goes
+ *    through the tables. About ten times the tables' speed on long buffers.
+ *  - anywhere else, and for those tails: eight bytes a step ("slicing by 8": table k gives what a
+ *    byte does to the sum k bytes before the step's end).
+ *
+ * The math, in the reflected domain Redis uses: bit i of a 64-bit value is the coefficient of
+ * x^(63-i), bit k of a 128-bit block (loaded little-endian) that of x^(127-k), so the first byte's
+ * low bit is the highest power. With P = x^64 + POLY, the sum after message M from sum c is
+ * (c * x^(8 len) + M * x^64) mod P: c XORed onto the first 8 bytes, then M * x^64 mod P.
+ * PCLMULQDQ of two 64-bit values a, b gives the 128-bit block of x * a * b (the bits line up one
+ * place short, hence the x), so a constant meant to multiply by x^n is x^(n-1) mod P.
  */
 #include "migrate/crc64.h"
 
 #include <pthread.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CRC_HAVE_PCLMUL 1
+#endif
+
+/* The Jones polynomial 0xad93d23594c935a9 without its x^64 term, bit-reversed. */
+#define CRC_POLY 0x95ac9329ac4bc9b5ULL
+
 static uint64_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void) {
-    const uint64_t poly = 0x95ac9329ac4bc9b5ULL; /* 0xad93d23594c935a9, bit-reversed */
-    for (unsigned i = 0; i < 256; i++) {
-        uint64_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
-        crc_table[0][i] = c;
-    }
-    for (unsigned i = 0; i < 256; i++)
-        for (int k = 1; k < 8; k++)
-            crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
-}
+static uint64_t (*crc_impl)(uint64_t crc, const unsigned char *p, size_t len);
+static const char *crc_impl_name;
 
 /* Eight bytes as a little-endian number, whatever the machine's order. */
 static uint64_t load_le64(const unsigned char *p) {
@@ -40,9 +49,7 @@ static uint64_t load_le64(const unsigned char *p) {
 #endif
 }
 
-uint64_t cp__crc64(uint64_t crc, const void *buf, size_t len) {
-    pthread_once(&crc_once, crc_init);
-    const unsigned char *p = buf;
+static uint64_t crc64_by_tables(uint64_t crc, const unsigned char *p, size_t len) {
     for (; len >= 8; p += 8, len -= 8) {
         uint64_t v = crc ^ load_le64(p);
         crc = crc_table[7][v & 0xff] ^ crc_table[6][(v >> 8) & 0xff] ^
@@ -53,4 +60,166 @@ uint64_t cp__crc64(uint64_t crc, const void *buf, size_t len) {
     for (; len > 0; p++, len--)
         crc = crc_table[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
     return crc;
+}
+
+static void tables_init(void) {
+    for (unsigned i = 0; i < 256; i++) {
+        uint64_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ CRC_POLY : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (unsigned i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++)
+            crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
+}
+
+#ifdef CRC_HAVE_PCLMUL
+
+/* Multiplying by x in the reflected domain is a shift right; the x^63 coefficient leaving at the
+ * bottom becomes x^64, which is POLY modulo P. Returns that carry, the quotient's next bit. */
+static unsigned times_x_mod_p(uint64_t *r) {
+    unsigned carry = *r & 1;
+    *r = (*r >> 1) ^ (carry ? CRC_POLY : 0);
+    return carry;
+}
+
+/* x^n mod P, one multiplication by x at a time from x^0 (the top bit). */
+static uint64_t xpow_mod_p(unsigned n) {
+    uint64_t r = 1ULL << 63;
+    while (n-- > 0)
+        times_x_mod_p(&r);
+    return r;
+}
+
+/* floor(x^128 / P) without its x^64 term, for the Barrett reduction. Dividing x^128 by P bit by
+ * bit is computing x^128 mod P as above: each carry is the quotient's next bit, from x^64 (step
+ * 64) down to x^0 (step 128), so steps 65..128 give the coefficients of x^63..x^0. */
+static uint64_t barrett_mu(void) {
+    uint64_t r = 1ULL << 63, mu = 0;
+    for (unsigned step = 1; step <= 128; step++) {
+        uint64_t carry = times_x_mod_p(&r);
+        if (step > 64)
+            mu |= carry << (step - 65);
+    }
+    return mu;
+}
+
+/* The folding constants: a block's low half (its x^127..x^64 half) times x^(d+64), its high half
+ * times x^d, moves it d bits further on; each half is 64 bits, so the products fit in a block.
+ * fold_by_128 moves a block onto the next one, fold_by_512 onto the block four later (the four
+ * accumulators of the wide loop). Both in the order _mm_clmulepi64_si128's selectors take them:
+ * low lane with the block's low half (0x00), high lane with its high half (0x11). */
+static __m128i fold_by_128, fold_by_512;
+static uint64_t x_pow_127_mod_p, mu_low;
+
+static void pclmul_init(void) {
+    fold_by_128 = _mm_set_epi64x((long long)xpow_mod_p(128 - 1), (long long)xpow_mod_p(128 + 63));
+    fold_by_512 = _mm_set_epi64x((long long)xpow_mod_p(512 - 1), (long long)xpow_mod_p(512 + 63));
+    x_pow_127_mod_p = xpow_mod_p(127);
+    mu_low = barrett_mu();
+}
+
+#define CRC_PCLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
+
+/* acc moved onto next: acc * x^d + next, d being what k was built for. */
+CRC_PCLMUL_TARGET static __m128i fold(__m128i acc, __m128i k, __m128i next) {
+    __m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
+    __m128i hi = _mm_clmulepi64_si128(acc, k, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
+}
+
+/* The low and high 64 bits of the carry-less product of a and b. */
+CRC_PCLMUL_TARGET static void clmul64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi) {
+    __m128i c = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
+                                     _mm_cvtsi64_si128((long long)b), 0x00);
+    *lo = (uint64_t)_mm_cvtsi128_si64(c);
+    *hi = (uint64_t)_mm_extract_epi64(c, 1);
+}
+
+/* The sum of a message whose blocks folded into x: x * x^64 mod P.
+ *
+ * First x's low half xh (coefficients x^127..x^64) is folded onto its high half xl, moved up by 64:
+ * y = xh * x^128 + xl * x^64 (mod P), again 128 bits, yh above yl. Then y mod P by Barrett with
+ * mu = floor(x^128 / P): q = floor(yh * mu / x^64) is the quotient of yh * x^64 by P, so
+ * yh * x^64 mod P is the low 64 coefficients of q * P, and the sum is yl + that. mu and P have an
+ * x^64 term each, which is not in the 64-bit constants: q = yh + floor(yh * mu_low / x^64) and
+ * q * P = q * x^64 + q * POLY, whose first term has no low coefficients. The shifts put each
+ * product's wanted coefficients back in a 64-bit value (the x that PCLMULQDQ adds, and the
+ * halves). */
+CRC_PCLMUL_TARGET static uint64_t reduce(__m128i x) {
+    uint64_t xh = (uint64_t)_mm_cvtsi128_si64(x), xl = (uint64_t)_mm_extract_epi64(x, 1);
+    uint64_t yh, yl, lo, hi;
+    clmul64(xh, x_pow_127_mod_p, &yh, &yl);
+    yh ^= xl;
+    clmul64(yh, mu_low, &lo, &hi);
+    uint64_t q = yh ^ (lo << 1);
+    clmul64(q, CRC_POLY, &lo, &hi);
+    return yl ^ (hi << 1 | lo >> 63);
+}
+
+static __m128i load_block(const unsigned char *p) {
+    __m128i b;
+    memcpy(&b, p, sizeof b);
+    return b;
+}
+
+CRC_PCLMUL_TARGET static uint64_t crc64_by_pclmul(uint64_t crc, const unsigned char *p,
+                                                  size_t len) {
+    if (len < 16)
+        return crc64_by_tables(crc, p, len);
+    /* The running sum joins the first 8 bytes (see the top). */
+    __m128i acc = _mm_xor_si128(load_block(p), _mm_cvtsi64_si128((long long)crc));
+    p += 16;
+    len -= 16;
+    if (len >= 48) {
+        /* Four accumulators, each folded 64 bytes on: their multiplications do not wait on one
+         * another, and a long buffer runs at the multiplier's throughput, not its latency. */
+        __m128i acc1 = load_block(p), acc2 = load_block(p + 16), acc3 = load_block(p + 32);
+        p += 48;
+        len -= 48;
+        for (; len >= 64; p += 64, len -= 64) {
+            acc = fold(acc, fold_by_512, load_block(p));
+            acc1 = fold(acc1, fold_by_512, load_block(p + 16));
+            acc2 = fold(acc2, fold_by_512, load_block(p + 32));
+            acc3 = fold(acc3, fold_by_512, load_block(p + 48));
+        }
+        acc = fold(acc, fold_by_128, acc1);
+        acc = fold(acc, fold_by_128, acc2);
+        acc = fold(acc, fold_by_128, acc3);
+    }
+    for (; len >= 16; p += 16, len -= 16)
+        acc = fold(acc, fold_by_128, load_block(p));
+    return crc64_by_tables(reduce(acc), p, len);
+}
+
+#endif /* CRC_HAVE_PCLMUL */
+
+static void crc_init(void) {
+    tables_init();
+    crc_impl = crc64_by_tables;
+    crc_impl_name = "table";
+#ifdef CRC_HAVE_PCLMUL
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) {
+        pclmul_init();
+        crc_impl = crc64_by_pclmul;
+        crc_impl_name = "pclmul";
+    }
+#endif
+}
+
+uint64_t cp__crc64(uint64_t crc, const void *buf, size_t len) {
+    pthread_once(&crc_once, crc_init);
+    return crc_impl(crc, buf, len);
+}
+
+uint64_t cp__crc64_table(uint64_t crc, const void *buf, size_t len) {
+    pthread_once(&crc_once, crc_init);
+    return crc64_by_tables(crc, buf, len);
+}
+
+const char *cp__crc64_impl(void) {
+    pthread_once(&crc_once, crc_init);
+    return crc_impl_name;
 }
