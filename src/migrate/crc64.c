@@ -92,32 +92,43 @@ static uint64_t xpow_mod_p(unsigned n) {
     return r;
 }
 
-/* floor(x^128 / P) without its x^64 term, for the Barrett reduction. Dividing x^128 by P bit by
- * bit is computing x^128 mod P as above: each carry is the quotient's next bit, from x^64 (step
- * 64) down to x^0 (step 128), so steps 65..128 give the coefficients of x^63..x^0. */
-static uint64_t barrett_mu(void) {
-    uint64_t r = 1ULL << 63, mu = 0;
-    for (unsigned step = 1; step <= 128; step++) {
+/* floor(x^127 / P), for the Barrett reduction. Dividing x^127 by P bit by bit is computing
+ * x^127 mod P as above: the carry of step n is the quotient's coefficient of x^(127-n), the first
+ * one (x^63) at step 64. */
+static uint64_t quotient_x127_by_p(void) {
+    uint64_t r = 1ULL << 63, q = 0;
+    for (unsigned n = 1; n <= 127; n++) {
         uint64_t carry = times_x_mod_p(&r);
-        if (step > 64)
-            mu |= carry << (step - 65);
+        if (n >= 64)
+            q |= carry << (n - 64);
     }
-    return mu;
+    return q;
 }
 
-/* The folding constants: a block's low half (its x^127..x^64 half) times x^(d+64), its high half
- * times x^d, moves it d bits further on; each half is 64 bits, so the products fit in a block.
- * fold_by_128 moves a block onto the next one, fold_by_512 onto the block four later (the four
- * accumulators of the wide loop). Both in the order _mm_clmulepi64_si128's selectors take them:
- * low lane with the block's low half (0x00), high lane with its high half (0x11). */
-static __m128i fold_by_128, fold_by_512;
-static uint64_t x_pow_127_mod_p, mu_low;
+/* The folding constants: a block's first 64 bits (coefficients x^127..x^64) times x^(d+64) and
+ * its last 64 times x^d move it d bits further on, each product again fitting in a block. So
+ * fold_by_d holds x^(d+63) mod P in the low lane and x^(d-1) mod P in the high one, where the
+ * selectors 0x00 and 0x11 of _mm_clmulepi64_si128 take them with the block's halves. 128: onto
+ * the next block; 512: onto the block four later (the wide loop's four accumulators); 256 and
+ * 384 bring those four together. */
+static __m128i fold_by_128, fold_by_256, fold_by_384, fold_by_512;
+/* reduce's: x^127 mod P and floor(x^127 / P) in the low and high lanes; P without its constant
+ * term, divided by x. */
+static __m128i reduce_consts, p_div_x;
+
+static __m128i fold_consts(unsigned d) {
+    return _mm_set_epi64x((long long)xpow_mod_p(d - 1), (long long)xpow_mod_p(d + 63));
+}
 
 static void pclmul_init(void) {
-    fold_by_128 = _mm_set_epi64x((long long)xpow_mod_p(128 - 1), (long long)xpow_mod_p(128 + 63));
-    fold_by_512 = _mm_set_epi64x((long long)xpow_mod_p(512 - 1), (long long)xpow_mod_p(512 + 63));
-    x_pow_127_mod_p = xpow_mod_p(127);
-    mu_low = barrett_mu();
+    fold_by_128 = fold_consts(128);
+    fold_by_256 = fold_consts(256);
+    fold_by_384 = fold_consts(384);
+    fold_by_512 = fold_consts(512);
+    reduce_consts = _mm_set_epi64x((long long)quotient_x127_by_p(), (long long)xpow_mod_p(127));
+    /* P = x^64 + POLY, and POLY's constant term is 1 (CRC_POLY's top bit), so P / x is x^63 (bit
+     * 0) and POLY's other coefficients, each one power lower, so one bit higher. */
+    p_div_x = _mm_cvtsi64_si128((long long)(CRC_POLY << 1 | 1));
 }
 
 #define CRC_PCLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
@@ -129,33 +140,22 @@ CRC_PCLMUL_TARGET static __m128i fold(__m128i acc, __m128i k, __m128i next) {
     return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
-/* The low and high 64 bits of the carry-less product of a and b. */
-CRC_PCLMUL_TARGET static void clmul64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi) {
-    __m128i c = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
-                                     _mm_cvtsi64_si128((long long)b), 0x00);
-    *lo = (uint64_t)_mm_cvtsi128_si64(c);
-    *hi = (uint64_t)_mm_extract_epi64(c, 1);
-}
-
-/* The sum of a message whose blocks folded into x: x * x^64 mod P.
+/* The sum of a message whose blocks folded into b: b * x^64 mod P.
  *
- * First x's low half xh (coefficients x^127..x^64) is folded onto its high half xl, moved up by 64:
- * y = xh * x^128 + xl * x^64 (mod P), again 128 bits, yh above yl. Then y mod P by Barrett with
- * mu = floor(x^128 / P): q = floor(yh * mu / x^64) is the quotient of yh * x^64 by P, so
- * yh * x^64 mod P is the low 64 coefficients of q * P, and the sum is yl + that. mu and P have an
- * x^64 term each, which is not in the 64-bit constants: q = yh + floor(yh * mu_low / x^64) and
- * q * P = q * x^64 + q * POLY, whose first term has no low coefficients. The shifts put each
- * product's wanted coefficients back in a 64-bit value (the x that PCLMULQDQ adds, and the
- * halves). */
-CRC_PCLMUL_TARGET static uint64_t reduce(__m128i x) {
-    uint64_t xh = (uint64_t)_mm_cvtsi128_si64(x), xl = (uint64_t)_mm_extract_epi64(x, 1);
-    uint64_t yh, yl, lo, hi;
-    clmul64(xh, x_pow_127_mod_p, &yh, &yl);
-    yh ^= xl;
-    clmul64(yh, mu_low, &lo, &hi);
-    uint64_t q = yh ^ (lo << 1);
-    clmul64(q, CRC_POLY, &lo, &hi);
-    return yl ^ (hi << 1 | lo >> 63);
+ * First b's first half is moved on by 128 bits onto its second half moved on by 64:
+ * y = yh * x^64 + yl, 128 bits again. Then y mod P = yl + (yh * x^64 mod P), by Barrett: with
+ * mu = floor(x^128 / P), q = floor(yh * mu / x^64) is the quotient of yh * x^64 by P (exactly,
+ * yh having 64 coefficients). mu's constant term reaches no coefficient of yh * mu from x^64 up,
+ * so q = floor(x * yh * floor(x^127 / P) / x^64): the first 64 bits of PCLMULQDQ's product, its
+ * x included. The remainder yh * x^64 - q * P has no coefficient from x^64 up, and yh * x^64 none
+ * below: it is the last 64 coefficients of q * P = x * q * (P / x) + q, that is of the product
+ * of q and P / x (64 coefficients again), plus q. */
+CRC_PCLMUL_TARGET static uint64_t reduce(__m128i b) {
+    __m128i y = _mm_xor_si128(_mm_clmulepi64_si128(b, reduce_consts, 0x00), _mm_srli_si128(b, 8));
+    __m128i q = _mm_clmulepi64_si128(y, reduce_consts, 0x10);
+    __m128i qp = _mm_clmulepi64_si128(q, p_div_x, 0x00);
+    __m128i sum = _mm_xor_si128(_mm_xor_si128(y, qp), _mm_slli_si128(q, 8));
+    return (uint64_t)_mm_extract_epi64(sum, 1);
 }
 
 static __m128i load_block(const unsigned char *p) {
@@ -184,9 +184,8 @@ CRC_PCLMUL_TARGET static uint64_t crc64_by_pclmul(uint64_t crc, const unsigned c
             acc2 = fold(acc2, fold_by_512, load_block(p + 32));
             acc3 = fold(acc3, fold_by_512, load_block(p + 48));
         }
-        acc = fold(acc, fold_by_128, acc1);
-        acc = fold(acc, fold_by_128, acc2);
-        acc = fold(acc, fold_by_128, acc3);
+        /* Each moved onto the last at once: the multiplications again side by side. */
+        acc = fold(acc, fold_by_384, fold(acc1, fold_by_256, fold(acc2, fold_by_128, acc3)));
     }
     for (; len >= 16; p += 16, len -= 16)
         acc = fold(acc, fold_by_128, load_block(p));

@@ -55,7 +55,7 @@ static void fill_random(unsigned char *p, size_t len) {
         p[i] = (unsigned char)next_random();
 }
 
-static void test_redis_check_value(void **state) {
+static void redis_check_value(void **state) {
     (void)state;
     assert_int_equal(reference(0, (const unsigned char *)"123456789", 9), 0xe9c6d914c4b8d9caULL);
     assert_int_equal(cp__crc64(0, "123456789", 9), 0xe9c6d914c4b8d9caULL);
@@ -68,7 +68,7 @@ static void test_redis_check_value(void **state) {
     assert_int_equal(cp__crc64_table(0, text, len), want);
 }
 
-static void test_way_taken(void **state) {
+static void way_taken_follows_the_cpu(void **state) {
     (void)state;
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -81,7 +81,7 @@ static void test_way_taken(void **state) {
 
 /* Every length at every start offset (the folding's 16-byte loads land anywhere), each series
  * from its own random sum; the reference continues from the previous length, one byte on. */
-static void test_every_length_and_offset(void **state) {
+static void every_length_and_offset_agree_with_bits(void **state) {
     (void)state;
     unsigned char *buf = malloc(MAX_LEN + OFFSETS);
     assert_non_null(buf);
@@ -109,7 +109,7 @@ static void test_every_length_and_offset(void **state) {
 
 /* The sum of A, continued over B, is the sum of A||B: every split of 300 bytes, and splits of
  * 4096 bytes around the 16- and 64-byte steps. */
-static void test_continued(void **state) {
+static void continued_sum_equals_whole(void **state) {
     (void)state;
     unsigned char *buf = malloc(MAX_LEN);
     assert_non_null(buf);
@@ -132,7 +132,7 @@ static void test_continued(void **state) {
 
 /* Each buffer is its own allocation of exactly len bytes: a load past its end is a heap overflow
  * under ASan. */
-static void test_buffer_at_allocation_end(void **state) {
+static void buffers_ending_at_their_allocation_end(void **state) {
     (void)state;
     for (size_t len = 0; len <= 300; len++) {
         unsigned char *p = malloc(len ? len : 1);
@@ -148,9 +148,11 @@ static void test_buffer_at_allocation_end(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_redis_check_value),        cmocka_unit_test(test_way_taken),
-        cmocka_unit_test(test_every_length_and_offset),  cmocka_unit_test(test_continued),
-        cmocka_unit_test(test_buffer_at_allocation_end),
+        cmocka_unit_test(redis_check_value),
+        cmocka_unit_test(way_taken_follows_the_cpu),
+        cmocka_unit_test(every_length_and_offset_agree_with_bits),
+        cmocka_unit_test(continued_sum_equals_whole),
+        cmocka_unit_test(buffers_ending_at_their_allocation_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
