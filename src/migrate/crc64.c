@@ -3,10 +3,10 @@
  * Redis's CRC64 (crc64.h). Every snapshot key's DUMP payload (about 100 bytes) and the whole RDB
  * file pass through here, so both short and long buffers matter. Two ways, chosen once:
  *
- *  - x86-64 with PCLMULQDQ: the buffer's 16-byte blocks are folded together with carry-less
- *    multiplications (four blocks side by side while there are 64 bytes, then one), the last
- *    block is reduced to 64 bits by a Barrett reduction, and the tail of under 16 bytes goes
- *    through the tables. About ten times the tables' speed on long buffers.
+ *  - x86-64 with PCLMULQDQ: the buffer's 16-byte blocks are folded into one with carry-less
+ *    multiplications (four accumulators side by side over each 64 bytes, so that the multiplier
+ *    is never waited on), that block is reduced to the 64-bit sum by a Barrett reduction, and the
+ *    tail of under 16 bytes goes through the tables.
  *  - anywhere else, and for those tails: eight bytes a step ("slicing by 8": table k gives what a
  *    byte does to the sum k bytes before the step's end).
  *
@@ -107,33 +107,30 @@ static uint64_t quotient_x127_by_p(void) {
 
 /* The folding constants: a block's first 64 bits (coefficients x^127..x^64) times x^(d+64) and
  * its last 64 times x^d move it d bits further on, each product again fitting in a block. So
- * fold_by_d holds x^(d+63) mod P in the low lane and x^(d-1) mod P in the high one, where the
- * selectors 0x00 and 0x11 of _mm_clmulepi64_si128 take them with the block's halves. 128: onto
- * the next block; 512: onto the block four later (the wide loop's four accumulators); 256 and
- * 384 bring those four together. */
-static __m128i fold_by_128, fold_by_256, fold_by_384, fold_by_512;
+ * fold_by[k], for moving a block k blocks on (d = 128 k), holds x^(d+63) mod P in the low lane
+ * and x^(d-1) mod P in the high one, where the selectors 0x00 and 0x11 of _mm_clmulepi64_si128
+ * take them with the block's halves. From 1 to 4 blocks on (fold_by[0] is not used). */
+static __m128i fold_by[5];
 /* reduce's: x^127 mod P and floor(x^127 / P) in the low and high lanes; P without its constant
  * term, divided by x. */
 static __m128i reduce_consts, p_div_x;
 
-static __m128i fold_consts(unsigned d) {
-    return _mm_set_epi64x((long long)xpow_mod_p(d - 1), (long long)xpow_mod_p(d + 63));
-}
-
 static void pclmul_init(void) {
-    fold_by_128 = fold_consts(128);
-    fold_by_256 = fold_consts(256);
-    fold_by_384 = fold_consts(384);
-    fold_by_512 = fold_consts(512);
+    for (unsigned k = 1; k <= 4; k++) {
+        unsigned d = 128 * k;
+        fold_by[k] = _mm_set_epi64x((long long)xpow_mod_p(d - 1), (long long)xpow_mod_p(d + 63));
+    }
     reduce_consts = _mm_set_epi64x((long long)quotient_x127_by_p(), (long long)xpow_mod_p(127));
     /* P = x^64 + POLY, and POLY's constant term is 1 (CRC_POLY's top bit), so P / x is x^63 (bit
      * 0) and POLY's other coefficients, each one power lower, so one bit higher. */
     p_div_x = _mm_cvtsi64_si128((long long)(CRC_POLY << 1 | 1));
 }
 
+/* Only the functions that use PCLMULQDQ (and SSE4.1's PEXTRQ) are built for them: the rest of the
+ * build keeps its flags, and these run only where crc_init found both. */
 #define CRC_PCLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
 
-/* acc moved onto next: acc * x^d + next, d being what k was built for. */
+/* acc moved onto next: acc * x^d + next (mod P, in 128 bits), d being what k was built for. */
 CRC_PCLMUL_TARGET static __m128i fold(__m128i acc, __m128i k, __m128i next) {
     __m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
     __m128i hi = _mm_clmulepi64_si128(acc, k, 0x11);
@@ -142,14 +139,15 @@ CRC_PCLMUL_TARGET static __m128i fold(__m128i acc, __m128i k, __m128i next) {
 
 /* The sum of a message whose blocks folded into b: b * x^64 mod P.
  *
- * First b's first half is moved on by 128 bits onto its second half moved on by 64:
- * y = yh * x^64 + yl, 128 bits again. Then y mod P = yl + (yh * x^64 mod P), by Barrett: with
- * mu = floor(x^128 / P), q = floor(yh * mu / x^64) is the quotient of yh * x^64 by P (exactly,
- * yh having 64 coefficients). mu's constant term reaches no coefficient of yh * mu from x^64 up,
- * so q = floor(x * yh * floor(x^127 / P) / x^64): the first 64 bits of PCLMULQDQ's product, its
- * x included. The remainder yh * x^64 - q * P has no coefficient from x^64 up, and yh * x^64 none
- * below: it is the last 64 coefficients of q * P = x * q * (P / x) + q, that is of the product
- * of q and P / x (64 coefficients again), plus q. */
+ * With bh b's first 64 bits (coefficients x^127..x^64) and bl its last, b * x^64 is
+ * bh * x^128 + bl * x^64: the product of bh and x^127 mod P, 128 bits, with bl added to its first
+ * half gives y = yh * x^64 + yl, the same modulo P. Then y mod P = yl + (yh * x^64 mod P), by
+ * Barrett: with mu = floor(x^128 / P), q = floor(yh * mu / x^64) is the quotient of yh * x^64 by P
+ * (exactly, yh having 64 coefficients). mu's constant term reaches no coefficient of yh * mu from
+ * x^64 up, so q = floor(x * yh * floor(x^127 / P) / x^64): the first 64 bits of PCLMULQDQ's
+ * product, its x included. The remainder yh * x^64 - q * P has no coefficient from x^64 up, and yh
+ * * x^64 none below: it is the last 64 coefficients of q * P = x * q * (P / x) + q, that is of the
+ * product of q and P / x (64 coefficients again), plus q. */
 CRC_PCLMUL_TARGET static uint64_t reduce(__m128i b) {
     __m128i y = _mm_xor_si128(_mm_clmulepi64_si128(b, reduce_consts, 0x00), _mm_srli_si128(b, 8));
     __m128i q = _mm_clmulepi64_si128(y, reduce_consts, 0x10);
@@ -168,27 +166,31 @@ CRC_PCLMUL_TARGET static uint64_t crc64_by_pclmul(uint64_t crc, const unsigned c
                                                   size_t len) {
     if (len < 16)
         return crc64_by_tables(crc, p, len);
+    /* The whole blocks: a few leading ones (all but the last when there are under four, else
+     * what is left over from fours) moved onto the next block at once, then fours. */
+    size_t blocks = len / 16, lead = blocks < 4 ? blocks - 1 : blocks % 4;
     /* The running sum joins the first 8 bytes (see the top). */
-    __m128i acc = _mm_xor_si128(load_block(p), _mm_cvtsi64_si128((long long)crc));
-    p += 16;
-    len -= 16;
-    if (len >= 48) {
-        /* Four accumulators, each folded 64 bytes on: their multiplications do not wait on one
-         * another, and a long buffer runs at the multiplier's throughput, not its latency. */
+    __m128i first = _mm_xor_si128(load_block(p), _mm_cvtsi64_si128((long long)crc));
+    __m128i acc = lead ? load_block(p + 16 * lead) : first;
+    for (size_t i = 0; i < lead; i++)
+        acc = fold(i ? load_block(p + 16 * i) : first, fold_by[lead - i], acc);
+    p += 16 * (lead + 1);
+    len -= 16 * (lead + 1);
+    if (blocks >= 4) {
+        /* Four accumulators, each moved 64 bytes on onto the next 64: their multiplications do
+         * not wait on one another, so a long buffer runs at the multiplier's throughput, not at
+         * its latency. At the end each is moved onto the last at once. */
         __m128i acc1 = load_block(p), acc2 = load_block(p + 16), acc3 = load_block(p + 32);
         p += 48;
         len -= 48;
         for (; len >= 64; p += 64, len -= 64) {
-            acc = fold(acc, fold_by_512, load_block(p));
-            acc1 = fold(acc1, fold_by_512, load_block(p + 16));
-            acc2 = fold(acc2, fold_by_512, load_block(p + 32));
-            acc3 = fold(acc3, fold_by_512, load_block(p + 48));
+            acc = fold(acc, fold_by[4], load_block(p));
+            acc1 = fold(acc1, fold_by[4], load_block(p + 16));
+            acc2 = fold(acc2, fold_by[4], load_block(p + 32));
+            acc3 = fold(acc3, fold_by[4], load_block(p + 48));
         }
-        /* Each moved onto the last at once: the multiplications again side by side. */
-        acc = fold(acc, fold_by_384, fold(acc1, fold_by_256, fold(acc2, fold_by_128, acc3)));
+        acc = fold(acc, fold_by[3], fold(acc1, fold_by[2], fold(acc2, fold_by[1], acc3)));
     }
-    for (; len >= 16; p += 16, len -= 16)
-        acc = fold(acc, fold_by_128, load_block(p));
     return crc64_by_tables(reduce(acc), p, len);
 }
 
