@@ -57,9 +57,17 @@ static uint64_t crc64_by_tables(uint64_t crc, const unsigned char *p, size_t len
               crc_table[3][(v >> 32) & 0xff] ^ crc_table[2][(v >> 40) & 0xff] ^
               crc_table[1][(v >> 48) & 0xff] ^ crc_table[0][v >> 56];
     }
-    for (; len > 0; p++, len--)
-        crc = crc_table[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
-    return crc;
+    if (len == 0)
+        return crc;
+    /* The last 1..7 bytes in one step the same way: byte j is followed by len-1-j more, and the
+     * sum's bytes past them move down. Their lookups do not wait on one another, as they would a
+     * byte at a time. */
+    uint64_t v = crc, next = crc >> (8 * len);
+    for (size_t j = 0; j < len; j++)
+        v ^= (uint64_t)p[j] << (8 * j);
+    for (size_t j = 0; j < len; j++)
+        next ^= crc_table[len - 1 - j][(v >> (8 * j)) & 0xff];
+    return next;
 }
 
 static void tables_init(void) {
