@@ -12,4 +12,10 @@
 
 uint64_t cp__crc64(uint64_t crc, const void *buf, size_t len);
 
+/* For tests: the same sum through the tables alone (what cp__crc64 does on a CPU without
+ * PCLMULQDQ, and on other architectures), and which way cp__crc64 takes here: "pclmul" or
+ * "table". */
+uint64_t cp__crc64_table(uint64_t crc, const void *buf, size_t len);
+const char *cp__crc64_impl(void);
+
 #endif
