@@ -153,7 +153,8 @@ static int add_record(cp__mw *w, batch *b, int src, int kind, int argc, const ch
     r->name[nl] = '\0';
     if (kind == K_MEMBER)
         return 0; /* a unit's keys are its EXEC's */
-    if (kind == K_COPY || kind == K_RESTORE) { /* RESTORE's or DEL's one key: no table lookup */
+    /* A RESTORE's or a DEL's one key, its first argument: no lookup in the command table. */
+    if (kind == K_COPY || kind == K_RESTORE) {
         r->nkeys = 1;
         return add_key(b, argv[1], argvlen[1]);
     }

@@ -2,9 +2,9 @@
  *
  * The RTT model (src/report/rttmodel.h) against the wire, on real servers: for the cluster and
  * for twemproxy with a proxy on each redis host (`servers`, the default placement), GET at depth
- * 1 and pipelined GET at depth 10, through the wire at 1 ms, the throughput the model predicts
- * from a run at RTT 0 (no wire) is within 15% of the throughput measured; at 0.25 ms it is
- * measured and printed, not held (check_setup says why).
+ * 1 and pipelined GET at depth 10, through the wire at 0.25 ms and at 1 ms, the throughput the
+ * model predicts from a run at RTT 0 (no wire) is within 15% of the throughput measured, when the
+ * machine was the test's own (check_setup says why, and what it does otherwise).
  *
  * Built to hold on a 2-core machine (ctest runs it alone: tests/CMakeLists.txt):
  * - Each setup runs as three topologies at once (RTT 0 without a wire, 0.25 ms, 1 ms), and the
@@ -49,11 +49,13 @@
 #include "asserts.h"
 #include "fixture.h"
 
+#include "bench/cpu.h"
 #include "bench/engine.h"
 #include "bench/load.h"
 #include "bench/target.h"
 #include "report/network.h"
 #include "report/rttmodel.h"
+#include "util/clock.h"
 #include "wire/control.h"
 
 #include <hiredis/hiredis.h>
@@ -73,6 +75,10 @@
 #define RUN_SECONDS 0.15
 #define NRTT 3
 #define NDEPTH 2
+
+/* Other work on the machine during the runs, in cores, past which the points are printed and not
+ * held (check_setup says why). */
+#define OUTSIDE_MAX_CORES 0.25
 
 static const unsigned long long rtts[NRTT] = {0, 250000, 1000000};
 static const int depths[NDEPTH] = {1, 10};
@@ -290,6 +296,33 @@ static double crossing_share(cp_fixture *f) {
     return 1 - here / all;
 }
 
+/* CPU seconds the machine has spent, every core, /proc/stat's first line: all but idle and iowait
+ * (steal included: a virtual machine's time taken by its host). */
+static double machine_busy_s(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    assert_non_null(f);
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    assert_int_equal(n, 8);
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds this test's own processes have spent: itself (every thread) and every process of
+ * the topologies f[0..NRTT), the wire's included. */
+static double own_s(cp_fixture *const *f) {
+    cp__cpu_times t;
+    assert_int_equal(cp__cpu_read_self(&t), 0);
+    double sum = cp__cpu_total(&t);
+    for (int k = 0; k < NRTT; k++)
+        for (size_t i = 0; i < cp_topo_nprocs(f[k]->topo); i++) {
+            assert_int_equal(cp__cpu_read_pid(cp_topo_proc(f[k]->topo, i)->pid, &t, NULL), 0);
+            sum += cp__cpu_total(&t);
+        }
+    return sum;
+}
+
 static void check_setup(cp_topo_kind kind, const char *setup) {
     cp_fixture *f[NRTT];
     for (int k = 0; k < NRTT; k++)
@@ -301,11 +334,14 @@ static void check_setup(cp_topo_kind kind, const char *setup) {
     static tally wired[NDEPTH][NRTT], base[NDEPTH][NRTT];
     memset(wired, 0, sizeof(wired));
     memset(base, 0, sizeof(base));
+    double t0 = (double)cp__now_ns() / 1e9, busy0 = machine_busy_s(), own0 = own_s(f);
     for (int round = 0; round < ROUNDS; round++)
         for (int d = 0; d < NDEPTH; d++)
             for (int k = 1; k < NRTT; k++) {
                 measure_pair(f[0], f[k], depths[d], &base[d][k], &wired[d][k]);
             }
+    double outside =
+        (machine_busy_s() - busy0 - (own_s(f) - own0)) / ((double)cp__now_ns() / 1e9 - t0);
     double cross[NRTT] = {0, 0, 0};
     for (int k = 1; k < NRTT; k++)
         cross[k] = kind == CP_TOPO_TWEMPROXY ? crossing_share(f[k]) : 0;
@@ -343,26 +379,33 @@ static void check_setup(cp_topo_kind kind, const char *setup) {
                    p.ops_per_sec, measured, ratio[d][k], one_hop[d][k], measured / set.ops_per_sec,
                    measured / pr.ops_per_sec);
         }
-    /* Held at 1 ms; the 0.25 ms points are printed, not held, for what 42 runs measured there
-     * (load average 1.4 to 11.6, other work saturating both cores): twemproxy at depth 10 came
-     * out at 0.98 to 1.28 (mean 1.11), as the proxy serves the keys on its own host and handles
-     * their replies while the crossing keys wait on the wire, 80 to 340 us of L0 (0.2 to 0.5 of
-     * it) that the additive model keeps on the batch's path; the cluster at depth 1 came out at
-     * 0.76 to 1.10, a request through the wire taking up to 230 us more than L0 plus the wire's
-     * account, more on a busier machine and as much with the run at RTT 0 alone or in a process
-     * of its own (most likely its client and redis waiting for a core after each wait on the
-     * wire: this host's cost, not a network's); and L0 itself moved 4x between runs with the
-     * machine's load (twemproxy at depth 10: 250 to 1250 us), the order of the 0.25 ms RTT. At
-     * 1 ms these are a few percent, but the cluster's shortfall took 9 of its 84 points there
-     * to 0.82-0.85 in 8 of the 42 runs (docs/performance.md). */
+    /* Held at both RTTs, when the machine was this test's own: other work beside its processes
+     * under OUTSIDE_MAX_CORES over the runs (it runs alone in the suite: tests/CMakeLists.txt).
+     * On such a machine 0.25 ms came out at 1.00 to 1.11 and 1 ms at 0.97 to 1.03 (10 runs,
+     * every point; ASan's build alike, 3 runs; docs/performance.md); beside one busy loop (0.7 to
+     * 0.9 cores of other work) still within 0.96 to 1.04, beside two (1.0 to 1.1) out: 0.84 and
+     * 1.18 at 0.25 ms. With other work on both cores (load average 1.4 to 11.6, 42 runs) the
+     * points moved out of 15% at 0.25 ms (0.76 to 1.28) and now and then at 1 ms (0.82 to 0.85,
+     * the cluster, in 8 of the runs): on the client's host, not the network. L0
+     * then moves 4x with the load (twemproxy at depth 10: 250 to 1250 us, the order of the
+     * 0.25 ms RTT); the proxy serves its own host's keys while the crossing ones wait on the wire,
+     * hiding more of a longer L0 than the additive model allows; and the cluster's client and
+     * redis each wait for a core after each wait on the wire, up to 230 us a request beyond L0
+     * and the wire's account. A model of this host's scheduler is not what plan predicts: on such
+     * a machine the points are printed with the other work measured, and not held. */
+    printf("%s: other work on the machine during the runs: %.2f cores (held below %.2f)\n", setup,
+           outside, OUTSIDE_MAX_CORES);
     for (int d = 0; d < NDEPTH; d++)
         for (int k = 1; k < NRTT; k++) {
             assert_double_ge(rtt[d][k], 0.8 * (double)rtts[k]);
-            if (rtts[k] < 1000000)
+            if (outside >= OUTSIDE_MAX_CORES)
                 continue;
             assert_double_ge(ratio[d][k], 0.85);
             assert_double_le(ratio[d][k], 1.15);
         }
+    if (outside >= OUTSIDE_MAX_CORES)
+        print_message("%s: not held, the machine was busy with other work (%.2f cores)\n", setup,
+                      outside);
     if (kind == CP_TOPO_TWEMPROXY) /* the second hop is there: one hop would miss it */
         assert_double_lt(one_hop[0][2], 0.85);
 }
