@@ -382,7 +382,7 @@ static void check_setup(cp_topo_kind kind, const char *setup) {
     /* Held at both RTTs, when the machine was this test's own: other work beside its processes
      * under OUTSIDE_MAX_CORES over the runs (it runs alone in the suite: tests/CMakeLists.txt).
      * On such a machine 0.25 ms came out at 1.00 to 1.11 and 1 ms at 0.97 to 1.03 (10 runs,
-     * every point; ASan's build alike, 3 runs; docs/performance.md); beside one busy loop (0.7 to
+     * every point; ASan's build alike, 7 runs; docs/performance.md); beside one busy loop (0.7 to
      * 0.9 cores of other work) still within 0.96 to 1.04, beside two (1.0 to 1.1) out: 0.84 and
      * 1.18 at 0.25 ms. With other work on both cores (load average 1.4 to 11.6, 42 runs) the
      * points moved out of 15% at 0.25 ms (0.76 to 1.28) and now and then at 1 ms (0.82 to 0.85,
