@@ -91,37 +91,6 @@ static int run(const unsigned char *p, size_t len, size_t piece, char *log, size
     return rc;
 }
 
-static void crc64_check_value(void **state) {
-    (void)state;
-    assert_int_equal(cp__crc64(0, "123456789", 9), 0xe9c6d914c4b8d9caULL);
-    uint64_t part = cp__crc64(0, "1234", 4);
-    assert_int_equal(cp__crc64(part, "56789", 5), 0xe9c6d914c4b8d9caULL);
-}
-
-/* The sum a bit at a time, straight from the polynomial: what eight bytes a step must equal. */
-static uint64_t crc64_by_bit(uint64_t crc, const unsigned char *p, size_t len) {
-    for (size_t i = 0; i < len; i++) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; k++)
-            crc = (crc & 1) ? (crc >> 1) ^ 0x95ac9329ac4bc9b5ULL : crc >> 1;
-    }
-    return crc;
-}
-
-/* Every length and alignment around the eight-byte steps, and a running sum split anywhere. */
-static void crc64_steps_agree_with_bits(void **state) {
-    (void)state;
-    unsigned char buf[300];
-    for (size_t i = 0; i < sizeof buf; i++)
-        buf[i] = (unsigned char)(i * 131u + 7u);
-    for (size_t off = 0; off < 8; off++)
-        for (size_t len = 0; len + off <= 80; len++)
-            assert_int_equal(cp__crc64(0, buf + off, len), crc64_by_bit(0, buf + off, len));
-    uint64_t whole = crc64_by_bit(0, buf, sizeof buf);
-    for (size_t cut = 0; cut <= sizeof buf; cut += 13)
-        assert_int_equal(cp__crc64(cp__crc64(0, buf, cut), buf + cut, sizeof buf - cut), whole);
-}
-
 static void whole_and_byte_by_byte_agree(void **state) {
     (void)state;
     blob b = load("small-v10.rdb");
@@ -541,8 +510,6 @@ static void sync_frames_disk_and_diskless(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crc64_check_value),
-        cmocka_unit_test(crc64_steps_agree_with_bits),
         cmocka_unit_test(whole_and_byte_by_byte_agree),
         cmocka_unit_test(every_truncation_asks_for_more),
         cmocka_unit_test(every_corrupted_byte_is_caught),
