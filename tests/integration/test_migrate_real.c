@@ -854,19 +854,19 @@ static void assert_value(cp_client *c, const char *key, const unsigned char *v, 
 }
 
 /* A snapshot far larger than what the tool reads ahead (8 MB) and holds in batches (5 of at most
- * 16 MB) moves with the tool's memory bounded by those, not by the snapshot: 320 values of 1 MB
+ * 16 MB) moves with the tool's memory bounded by those, not by the snapshot: 160 values of 1 MB
  * (random bytes: the RDB cannot compress them) while the target's masters hold writes (CLIENT
  * PAUSE WRITE) for 5 s, so the source must wait for the tool. Its peak RSS stays under 112 MB
  * (read-ahead, batches, and the pipelines' copies of the batches running: 37 to 43 MB measured;
  * 149 MB when the read-ahead was 64 MB); reading the snapshot as it comes, the tool would hold
- * all 320 MB of it. Every key arrives. */
+ * all 160 MB of it. Every key arrives. */
 static void a_snapshot_larger_than_the_read_ahead_waits_at_the_source(void **state) {
     (void)state;
 #ifdef CP_TEST_ASAN
     print_message("skipped under the sanitizer: hundreds of MB, and no RSS bound holds there\n");
     skip();
 #endif
-    enum { N = 320, SIZE = 1 << 20 };
+    enum { N = 160, SIZE = 1 << 20 };
     cp_fixture *sources = cp_fixture_twemproxy(1, 1);
     assert_non_null(sources);
     cp_fixture *target = cp_fixture_cluster(3, 0);
